@@ -1,0 +1,109 @@
+# kgpipe: plain GNU make.  `make` builds bin/ and build/libkgpipe.a;
+# `make test` checks dependencies, builds and runs the tests; `make demo`
+# runs the enterprise pipeline on the bundled example; `make asan` builds
+# with AddressSanitizer and UndefinedBehaviorSanitizer and runs the unit
+# tests under them; `make bench` runs the benchmarks.
+
+PREFIX ?= /usr/local
+BUILD ?= build
+BIN ?= bin
+CC := mpicc
+PKGS := openblas jansson libxxhash zlib
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wvla -Wformat=2
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -fopenmp \
+	-Ilib $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
+LDLIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp $(SAN)
+
+LIB_SRC := $(wildcard lib/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_A := $(BUILD)/libkgpipe.a
+CMD_SRC := $(wildcard cmd/*.c)
+TOOLS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
+UNIT_SRC := $(wildcard tests/unit/t_*.c)
+UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Helper programs for tests and examples (graph generators and the like).
+AUX_SRC := $(wildcard tests/tools/*.c examples/tools/*.c)
+AUX := $(foreach f,$(AUX_SRC),$(BUILD)/aux/$(notdir $(f:.c=)))
+MAN := $(wildcard man/man1/*.1 man/man5/*.5)
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test unit cli demo asan bench install clean lint-man
+
+all: $(TOOLS) $(UNITS) $(AUX)
+
+deps:
+	@sh tests/deps.sh
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB_A): $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/%: $(BUILD)/cmd/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+
+$(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+
+# The README's test command: dependencies, build, every test, one summary.
+test: deps
+	@$(MAKE) --no-print-directory all
+	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD)
+
+unit: all
+	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD) $(UNITS)
+
+cli: all
+	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD) tests/cli/*/*.sh
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -f pipelines/enterprise.mk demo
+
+asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \
+	    CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all
+	@ASAN_OPTIONS=detect_leaks=1 KG_BIN=$(CURDIR)/build-asan/bin \
+	    tests/run.sh build-asan build-asan/tests/t_*
+
+bench: deps
+	@$(MAKE) --no-print-directory all
+	@bench/run.sh
+
+lint-man:
+	@for m in $(MAN); do mandoc -Tlint -Wwarning $$m || exit 1; done
+
+install: $(TOOLS)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+	    $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
+	$(if $(wildcard man/man1/*.1),install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1)
+	$(if $(wildcard man/man5/*.5),install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5)
+
+clean:
+	rm -rf $(BUILD) $(BIN) build-asan
+
+-include $(LIB_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
+	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d)

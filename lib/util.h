@@ -1,0 +1,154 @@
+/*
+ * util: error reporting, checked allocation, checked numeric parsing and
+ * small process helpers shared by every kgpipe module and tool.
+ *
+ * Errors: library functions report through kg_error() and return -1 (or a
+ * count / -1).  kg_error() writes "progname: message" to stderr and keeps
+ * the last message for tests (kg_error_last()).  Only cmd/ calls exit().
+ * The one exception is allocation failure: kg_xmalloc() and friends print
+ * "progname: out of memory" and exit(1), as git's xmalloc does, because no
+ * caller could do anything better.
+ */
+#ifndef KG_UTIL_H
+#define KG_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define KG_VERSION "0.1.0"
+
+enum {
+	KG_EXIT_OK = 0,		/* success */
+	KG_EXIT_FAIL = 1,	/* bad data, I/O or runtime error */
+	KG_EXIT_USAGE = 2,	/* bad command line */
+	KG_EXIT_VERSION = 3	/* input written by an unknown format version */
+};
+
+#define KG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define KG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KG_PRINTF(f, a)
+#endif
+
+/* Set the program name used as message prefix (basename of argv0). */
+void kg_setprogname(const char *argv0);
+const char *kg_progname(void);
+
+/* Record "fmt" as the last error and print "progname: message" to stderr
+ * unless errors are muted. */
+void kg_error(const char *fmt, ...) KG_PRINTF(1, 2);
+/* As kg_error, appending ": strerror(errno)" (errno as on entry). */
+void kg_error_errno(const char *fmt, ...) KG_PRINTF(1, 2);
+/* Print a warning "progname: warning: message" (not recorded). */
+void kg_warn(const char *fmt, ...) KG_PRINTF(1, 2);
+/* The last message recorded by kg_error (without the prefix); "" if none. */
+const char *kg_error_last(void);
+/* Mute (1) or unmute (0) printing of errors and warnings; for unit tests. */
+void kg_error_mute(int mute);
+
+/* Allocation that never returns NULL; sizes are overflow-checked. */
+void *kg_xmalloc(size_t size);
+void *kg_xcalloc(size_t n, size_t size);
+void *kg_xmallocarray(size_t n, size_t size);
+void *kg_xrealloc(void *p, size_t size);
+void *kg_xreallocarray(void *p, size_t n, size_t size);
+char *kg_xstrdup(const char *s);
+/* Allocate with the given alignment (power of two >= sizeof(void *)); free(). */
+void *kg_xaligned_alloc(size_t align, size_t size);
+/* snprintf into a new string; never NULL. */
+char *kg_xasprintf(const char *fmt, ...) KG_PRINTF(1, 2);
+
+/*
+ * Checked numeric parsing of option values: the whole string must be a
+ * number within [min, max]; "what" names the option in the message
+ * ("--dim").  Return 0, or -1 after kg_error().
+ */
+int kg_parse_u32(const char *what, const char *s, uint32_t min, uint32_t max,
+    uint32_t *out);
+int kg_parse_u64(const char *what, const char *s, uint64_t min, uint64_t max,
+    uint64_t *out);
+int kg_parse_i64(const char *what, const char *s, int64_t min, int64_t max,
+    int64_t *out);
+int kg_parse_double(const char *what, const char *s, double min, double max,
+    double *out);
+/* Parse a comma-separated list of doubles into out[0..max_n); *n gets the
+ * count.  Each value must lie in [min, max]. */
+int kg_parse_double_list(const char *what, const char *s, double min,
+    double max, double *out, size_t max_n, size_t *n);
+
+/* Flush and close stdout, reporting write errors; 0 or -1. */
+int kg_close_stdout(void);
+
+/* Monotonic wall-clock seconds. */
+double kg_now(void);
+/* Peak resident set size of this process in KiB (0 if unknown). */
+uint64_t kg_peak_rss_kib(void);
+
+/* Join a directory and a file name into a new string. */
+char *kg_path_join(const char *dir, const char *name);
+/* Read a whole file into a NUL-terminated buffer; *len gets the size.
+ * Returns NULL after kg_error(). */
+char *kg_read_file(const char *path, size_t *len);
+/* 1 if path exists (any type), 0 if not. */
+int kg_path_exists(const char *path);
+
+/* splitmix64: seeding helper and a decent 64-bit mix. */
+static inline uint64_t
+kg_splitmix64(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A small fast RNG (xoshiro256**), one per thread.  Seed with
+ * kg_rng_seed(&r, seed, stream) so that (seed, rank, thread) give
+ * independent streams.
+ */
+struct kg_rng {
+	uint64_t s[4];
+};
+
+void kg_rng_seed(struct kg_rng *r, uint64_t seed, uint64_t stream);
+
+static inline uint64_t
+kg_rng_next(struct kg_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t x = s[1] * 5;
+	uint64_t result = ((x << 7) | (x >> 57)) * 9;
+	uint64_t t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = (s[3] << 45) | (s[3] >> 19);
+	return result;
+}
+
+/* Uniform integer in [0, n), n >= 1 (Lemire's multiply-shift, unbiased
+ * enough for n far below 2^64). */
+static inline uint64_t
+kg_rng_below(struct kg_rng *r, uint64_t n)
+{
+	return (uint64_t)(((unsigned __int128)kg_rng_next(r) * n) >> 64);
+}
+
+/* Uniform double in [0, 1). */
+static inline double
+kg_rng_uniform(struct kg_rng *r)
+{
+	return (double)(kg_rng_next(r) >> 11) * 0x1.0p-53;
+}
+
+/* Standard normal deviate (Box-Muller, one value per call). */
+double kg_rng_normal(struct kg_rng *r);
+
+#endif

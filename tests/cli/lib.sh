@@ -1,0 +1,52 @@
+# Helpers for end-to-end shell tests; source it from tests/cli/<tool>/*.sh.
+# Each check prints "ok - name", "not ok - name" or "skip - name: why"
+# for tests/run.sh to count.  Tools are found in $KG_BIN; the current
+# directory is a fresh scratch directory.
+set -u
+: "${KG_BIN:?run through tests/run.sh}"
+PATH=$KG_BIN:$PATH
+export PATH
+
+ok() { echo "ok - $*"; }
+notok() { echo "not ok - $*"; }
+skip() { echo "skip - $*"; }
+
+# check NAME COMMAND...: ok if the command succeeds.
+check() {
+	local name=$1; shift
+	if "$@"; then ok "$name"; else notok "$name"; fi
+}
+
+# expect_fail NAME CODE PATTERN COMMAND...: the command must exit with
+# CODE and print a stderr line matching the grep -E PATTERN.
+expect_fail() {
+	local name=$1 code=$2 pat=$3; shift 3
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		notok "$name (exit $rc, wanted $code; stderr: $err)"
+	elif ! grep -Eq -- "$pat" <<<"$err"; then
+		notok "$name (stderr '$err' does not match '$pat')"
+	else
+		ok "$name"
+	fi
+}
+
+# The shared real datasets, or empty.
+shared_data() {
+	if [ -n "${KG_SHARED_DATA:-}" ] && [ -d "$KG_SHARED_DATA/$1" ]; then
+		echo "$KG_SHARED_DATA/$1"
+	fi
+}
+
+# The bundled small datasets (UMLS, Nations, Kinships).
+fixture_data() { echo "$KG_TOP/examples/data/$1"; }
+
+# numpy is optional for tests: python3 with numpy or empty.
+numpy_python() {
+	local py
+	for py in /usr/bin/python3 python3; do
+		if "$py" -c 'import numpy' 2>/dev/null; then echo "$py"; return; fi
+	done
+}

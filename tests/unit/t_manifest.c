@@ -1,0 +1,207 @@
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "dataset.h"
+#include "manifest.h"
+#include "npy.h"
+#include "outdir.h"
+#include "util.h"
+#include "test.h"
+
+static char *
+make_dir(const char *name)
+{
+	char *d = kg_path_join(t_tmpdir(), name);
+
+	mkdir(d, 0755);
+	return d;
+}
+
+static void
+write_text(const char *dir, const char *name, const char *text)
+{
+	char *p = kg_path_join(dir, name);
+	FILE *f = fopen(p, "w");
+
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+/* A tiny valid dataset dir: 4 entities, 2 relations. */
+static char *
+make_dataset(const char *name, int version)
+{
+	char *dir = make_dir(name);
+	char *argv[] = { "kg-ingest", "x" };
+	int32_t tr[] = { 0, 0, 1, 1, 1, 2, 2, 0, 3 }, va[] = { 0, 1, 3 };
+	uint64_t s3[2] = { 3, 3 }, s1[2] = { 1, 3 };
+	struct kg_manifest m;
+	char *p;
+
+	p = kg_path_join(dir, "train.npy");
+	kg_npy_write(p, KG_DT_I4, 2, s3, tr);
+	free(p);
+	p = kg_path_join(dir, "valid.npy");
+	kg_npy_write(p, KG_DT_I4, 2, s1, va);
+	free(p);
+	p = kg_path_join(dir, "test.npy");
+	kg_npy_write(p, KG_DT_I4, 2, s1, va);
+	free(p);
+	write_text(dir, "entities.tsv", "0\ta\n1\tb\n2\tc\n3\td\n");
+	write_text(dir, "relations.tsv", "0\tr\n1\ts\n");
+	kg_setprogname("kg-ingest");
+	kg_manifest_init(&m, 2, argv);
+	kg_setprogname("t_manifest");
+	T_CHECK(kg_manifest_add_file(&m, dir, "train.npy") == 0);
+	T_CHECK(kg_manifest_add_file(&m, dir, "valid.npy") == 0);
+	T_CHECK(kg_manifest_add_file(&m, dir, "test.npy") == 0);
+	T_CHECK(kg_manifest_add_file(&m, dir, "entities.tsv") == 0);
+	T_CHECK(kg_manifest_add_file(&m, dir, "relations.tsv") == 0);
+	kg_manifest_set_figure(&m, "entities", json_integer(4));
+	kg_manifest_set_figure(&m, "relations", json_integer(2));
+	if (version != KG_FORMAT_VERSION)
+		json_object_set_new(m.root, "format_version",
+		    json_integer(version));
+	T_CHECK(kg_manifest_write(&m, dir) == 0);
+	kg_manifest_release(&m);
+	return dir;
+}
+
+static void
+t_write_load_verify(void)
+{
+	char *dir = make_dataset("ds", KG_FORMAT_VERSION);
+	struct kg_manifest m;
+	json_t *v;
+	uint64_t n;
+
+	T_CHECK(kg_manifest_load(&m, dir, "kg-ingest") == 0);
+	T_CHECK(kg_manifest_verify(&m, dir, 1) == 0);
+	v = kg_manifest_get(&m, "files.train.npy");
+	T_CHECK(v == NULL);	/* dotted path splits on the dot in the name */
+	v = json_object_get(kg_manifest_get(&m, "files"), "train.npy");
+	T_CHECK(json_is_object(v));
+	T_CHECK(strcmp(json_string_value(json_object_get(v, "dtype")),
+	    "<i4") == 0);
+	T_CHECK(json_integer_value(json_array_get(json_object_get(v, "shape"),
+	    0)) == 3);
+	T_CHECK(strncmp(json_string_value(json_object_get(v, "checksum")),
+	    "xxh3-64:", 8) == 0);
+	T_CHECK(kg_manifest_get_u64(&m, "figures.entities", &n) == 0 && n == 4);
+	T_CHECK(kg_manifest_get_u64(&m, "figures.nothing", &n) < 0);
+	T_CHECK(strcmp(json_string_value(kg_manifest_get(&m, "tool")),
+	    "kg-ingest") == 0);
+	T_CHECK(json_array_size(kg_manifest_get(&m, "argv")) == 2);
+	kg_manifest_release(&m);
+
+	kg_error_mute(1);
+	T_CHECK(kg_manifest_load(&m, dir, "kg-partition") < 0);
+	T_CHECK(strstr(kg_error_last(), "written by kg-ingest") != NULL);
+	kg_error_mute(0);
+	free(dir);
+}
+
+static void
+t_detects_tampering(void)
+{
+	char *dir = make_dataset("ds2", KG_FORMAT_VERSION);
+	struct kg_manifest m;
+	char *p = kg_path_join(dir, "entities.tsv");
+	FILE *f;
+
+	T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+	/* Same size, other bytes: only the checksum sees it. */
+	f = fopen(p, "r+");
+	fputc('9', f);
+	fclose(f);
+	T_CHECK(kg_manifest_verify(&m, dir, 0) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_manifest_verify(&m, dir, 1) < 0);
+	T_CHECK(strstr(kg_error_last(), "checksum") != NULL);
+	/* Truncation: the size check sees it. */
+	T_CHECK(truncate(p, 3) == 0);
+	T_CHECK(kg_manifest_verify(&m, dir, 0) < 0);
+	T_CHECK(strstr(kg_error_last(), "truncated") != NULL);
+	/* A missing file. */
+	unlink(p);
+	T_CHECK(kg_manifest_verify(&m, dir, 0) < 0);
+	kg_error_mute(0);
+	kg_manifest_release(&m);
+	free(p);
+	free(dir);
+}
+
+static void
+t_version_and_garbage(void)
+{
+	char *dir = make_dataset("ds3", 99);
+	char *bad = make_dir("bad");
+	struct kg_manifest m;
+	struct kg_dataset ds;
+
+	kg_error_mute(1);
+	T_CHECK(kg_manifest_load(&m, dir, NULL) == KG_ERR_VERSION);
+	T_CHECK(strstr(kg_error_last(), "format version 99") != NULL);
+	T_CHECK(kg_dataset_load(&ds, dir) == KG_ERR_VERSION);
+	T_CHECK(kg_manifest_load(&m, bad, NULL) == -1);
+	T_CHECK(strstr(kg_error_last(), "not a kgpipe output") != NULL);
+	write_text(bad, "manifest.json", "{\"format\": \"kgpipe\",");
+	T_CHECK(kg_manifest_load(&m, bad, NULL) == -1);
+	T_CHECK(strstr(kg_error_last(), "manifest.json:") != NULL);
+	write_text(bad, "manifest.json", "{\"format\": \"other\"}");
+	T_CHECK(kg_manifest_load(&m, bad, NULL) == -1);
+	T_CHECK(strstr(kg_error_last(), "not a kgpipe manifest") != NULL);
+	kg_error_mute(0);
+	free(bad);
+	free(dir);
+}
+
+static void
+t_dataset_load(void)
+{
+	char *dir = make_dataset("ds4", KG_FORMAT_VERSION);
+	struct kg_dataset ds;
+	char **names;
+	uint64_t n;
+
+	T_CHECK(kg_dataset_load(&ds, dir) == 0);
+	T_CHECK(ds.n_entities == 4 && ds.n_relations == 2);
+	T_CHECK(ds.split[KG_SPLIT_TRAIN].n == 3);
+	T_CHECK(ds.split[KG_SPLIT_TRAIN].hrt[5] == 2);
+	T_CHECK(ds.split[KG_SPLIT_TEST].n == 1 && ds.types == NULL);
+	T_CHECK(kg_dataset_names(&ds, "entities.tsv", &names, &n) == 0);
+	T_CHECK(n == 4 && strcmp(names[3], "d") == 0);
+	kg_names_free(names, n);
+	kg_dataset_release(&ds);
+	free(dir);
+
+	/* An out-of-range ID is caught on load. */
+	dir = make_dataset("ds5", KG_FORMAT_VERSION);
+	{
+		struct kg_manifest m;
+		char *p = kg_path_join(dir, "manifest.json");
+
+		T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+		kg_manifest_set_figure(&m, "entities", json_integer(3));
+		T_CHECK(kg_manifest_write(&m, dir) == 0);
+		kg_manifest_release(&m);
+		free(p);
+	}
+	kg_error_mute(1);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "out of range") != NULL);
+	kg_error_mute(0);
+	free(dir);
+}
+
+int
+main(void)
+{
+	kg_setprogname("t_manifest");
+	T_RUN(t_write_load_verify);
+	T_RUN(t_detects_tampering);
+	T_RUN(t_version_and_garbage);
+	T_RUN(t_dataset_load);
+	return T_DONE();
+}
