@@ -1,0 +1,203 @@
+/*
+ * kg-encode-attrs: encode node attributes for the model's per-attribute
+ * embedding matrices.  fit (once) learns bin edges, vocabularies and the
+ * text encoder; transform --shard i/n encodes one contiguous range of
+ * entities (independent processes); merge joins the shards.
+ */
+#include <getopt.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attrs.h"
+#include "manifest.h"
+#include "util.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: kg-encode-attrs fit -d dataset -s schema.json -o model "
+	    "[--tables-dir dir]\n"
+	    "           [--text-command cmd] [--max-errors n] [-f] [-q] "
+	    "[--progress]\n"
+	    "       kg-encode-attrs transform -d dataset -m model -o shard "
+	    "[--shard i/n]\n"
+	    "           [--tables-dir dir] [--text-command cmd] "
+	    "[--max-errors n] [-j threads]\n"
+	    "           [-f] [-q] [--progress]\n"
+	    "       kg-encode-attrs merge -m model -o features [-f] [-q] "
+	    "shard ...\n"
+	    "       kg-encode-attrs -h | --help | --version\n"
+	    "\n"
+	    "  -d, --dataset dir      dataset directory written by kg-ingest\n"
+	    "  -s, --schema file      attribute schema (JSON)\n"
+	    "  -m, --model dir        encoder model written by fit\n"
+	    "  -o, --output dir       output directory (model, shard or "
+	    "features)\n"
+	    "      --tables-dir dir   resolve relative table paths here "
+	    "(default: next to\n"
+	    "                         the schema at fit, the fitted paths at "
+	    "transform)\n"
+	    "      --text-command cmd external text encoder: one text per "
+	    "line in,\n"
+	    "                         dim float32 per text out\n"
+	    "      --max-errors n     skip up to n bad rows with a warning "
+	    "(default 0)\n"
+	    "      --shard i/n        encode entities [N*i/n, N*(i+1)/n) "
+	    "(default 0/1)\n"
+	    "  -j, --threads n        threads for text encoding (default: "
+	    "OpenMP's)\n"
+	    "  -f, --force            replace an existing output\n"
+	    "  -q, --quiet            no progress messages\n"
+	    "      --progress         report each stage on stderr (default when\n"
+	    "                         stderr is a terminal)\n");
+}
+
+static int
+parse_shard(const char *s, uint32_t *i, uint32_t *n)
+{
+	const char *slash = strchr(s, '/');
+	char *head;
+	int rc;
+
+	if (slash == NULL) {
+		kg_error("--shard: expected i/n, got '%s'", s);
+		return -1;
+	}
+	head = kg_xasprintf("%.*s", (int)(slash - s), s);
+	rc = kg_parse_u32("--shard (count)", slash + 1, 1, 1u << 16, n);
+	if (rc == 0)
+		rc = kg_parse_u32("--shard (index)", head, 0, *n - 1, i);
+	free(head);
+	return rc;
+}
+
+enum { OPT_TABLES = 256, OPT_TEXTCMD, OPT_MAXERR, OPT_SHARD, OPT_PROGRESS,
+	OPT_VERSION };
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "dataset", required_argument, NULL, 'd' },
+		{ "schema", required_argument, NULL, 's' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "tables-dir", required_argument, NULL, OPT_TABLES },
+		{ "text-command", required_argument, NULL, OPT_TEXTCMD },
+		{ "max-errors", required_argument, NULL, OPT_MAXERR },
+		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "threads", required_argument, NULL, 'j' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "progress", no_argument, NULL, OPT_PROGRESS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct kg_attrs_opts o;
+	const char *cmd;
+	uint32_t threads = 0;
+	int ch, rc, is_fit, is_transform, is_merge;
+
+	kg_setprogname(argv[0]);
+	memset(&o, 0, sizeof(o));
+	o.n_shards = 1;
+	o.argc = argc;
+	o.argv = argv;
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0)) {
+		usage(stdout);
+		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+	}
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
+		printf("kg-encode-attrs %s\n", KG_VERSION);
+		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+	}
+	if (argc < 2) {
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	cmd = argv[1];
+	is_fit = strcmp(cmd, "fit") == 0;
+	is_transform = strcmp(cmd, "transform") == 0;
+	is_merge = strcmp(cmd, "merge") == 0;
+	if (!is_fit && !is_transform && !is_merge) {
+		kg_error("unknown subcommand '%s' (fit, transform, merge)",
+		    cmd);
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "d:s:m:o:j:fqh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd': o.dataset = optarg; break;
+		case 's': o.schema = optarg; break;
+		case 'm': o.model = optarg; break;
+		case 'o': o.output = optarg; break;
+		case OPT_TABLES: o.tables_dir = optarg; break;
+		case OPT_TEXTCMD: o.text_command = optarg; break;
+		case OPT_MAXERR:
+			if (kg_parse_u64("--max-errors", optarg, 0,
+			    UINT64_MAX, &o.max_errors) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &o.shard, &o.n_shards) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case 'j':
+			if (kg_parse_u32("--threads", optarg, 1, 4096,
+			    &threads) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case 'f': o.force = 1; break;
+		case 'q': o.quiet = 1; break;
+		case OPT_PROGRESS: o.progress = 1; break;
+		case 'h':
+			usage(stdout);
+			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
+			    KG_EXIT_OK;
+		case OPT_VERSION:
+			printf("kg-encode-attrs %s\n", KG_VERSION);
+			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
+			    KG_EXIT_OK;
+		default:
+			usage(stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	o.inputs = (const char *const *)argv + optind;
+	o.n_inputs = (size_t)(argc - optind);
+	if (o.output == NULL ||
+	    (is_fit && (o.dataset == NULL || o.schema == NULL)) ||
+	    (is_transform && (o.dataset == NULL || o.model == NULL)) ||
+	    (is_merge && (o.model == NULL || o.n_inputs == 0))) {
+		kg_error("%s: missing %s", cmd, is_fit ?
+		    "-d, -s or -o" : is_transform ? "-d, -m or -o" :
+		    "-m, -o or shard directories");
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	if ((!is_merge && o.n_inputs > 0) || (is_merge && (o.dataset ||
+	    o.schema || o.tables_dir || o.text_command)) ||
+	    (!is_transform && o.n_shards != 1) || (is_fit && o.model) ||
+	    (!is_fit && o.schema)) {
+		kg_error("%s: option or argument not used by this subcommand",
+		    cmd);
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (threads > 0)
+		omp_set_num_threads((int)threads);
+	rc = is_fit ? kg_attrs_run_fit(&o) : is_transform ?
+	    kg_attrs_run_transform(&o) : kg_attrs_run_merge(&o);
+	rc = rc == KG_ERR_VERSION ? KG_EXIT_VERSION : rc < 0 ? KG_EXIT_FAIL :
+	    KG_EXIT_OK;
+	if (kg_close_stdout() < 0)
+		rc = KG_EXIT_FAIL;
+	return rc;
+}
