@@ -28,11 +28,11 @@ for tool in "$KG_BIN"/kg-*; do
 		notok "$t --help exits 0 (got $rc)"
 		continue
 	fi
-	# Options as mdoc writes them: ".Fl -name" or "Fl -name".
+	# Options as mdoc writes them: ".Fl -name" or ".Fl n , -name".
 	missing=
 	for opt in $(grep -oE -- '--[a-zA-Z][a-zA-Z0-9_-]*' <<<"$help" | sort -u); do
 		o=${opt#--}
-		grep -qE -- "Fl -$o([^a-zA-Z0-9_-]|$)" "$page" || missing="$missing $opt"
+		grep -E -- "Fl " "$page" | grep -qE -- " -$o([^a-zA-Z0-9_-]|$)" || missing="$missing $opt"
 	done
 	if [ -z "$missing" ]; then
 		ok "$t: every --help option is in its man page"
