@@ -34,9 +34,12 @@ MAN := $(wildcard man/man1/*.1 man/man5/*.5)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test unit cli demo asan bench install clean lint-man
+.PHONY: all tools deps test unit cli demo asan bench install clean lint-man
 
 all: $(TOOLS) $(UNITS) $(AUX)
+
+# The tools and helper programs only (what the pipelines need).
+tools: $(TOOLS) $(AUX)
 
 deps:
 	@sh tests/deps.sh
@@ -79,7 +82,8 @@ cli: all
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -f pipelines/enterprise.mk demo
+	@$(MAKE) --no-print-directory -j2 -f pipelines/enterprise.mk \
+	    OUT=$(CURDIR)/examples/out/enterprise demo
 
 asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan BIN=build-asan/bin \

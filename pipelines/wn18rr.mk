@@ -1,0 +1,8 @@
+# WN18RR (Dettmers et al. 2018): 40,943 entities, 11 relations.
+#   make -f pipelines/wn18rr.mk                       # ComplEx-N3 config
+#   make -f pipelines/wn18rr.mk DATA=/data/WN18RR EXT=txt
+NAME := wn18rr
+_HERE := $(dir $(lastword $(MAKEFILE_LIST)))
+DATA ?= $(abspath $(_HERE)../../shared/data/wn18rr)
+CONFIG ?= $(abspath $(_HERE)../examples/configs/complex_n3_wn18rr.json)
+include $(_HERE)benchmark.mk
