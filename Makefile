@@ -48,10 +48,13 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# Archived under a temporary name and renamed, so a parallel link never
+# sees a half-written library.
 $(LIB_A): $(LIB_OBJ)
 	@mkdir -p $(@D)
-	rm -f $@
-	ar rcs $@ $^
+	rm -f $@.tmp
+	ar rcs $@.tmp $^
+	mv -f $@.tmp $@
 
 $(BIN)/%: $(BUILD)/cmd/%.o $(LIB_A)
 	@mkdir -p $(@D)

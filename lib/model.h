@@ -70,7 +70,9 @@ float kg_model_score(const struct kg_model *m, const float *h,
  * for side HEAD, out[i * nc + j] = score(cand_j, rel_i, fixed_i).
  * fixed: nq entity rows; rel: nq relation rows; cand: nc entity rows, all
  * contiguous.  Bilinear models and TransE L2 go through one cblas_sgemm
- * (TransE L2 by ||q||^2 - 2 q.t + ||t||^2).  work must hold
+ * (TransE L2 by ||q||^2 - 2 q.t + ||t||^2).  TransR projects the
+ * candidates once per run of consecutive queries with identical relation
+ * rows, so callers should order queries by relation.  work must hold
  * kg_model_score_work_size(m, nq, nc) floats.  Calls BLAS but starts no
  * threads of its own; callers in parallel regions keep OpenBLAS at one
  * thread.
@@ -80,5 +82,17 @@ size_t kg_model_score_work_size(const struct kg_model *m, size_t nq,
 void kg_model_score_many(const struct kg_model *m, enum kg_side side,
     size_t nq, const float *fixed, const float *rel, const float *cand,
     size_t nc, float *out, float *work);
+
+/*
+ * OpenBLAS chooses its kernels from the CPU model.  Virtual machines that
+ * hide the model make it fall back to generic SSE3 kernels ("Prescott")
+ * even on AVX2 or AVX-512 hardware, and sgemm then runs several times
+ * slower.  Returns the OPENBLAS_CORETYPE value that selects fitting
+ * kernels ("SkylakeX" or "Haswell"), or NULL when the current kernels are
+ * fine or OPENBLAS_CORETYPE is already set.  OpenBLAS reads the variable
+ * only when it loads, so a tool that wants it sets it and re-executes
+ * itself.  (An addition to the original contract of this header.)
+ */
+const char *kg_blas_better_core(void);
 
 #endif
