@@ -1,0 +1,89 @@
+/*
+ * tabread: a record reader for delimited text (TSV and CSV), from a file
+ * or stdin, plain or gzip-compressed (zlib detects which).
+ *
+ * TSV (the fast path): one record per line, fields split on a delimiter
+ * byte (tab by default) with no quoting; a final "\r" is dropped (CRLF
+ * files).  Lines are found with memchr in a large buffer that is read
+ * straight from zlib.  CSV goes through libcsv (RFC 4180 quoting: quoted
+ * fields may hold the delimiter, doubled quotes and newlines; strict mode,
+ * so a stray quote is an error).  Spaces are kept as part of fields.
+ *
+ * In both formats empty lines are skipped, lines whose first byte is '#'
+ * are skipped as comments when opts.comments is set (a CSV line only when
+ * no record is open), and the first record is skipped when opts.header is
+ * set.  Line numbers count physical lines from 1; a record's line is the
+ * line where it starts.
+ *
+ * Errors (unreadable file, read or decompression error, truncated gzip,
+ * malformed CSV) are reported through kg_error() as "file: message" or
+ * "file:line: message"; they are not recoverable.  Checking the number of
+ * fields or their content is the caller's job.
+ */
+#ifndef KG_TABREAD_H
+#define KG_TABREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum kg_tab_format { KG_TAB_TSV, KG_TAB_CSV };
+
+struct kg_tab_opts {
+	enum kg_tab_format format;
+	char delim;		/* '\t' for TSV, ',' for CSV by convention */
+	int header;		/* skip the first record */
+	int comments;		/* skip lines starting with '#' */
+};
+
+#define KG_TAB_OPTS_INIT { KG_TAB_TSV, '\t', 0, 1 }
+
+/* One field: bytes s[0..len), not NUL-terminated. */
+struct kg_field {
+	const char *s;
+	size_t len;
+};
+
+struct kg_tabread;
+
+/*
+ * Open "path" ("-" is stdin, shown as "stdin" in messages).  Returns 0
+ * and a reader in *rp, or -1 after kg_error() ("x.tsv: cannot open: No
+ * such file or directory").
+ */
+int kg_tabread_open(struct kg_tabread **rp, const char *path,
+    const struct kg_tab_opts *opts);
+
+/*
+ * Read the next record: its first min(n, max) fields go to f[], the true
+ * number of fields to *n.  The bytes stay valid until the next call.
+ * Returns 1 for a record, 0 at the end of input, -1 after kg_error().
+ */
+int kg_tabread_next(struct kg_tabread *r, struct kg_field *f, size_t max,
+    size_t *n);
+
+/*
+ * Read up to max_recs records whose fields all stay valid until the next
+ * call, so that a caller can work on them together: record j's first
+ * max_fields fields go to f[j * max_fields ...], its field count to n[j]
+ * and its line to line[j].  A TSV batch ends early where the buffered
+ * input ends; a CSV batch holds one record.  Returns the number of
+ * records (at least 1), 0 at the end of input, -1 after kg_error().
+ */
+int kg_tabread_batch(struct kg_tabread *r, struct kg_field *f,
+    size_t max_fields, size_t max_recs, size_t *n, uint64_t *line);
+
+/* Line on which the last record returned starts (1-based). */
+uint64_t kg_tabread_line(const struct kg_tabread *r);
+/* The name used in messages: the path, or "stdin". */
+const char *kg_tabread_name(const struct kg_tabread *r);
+/* Counts so far: physical lines, comment lines and empty lines skipped,
+ * and uncompressed bytes read. */
+uint64_t kg_tabread_lines(const struct kg_tabread *r);
+uint64_t kg_tabread_comments(const struct kg_tabread *r);
+uint64_t kg_tabread_blanks(const struct kg_tabread *r);
+uint64_t kg_tabread_bytes(const struct kg_tabread *r);
+
+/* Close and free; NULL is a no-op. */
+void kg_tabread_close(struct kg_tabread *r);
+
+#endif

@@ -1,0 +1,410 @@
+/*
+ * Unit tests for lib/tabread: TSV splitting, CRLF, empty and comment
+ * lines, headers, a final line without newline, lines longer than the
+ * buffer, gzip input, CSV quoting (delimiters, quotes and newlines inside
+ * fields) with the right line numbers, and every error case.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <zlib.h>
+
+#include "tabread.h"
+#include "test.h"
+#include "util.h"
+
+static char *
+write_file(const char *name, const char *data, size_t len)
+{
+	char *path = kg_path_join(t_tmpdir(), name);
+	FILE *f = fopen(path, "wb");
+
+	if (f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0) {
+		perror(path);
+		exit(1);
+	}
+	return path;
+}
+
+static char *
+write_gz(const char *name, const char *data, size_t len)
+{
+	char *path = kg_path_join(t_tmpdir(), name);
+	gzFile g = gzopen(path, "wb");
+
+	if (g == NULL || gzwrite(g, data, (unsigned)len) != (int)len ||
+	    gzclose(g) != Z_OK) {
+		fprintf(stderr, "cannot write %s\n", path);
+		exit(1);
+	}
+	return path;
+}
+
+/* Read every record of path into "f1|f2|f3@line;" form. */
+static char *
+dump(const char *path, const struct kg_tab_opts *o, int *rc)
+{
+	struct kg_tabread *r;
+	struct kg_field f[4];
+	size_t n, k, len = 0, cap = 1 << 16;
+	char *out = kg_xmalloc(cap);
+
+	out[0] = '\0';
+	*rc = kg_tabread_open(&r, path, o);
+	if (*rc < 0)
+		return out;
+	while ((*rc = kg_tabread_next(r, f, 4, &n)) == 1) {
+		for (k = 0; k < n && k < 4; k++) {
+			if (len + f[k].len + 64 > cap) {
+				cap = (len + f[k].len + 64) * 2;
+				out = kg_xrealloc(out, cap);
+			}
+			if (k > 0)
+				out[len++] = '|';
+			memcpy(out + len, f[k].s, f[k].len);
+			len += f[k].len;
+		}
+		len += (size_t)snprintf(out + len, 64, "%s@%llu;",
+		    n > 4 ? "+" : "", (unsigned long long)kg_tabread_line(r));
+	}
+	out[len] = '\0';
+	kg_tabread_close(r);
+	return out;
+}
+
+static void
+t_tsv(void)
+{
+	static const char text[] =
+	    "# a comment\n"
+	    "a\tb\tc\n"
+	    "\n"
+	    "d\t\tf\r\n"
+	    "x y\tb\"q\"\t,\n"
+	    "only\n"
+	    "1\t2\t3\t4\t5\n"
+	    "last\tline\tno-newline";
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path = write_file("a.tsv", text, sizeof(text) - 1);
+	char *got;
+	int rc;
+
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == 0);
+	T_CHECKF(strcmp(got, "a|b|c@2;d||f@4;x y|b\"q\"|,@5;only@6;"
+	    "1|2|3|4+@7;last|line|no-newline@8;") == 0, "%s", got);
+	free(got);
+	/* Without comments the first line is a record; with a header the
+	 * first record is skipped. */
+	o.comments = 0;
+	o.header = 1;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strncmp(got, "a|b|c@2;d||f@4;", 15) == 0, "%s",
+	    got);
+	free(got);
+	o.header = 0;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strncmp(got, "# a comment@1;a|b|c@2;", 22) == 0,
+	    "%s", got);
+	free(got);
+	free(path);
+}
+
+static void
+t_tsv_delimiter_and_gzip(void)
+{
+	static const char text[] = "h r t\n#c\nx  y\n";
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f[3];
+	size_t n;
+	char *path = write_gz("b.tsv.gz", text, sizeof(text) - 1);
+	char *got;
+	int rc;
+
+	o.delim = ' ';
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "h|r|t@1;x||y@3;") == 0, "%s", got);
+	free(got);
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	while (kg_tabread_next(r, f, 3, &n) == 1)
+		;
+	T_CHECK(kg_tabread_lines(r) == 3 && kg_tabread_comments(r) == 1);
+	T_CHECK(kg_tabread_bytes(r) == sizeof(text) - 1);
+	kg_tabread_close(r);
+	free(path);
+}
+
+/* A 9 MB line (the buffer starts at 4 MB) between short ones. */
+static void
+t_long_line(void)
+{
+	size_t big = 9u << 20, len = 0;
+	char *text = kg_xmalloc(big + 64), *path;
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f[3];
+	size_t n;
+
+	len += (size_t)snprintf(text, 64, "a\tb\tc\n");
+	memset(text + len, 'x', big);
+	text[len + 10] = '\t';
+	len += big;
+	len += (size_t)snprintf(text + len, 64, "\nd\te\tf\n");
+	path = write_file("long.tsv", text, len);
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	T_CHECK(kg_tabread_next(r, f, 3, &n) == 1 && n == 3);
+	T_CHECK(kg_tabread_next(r, f, 3, &n) == 1 && n == 2 &&
+	    f[0].len == 10 && f[1].len == big - 11 && f[1].s[0] == 'x' &&
+	    kg_tabread_line(r) == 2);
+	T_CHECK(kg_tabread_next(r, f, 3, &n) == 1 && n == 3 &&
+	    f[2].len == 1 && f[2].s[0] == 'f' && kg_tabread_line(r) == 3);
+	T_CHECK(kg_tabread_next(r, f, 3, &n) == 0);
+	kg_tabread_close(r);
+	free(text);
+	free(path);
+}
+
+static void
+t_csv(void)
+{
+	static const char text[] =
+	    "head,rel,tail\n"
+	    "# comment\n"
+	    "a,b,c\n"
+	    "\"x,y\",\"say \"\"hi\"\"\",\"two\n"
+	    "lines\"\n"
+	    "\n"
+	    " sp ,\"\",z\r\n"
+	    "\"#not a comment\",r,\"t\n"
+	    "#inside\n"
+	    "end\"\n"
+	    "u,v,w";
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path = write_file("c.csv", text, sizeof(text) - 1);
+	char *gzpath = write_gz("c.csv.gz", text, sizeof(text) - 1);
+	char *got;
+	const char *want =
+	    "a|b|c@3;x,y|say \"hi\"|two\nlines@4;"
+	    " sp ||z@7;#not a comment|r|t\n#inside\nend@8;u|v|w@11;";
+	int rc;
+
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	o.header = 1;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, want) == 0, "%s", got);
+	free(got);
+	got = dump(gzpath, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, want) == 0, "%s", got);
+	free(got);
+	/* Semicolons as delimiter. */
+	free(path);
+	path = write_file("d.csv", "a;\"b;c\";d\n", 10);
+	o.delim = ';';
+	o.header = 0;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "a|b;c|d@1;") == 0, "%s", got);
+	free(got);
+	free(path);
+	free(gzpath);
+}
+
+/*
+ * 200,000 random lines (1 to 5 fields of 0 to 40 bytes, some CRLF, blank
+ * or comment lines), about 5 MB, so lines straddle every read: records
+ * from kg_tabread_next and kg_tabread_batch, plain and gzip, must equal
+ * a byte-at-a-time reference split.
+ */
+static void
+t_random_against_reference(void)
+{
+	enum { NLINES = 200000 };
+	struct kg_rng rng;
+	size_t cap = (size_t)NLINES * 220, len = 0, i;
+	char *text = kg_xmalloc(cap), *path, *gzpath, *want, *got;
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	uint64_t line = 0;
+	size_t wlen = 0;
+	int rc, pass;
+
+	want = kg_xmalloc(cap * 2);
+	kg_rng_seed(&rng, 11, 0);
+	for (i = 0; i < NLINES; i++) {
+		uint64_t kind = kg_rng_below(&rng, 20), nf, k, c;
+		int crlf = kg_rng_below(&rng, 4) == 0;
+		size_t start = len;
+
+		line++;
+		if (kind == 0) {		/* blank */
+		} else if (kind == 1) {		/* comment */
+			len += (size_t)snprintf(text + len, 64, "# c%zu", i);
+		} else {
+			nf = 1 + kg_rng_below(&rng, 5);
+			for (k = 0; k < nf; k++) {
+				uint64_t fl = kg_rng_below(&rng, 41);
+
+				if (k > 0)
+					text[len++] = '\t';
+				for (c = 0; c < fl; c++)
+					text[len++] = (char)('a' +
+					    kg_rng_below(&rng, 26));
+			}
+		}
+		if (crlf)
+			text[len++] = '\r';
+		text[len++] = '\n';
+		/* The reference: the line without CR, fields by tabs. */
+		if (kind >= 2 && len - start - 1 - crlf > 0) {
+			size_t nfld = 1, j, e = len - 1 - crlf;
+
+			for (j = start; j < e; j++)
+				nfld += text[j] == '\t';
+			/* Same format as dump(): at most 4 fields shown. */
+			{
+				size_t shown = 0, fs = start;
+
+				for (j = start; j <= e && shown < 4; j++) {
+					if (j == e || text[j] == '\t') {
+						if (shown > 0)
+							want[wlen++] = '|';
+						memcpy(want + wlen, text + fs,
+						    j - fs);
+						wlen += j - fs;
+						fs = j + 1;
+						shown++;
+					}
+				}
+				wlen += (size_t)snprintf(want + wlen, 64,
+				    "%s@%llu;", nfld > 4 ? "+" : "",
+				    (unsigned long long)line);
+			}
+		}
+	}
+	want[wlen] = '\0';
+	path = write_file("random.tsv", text, len);
+	gzpath = write_gz("random.tsv.gz", text, len);
+	for (pass = 0; pass < 2; pass++) {
+		got = dump(pass ? gzpath : path, &o, &rc);
+		T_CHECKF(rc == 0 && strcmp(got, want) == 0,
+		    "pass %d: records differ from the reference", pass);
+		free(got);
+	}
+	/* Batches: the same records in the same order. */
+	{
+		struct kg_tabread *r;
+		struct kg_field f[4 * 64];
+		size_t n[64], glen = 0, j, k;
+		uint64_t lines[64];
+		int nb;
+
+		got = kg_xmalloc(cap * 2);
+		T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+		while ((nb = kg_tabread_batch(r, f, 4, 64, n, lines)) > 0) {
+			for (j = 0; j < (size_t)nb; j++) {
+				for (k = 0; k < n[j] && k < 4; k++) {
+					if (k > 0)
+						got[glen++] = '|';
+					memcpy(got + glen, f[4 * j + k].s,
+					    f[4 * j + k].len);
+					glen += f[4 * j + k].len;
+				}
+				glen += (size_t)snprintf(got + glen, 64,
+				    "%s@%llu;", n[j] > 4 ? "+" : "",
+				    (unsigned long long)lines[j]);
+			}
+		}
+		got[glen] = '\0';
+		T_CHECK(nb == 0);
+		T_CHECKF(strcmp(got, want) == 0, "batches differ");
+		T_CHECK(kg_tabread_lines(r) == NLINES);
+		kg_tabread_close(r);
+		free(got);
+	}
+	free(path);
+	free(gzpath);
+	free(text);
+	free(want);
+}
+
+static void
+t_errors(void)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path, *got, *gz, *cut;
+	size_t len;
+	int rc;
+
+	kg_error_mute(1);
+	path = kg_path_join(t_tmpdir(), "absent.tsv");
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == -1);
+	T_CHECKF(strstr(kg_error_last(), "absent.tsv: cannot open: No such "
+	    "file or directory") != NULL, "%s", kg_error_last());
+	free(got);
+	free(path);
+
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	path = write_file("bad.csv", "a,b,c\na,\"b\"x,c\n", 16);
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == -1 && strcmp(got, "a|b|c@1;") == 0);
+	T_CHECKF(strstr(kg_error_last(), "bad.csv:2: malformed CSV") != NULL,
+	    "%s", kg_error_last());
+	free(got);
+	free(path);
+	path = write_file("open.csv", "a,b,c\n\"a,b\n", 11);
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == -1);
+	T_CHECKF(strstr(kg_error_last(),
+	    "open.csv:2: unterminated quoted field") != NULL, "%s",
+	    kg_error_last());
+	free(got);
+	free(path);
+
+	/* A gzip file cut short. */
+	o = (struct kg_tab_opts)KG_TAB_OPTS_INIT;
+	{
+		char text[20000];
+		size_t i;
+
+		for (i = 0; i < sizeof(text); i++)
+			text[i] = (i % 7 == 6) ? '\n' : (char)('a' + i % 13);
+		gz = write_gz("t.gz", text, sizeof(text));
+	}
+	cut = kg_read_file(gz, &len);
+	path = write_file("cut.gz", cut, len / 2);
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == -1);
+	T_CHECKF(strstr(kg_error_last(), "cut.gz: truncated gzip input") !=
+	    NULL, "%s", kg_error_last());
+	free(got);
+	free(path);
+	/* Corrupt deflate data. */
+	memset(cut + 20, 0xff, 40);
+	path = write_file("bad.gz", cut, len);
+	got = dump(path, &o, &rc);
+	T_CHECK(rc == -1);
+	T_CHECKF(strstr(kg_error_last(), "bad.gz: cannot decompress") !=
+	    NULL, "%s", kg_error_last());
+	free(got);
+	free(path);
+	free(cut);
+	free(gz);
+	kg_error_mute(0);
+}
+
+int
+main(void)
+{
+	kg_setprogname("t_tabread");
+	T_RUN(t_tsv);
+	T_RUN(t_tsv_delimiter_and_gzip);
+	T_RUN(t_long_line);
+	T_RUN(t_csv);
+	T_RUN(t_random_against_reference);
+	T_RUN(t_errors);
+	return T_DONE();
+}
