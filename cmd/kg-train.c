@@ -1,0 +1,515 @@
+/*
+ * kg-train: train a shallow KG embedding model on a kg-ingest dataset dir
+ * and write a model dir.  Options are spelled as DGL-KE's where the
+ * concept is the same (dashes and underscores both work) and can come
+ * from a JSON --config file with the same keys; the work is in lib/train.c.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "manifest.h"
+#include "model.h"
+#include "dist.h"
+#include "dist_train.h"
+#include "train.h"
+#include "util.h"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f,
+"usage: kg-train [-q] [--config FILE] [--model_name NAME] [--hidden_dim N]\n"
+"                [--rel_dim N] [--gamma G] [--reciprocal] [--loss NAME]\n"
+"                [--margin M] [-adv] [--adversarial_temperature T]\n"
+"                [--batch_size N] [--neg_sample_size N] [--neg_chunk_size N]\n"
+"                [--neg_sampler uniform|degree|mixed] [--neg_filter]\n"
+"                [--neg_types] [--one_vs_all] [--lr LR]\n"
+"                [--rel_optimizer adagrad|adam] [--rel_lr LR]\n"
+"                [--regularization_coef C] [--regularization_norm 2|3]\n"
+"                [--init uniform|normal] [--init_scale S] [--max_grad_norm C]\n"
+"                [--epochs N] [--max_step N] [--seed N] [--num_thread N]\n"
+"                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
+"                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
+"                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
+"                [--rel_sync N] DATASET_DIR MODEL_DIR\n"
+"Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
+"the train split of DATASET_DIR and writes embeddings, optimiser state,\n"
+"train_log.jsonl and a manifest into MODEL_DIR.  Under mpirun, trains on the\n"
+"partitions of a kg-partition DIR (PyTorch-BigGraph buckets) or, with --dist\n"
+"ssgd, data-parallel with summed gradients.\n");
+}
+
+enum {
+	O_CONFIG = 256, O_MODEL, O_DIM, O_RELDIM, O_GAMMA, O_RECIP, O_LOSS,
+	O_MARGIN, O_ADV, O_ADVT, O_BATCH, O_NEG, O_CHUNK, O_SAMPLER, O_DEGFRAC,
+	O_FILTER, O_TYPES, O_OVA, O_LR, O_RELOPT, O_RELLR, O_RC, O_RN, O_INIT,
+	O_INITS, O_CLIP, O_EPOCHS, O_MAXSTEP, O_SEED, O_THREADS, O_VALID,
+	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
+	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
+	O_RELSYNC, O_VERSION
+};
+
+static const struct option long_opts[] = {
+	{ "config", required_argument, NULL, O_CONFIG },
+	{ "model_name", required_argument, NULL, O_MODEL },
+	{ "hidden_dim", required_argument, NULL, O_DIM },
+	{ "rel_dim", required_argument, NULL, O_RELDIM },
+	{ "gamma", required_argument, NULL, O_GAMMA },
+	{ "reciprocal", no_argument, NULL, O_RECIP },
+	{ "loss", required_argument, NULL, O_LOSS },
+	{ "loss_genre", required_argument, NULL, O_LOSS },
+	{ "margin", required_argument, NULL, O_MARGIN },
+	{ "neg_adversarial_sampling", no_argument, NULL, O_ADV },
+	{ "adversarial_temperature", required_argument, NULL, O_ADVT },
+	{ "batch_size", required_argument, NULL, O_BATCH },
+	{ "neg_sample_size", required_argument, NULL, O_NEG },
+	{ "neg_chunk_size", required_argument, NULL, O_CHUNK },
+	{ "neg_sampler", required_argument, NULL, O_SAMPLER },
+	{ "neg_degree_fraction", required_argument, NULL, O_DEGFRAC },
+	{ "neg_filter", no_argument, NULL, O_FILTER },
+	{ "neg_types", no_argument, NULL, O_TYPES },
+	{ "one_vs_all", no_argument, NULL, O_OVA },
+	{ "lr", required_argument, NULL, O_LR },
+	{ "rel_optimizer", required_argument, NULL, O_RELOPT },
+	{ "rel_lr", required_argument, NULL, O_RELLR },
+	{ "regularization_coef", required_argument, NULL, O_RC },
+	{ "regularization_norm", required_argument, NULL, O_RN },
+	{ "init", required_argument, NULL, O_INIT },
+	{ "init_scale", required_argument, NULL, O_INITS },
+	{ "max_grad_norm", required_argument, NULL, O_CLIP },
+	{ "epochs", required_argument, NULL, O_EPOCHS },
+	{ "max_step", required_argument, NULL, O_MAXSTEP },
+	{ "seed", required_argument, NULL, O_SEED },
+	{ "num_thread", required_argument, NULL, O_THREADS },
+	{ "threads", required_argument, NULL, O_THREADS },
+	{ "valid_every", required_argument, NULL, O_VALID },
+	{ "eval_interval", required_argument, NULL, O_VALID },
+	{ "patience", required_argument, NULL, O_PATIENCE },
+	{ "checkpoint_dir", required_argument, NULL, O_CKPT },
+	{ "resume", no_argument, NULL, O_RESUME },
+	{ "no_checkpoint", no_argument, NULL, O_NOCKPT },
+	{ "keep_checkpoint", no_argument, NULL, O_KEEPCKPT },
+	{ "double_ent", no_argument, NULL, O_DOUBLE_ENT },
+	{ "double_rel", no_argument, NULL, O_DOUBLE_REL },
+	/* DGL-KE options without a meaning here: accepted with a warning. */
+	{ "gpu", required_argument, NULL, O_IGNORED },
+	{ "num_proc", required_argument, NULL, O_IGNORED },
+	{ "log_interval", required_argument, NULL, O_IGNORED },
+	{ "batch_size_eval", required_argument, NULL, O_IGNORED },
+	{ "neg_sample_size_eval", required_argument, NULL, O_IGNORED },
+	{ "eval_percent", required_argument, NULL, O_IGNORED },
+	{ "force_sync_interval", required_argument, NULL, O_IGNORED },
+	{ "save_path", required_argument, NULL, O_IGNORED },
+	{ "data_path", required_argument, NULL, O_IGNORED },
+	{ "dataset", required_argument, NULL, O_IGNORED },
+	{ "format", required_argument, NULL, O_IGNORED },
+	{ "mix_cpu_gpu", no_argument, NULL, O_IGNORED },
+	{ "async_update", no_argument, NULL, O_IGNORED },
+	{ "rel_part", no_argument, NULL, O_IGNORED },
+	{ "soft_rel_part", no_argument, NULL, O_IGNORED },
+	{ "no_save_emb", no_argument, NULL, O_IGNORED },
+	{ "neg_deg_sample_eval", no_argument, NULL, O_IGNORED },
+	{ "test", no_argument, NULL, O_IGNORED },
+	{ "valid", no_argument, NULL, O_IGNORED },
+	{ "force", no_argument, NULL, O_FORCE },
+	{ "progress", no_argument, NULL, O_PROGRESS },
+	{ "dist", required_argument, NULL, O_DIST },
+	{ "partitions", required_argument, NULL, O_PARTS },
+	{ "rel_sync", required_argument, NULL, O_RELSYNC },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, O_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+/* DGL-KE's short spellings, which getopt cannot take as they are. */
+static const char *const aliases[][2] = {
+	{ "-adv", "--neg_adversarial_sampling" },
+	{ "-a", "--adversarial_temperature" },
+	{ "-rc", "--regularization_coef" },
+	{ "-rn", "--regularization_norm" },
+	{ "-de", "--double_ent" },
+	{ "-dr", "--double_rel" },
+	{ "-b", "--batch_size" },
+	{ "-g", "--gamma" },
+	{ "-d", "--hidden_dim" },
+	{ "--neg_deg_sample", "--neg_sampler=degree" },
+};
+
+struct state {
+	struct kg_train_opts o;
+	struct kg_train_job j;
+	struct kg_dist_train_opts x;
+	int double_ent;
+};
+
+static int
+apply(struct state *s, int ch, const char *arg)
+{
+	struct kg_train_opts *o = &s->o;
+	enum kg_neg_kind nk;
+
+	switch (ch) {
+	case O_MODEL: return kg_model_parse(arg, &o->model);
+	case O_DIM: return kg_parse_u32("--hidden_dim", arg, 1, 1u << 16,
+	    &o->dim);
+	case O_RELDIM: return kg_parse_u32("--rel_dim", arg, 1, 1u << 16,
+	    &o->rel_dim);
+	case O_GAMMA: return kg_parse_double("--gamma", arg, -1e6, 1e6,
+	    &o->gamma);
+	case O_RECIP: o->reciprocal = 1; return 0;
+	case O_LOSS:
+		/* DGL-KE's loss_genre names map onto ours. */
+		if (strcasecmp(arg, "Logsigmoid") == 0 ||
+		    strcasecmp(arg, "Logistic") == 0)
+			arg = "logistic";
+		else if (strcasecmp(arg, "Hinge") == 0)
+			arg = "margin";
+		return kg_loss_parse(arg, &o->loss.kind);
+	case O_MARGIN: return kg_parse_double("--margin", arg, 0, 1e6,
+	    &o->loss.margin);
+	case O_ADV:
+		if (o->loss.adv_temp == 0.0)
+			o->loss.adv_temp = 1.0;
+		return 0;
+	case O_ADVT: return kg_parse_double("--adversarial_temperature", arg,
+	    0, 1e6, &o->loss.adv_temp);
+	case O_BATCH: return kg_parse_u32("--batch_size", arg, 1, 1u << 24,
+	    &o->batch_size);
+	case O_NEG: return kg_parse_u32("--neg_sample_size", arg, 1, 1u << 24,
+	    &o->neg_sample_size);
+	case O_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
+	    1u << 24, &o->chunk_size);
+	case O_SAMPLER: return kg_neg_parse(arg, &nk, &o->degree_frac);
+	case O_DEGFRAC: return kg_parse_double("--neg_degree_fraction", arg, 0,
+	    1, &o->degree_frac);
+	case O_FILTER: o->filter_negatives = 1; return 0;
+	case O_TYPES: o->use_types = 1; return 0;
+	case O_OVA: o->one_vs_all = 1; return 0;
+	case O_LR: return kg_parse_double("--lr", arg, 1e-12, 1e30, &o->lr);
+	case O_RELOPT: return kg_optim_parse(arg, &o->rel_optim);
+	case O_RELLR: return kg_parse_double("--rel_lr", arg, 0, 1e30,
+	    &o->rel_lr);
+	case O_RC: return kg_parse_double("--regularization_coef", arg, 0, 1e6,
+	    &o->reg_coef);
+	case O_RN: return kg_parse_u32("--regularization_norm", arg, 2, 3,
+	    &o->reg_norm);
+	case O_INIT:
+		if (strcmp(arg, "uniform") == 0 || strcmp(arg, "normal") == 0) {
+			o->init = arg[0] == 'n' ? KG_INIT_NORMAL :
+			    KG_INIT_UNIFORM;
+			return 0;
+		}
+		kg_error("--init: unknown value '%s' (expected uniform or "
+		    "normal)", arg);
+		return -1;
+	case O_INITS: return kg_parse_double("--init_scale", arg, 0, 1e6,
+	    &o->init_scale);
+	case O_CLIP: return kg_parse_double("--max_grad_norm", arg, 0, 1e12,
+	    &o->clip);
+	case O_EPOCHS: return kg_parse_u32("--epochs", arg, 1, 1u << 24,
+	    &o->epochs);
+	case O_MAXSTEP: return kg_parse_u64("--max_step", arg, 1, UINT64_MAX,
+	    &o->max_step);
+	case O_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
+	    &o->seed);
+	case O_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
+	    &o->threads);
+	case O_VALID: return kg_parse_u32("--valid_every", arg, 0, 1u << 24,
+	    &s->j.valid_every);
+	case O_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
+	    &s->j.patience);
+	case O_CKPT: s->j.checkpoint_dir = arg; return 0;
+	case O_RESUME: s->j.resume = 1; return 0;
+	case O_NOCKPT: s->j.no_checkpoint = 1; return 0;
+	case O_KEEPCKPT: s->j.keep_checkpoint = 1; return 0;
+	case O_DOUBLE_ENT: s->double_ent = 1; return 0;
+	case O_DOUBLE_REL: return 0;	/* relation widths follow the model */
+	case O_FORCE: s->j.force = 1; return 0;
+	case O_PROGRESS: s->j.progress = 1; return 0;
+	case O_DIST:
+		if (kg_dist_mode_parse(arg, &s->x.mode) == 0)
+			return 0;
+		kg_error("--dist must be buckets or ssgd, not '%s'", arg);
+		return -1;
+	case O_PARTS: s->x.partitions = arg; return 0;
+	case O_RELSYNC: return kg_parse_u32("--rel_sync", arg, 0, 1u << 30,
+	    &s->x.rel_sync);
+	case 'q': s->j.quiet = 1; return 0;
+	case O_IGNORED: return 0;	/* warned about by the caller */
+	}
+	return -1;
+}
+
+/* Apply the keys of a JSON config object as if given on the command line
+ * (before it, so that the command line wins). */
+static int
+apply_config(struct state *s, const char *path)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr), *v;
+	const char *key;
+	char *name, *p, buf[64];
+	size_t i;
+	int rc = 0;
+
+	if (root == NULL || !json_is_object(root)) {
+		kg_error("%s:%d: %s", path, jerr.line, root ? "not a JSON "
+		    "object" : jerr.text);
+		json_decref(root);
+		return -1;
+	}
+	json_object_foreach(root, key, v) {
+		const char *arg = buf;
+
+		if (key[0] == '_')	/* "_comment", "_source": notes */
+			continue;
+		name = kg_xstrdup(key);
+		for (p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		for (i = 0; long_opts[i].name != NULL; i++)
+			if (strcmp(long_opts[i].name, name) == 0)
+				break;
+		if (long_opts[i].name == NULL || long_opts[i].val == O_CONFIG) {
+			kg_error("%s: unknown key '%s'", path, key);
+			free(name);
+			rc = -1;
+			break;
+		}
+		free(name);
+		if (json_is_string(v))
+			arg = json_string_value(v);
+		else if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld",
+			    (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		else if (json_is_boolean(v) && long_opts[i].has_arg ==
+		    no_argument) {
+			if (json_is_false(v))
+				continue;
+		} else {
+			kg_error("%s: key '%s' has a value of the wrong type",
+			    path, key);
+			rc = -1;
+			break;
+		}
+		if (long_opts[i].val == O_IGNORED)
+			kg_warn("%s: ignoring DGL-KE key '%s', which has no "
+			    "meaning for kg-train", path, key);
+		if (apply(s, long_opts[i].val, arg) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* Turn "--hidden-dim" into "--hidden_dim" and DGL-KE's short spellings
+ * into long options; returns a new argv (strings leak until exit). */
+static char **
+normalise_argv(int argc, char *argv[])
+{
+	char **out = kg_xcalloc((size_t)argc + 1, sizeof(*out));
+	int i, rest = 0;
+	size_t k;
+	char *p;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (i > 0 && !rest && strcmp(a, "--") == 0)
+			rest = 1;
+		else if (i > 0 && !rest)
+			for (k = 0; k < KG_ARRAY_LEN(aliases); k++)
+				if (strcmp(a, aliases[k][0]) == 0)
+					a = aliases[k][1];
+		out[i] = kg_xstrdup(a);
+		if (i > 0 && !rest && strncmp(out[i], "--", 2) == 0)
+			for (p = out[i] + 2; *p && *p != '='; p++)
+				if (*p == '-')
+					*p = '_';
+	}
+	return out;
+}
+
+static void
+free_argv(int argc, char **av)
+{
+	int i;
+
+	for (i = 0; i < argc; i++)
+		free(av[i]);
+	free(av);
+}
+
+/*
+ * Parse the (normalised) arguments into s.  Returns 0 to go on, or an
+ * exit status + 1 when done (help, version, usage error).
+ */
+static int
+parse_args(int argc, char **av, struct state *s)
+{
+	int ch, i, idx = 0;
+
+	/* A --config file first, so that explicit options override it. */
+	for (i = 1; i < argc; i++)
+		if (strcmp(av[i], "--config") == 0 ||
+		    strncmp(av[i], "--config=", 9) == 0) {
+			const char *f = av[i][8] == '=' ? av[i] + 9 :
+			    i + 1 < argc ? av[i + 1] : NULL;
+
+			if (f == NULL) {
+				kg_error("--config needs a file");
+				return KG_EXIT_USAGE + 1;
+			}
+			if (apply_config(s, f) < 0)
+				return KG_EXIT_USAGE + 1;
+		}
+	while ((ch = getopt_long(argc, av, "hq", long_opts, &idx)) != -1) {
+		switch (ch) {
+		case 'h':
+			usage(stdout);
+			return KG_EXIT_OK + 1;
+		case O_VERSION:
+			printf("kg-train %s\n", KG_VERSION);
+			return KG_EXIT_OK + 1;
+		case O_CONFIG:
+			break;
+		case '?':
+			usage(stderr);
+			return KG_EXIT_USAGE + 1;
+		default:
+			if (ch == O_IGNORED)
+				kg_warn("ignoring DGL-KE option --%s, which has "
+				    "no meaning for kg-train", long_opts[idx].name);
+			if (apply(s, ch, optarg) < 0)
+				return KG_EXIT_USAGE + 1;
+		}
+	}
+	if (argc - optind != 2) {
+		usage(stderr);
+		return KG_EXIT_USAGE + 1;
+	}
+	if (s->double_ent && (s->o.model == KG_MODEL_COMPLEX ||
+	    s->o.model == KG_MODEL_ROTATE))
+		s->o.dim *= 2;
+	if (kg_train_opts_check(&s->o) < 0)
+		return KG_EXIT_USAGE + 1;
+	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
+		s->x.mode = KG_DIST_BUCKETS;
+	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {
+		kg_error("--dist buckets needs --partitions");
+		return KG_EXIT_USAGE + 1;
+	}
+	if (s->x.mode == KG_DIST_SSGD && s->x.partitions != NULL) {
+		kg_error("--dist ssgd trains on the whole dataset; drop "
+		    "--partitions");
+		return KG_EXIT_USAGE + 1;
+	}
+	s->j.dataset = av[optind];
+	s->j.output = av[optind + 1];
+	return 0;
+}
+
+/*
+ * Where OpenBLAS failed to recognise the CPU (virtual machines), run again
+ * with OPENBLAS_CORETYPE set (lib/model.h): its generic kernels are
+ * several times slower.  If exec fails, carry on with them.
+ */
+static void
+maybe_reexec(char *argv[])
+{
+	const char *core = kg_blas_better_core();
+
+	if (core == NULL || setenv("OPENBLAS_CORETYPE", core, 1) < 0)
+		return;
+	execv("/proc/self/exe", argv);
+}
+
+/*
+ * Train as asked: alone, on partition buckets, or data-parallel.  Under
+ * mpirun every rank runs this; a rank that fails stops the others.
+ */
+static int
+train(struct state *s, int *argc, char ***argv)
+{
+	struct kg_dist d;
+	struct kg_dist_ssgd *ssgd = NULL;
+	int rc;
+
+	if (kg_dist_init(&d, argc, argv) < 0)
+		return KG_EXIT_FAIL;
+	if (d.size > 1 && s->x.mode == KG_DIST_NONE) {
+		if (d.rank == 0)
+			kg_error("%d ranks under mpirun need --partitions DIR "
+			    "(partition buckets) or --dist ssgd", d.size);
+		kg_dist_finalize(&d);
+		return KG_EXIT_USAGE;
+	}
+	if (d.rank != 0) {
+		s->j.quiet = 1;
+		s->j.follower = 1;
+	}
+	switch (s->x.mode) {
+	case KG_DIST_BUCKETS:
+		rc = kg_dist_train_run(&d, &s->o, &s->j, &s->x);
+		break;
+	case KG_DIST_SSGD:
+		ssgd = kg_dist_ssgd_new(&d);
+		s->j.after_init = kg_dist_ssgd_after_init;
+		s->j.after_epoch = kg_dist_ssgd_after_epoch;
+		s->j.hook_ctx = ssgd;
+		rc = kg_train_run(&s->o, &s->j);
+		break;
+	default:
+		rc = kg_train_run(&s->o, &s->j);
+		break;
+	}
+	rc = rc == KG_ERR_VERSION ? KG_EXIT_VERSION : rc < 0 ? KG_EXIT_FAIL :
+	    KG_EXIT_OK;
+	if (rc != KG_EXIT_OK)
+		kg_dist_abort(&d, rc);
+	kg_dist_ssgd_free(ssgd);
+	kg_dist_finalize(&d);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct state s;
+	struct kg_train_opts z = KG_TRAIN_OPTS_INIT;
+	struct kg_train_job zj = KG_TRAIN_JOB_INIT;
+	struct kg_dist_train_opts zx = KG_DIST_TRAIN_OPTS_INIT;
+	char **av;
+	int rc;
+
+	kg_setprogname(argv[0]);
+	maybe_reexec(argv);
+	s.o = z;
+	s.j = zj;
+	s.double_ent = 0;
+	s.x = zx;
+	s.x.rel_sync = 1;
+	s.j.argc = argc;
+	s.j.argv = argv;
+	av = normalise_argv(argc, argv);
+	rc = parse_args(argc, av, &s);
+	if (rc > 0)
+		rc--;
+	else
+		rc = train(&s, &argc, &argv);
+	free_argv(argc, av);
+	if (kg_close_stdout() < 0)
+		rc = KG_EXIT_FAIL;
+	return rc;
+}

@@ -1,0 +1,111 @@
+/*
+ * Optimisers against hand-computed updates, gradient clipping, and the
+ * L2/N3 regularisers against central differences.
+ */
+#include "optim.h"
+#include "util.h"
+#include "test.h"
+
+static void
+t_adagrad(void)
+{
+	float w[2] = { 1.0f, -1.0f }, g[2] = { 0.3f, 0.4f }, st = 0.0f;
+	double s;
+
+	kg_adagrad_row(w, &st, g, 2, 0.1f);
+	s = (0.09 + 0.16) / 2;
+	T_NEAR(st, s, 1e-7);
+	T_NEAR(w[0], 1.0 - 0.1 * 0.3 / sqrt(s), 1e-6);
+	T_NEAR(w[1], -1.0 - 0.1 * 0.4 / sqrt(s), 1e-6);
+	kg_adagrad_row(w, &st, g, 2, 0.1f);
+	T_NEAR(st, 2 * s, 1e-7);
+	T_NEAR(w[0], 1.0 - 0.1 * 0.3 / sqrt(s) - 0.1 * 0.3 / sqrt(2 * s),
+	    1e-6);
+}
+
+static void
+t_adam(void)
+{
+	struct kg_adam a = KG_ADAM_INIT;
+	float w[1] = { 0.5f }, st[3] = { 0 }, g[1] = { 2.0f };
+	double m, v;
+
+	a.lr = 0.01f;
+	kg_adam_row(w, st, g, 1, &a);
+	/* The first bias-corrected step is lr * sign(g). */
+	T_NEAR(w[0], 0.5 - 0.01, 1e-6);
+	T_CHECK(st[2] == 1.0f);
+	g[0] = -1.0f;
+	kg_adam_row(w, st, g, 1, &a);
+	m = 0.9 * 0.2 + 0.1 * -1.0;
+	v = 0.999 * 0.004 + 0.001 * 1.0;
+	T_NEAR(st[0], m, 1e-6);
+	T_NEAR(st[1], v, 1e-7);
+	T_NEAR(w[0], 0.49 - 0.01 * (m / (1 - 0.81)) /
+	    (sqrt(v / (1 - 0.999 * 0.999)) + 1e-8), 1e-6);
+}
+
+static void
+t_clip(void)
+{
+	float g[2] = { 3.0f, 4.0f }, h[2] = { 0.3f, 0.4f };
+
+	kg_clip_row(g, 2, 1.0f);
+	T_NEAR(g[0], 0.6, 1e-6);
+	T_NEAR(g[1], 0.8, 1e-6);
+	kg_clip_row(h, 2, 1.0f);
+	T_CHECK(h[0] == 0.3f && h[1] == 0.4f);
+}
+
+static void
+t_regulariser_fd(void)
+{
+	float x[4] = { 0.5f, -1.25f, 2.0f, -0.1f }, g[4];
+	double xd[4], eps = 1e-6;
+	unsigned p;
+	size_t i, j;
+
+	for (p = 2; p <= 3; p++) {
+		memset(g, 0, sizeof(g));
+		T_NEAR(kg_regularise(x, g, 4, 0.3, p, 0.5), 0.3 * (pow(0.5, p) +
+		    pow(1.25, p) + pow(2.0, p) + pow(0.1, p)), 1e-6);
+		for (i = 0; i < 4; i++) {
+			double lp = 0, lm = 0;
+
+			for (j = 0; j < 4; j++)
+				xd[j] = x[j];
+			for (j = 0; j < 4; j++) {
+				double a = xd[j] + (j == i ? eps : 0.0);
+				double b = xd[j] - (j == i ? eps : 0.0);
+
+				lp += 0.3 * pow(fabs(a), p);
+				lm += 0.3 * pow(fabs(b), p);
+			}
+			T_NEAR(g[i], 0.5 * (lp - lm) / (2 * eps), 1e-4);
+		}
+	}
+}
+
+static void
+t_parse(void)
+{
+	enum kg_optim_kind k;
+
+	T_CHECK(kg_optim_parse("Adam", &k) == 0 && k == KG_OPTIM_ADAM);
+	T_CHECK(kg_optim_state_width(KG_OPTIM_ADAM, 8) == 17);
+	T_CHECK(kg_optim_state_width(KG_OPTIM_ADAGRAD, 8) == 1);
+	kg_error_mute(1);
+	T_CHECK(kg_optim_parse("sgd", &k) < 0);
+	kg_error_mute(0);
+}
+
+int
+main(void)
+{
+	T_RUN(t_adagrad);
+	T_RUN(t_adam);
+	T_RUN(t_clip);
+	T_RUN(t_regulariser_fd);
+	T_RUN(t_parse);
+	return T_DONE();
+}

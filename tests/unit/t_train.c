@@ -1,0 +1,560 @@
+/*
+ * Training end to end on the bundled UMLS data (loaded straight from
+ * examples/data/umls/{train,valid,test}.txt.gz): every model reaches a filtered test MRR
+ * far above chance (~0.04) within seconds; one thread and a fixed seed
+ * are deterministic, and a run split by a checkpoint gives bit-identical
+ * parameters.
+ */
+#include <zlib.h>
+
+#include "eval.h"
+#include "modeldir.h"
+#include "train.h"
+#include "util.h"
+#include "test.h"
+
+#define MAXN 256
+
+struct names {
+	char *s[MAXN];
+	size_t n;
+};
+
+struct data {
+	struct names ent, rel;
+	int32_t *split[3];
+	uint64_t n[3];
+};
+
+static struct data umls;
+
+static int32_t
+intern(struct names *nm, const char *s)
+{
+	size_t i;
+
+	for (i = 0; i < nm->n; i++)
+		if (strcmp(nm->s[i], s) == 0)
+			return (int32_t)i;
+	if (nm->n == MAXN)
+		return -1;
+	nm->s[nm->n] = kg_xstrdup(s);
+	return (int32_t)nm->n++;
+}
+
+static int
+load_split(struct data *d, const char *path, int k)
+{
+	gzFile f = gzopen(path, "rb");
+	char line[1024], *h, *r, *t;
+	size_t cap = 1024;
+
+	if (f == NULL)
+		return -1;
+	d->split[k] = kg_xmallocarray(3 * cap, sizeof(int32_t));
+	d->n[k] = 0;
+	while (gzgets(f, line, sizeof(line)) != NULL) {
+		int32_t *x;
+
+		line[strcspn(line, "\r\n")] = '\0';
+		h = line;
+		r = strchr(h, '\t');
+		if (r == NULL)
+			continue;
+		*r++ = '\0';
+		t = strchr(r, '\t');
+		if (t == NULL)
+			continue;
+		*t++ = '\0';
+		if (d->n[k] == cap) {
+			cap *= 2;
+			d->split[k] = kg_xreallocarray(d->split[k], 3 * cap,
+			    sizeof(int32_t));
+		}
+		x = d->split[k] + 3 * d->n[k]++;
+		x[0] = intern(&d->ent, h);
+		x[1] = intern(&d->rel, r);
+		x[2] = intern(&d->ent, t);
+		if (x[0] < 0 || x[1] < 0 || x[2] < 0) {
+			gzclose(f);
+			return -1;
+		}
+	}
+	gzclose(f);
+	return 0;
+}
+
+static int
+load_umls(void)
+{
+	static const char *const names[3] = { "train", "valid", "test" };
+	const char *top = getenv("KG_TOP");
+	char path[1024];
+	int k;
+
+	if (umls.n[0] > 0)
+		return 0;
+	for (k = 0; k < 3; k++) {
+		snprintf(path, sizeof(path), "%s/examples/data/umls/%s.txt.gz",
+		    top ? top : ".", names[k]);
+		if (load_split(&umls, path, k) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Filtered test MRR (both sides, realistic ties) through lib/eval.h. */
+static double
+test_mrr(const struct kg_trainer *tr)
+{
+	struct kg_triples sets[3];
+	struct kg_filter filter = KG_FILTER_INIT;
+	struct kg_modeldir md = KG_MODELDIR_INIT;
+	struct kg_eval_opts eo = KG_EVAL_OPTS_INIT;
+	struct kg_eval_ranks ranks = KG_EVAL_RANKS_INIT;
+	struct kg_metrics m[3];
+	float *ent;
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		sets[k].n = umls.n[k];
+		sets[k].hrt = umls.split[k];
+	}
+	kg_filter_build(&filter, sets, 3);
+	md.model = tr->model;
+	md.reciprocal = tr->o.reciprocal;
+	md.n_entities = tr->n_entities;
+	md.n_relations = tr->n_relations;
+	md.n_rel_rows = tr->n_rel_rows;
+	ent = kg_xmallocarray(tr->n_entities * tr->model.dim, sizeof(float));
+	kg_trainer_entities(tr, ent);
+	md.entities = ent;
+	md.relations = tr->rel;
+	eo.filter = &filter;
+	eo.threads = 1;
+	if (kg_eval_rank(&md, &sets[2], &eo, &ranks) < 0)
+		return -1.0;
+	free(ent);
+	kg_eval_metrics(&ranks, &sets[2], -1, KG_TIES_REALISTIC, m);
+	kg_eval_ranks_release(&ranks);
+	kg_filter_release(&filter);
+	return kg_metrics_mrr(&m[2]);
+}
+
+static int
+train_umls(struct kg_trainer *tr, const struct kg_train_opts *o)
+{
+	uint64_t done;
+	uint32_t e;
+
+	if (kg_trainer_init(tr, o, umls.ent.n, umls.rel.n, umls.split[0],
+	    umls.n[0], umls.split[0], umls.n[0], NULL, 0) < 0)
+		return -1;
+	for (e = 0; e < o->epochs; e++)
+		if (kg_trainer_epoch(tr, umls.split[0], umls.n[0], &done) < 0)
+			return -1;
+	return 0;
+}
+
+/* Settings per model and the MRR each must beat (measured values, see
+ * the report, less a margin). */
+static const struct {
+	enum kg_model_kind kind;
+	uint32_t dim;
+	double gamma, lr;
+	enum kg_loss_kind loss;
+	double adv;
+	uint32_t epochs;
+	double min_mrr;
+} cases[] = {
+	{ KG_MODEL_TRANSE_L1, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.5 },
+	{ KG_MODEL_TRANSE_L2, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 20, 0.45 },
+	{ KG_MODEL_DISTMULT, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.45 },
+	{ KG_MODEL_COMPLEX, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.6 },
+	{ KG_MODEL_ROTATE, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.5 },
+	{ KG_MODEL_RESCAL, 32, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.6 },
+	{ KG_MODEL_TRANSR, 16, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 10, 0.5 },
+};
+
+static void
+t_umls_every_model(void)
+{
+	size_t i;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	T_CHECK(umls.ent.n == 135 && umls.rel.n == 46 && umls.n[0] == 5216);
+	for (i = 0; i < KG_ARRAY_LEN(cases); i++) {
+		struct kg_train_opts o = KG_TRAIN_OPTS_INIT;
+		struct kg_trainer tr;
+		double t0 = kg_now(), mrr;
+
+		o.model = cases[i].kind;
+		o.dim = cases[i].dim;
+		o.gamma = cases[i].gamma;
+		o.lr = cases[i].lr;
+		o.loss.kind = cases[i].loss;
+		o.loss.adv_temp = cases[i].adv;
+		o.batch_size = 256;
+		o.neg_sample_size = 32;
+		o.epochs = cases[i].epochs;
+		o.threads = 1;
+		T_CHECK(train_umls(&tr, &o) == 0);
+		mrr = test_mrr(&tr);
+		fprintf(stderr, "%s: UMLS filtered test MRR %.4f, loss %.4f, "
+		    "%.2f s\n", kg_model_name(o.model), mrr, tr.last_loss,
+		    kg_now() - t0);
+		T_CHECKF(mrr > cases[i].min_mrr, "%s MRR %.4f",
+		    kg_model_name(o.model), mrr);
+		kg_trainer_release(&tr);
+	}
+}
+
+static int
+same_params(const struct kg_trainer *a, const struct kg_trainer *b)
+{
+	return memcmp(a->parts[0].w, b->parts[0].w, a->n_entities *
+	    a->model.dim * sizeof(float)) == 0 &&
+	    memcmp(a->rel, b->rel, a->n_rel_rows * a->model.rel_width *
+	    sizeof(float)) == 0 &&
+	    memcmp(a->parts[0].state, b->parts[0].state, a->n_entities *
+	    sizeof(float)) == 0;
+}
+
+static void
+small_opts(struct kg_train_opts *o, enum kg_model_kind kind)
+{
+	struct kg_train_opts z = KG_TRAIN_OPTS_INIT;
+
+	*o = z;
+	o->model = kind;
+	o->dim = 32;
+	o->gamma = 6.0;
+	o->batch_size = 256;
+	o->neg_sample_size = 32;
+	o->epochs = 4;
+	o->threads = 1;
+	o->seed = 7;
+}
+
+/* Same seed, one thread: bit-identical; another seed: different. */
+static void
+t_deterministic(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer a, b, c;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.loss.adv_temp = 0.5;
+	o.degree_frac = 0.5;
+	T_CHECK(train_umls(&a, &o) == 0);
+	T_CHECK(train_umls(&b, &o) == 0);
+	T_CHECK(same_params(&a, &b));
+	o.seed = 8;
+	T_CHECK(train_umls(&c, &o) == 0);
+	T_CHECK(!same_params(&a, &c));
+	kg_trainer_release(&a);
+	kg_trainer_release(&b);
+	kg_trainer_release(&c);
+}
+
+/* Two epochs, checkpoint, a fresh trainer loads it and runs two more:
+ * the same parameters as four epochs straight (Adagrad and Adam). */
+static void
+t_resume_bit_identical(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer a, b;
+	uint64_t done;
+	char *dir, *log = NULL;
+	int k;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	dir = kg_path_join(t_tmpdir(), "ckpt");
+	for (k = 0; k < 2; k++) {
+		small_opts(&o, k ? KG_MODEL_TRANSR : KG_MODEL_ROTATE);
+		o.dim = 16;
+		o.rel_optim = k ? KG_OPTIM_ADAM : KG_OPTIM_ADAGRAD;
+		o.reg_coef = 1e-4;
+		T_CHECK(train_umls(&a, &o) == 0);
+		o.epochs = 2;
+		T_CHECK(train_umls(&b, &o) == 0);
+		T_CHECK(kg_trainer_save(&b, dir, "{\"epoch\": 2}\n") == 0);
+		kg_trainer_release(&b);
+		o.epochs = 4;
+		T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n,
+		    umls.split[0], umls.n[0], NULL, 0, NULL, 0) == 0);
+		T_CHECK(kg_trainer_load(&b, dir, &log) == 0);
+		T_CHECK(b.epoch == 2 && log != NULL &&
+		    strcmp(log, "{\"epoch\": 2}\n") == 0);
+		free(log);
+		while (b.epoch < 4)
+			T_CHECK(kg_trainer_epoch(&b, umls.split[0], umls.n[0],
+			    &done) == 0);
+		T_CHECK(same_params(&a, &b));
+		T_CHECK(memcmp(a.rel_state, b.rel_state, a.n_rel_rows *
+		    a.rel_state_width * sizeof(float)) == 0);
+		kg_trainer_release(&a);
+		kg_trainer_release(&b);
+	}
+	/* A checkpoint of another shape is refused with a clear message. */
+	small_opts(&o, KG_MODEL_TRANSR);
+	o.dim = 24;
+	o.rel_optim = KG_OPTIM_ADAM;
+	T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n, umls.split[0],
+	    umls.n[0], NULL, 0, NULL, 0) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_trainer_load(&b, dir, &log) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "dim 16") != NULL &&
+	    strstr(kg_error_last(), "--hidden_dim gives 24") != NULL, "%s",
+	    kg_error_last());
+	kg_trainer_release(&b);
+	free(dir);
+}
+
+/* kbc's recipe: reciprocal relations, 1-vs-all softmax, N3, Adagrad. */
+static void
+t_one_vs_all_reciprocal(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	double mrr;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.dim = 64;
+	o.reciprocal = 1;
+	o.one_vs_all = 1;
+	o.loss.kind = KG_LOSS_SOFTMAX;
+	o.reg_coef = 1e-3;
+	o.reg_norm = 3;
+	o.init = KG_INIT_NORMAL;
+	o.init_scale = 1e-1;
+	o.batch_size = 128;
+	o.chunk_size = 128;
+	o.epochs = 10;
+	T_CHECK(train_umls(&tr, &o) == 0);
+	T_CHECK(tr.n_rel_rows == 2 * umls.rel.n);
+	mrr = test_mrr(&tr);
+	fprintf(stderr, "ComplEx 1-vs-all reciprocal N3: MRR %.4f\n", mrr);
+	T_CHECKF(mrr > 0.7, "MRR %.4f", mrr);
+	kg_trainer_release(&tr);
+}
+
+/* Every loss trains; filtered negatives and Adam for relations too. */
+static void
+t_losses_train(void)
+{
+	static const enum kg_loss_kind losses[] = { KG_LOSS_LOGISTIC,
+	    KG_LOSS_MARGIN, KG_LOSS_SOFTMAX, KG_LOSS_BCE };
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	size_t i;
+	double mrr;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	for (i = 0; i < KG_ARRAY_LEN(losses); i++) {
+		small_opts(&o, KG_MODEL_DISTMULT);
+		o.dim = 64;
+		o.loss.kind = losses[i];
+		o.epochs = 10;
+		o.filter_negatives = i == 1;
+		o.rel_optim = i == 2 ? KG_OPTIM_ADAM : KG_OPTIM_ADAGRAD;
+		o.rel_lr = i == 2 ? 0.01 : 0.0;
+		T_CHECK(train_umls(&tr, &o) == 0);
+		mrr = test_mrr(&tr);
+		fprintf(stderr, "DistMult %s loss: MRR %.4f\n",
+		    kg_loss_name(losses[i]), mrr);
+		T_CHECKF(mrr > 0.4, "%s MRR %.4f", kg_loss_name(losses[i]), mrr);
+		kg_trainer_release(&tr);
+	}
+}
+
+/* Negatives restricted to the corrupted entity's type: every negative a
+ * chunk scores has that type (checked through the sampler), and training
+ * with two synthetic types still works. */
+static void
+t_types(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	int32_t types[MAXN];
+	uint32_t ids[64];
+	struct kg_rng rng;
+	size_t i;
+	double mrr;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	for (i = 0; i < umls.ent.n; i++)
+		types[i] = i % 7 == 0 ? -1 : (int32_t)(i % 2);
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.dim = 64;
+	o.use_types = 1;
+	o.epochs = 10;
+	T_CHECK(kg_trainer_init(&tr, &o, umls.ent.n, umls.rel.n,
+	    umls.split[0], umls.n[0], NULL, 0, types, 2) == 0);
+	kg_rng_seed(&rng, 1, 0);
+	T_CHECK(kg_sampler_draw_type(&tr.samplers[0], &rng, 1, 64, ids) == 0);
+	for (i = 0; i < 64; i++)
+		T_CHECK(types[ids[i]] == 1);
+	for (i = 0; i < o.epochs; i++) {
+		uint64_t done;
+
+		T_CHECK(kg_trainer_epoch(&tr, umls.split[0], umls.n[0],
+		    &done) == 0 && done == umls.n[0]);
+	}
+	mrr = test_mrr(&tr);
+	T_CHECKF(mrr > 0.3, "MRR %.4f", mrr);
+	kg_trainer_release(&tr);
+}
+
+/* max_step stops inside an epoch; a huge learning rate is caught. */
+static void
+t_max_step_and_nan(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	uint64_t done;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.max_step = 3;
+	T_CHECK(kg_trainer_init(&tr, &o, umls.ent.n, umls.rel.n,
+	    umls.split[0], umls.n[0], NULL, 0, NULL, 0) == 0);
+	T_CHECK(kg_trainer_epoch(&tr, umls.split[0], umls.n[0], &done) == 0);
+	T_CHECK(done == 3 * 256 && tr.step == 3);
+	T_CHECK(kg_trainer_epoch(&tr, umls.split[0], umls.n[0], &done) == 0);
+	T_CHECK(done == 0 && tr.step == 3);
+	kg_trainer_release(&tr);
+
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.lr = 1e30;
+	o.init_scale = 10.0;
+	o.rel_optim = KG_OPTIM_ADAM;
+	o.rel_lr = 1e30;
+	T_CHECK(kg_trainer_init(&tr, &o, umls.ent.n, umls.rel.n,
+	    umls.split[0], umls.n[0], NULL, 0, NULL, 0) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_trainer_epoch(&tr, umls.split[0], umls.n[0], &done) < 0 ||
+	    kg_trainer_epoch(&tr, umls.split[0], umls.n[0], &done) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "no longer finite") != NULL, "%s",
+	    kg_error_last());
+	kg_trainer_release(&tr);
+}
+
+/* Bad options are refused with a message naming them. */
+static void
+t_bad_options(void)
+{
+	struct kg_train_opts o;
+
+	kg_error_mute(1);
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.dim = 33;
+	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_CHECK(strstr(kg_error_last(), "even") != NULL);
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.reg_norm = 4;
+	T_CHECK(kg_train_opts_check(&o) < 0);
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.loss.kind = KG_LOSS_SOFTMAX;
+	o.loss.adv_temp = 1.0;
+	T_CHECK(kg_train_opts_check(&o) < 0);
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.chunk_size = 1000;
+	T_CHECK(kg_train_opts_check(&o) < 0);
+	kg_error_mute(0);
+}
+
+/*
+ * PBG-style buckets: entities in two partitions, the train triples split
+ * into the four (head partition, tail partition) buckets, one bucket at a
+ * time.  A bucket touches only its two partitions, and the whole still
+ * learns.
+ */
+static void
+t_partition_buckets(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	uint64_t off[3], nb[4] = { 0 }, i, done;
+	int32_t *bucket[4];
+	float *before;
+	double loss, mrr;
+	uint32_t b, e, half;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.dim = 64;
+	half = (uint32_t)umls.ent.n / 2;
+	off[0] = 0;
+	off[1] = half;
+	off[2] = umls.ent.n;
+	T_CHECK(kg_trainer_init(&tr, &o, umls.ent.n, umls.rel.n, umls.split[0],
+	    umls.n[0], NULL, 0, NULL, 0) == 0);
+	T_CHECK(kg_trainer_partition(&tr, 2, off, umls.split[0],
+	    umls.n[0]) == 0);
+	T_CHECK(tr.n_parts == 2 && tr.parts[1].base == half);
+	for (b = 0; b < 4; b++)
+		bucket[b] = kg_xmallocarray(3 * umls.n[0], sizeof(int32_t));
+	for (i = 0; i < umls.n[0]; i++) {
+		const int32_t *x = umls.split[0] + 3 * i;
+
+		b = (uint32_t)(x[0] >= (int32_t)half) * 2 +
+		    (uint32_t)(x[2] >= (int32_t)half);
+		memcpy(bucket[b] + 3 * nb[b]++, x, 3 * sizeof(int32_t));
+	}
+	/* Bucket (0, 0) leaves partition 1 alone. */
+	before = kg_xmallocarray(tr.parts[1].rows * tr.model.dim,
+	    sizeof(float));
+	memcpy(before, tr.parts[1].w, tr.parts[1].rows * tr.model.dim *
+	    sizeof(float));
+	T_CHECK(kg_trainer_bucket(&tr, 0, 0, bucket[0], nb[0], 0, 0, &loss,
+	    &done) == 0 && done == nb[0]);
+	T_CHECK(memcmp(before, tr.parts[1].w, tr.parts[1].rows *
+	    tr.model.dim * sizeof(float)) == 0);
+	free(before);
+	for (e = 0; e < 20; e++) {
+		for (b = 0; b < 4; b++)
+			T_CHECK(kg_trainer_bucket(&tr, b / 2, b % 2, bucket[b],
+			    nb[b], b, 0, &loss, &done) == 0);
+		tr.epoch++;
+	}
+	mrr = test_mrr(&tr);
+	fprintf(stderr, "ComplEx, 2 partitions x 4 buckets: MRR %.4f\n", mrr);
+	T_CHECKF(mrr > 0.5, "MRR %.4f", mrr);
+	for (b = 0; b < 4; b++)
+		free(bucket[b]);
+	kg_error_mute(1);
+	off[1] = 0;
+	T_CHECK(kg_trainer_partition(&tr, 2, off, umls.split[0],
+	    umls.n[0]) < 0);
+	kg_error_mute(0);
+	kg_trainer_release(&tr);
+}
+
+
+int
+main(void)
+{
+	T_RUN(t_umls_every_model);
+	T_RUN(t_deterministic);
+	T_RUN(t_resume_bit_identical);
+	T_RUN(t_one_vs_all_reciprocal);
+	T_RUN(t_losses_train);
+	T_RUN(t_types);
+	T_RUN(t_max_step_and_nan);
+	T_RUN(t_bad_options);
+	T_RUN(t_partition_buckets);
+	return T_DONE();
+}
