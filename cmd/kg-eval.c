@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "dataset.h"
@@ -415,6 +416,11 @@ main(int argc, char *argv[])
 	rc = kg_dataset_load(&ds, o.dataset);
 	if (rc == 0)
 		rc = load_model(&o, &ds, &md);
+	/* Loading read every row (the finiteness check), but a rank needs
+	 * only its range of candidates and the query rows: give the pages
+	 * back and let them fault in again as they are used. */
+	if (rc == 0 && dist.size > 1 && md.ent.map != NULL)
+		madvise(md.ent.map, md.ent.maplen, MADV_DONTNEED);
 	if (rc == KG_ERR_VERSION)
 		rc = KG_EXIT_VERSION;
 	else if (rc == 0)

@@ -186,6 +186,9 @@ struct block_buf {
 	uint64_t *qindex;	/* triple index per query */
 	int32_t *neg;		/* sampled negatives */
 	struct keyval *negsorted;	/* (entity, column), by entity */
+	float *s;		/* true score per query (full ranking) */
+	uint64_t *g, *e;	/* counts per query over the tiles */
+	size_t *kpos;		/* next known positive per query */
 };
 
 struct rank_job {
@@ -197,6 +200,7 @@ struct rank_job {
 	size_t batch;
 	uint64_t nblocks;	/* per side */
 	size_t nc;		/* candidate columns per block */
+	uint64_t lo, hi;	/* full ranking: candidates scored here */
 	struct kg_eval_ranks *ranks;
 };
 
@@ -268,30 +272,83 @@ uncount(float v, float s, uint64_t *greater, uint64_t *equal)
 		(*equal)--;
 }
 
-static void
-rank_full_block(const struct rank_job *job, enum kg_side side, size_t nb,
-    struct block_buf *b)
+/* Score of the true entity of query i of the block (scoring side
+ * sside), computed the same way whichever process asks. */
+static float
+true_score(const struct rank_job *job, enum kg_side sside, size_t i,
+    const struct block_buf *b)
 {
-	size_t nc = job->nc, i, k;
+	const struct kg_modeldir *md = job->md;
+	uint32_t d = md->model.dim, w = md->model.rel_width;
+	const float *t = md->entities + (uint64_t)b->target[i] * d;
+
+	return sside == KG_SIDE_TAIL ?
+	    kg_model_score(&md->model, b->fixed + i * d, b->rel + i * w, t) :
+	    kg_model_score(&md->model, t, b->rel + i * w, b->fixed + i * d);
+}
+
+/*
+ * Full ranking of a block over the candidates [job->lo, job->hi), one
+ * tile at a time: count the candidates above and equal to the true score,
+ * then take the true entity and the known positives of the tile out.
+ */
+static void
+rank_full_block(const struct rank_job *job, enum kg_side side,
+    enum kg_side sside, size_t nb, struct block_buf *b)
+{
+	const struct kg_modeldir *md = job->md;
+	size_t d = md->model.dim, i, k;
+	uint64_t t0;
 
 	for (i = 0; i < nb; i++) {
-		const float *row = b->out + i * nc;
-		int32_t t = b->target[i];
-		float s = row[t];
-		uint64_t g, e, q = b->qindex[i];
+		b->s[i] = true_score(job, sside, i, b);
+		b->g[i] = b->e[i] = 0;
+		for (k = 0; k < b->nknown[i] &&
+		    (uint64_t)b->known[i][k] < job->lo; k++)
+			;
+		b->kpos[i] = k;
+	}
+	for (t0 = job->lo; t0 < job->hi; t0 += KG_EVAL_TILE) {
+		size_t nc = job->hi - t0 < KG_EVAL_TILE ?
+		    (size_t)(job->hi - t0) : KG_EVAL_TILE;
+		uint64_t t1 = t0 + nc;
 
-		if (isnan(s)) {
-			job->ranks->opt[side][q] = nc;
-			job->ranks->pess[side][q] = nc;
+		kg_model_score_many(&md->model, sside, nb, b->fixed, b->rel,
+		    md->entities + t0 * d, nc, b->out, b->work);
+		for (i = 0; i < nb; i++) {
+			const float *row = b->out + i * nc;
+			uint64_t t = (uint64_t)b->target[i], g, e;
+			float s = b->s[i];
+
+			if (isnan(s))
+				continue;
+			count_row(row, nc, s, &g, &e);
+			if (t >= t0 && t < t1)
+				uncount(row[t - t0], s, &g, &e);
+			for (k = b->kpos[i]; k < b->nknown[i] &&
+			    (uint64_t)b->known[i][k] < t1; k++)
+				if ((uint64_t)b->known[i][k] != t)
+					uncount(row[b->known[i][k] - (int64_t)t0],
+					    s, &g, &e);
+			b->kpos[i] = k;
+			b->g[i] += g;
+			b->e[i] += e;
+		}
+	}
+	for (i = 0; i < nb; i++) {
+		/* The shard holding entity 0 adds the 1 of the rank and, for
+		 * a NaN true score, puts it last. */
+		uint64_t q = b->qindex[i], one = job->lo == 0 && job->hi > 0;
+
+		if (isnan(b->s[i])) {
+			uint64_t g = one ? md->n_entities - 1 : 0;
+
+			job->ranks->opt[side][q] = one + g;
+			job->ranks->pess[side][q] = one + g;
 			continue;
 		}
-		count_row(row, nc, s, &g, &e);
-		e--;	/* the true entity itself */
-		for (k = 0; k < b->nknown[i]; k++)
-			if (b->known[i][k] != t)
-				uncount(row[b->known[i][k]], s, &g, &e);
-		job->ranks->opt[side][q] = 1 + g;
-		job->ranks->pess[side][q] = 1 + g + e;
+		job->ranks->opt[side][q] = one + b->g[i];
+		job->ranks->pess[side][q] = one + b->g[i] + b->e[i];
 	}
 }
 
@@ -411,6 +468,10 @@ block_buf_init(struct block_buf *b, const struct rank_job *job)
 	b->known = kg_xmallocarray(B, sizeof(*b->known));
 	b->nknown = kg_xmallocarray(B, sizeof(*b->nknown));
 	b->qindex = kg_xmallocarray(B, sizeof(*b->qindex));
+	b->s = kg_xmallocarray(B, sizeof(*b->s));
+	b->g = kg_xmallocarray(B, sizeof(*b->g));
+	b->e = kg_xmallocarray(B, sizeof(*b->e));
+	b->kpos = kg_xmallocarray(B, sizeof(*b->kpos));
 	if (nneg > 0) {
 		b->cand = kg_xmallocarray(nc * m->dim, sizeof(float));
 		b->neg = kg_xmallocarray(nneg, sizeof(*b->neg));
@@ -432,6 +493,10 @@ block_buf_release(struct block_buf *b)
 	free(b->qindex);
 	free(b->neg);
 	free(b->negsorted);
+	free(b->s);
+	free(b->g);
+	free(b->e);
+	free(b->kpos);
 }
 
 static void
@@ -458,19 +523,17 @@ run_blocks(const struct rank_job *job)
 			    (size_t)(job->test->n - first) : job->batch;
 			enum kg_side sside;
 
-			if (o->nshards > 1 &&
+			/* Sampled: a shard ranks every nshards-th block.
+			 * Full: every block, against the shard's tiles. */
+			if (o->neg_sample > 0 && o->nshards > 1 &&
 			    task % (uint64_t)o->nshards != (uint64_t)o->shard)
 				continue;
 			sside = gather_block(job, side, first, nb, &b);
 			if (o->neg_sample > 0) {
 				rank_sampled_block(job, side, sside, task, nb,
 				    &b);
-			} else {
-				kg_model_score_many(&job->md->model, sside,
-				    nb, b.fixed, b.rel, job->md->entities,
-				    job->nc, b.out, b.work);
-				rank_full_block(job, side, nb, &b);
-			}
+			} else
+				rank_full_block(job, side, sside, nb, &b);
 			if (o->progress) {
 #pragma omp atomic
 				done += nb;
@@ -593,11 +656,22 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 	job.ranks = ranks;
 	job.batch = opts->batch;
 	if (opts->neg_sample == 0) {
-		size_t cap = EVAL_BLOCK_FLOATS / md->n_entities;
+		uint64_t tiles = (md->n_entities + KG_EVAL_TILE - 1) /
+		    KG_EVAL_TILE, ns = opts->nshards > 1 ?
+		    (uint64_t)opts->nshards : 1, sh = ns > 1 ?
+		    (uint64_t)opts->shard : 0;
 
-		job.nc = md->n_entities;
-		if (job.batch > cap)
-			job.batch = cap > 0 ? cap : 1;
+		/* The out buffer holds one tile per query.  Blocks do not
+		 * depend on the shard, so neither do the GEMMs. */
+		job.nc = KG_EVAL_TILE;
+		if (job.batch > EVAL_BLOCK_FLOATS / KG_EVAL_TILE)
+			job.batch = EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
+		job.lo = tiles * sh / ns * KG_EVAL_TILE;
+		job.hi = tiles * (sh + 1) / ns * KG_EVAL_TILE;
+		if (job.lo > md->n_entities)
+			job.lo = md->n_entities;
+		if (job.hi > md->n_entities)
+			job.hi = md->n_entities;
 		ranks->n_candidates = md->n_entities;
 	} else {
 		job.nc = job.batch + opts->neg_sample;

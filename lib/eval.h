@@ -16,9 +16,10 @@
  * candidate scores never count.  With reciprocal relations, head
  * prediction (?, r, t) is scored as (t, r + n_relations, ?).
  *
- * Full ranking scores blocks of queries against every entity with
- * kg_model_score_many (one GEMM per block for the bilinear models and
- * TransE L2), in OpenMP threads; the caller keeps OpenBLAS single-threaded
+ * Full ranking scores blocks of queries against every entity, one tile
+ * of KG_EVAL_TILE entities at a time, with kg_model_score_many (one GEMM
+ * per tile for the bilinear models and TransE L2), in OpenMP threads;
+ * the caller keeps OpenBLAS single-threaded
  * (openblas_set_num_threads(1)).  The filter is a sorted index, so the hot
  * loop only counts; known positives are subtracted afterwards.
  *
@@ -84,10 +85,21 @@ enum kg_neg_mode { KG_NEG_UNIFORM, KG_NEG_DEGREE };
 
 const char *kg_ties_name(enum kg_ties t);
 
+/*
+ * Full ranking scores the candidates in tiles of KG_EVAL_TILE entities at
+ * fixed positions (0, KG_EVAL_TILE, ...), one GEMM per (block of queries,
+ * tile), and the true entity with kg_model_score(): no score depends on
+ * which process scores which range of candidates, so counts summed over
+ * disjoint ranges equal the counts of one process exactly (BLAS results
+ * can change with the shape of the matrices).
+ */
+#define KG_EVAL_TILE 1024
+
 struct kg_eval_opts {
 	const struct kg_filter *filter;	/* NULL: raw setting */
-	size_t batch;		/* queries per block; full ranking lowers it
-				 * so a block's scores stay under 64 MB */
+	size_t batch;		/* queries per block; full ranking caps it
+				 * so a block's tile of scores stays under
+				 * 64 MB */
 	int threads;		/* OpenMP threads; 0 = OpenMP's default */
 	uint64_t neg_sample;	/* 0: rank against all entities */
 	enum kg_neg_mode neg_mode;
@@ -98,9 +110,16 @@ struct kg_eval_opts {
 	void (*progress)(uint64_t done, uint64_t total, double seconds,
 	    void *arg);
 	void *progress_arg;
-	/* Rank only the blocks of this shard (block % nshards == shard) and
-	 * leave the other ranks 0, so that shards summed over MPI ranks give
-	 * the ranks of one process; nshards 0 or 1: all blocks. */
+	/*
+	 * Do share "shard" of nshards of the work (nshards 0 or 1: all), so
+	 * that opt and pess summed over the shards (MPI ranks) are the ranks
+	 * of one process.  Full ranking: every query against the candidate
+	 * tiles [T * shard / nshards, T * (shard + 1) / nshards) of the T
+	 * tiles, so a rank reads only its range of the entity table (and the
+	 * query rows); the shard holding entity 0 adds the leading 1.
+	 * Sampled ranking: the blocks with block % nshards == shard, other
+	 * queries left 0.
+	 */
 	int shard, nshards;
 };
 

@@ -1,0 +1,172 @@
+/*
+ * dist_check: checks lib/dist's collectives and transfers under mpirun
+ * (any rank count) against references every rank can compute alone.
+ * Rank 0 prints one "ok - " / "not ok - " line per check; the exit
+ * status is 1 if any rank saw a failure.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "util.h"
+
+static struct kg_dist d;
+static int failures;
+
+/* Every rank's verdict; rank 0 reports. */
+static void
+report(const char *name, int good)
+{
+	uint64_t bad = !good;
+
+	kg_dist_max_u64(&d, &bad, 1);
+	if (bad)
+		failures++;
+	if (d.rank == 0)
+		printf("%s - dist_check (%d ranks): %s\n", bad ? "not ok" : "ok",
+		    d.size, name);
+}
+
+/* The sparse rows rank r contributes (seeded by r, so any rank can
+ * rebuild them). */
+static size_t
+rows_of(int r, uint64_t *ids, float *g, size_t w)
+{
+	struct kg_rng rng;
+	size_t n, i, l;
+
+	kg_rng_seed(&rng, 11, (uint64_t)r);
+	n = (size_t)kg_rng_below(&rng, 50);
+	for (i = 0; i < n; i++) {
+		ids[i] = kg_rng_below(&rng, 40);
+		for (l = 0; l < w; l++)
+			g[i * w + l] = (float)(kg_rng_uniform(&rng) - 0.5);
+	}
+	return n;
+}
+
+int
+main(int argc, char *argv[])
+{
+	enum { W = 3, MAXR = 64, XN = (1 << 20) + 13 };
+	uint64_t u[4], *all_ids;
+	float f[3], *all_g;
+	size_t *counts, total = 0, i;
+	struct kg_sparse_rows got = KG_SPARSE_ROWS_INIT, want =
+	    KG_SPARSE_ROWS_INIT;
+	char *text, line[32], *expect;
+	unsigned char *sb, *rb, *self_s, *self_r;
+	struct kg_dist_xfer x[4];
+	int r, good, n, prev, next;
+
+	kg_setprogname(argv[0]);
+	if (kg_dist_init(&d, &argc, &argv) < 0)
+		return 1;
+	n = d.size;
+
+	for (i = 0; i < 4; i++)
+		u[i] = (uint64_t)d.rank * 1000 + i;
+	kg_dist_sum_u64(&d, u, 4);
+	good = 1;
+	for (i = 0; i < 4; i++)
+		good &= u[i] == (uint64_t)(1000 * n * (n - 1) / 2) +
+		    (uint64_t)n * i;
+	report("sum of uint64", good);
+
+	f[0] = (float)d.rank;
+	f[1] = 0.25f;
+	f[2] = (float)(d.rank % 2);
+	kg_dist_average_f32(&d, f, 3);
+	report("average of float32", f[0] == (float)((n - 1) / 2.0) &&
+	    f[1] == 0.25f && f[2] == (float)((n / 2) / (double)n));
+
+	u[0] = (uint64_t)d.rank;
+	kg_dist_max_u64(&d, u, 1);
+	report("maximum", u[0] == (uint64_t)(n - 1));
+
+	u[0] = d.rank == 0 ? 42 : 0;
+	kg_dist_bcast(&d, u, sizeof(u[0]), 0);
+	report("broadcast", u[0] == 42);
+
+	/* A ring of 1 MiB messages plus one to this rank itself. */
+	sb = kg_xmalloc(XN);
+	rb = kg_xcalloc(XN, 1);
+	self_s = kg_xmalloc(100);
+	self_r = kg_xcalloc(100, 1);
+	for (i = 0; i < XN; i++)
+		sb[i] = (unsigned char)(i * 7 + (size_t)d.rank);
+	for (i = 0; i < 100; i++)
+		self_s[i] = (unsigned char)(i + 3);
+	next = (d.rank + 1) % n;
+	prev = (d.rank + n - 1) % n;
+	x[0] = (struct kg_dist_xfer){ sb, XN, next, 7, 1 };
+	x[1] = (struct kg_dist_xfer){ rb, XN, prev, 7, 0 };
+	x[2] = (struct kg_dist_xfer){ self_s, 100, d.rank, 9, 1 };
+	x[3] = (struct kg_dist_xfer){ self_r, 100, d.rank, 9, 0 };
+	kg_dist_exchange(&d, x, 4);
+	good = memcmp(self_s, self_r, 100) == 0;
+	for (i = 0; i < XN; i++)
+		good &= rb[i] == (unsigned char)(i * 7 + (size_t)prev);
+	report("point-to-point ring", good);
+	report("bytes counted", n == 1 || (d.bytes_sent >= XN &&
+	    d.bytes_received >= XN && d.messages >= 1));
+
+	/* Sparse rows: the distributed sum against the merge of every
+	 * rank's rows rebuilt locally; the bits must match. */
+	all_ids = kg_xmallocarray((size_t)n * MAXR, sizeof(*all_ids));
+	all_g = kg_xmallocarray((size_t)n * MAXR * W, sizeof(*all_g));
+	counts = kg_xmallocarray((size_t)n, sizeof(*counts));
+	for (r = 0; r < n; r++) {
+		counts[r] = rows_of(r, all_ids + total, all_g + total * W, W);
+		total += counts[r];
+	}
+	kg_sparse_merge(all_ids, all_g, counts, (size_t)n, W, &want);
+	{
+		size_t off = 0;
+
+		for (r = 0; r < d.rank; r++)
+			off += counts[r];
+		kg_dist_sparse_sum(&d, all_ids + off, all_g + off * W,
+		    counts[d.rank], W, 0, &got);
+		report("sparse row sum equals the merged reference",
+		    got.n == want.n && memcmp(got.ids, want.ids, got.n *
+		    sizeof(uint64_t)) == 0 && memcmp(got.g, want.g, got.n * W *
+		    sizeof(float)) == 0);
+		kg_dist_sparse_sum(&d, all_ids + off, all_g + off * W,
+		    counts[d.rank], W, MAXR, &got);
+		report("sparse row sum in fixed slots, the same",
+		    got.n == want.n && memcmp(got.ids, want.ids, got.n *
+		    sizeof(uint64_t)) == 0 && memcmp(got.g, want.g, got.n * W *
+		    sizeof(float)) == 0);
+	}
+
+	snprintf(line, sizeof(line), "rank %d\n", d.rank);
+	kg_dist_gather_text(&d, line, 0, &text);
+	if (d.rank == 0) {
+		expect = kg_xstrdup("");
+		for (r = 0; r < n; r++) {
+			char *t = kg_xasprintf("%srank %d\n", expect, r);
+
+			free(expect);
+			expect = t;
+		}
+		good = text != NULL && strcmp(text, expect) == 0;
+		free(expect);
+	} else
+		good = text == NULL;
+	report("text gathered in rank order", good);
+
+	free(text);
+	free(sb);
+	free(rb);
+	free(self_s);
+	free(self_r);
+	free(all_ids);
+	free(all_g);
+	free(counts);
+	kg_sparse_rows_release(&got);
+	kg_sparse_rows_release(&want);
+	kg_dist_finalize(&d);
+	return failures ? 1 : 0;
+}
