@@ -511,28 +511,6 @@ run_epoch(struct drv *v, double stats[2], double *secs)
 	return 0;
 }
 
-static int
-write_text_file(const char *dir, const char *name, const char *text)
-{
-	char *path = kg_path_join(dir, name);
-	FILE *f = fopen(path, "w");
-	int rc = 0;
-
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
-		return -1;
-	}
-	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		kg_error_errno("cannot write '%s'", path);
-	free(path);
-	return rc;
-}
-
 static json_t *
 shape_json(const struct drv *v)
 {
@@ -663,8 +641,8 @@ save_checkpoint(struct drv *v)
 		sh[1] = v->tr.rel_state_width;
 		if (!all && (kg_npy_write(p1, KG_DT_F4, 2, rs, v->tr.rel) < 0 ||
 		    kg_npy_write(p2, KG_DT_F4, 2, sh, v->tr.rel_state) < 0 ||
-		    write_text_file(tmp, "state.json", js) < 0 ||
-		    write_text_file(tmp, "train_log.jsonl", v->log.s ?
+		    kg_write_text(tmp, "state.json", js) < 0 ||
+		    kg_write_text(tmp, "train_log.jsonl", v->log.s ?
 		    v->log.s : "") < 0 || write_ckpt_manifest(v, tmp) < 0))
 			all = 1;
 		free(js);
@@ -932,7 +910,7 @@ write_model(struct drv *v, json_t *fig)
 	if (kg_manifest_add_input(&man, "dataset", v->j->dataset) < 0 ||
 	    kg_manifest_add_input(&man, "partitions", v->x->partitions) < 0 ||
 	    kg_npy_write(rp, KG_DT_F4, 2, rs, v->tr.rel) < 0 ||
-	    write_text_file(od.tmp, "train_log.jsonl", v->log.s ? v->log.s :
+	    kg_write_text(od.tmp, "train_log.jsonl", v->log.s ? v->log.s :
 	    "") < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "entities.npy") < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "relations.npy") < 0 ||

@@ -5,20 +5,13 @@
 #pragma GCC optimize("no-trapping-math", "vect-cost-model=dynamic")
 #endif
 
-/* Hot row loops get an AVX2/FMA (x86-64-v3) clone picked at load time
- * (GCC ifunc); the default build targets plain x86-64 (SSE2). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__)
-#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT_CLONES
-#endif
-
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <cblas.h>
+
+#include "util.h"
 
 /* How S(q, c) compares a query vector with a candidate row. */
 enum s_kind { S_DOT, S_L1, S_L2, S_MOD };
@@ -116,7 +109,7 @@ mrow_at(const struct mrows *r, size_t i)
 }
 
 /* TransR relation row: translation r (k floats) then M (k x d). */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 transr_query(const struct kg_model *m, enum kg_side side, const float *f,
     const float *rel, float *q)
@@ -137,7 +130,7 @@ transr_query(const struct kg_model *m, enum kg_side side, const float *f,
 }
 
 /* q = Q(f, rel) for every model but TransR. */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 query_forward(const struct kg_model *m, enum kg_side side, const float *f,
     const float *rel, float *restrict q)
@@ -218,7 +211,7 @@ query_forward(const struct kg_model *m, enum kg_side side, const float *f,
 }
 
 /* Add dL/df and dL/drel given gq = dL/dq (every model but TransR). */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 query_backward(const struct kg_model *m, enum kg_side side, const float *f,
     const float *rel, const float *restrict gq, float *restrict gf,
@@ -326,7 +319,7 @@ query_backward(const struct kg_model *m, enum kg_side side, const float *f,
 }
 
 /* TransR: add dL/df, dL/drel given gq, for q = M f +- r. */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 transr_query_backward(const struct kg_model *m, enum kg_side side,
     const float *f, const float *rel, const float *gq, float *gf, float *gr)
@@ -372,7 +365,7 @@ sqrt_noerr(float x)
 }
 
 /* S(q, c) for one pair; gamma included. */
-HOT_CLONES
+KG_HOT_CLONES
 static float
 s_pair(const struct kg_model *m, enum s_kind sk, const float *q,
     const float *c, size_t n)
@@ -412,7 +405,7 @@ s_pair(const struct kg_model *m, enum s_kind sk, const float *q,
  * Add g * dS/dq to gq and g * dS/dc to gc (gc may be NULL) for one pair;
  * dist is the distance for S_L2.
  */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 s_pair_backward(enum s_kind sk, const float *restrict q,
     const float *restrict c, size_t n, float g, float dist,
@@ -497,7 +490,7 @@ s_pair_backward(enum s_kind sk, const float *restrict q,
 }
 
 /* TransR: project c with M (k x d) into p. */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 transr_project(const struct kg_model *m, const float *rel, const float *c,
     float *p)
@@ -515,7 +508,7 @@ transr_project(const struct kg_model *m, const float *rel, const float *c,
 	}
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 static void
 pairs_forward(const struct kg_model *m, enum kg_side side, size_t n,
     const float *fixed, const struct rows *R, const float *cand, float *score,
@@ -556,7 +549,7 @@ pairs_forward(const struct kg_model *m, enum kg_side side, size_t n,
 /* TransR, one query against one candidate: given u = g (q - p) / dist,
  * add the candidate and projection gradients and return nothing; gq gets
  * -u.  Shared by pairs and chunk backward. */
-HOT_CLONES
+KG_HOT_CLONES
 static void
 transr_pair_backward(const struct kg_model *m, const float *rel,
     const float *c, const float *u, float *gq, float *gr, float *gc)
@@ -578,7 +571,7 @@ transr_pair_backward(const struct kg_model *m, const float *rel,
 	}
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 static void
 pairs_backward(const struct kg_model *m, enum kg_side side, size_t n,
     const float *fixed, const struct rows *R, const float *cand,
@@ -685,7 +678,7 @@ transr_chunk_backward(const struct kg_model *m, enum kg_side side,
 	}
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 static void
 chunk_forward(const struct kg_model *m, enum kg_side side, size_t nq,
     const float *fixed, const struct rows *R, const float *cand, size_t nc,
@@ -752,7 +745,7 @@ chunk_forward(const struct kg_model *m, enum kg_side side, size_t nq,
 	}
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 static void
 chunk_backward(const struct kg_model *m, enum kg_side side, size_t nq,
     const float *fixed, const struct rows *R, const float *cand, size_t nc,

@@ -9,14 +9,6 @@
 #pragma GCC optimize("no-trapping-math", "vect-cost-model=dynamic")
 #endif
 
-/* Hot row loops get an AVX2/FMA (x86-64-v3) clone picked at load time
- * (GCC ifunc); the default build targets plain x86-64 (SSE2). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__)
-#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT_CLONES
-#endif
 
 #include <math.h>
 #include <string.h>
@@ -133,7 +125,7 @@ sp_term(float x, float w, float scale, float *g)
 	return w * ((x > 0.0f ? x : 0.0f) + flog1p01(e)) + 0.0f * x;
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 static double
 softplus_terms(const float *restrict neg, size_t n, float *restrict g,
     float scale)
@@ -153,7 +145,7 @@ softplus_terms(const float *restrict neg, size_t n, float *restrict g,
 }
 
 /* w_j *= exp(a * x_j - mx) for every j; returns the sum of the new w. */
-HOT_CLONES
+KG_HOT_CLONES
 static double
 exp_weights(const float *restrict x, size_t n, float a, float mx,
     float *restrict w)
@@ -181,7 +173,7 @@ exp_weights(const float *restrict x, size_t n, float a, float mx,
  * softmax of alpha * neg.  Written into w (the caller's gradient array,
  * overwritten later); returns the number of kept negatives.
  */
-HOT_CLONES
+KG_HOT_CLONES
 static size_t
 neg_weights(const struct kg_loss *l, const float *neg, size_t n,
     const uint8_t *skip, float *w)

@@ -5,14 +5,6 @@
 #pragma GCC optimize("no-trapping-math", "vect-cost-model=dynamic")
 #endif
 
-/* Hot row loops get an AVX2/FMA (x86-64-v3) clone picked at load time
- * (GCC ifunc); the default build targets plain x86-64 (SSE2). */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    defined(__linux__)
-#define HOT_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT_CLONES
-#endif
 
 #include <math.h>
 #include <strings.h>
@@ -46,7 +38,7 @@ kg_optim_state_width(enum kg_optim_kind kind, size_t n)
 	return kind == KG_OPTIM_ADAM ? 2 * n + 1 : 1;
 }
 
-HOT_CLONES
+KG_HOT_CLONES
 void
 kg_adagrad_row(float *restrict w, float *restrict state,
     const float *restrict g, size_t n, float lr)

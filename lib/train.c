@@ -1031,29 +1031,6 @@ kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 	return 0;
 }
 
-/* Write text into dir/name; 0 or -1. */
-static int
-write_text(const char *dir, const char *name, const char *text)
-{
-	char *path = kg_path_join(dir, name);
-	FILE *f = fopen(path, "w");
-	int rc = 0;
-
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
-		return -1;
-	}
-	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		kg_error_errno("cannot write '%s'", path);
-	free(path);
-	return rc;
-}
-
 /* The entity table (or its Adagrad state) as one array; owned copy only
  * with several partitions. */
 static const float *
@@ -1122,8 +1099,8 @@ kg_trainer_save(const struct kg_trainer *tr, const char *dir,
 	    kg_npy_write(p2, KG_DT_F4, 1, ss, s) < 0 ||
 	    kg_npy_write(p3, KG_DT_F4, 2, rs, tr->rel) < 0 ||
 	    kg_npy_write(p4, KG_DT_F4, 2, rss, tr->rel_state) < 0 ||
-	    write_text(od.tmp, "state.json", js) < 0 ||
-	    write_text(od.tmp, "train_log.jsonl", log ? log : "") < 0 ? -1 : 0;
+	    kg_write_text(od.tmp, "state.json", js) < 0 ||
+	    kg_write_text(od.tmp, "train_log.jsonl", log ? log : "") < 0 ? -1 : 0;
 	free(own_w);
 	free(own_s);
 	free(p1);
@@ -1362,7 +1339,7 @@ write_model(const struct kg_trainer *tr, const struct kg_train_opts *o,
 	p2 = kg_outdir_file(&od, "relation_state.npy");
 	if (kg_npy_write(p1, KG_DT_F4, 1, ss, s) < 0 ||
 	    kg_npy_write(p2, KG_DT_F4, 2, rss, tr->rel_state) < 0 ||
-	    write_text(od.tmp, "train_log.jsonl", log->s ? log->s : "") < 0 ||
+	    kg_write_text(od.tmp, "train_log.jsonl", log->s ? log->s : "") < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "entity_state.npy") < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "relation_state.npy") < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "train_log.jsonl") < 0)

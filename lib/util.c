@@ -395,6 +395,28 @@ kg_read_file(const char *path, size_t *len)
 }
 
 int
+kg_write_text(const char *dir, const char *name, const char *text)
+{
+	char *path = kg_path_join(dir, name);
+	FILE *f = fopen(path, "w");
+	int rc = 0;
+
+	if (f == NULL) {
+		kg_error_errno("cannot create '%s'", path);
+		free(path);
+		return -1;
+	}
+	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
+		rc = -1;
+	if (fclose(f) != 0)
+		rc = -1;
+	if (rc < 0)
+		kg_error_errno("cannot write '%s'", path);
+	free(path);
+	return rc;
+}
+
+int
 kg_path_exists(const char *path)
 {
 	struct stat st;

@@ -27,6 +27,18 @@ enum {
 
 #define KG_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/*
+ * Hot row loops get an AVX2/FMA (x86-64-v3) clone picked at load time
+ * (GCC ifunc); the default build targets plain x86-64 (SSE2).
+ */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    defined(__linux__)
+#define KG_HOT_CLONES \
+	__attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define KG_HOT_CLONES
+#endif
+
 #if defined(__GNUC__)
 #define KG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -92,6 +104,9 @@ char *kg_path_join(const char *dir, const char *name);
 /* Read a whole file into a NUL-terminated buffer; *len gets the size.
  * Returns NULL after kg_error(). */
 char *kg_read_file(const char *path, size_t *len);
+/* Write text into dir/name (created or truncated) and fsync it.  0, or -1
+ * after kg_error(). */
+int kg_write_text(const char *dir, const char *name, const char *text);
 /* 1 if path exists (any type), 0 if not. */
 int kg_path_exists(const char *path);
 
