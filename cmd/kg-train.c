@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "gnn_train.h"
 #include "manifest.h"
 #include "model.h"
 #include "dist.h"
@@ -38,6 +39,7 @@ usage(FILE *f)
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
 "                [--rel_sync N] DATASET_DIR MODEL_DIR\n"
+"       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
 "Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
 "the train split of DATASET_DIR and writes embeddings, optimiser state,\n"
 "train_log.jsonl and a manifest into MODEL_DIR.  Under mpirun, trains on the\n"
@@ -495,6 +497,13 @@ main(int argc, char *argv[])
 
 	kg_setprogname(argv[0]);
 	maybe_reexec(argv);
+	/* GNN encoders have options of their own (lib/gnn_train.h). */
+	if (kg_gnn_cli_wanted(argc, argv)) {
+		rc = kg_gnn_cli(argc, argv);
+		if (kg_close_stdout() < 0)
+			rc = KG_EXIT_FAIL;
+		return rc;
+	}
 	s.o = z;
 	s.j = zj;
 	s.double_ent = 0;

@@ -1,0 +1,1266 @@
+/*
+ * gnn_train: the GNN training loop; see gnn_train.h.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+#include "dataset.h"
+#include "gnn_train.h"
+#include "grad.h"
+#include "manifest.h"
+#include "modeldir.h"
+#include "npy.h"
+#include "optim.h"
+#include "outdir.h"
+#include "util.h"
+
+int
+kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
+{
+	uint32_t k;
+
+	if (o->decoder != KG_MODEL_DISTMULT && o->decoder != KG_MODEL_COMPLEX &&
+	    o->decoder != KG_MODEL_TRANSE_L1 &&
+	    o->decoder != KG_MODEL_TRANSE_L2) {
+		kg_error("the GNN decoder must be DistMult, TransE or ComplEx, "
+		    "not %s", kg_model_name(o->decoder));
+		return -1;
+	}
+	if (o->enc.n_layers > KG_GNN_MAX_LAYERS) {
+		kg_error("at most %d graph layers", KG_GNN_MAX_LAYERS);
+		return -1;
+	}
+	if (o->nfanout != 0 && o->nfanout != o->enc.n_layers) {
+		kg_error("--fanout needs one value per graph layer (%u), "
+		    "found %u", o->enc.n_layers, o->nfanout);
+		return -1;
+	}
+	for (k = 0; k < o->nfanout; k++)
+		if (o->fanout[k] == 0) {
+			kg_error("fan-out values must be positive");
+			return -1;
+		}
+	if (o->batch_size == 0 || o->neg == 0 || o->epochs == 0) {
+		kg_error("batch size, negatives and epochs must be positive");
+		return -1;
+	}
+	if (!(o->lr > 0.0) || o->reg < 0.0) {
+		kg_error("learning rate must be positive and regularisation "
+		    "non-negative");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- decoder ---- */
+
+struct dec_work {
+	float *fixed, *rel, *cand, *score, *gs, *gf, *gr, *gc, *gw;
+};
+
+static void
+dec_layout(const struct kg_model *m, size_t np, float *work,
+    struct dec_work *w)
+{
+	size_t d = m->dim, rw = m->rel_width;
+
+	w->fixed = work;
+	w->rel = w->fixed + np * d;
+	w->cand = w->rel + np * rw;
+	w->score = w->cand + np * d;
+	w->gs = w->score + np;
+	w->gf = w->gs + np;
+	w->gr = w->gf + np * d;
+	w->gc = w->gr + np * rw;
+	w->gw = w->gc + np * d;
+}
+
+size_t
+kg_gnn_decode_work_size(const struct kg_model *m, size_t nb, size_t neg)
+{
+	size_t np = nb * (1 + neg);
+
+	return np * (2 * (size_t)m->dim + m->rel_width) * 2 + 2 * np +
+	    kg_grad_work_size(m, np, 1) + 16;
+}
+
+double
+kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
+    const float *h, const float *rel, const int32_t *pos, size_t nb,
+    const int32_t *negs, size_t neg, float scale, float *gh, float *grel,
+    float *work)
+{
+	size_t np = nb * (1 + neg), d = m->dim, rw = m->rel_width, i, j, k;
+	struct dec_work w;
+	double loss = 0.0;
+
+	dec_layout(m, np, work, &w);
+	for (i = 0; i < nb; i++)
+		for (j = 0; j <= neg; j++) {
+			const int32_t *t = j == 0 ? pos + 3 * i :
+			    negs + 3 * (i * neg + j - 1);
+
+			k = i * (1 + neg) + j;
+			memcpy(w.fixed + k * d, h + (size_t)t[0] * d,
+			    d * sizeof(float));
+			memcpy(w.rel + k * rw, rel + (size_t)t[1] * rw,
+			    rw * sizeof(float));
+			memcpy(w.cand + k * d, h + (size_t)t[2] * d,
+			    d * sizeof(float));
+		}
+	kg_grad_pairs_forward(m, KG_SIDE_TAIL, np, w.fixed, w.rel, w.cand,
+	    w.score, w.gw);
+	for (i = 0; i < nb; i++) {
+		float *s = w.score + i * (1 + neg), *g = w.gs + i * (1 + neg);
+
+		loss += kg_loss_eval(l, s[0], s + 1, neg, NULL, g, g + 1);
+		for (j = 0; j <= neg; j++)
+			g[j] *= scale;
+	}
+	memset(w.gf, 0, np * d * sizeof(float));
+	memset(w.gr, 0, np * rw * sizeof(float));
+	memset(w.gc, 0, np * d * sizeof(float));
+	kg_grad_pairs_backward(m, KG_SIDE_TAIL, np, w.fixed, w.rel, w.cand,
+	    w.gs, w.gf, w.gr, w.gc, w.gw);
+	for (i = 0; i < nb; i++)
+		for (j = 0; j <= neg; j++) {
+			const int32_t *t = j == 0 ? pos + 3 * i :
+			    negs + 3 * (i * neg + j - 1);
+			float *a = gh + (size_t)t[0] * d;
+			float *b = grel + (size_t)t[1] * rw;
+			float *c = gh + (size_t)t[2] * d;
+
+			k = i * (1 + neg) + j;
+			for (size_t x = 0; x < d; x++) {
+				a[x] += w.gf[k * d + x];
+				c[x] += w.gc[k * d + x];
+			}
+			for (size_t x = 0; x < rw; x++)
+				b[x] += w.gr[k * rw + x];
+		}
+	return loss;
+}
+
+/* ---- neighbour sampling ---- */
+
+struct sub {
+	struct kg_gnn_graph g;
+	uint64_t n, cap_n, cap_m;
+	int32_t *nodes;		/* local -> problem node */
+	int32_t *frow, *lrow;
+	int32_t *local;		/* problem node -> local, -1 */
+	uint32_t *cnt;		/* per type */
+	uint64_t *pick, cap_pick;
+};
+
+static int32_t
+sub_add(struct sub *s, int32_t v)
+{
+	if (s->local[v] < 0) {
+		if (s->n == s->cap_n) {
+			s->cap_n = s->cap_n ? 2 * s->cap_n : 1024;
+			s->nodes = kg_xreallocarray(s->nodes, s->cap_n,
+			    sizeof(*s->nodes));
+		}
+		s->local[v] = (int32_t)s->n;
+		s->nodes[s->n++] = v;
+	}
+	return s->local[v];
+}
+
+static void
+sub_msg(struct sub *s, int32_t src, int32_t type)
+{
+	struct kg_gnn_graph *g = &s->g;
+
+	if (g->n_msgs == s->cap_m) {
+		s->cap_m = s->cap_m ? 2 * s->cap_m : 4096;
+		g->src = kg_xreallocarray(g->src, s->cap_m, sizeof(*g->src));
+		g->type = kg_xreallocarray(g->type, s->cap_m,
+		    sizeof(*g->type));
+		g->norm = kg_xreallocarray(g->norm, s->cap_m,
+		    sizeof(*g->norm));
+	}
+	g->src[g->n_msgs] = src;
+	g->type[g->n_msgs] = type;
+	g->n_msgs++;
+}
+
+/*
+ * Sample the neighbourhood of the n seed nodes (problem IDs in seeds,
+ * rewritten to local IDs).  Nodes get local IDs in the order they are
+ * reached and have their messages sampled in that order, so the kept
+ * messages are grouped by destination already.
+ */
+static void
+sub_build(struct sub *s, const struct kg_gnn_graph *full,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    int32_t *seeds, size_t n, struct kg_rng *rng)
+{
+	uint64_t lo = 0, hi, i, e, k;
+	uint32_t hop;
+
+	s->n = 0;
+	s->g.n_msgs = 0;
+	for (k = 0; k < n; k++)
+		seeds[k] = sub_add(s, seeds[k]);
+	hi = s->n;
+	free(s->g.off);
+	s->g.off = NULL;
+	{
+		/* off is filled as destinations are processed; nodes of the
+		 * last frontier get empty lists below. */
+		uint64_t cap = 0, *off = NULL;
+
+		for (hop = 0; hop < o->nfanout; hop++) {
+			uint32_t f = o->fanout[hop];
+
+			for (i = lo; i < hi; i++) {
+				int32_t v = s->nodes[i];
+				uint64_t e0 = full->off[v], deg = full->off[v + 1] - e0;
+
+				if (i + 2 > cap) {
+					cap = cap ? 2 * cap : 1024;
+					while (cap < i + 2)
+						cap *= 2;
+					off = kg_xreallocarray(off, cap,
+					    sizeof(*off));
+				}
+				off[i] = s->g.n_msgs;
+				if (deg <= f) {
+					for (e = e0; e < e0 + deg; e++)
+						sub_msg(s, sub_add(s,
+						    full->src[e]), full->type[e]);
+					continue;
+				}
+				if (deg > s->cap_pick) {
+					s->cap_pick = 2 * deg;
+					s->pick = kg_xreallocarray(s->pick,
+					    s->cap_pick, sizeof(*s->pick));
+				}
+				for (e = 0; e < deg; e++)
+					s->pick[e] = e0 + e;
+				for (e = 0; e < f; e++) {
+					uint64_t r = e + kg_rng_below(rng, deg - e);
+					uint64_t t = s->pick[r];
+
+					s->pick[r] = s->pick[e];
+					s->pick[e] = t;
+					sub_msg(s, sub_add(s, full->src[t]),
+					    full->type[t]);
+				}
+			}
+			lo = hi;
+			hi = s->n;
+		}
+		off = kg_xreallocarray(off, s->n + 1, sizeof(*off));
+		for (i = lo; i <= s->n; i++)
+			off[i] = s->g.n_msgs;
+		s->g.off = off;
+	}
+	s->g.n_nodes = s->n;
+	s->g.n_types = full->n_types;
+	for (i = 0; i < s->n; i++) {
+		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
+			s->cnt[s->g.type[e]]++;
+		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
+			s->g.norm[e] = 1.0f / (float)s->cnt[s->g.type[e]];
+		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
+			s->cnt[s->g.type[e]] = 0;
+	}
+	s->frow = kg_xreallocarray(s->frow, s->n + 1, sizeof(*s->frow));
+	s->lrow = kg_xreallocarray(s->lrow, s->n + 1, sizeof(*s->lrow));
+	for (i = 0; i < s->n; i++) {
+		int32_t v = s->nodes[i];
+
+		s->frow[i] = p->frow ? p->frow[v] : v;
+		s->lrow[i] = p->lrow ? p->lrow[v] : v;
+	}
+	for (i = 0; i < s->n; i++)
+		s->local[s->nodes[i]] = -1;
+}
+
+static void
+sub_release(struct sub *s)
+{
+	kg_gnn_graph_release(&s->g);
+	free(s->nodes);
+	free(s->frow);
+	free(s->lrow);
+	free(s->local);
+	free(s->cnt);
+	free(s->pick);
+}
+
+/* ---- training ---- */
+
+void
+kg_gnn_trained_release(struct kg_gnn_trained *t)
+{
+	kg_gnn_release(&t->enc);
+	free(t->rel);
+	memset(t, 0, sizeof(*t));
+}
+
+static int32_t
+draw_pool(const struct kg_gnn_problem *p, struct kg_rng *rng)
+{
+	return p->pool != NULL ? p->pool[kg_rng_below(rng, p->n_pool)] :
+	    (int32_t)kg_rng_below(rng, p->n_nodes);
+}
+
+/* Keep, per positive, the neg candidates scored closest to it. */
+static void
+select_adaptive(const struct kg_model *m, const float *h, const float *rel,
+    const int32_t *pos, size_t nb, const int32_t *cand, size_t nc,
+    size_t neg, int32_t *negs, float *dist)
+{
+	size_t i, j, k, d = m->dim, rw = m->rel_width;
+
+	for (i = 0; i < nb; i++) {
+		const int32_t *t = pos + 3 * i;
+		float sp = kg_model_score(m, h + (size_t)t[0] * d,
+		    rel + (size_t)t[1] * rw, h + (size_t)t[2] * d);
+
+		for (j = 0; j < nc; j++) {
+			const int32_t *c = cand + 3 * (i * nc + j);
+
+			dist[j] = fabsf(kg_model_score(m, h + (size_t)c[0] * d,
+			    rel + (size_t)c[1] * rw, h + (size_t)c[2] * d) - sp);
+		}
+		/* Partial selection sort: nc is small (neg x candidates). */
+		for (k = 0; k < neg; k++) {
+			size_t best = k;
+
+			for (j = k + 1; j < nc; j++)
+				if (dist[j] < dist[best])
+					best = j;
+			if (best != k) {
+				float td = dist[k];
+				int32_t tc[3];
+
+				dist[k] = dist[best];
+				dist[best] = td;
+				memcpy(tc, cand + 3 * (i * nc + k), sizeof(tc));
+				memcpy((int32_t *)cand + 3 * (i * nc + k),
+				    cand + 3 * (i * nc + best), sizeof(tc));
+				memcpy((int32_t *)cand + 3 * (i * nc + best),
+				    tc, sizeof(tc));
+			}
+			memcpy(negs + 3 * (i * neg + k),
+			    cand + 3 * (i * nc + k), 3 * sizeof(int32_t));
+		}
+	}
+}
+
+/*
+ * The learned rows this step used (nodes without attribute values): pack
+ * their gradients by global ID (zeroing them in grad), sum them over the
+ * ranks, and take one lazy Adam step per row (with the L2 term of the
+ * row), so every rank holding a row applies the same update.  Rows are
+ * averaged over the ranks like the dense gradients.
+ */
+static void
+sync_learned(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_problem *p, const struct kg_gnn_graph *g,
+    const int32_t *frow, const int32_t *lrow, float *grad, uint8_t *mark,
+    uint64_t **ids, float **rows, struct kg_sparse_rows *merged,
+    float *st_learn, const struct kg_adam *adam, struct kg_dist *d)
+{
+	size_t d0 = o->enc.dims[0], n = 0, i, k;
+	float *w = out->enc.w + out->enc.learned;
+	float inv = 1.0f / (float)d->size;
+
+	*ids = kg_xreallocarray(*ids, g->n_nodes + 1, sizeof(**ids));
+	*rows = kg_xreallocarray(*rows, (g->n_nodes + 1) * d0,
+	    sizeof(**rows));
+	for (i = 0; i < g->n_nodes; i++) {
+		uint64_t fr = frow ? (uint64_t)frow[i] : i;
+		uint64_t id = lrow ? (uint64_t)lrow[i] : i;
+		float *gr = grad + out->enc.learned + id * d0;
+
+		if (mark[id] || (p->feat != NULL && !out->enc.c.learned_only &&
+		    !kg_gnn_uses_learned(&out->enc, p->feat, fr)))
+			continue;
+		mark[id] = 1;
+		(*ids)[n] = id;
+		memcpy(*rows + n * d0, gr, d0 * sizeof(float));
+		memset(gr, 0, d0 * sizeof(float));
+		n++;
+	}
+	for (i = 0; i < n; i++)
+		mark[(*ids)[i]] = 0;
+	kg_dist_sparse_sum(d, *ids, *rows, n, d0, 0, merged);
+	for (i = 0; i < merged->n; i++) {
+		uint64_t id = merged->ids[i];
+		float *gr = merged->g + i * d0, *wr = w + id * d0;
+
+		for (k = 0; k < d0; k++)
+			gr[k] *= inv;
+		if (o->reg > 0.0)
+			kg_regularise(wr, gr, d0, o->reg, 2, 1.0);
+		kg_adam_row(wr, st_learn + id * (2 * d0 + 1), gr, d0, adam);
+	}
+}
+
+int
+kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_problem *p, struct kg_dist *d)
+{
+	struct kg_dist solo = KG_DIST_INIT;
+	struct kg_gnn_graph full = KG_GNN_GRAPH_INIT;
+	struct kg_gnn_state st = KG_GNN_STATE_INIT;
+	struct kg_adam adam = KG_ADAM_INIT;
+	struct sub sb;
+	struct kg_rng rng;
+	uint32_t L = o->enc.n_layers, epoch;
+	size_t nb, nc, dl, n_rel_f, n_all, i, j;
+	uint64_t steps, step, cursor = 0, *order = NULL;
+	float *grad = NULL, *st_enc = NULL, *st_rel = NULL, *gh = NULL;
+	float *dwork = NULL, *dist = NULL, *st_learn = NULL, *rows = NULL;
+	uint64_t *ids = NULL;
+	uint8_t *mark = NULL;
+	struct kg_sparse_rows merged = KG_SPARSE_ROWS_INIT;
+	size_t n_lf, d0;
+	int32_t *pos = NULL, *cand = NULL, *negs = NULL, *seeds = NULL;
+	double t0;
+
+	memset(out, 0, sizeof(*out));
+	memset(&sb, 0, sizeof(sb));
+	if (d == NULL)
+		d = &solo;
+	if (kg_gnn_train_opts_check(o) < 0 ||
+	    kg_gnn_init(&out->enc, &o->enc, p->feat, o->seed) < 0 ||
+	    kg_model_init(&out->dec, o->decoder, o->enc.dims[L], 0,
+	    (float)o->gamma) < 0) {
+		kg_gnn_trained_release(out);
+		return -1;
+	}
+	if (p->n_core == 0) {
+		kg_error("no training triples");
+		kg_gnn_trained_release(out);
+		return -1;
+	}
+	dl = o->enc.dims[L];
+	n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
+	out->rel = kg_xmallocarray(n_rel_f + 1, sizeof(float));
+	kg_rng_seed(&rng, o->seed, 0x72656c);
+	for (i = 0; i < n_rel_f; i++)
+		out->rel[i] = (float)((2.0 * kg_rng_uniform(&rng) - 1.0) *
+		    sqrt(6.0 / (double)(p->n_relations + dl)));
+	n_all = out->enc.n_params + n_rel_f;
+	/* The learned table (offset 0) is synchronised by rows, the rest
+	 * densely; its gradient rows are zeroed as they are consumed. */
+	n_lf = (size_t)o->enc.n_learned * o->enc.dims[0];
+	d0 = o->enc.dims[0];
+	grad = kg_xcalloc(n_all + 1, sizeof(float));
+	st_enc = kg_xcalloc(2 * (out->enc.n_params - n_lf) + 1, sizeof(float));
+	st_learn = kg_xcalloc(o->enc.n_learned * (2 * d0 + 1) + 1,
+	    sizeof(float));
+	mark = kg_xcalloc(o->enc.n_learned + 1, 1);
+	st_rel = kg_xcalloc(2 * n_rel_f + 1, sizeof(float));
+	adam.lr = (float)o->lr;
+
+	nb = o->batch_size / (uint32_t)d->size;
+	if (nb == 0)
+		nb = 1;
+	nc = o->neg_candidates > 1 ? (size_t)o->neg * o->neg_candidates :
+	    o->neg;
+	pos = kg_xmallocarray(3 * nb, sizeof(*pos));
+	cand = kg_xmallocarray(3 * nb * nc, sizeof(*cand));
+	negs = kg_xmallocarray(3 * nb * o->neg, sizeof(*negs));
+	seeds = kg_xmallocarray(2 * nb * (nc + 1), sizeof(*seeds));
+	dist = kg_xmallocarray(nc, sizeof(*dist));
+	dwork = kg_xmallocarray(kg_gnn_decode_work_size(&out->dec, nb, o->neg),
+	    sizeof(float));
+	order = kg_xmallocarray(p->n_core, sizeof(*order));
+	for (i = 0; i < p->n_core; i++)
+		order[i] = i;
+
+	kg_gnn_graph_build(&full, p->n_nodes, p->n_relations, p->graph_hrt,
+	    p->n_graph);
+	if (o->nfanout > 0) {
+		sb.local = kg_xmallocarray(p->n_nodes + 1, sizeof(*sb.local));
+		for (i = 0; i < p->n_nodes; i++)
+			sb.local[i] = -1;
+		sb.cnt = kg_xcalloc(full.n_types + 1, sizeof(*sb.cnt));
+	}
+	kg_rng_seed(&rng, o->seed, 1000 + (uint64_t)d->rank);
+	steps = (p->n_train_global + o->batch_size - 1) / o->batch_size;
+	if (steps == 0)
+		steps = 1;
+	t0 = kg_now();
+	for (epoch = 0; epoch < o->epochs; epoch++) {
+		double loss = 0.0, te = kg_now();
+
+		for (step = 0; step < steps; step++) {
+			const struct kg_gnn_graph *g = &full;
+			const int32_t *frow = p->frow, *lrow = p->lrow;
+			const float *h;
+
+			/* Positives: a fresh permutation per pass. */
+			for (i = 0; i < nb; i++) {
+				if (cursor == 0)
+					for (j = p->n_core; j > 1; j--) {
+						uint64_t r = kg_rng_below(&rng, j);
+						uint64_t t = order[j - 1];
+
+						order[j - 1] = order[r];
+						order[r] = t;
+					}
+				memcpy(pos + 3 * i, p->core_hrt + 3 * order[cursor],
+				    3 * sizeof(int32_t));
+				cursor = (cursor + 1) % p->n_core;
+			}
+			for (i = 0; i < nb; i++)
+				for (j = 0; j < nc; j++) {
+					int32_t *c = cand + 3 * (i * nc + j);
+
+					memcpy(c, pos + 3 * i, 3 * sizeof(int32_t));
+					c[kg_rng_below(&rng, 2) ? 0 : 2] =
+					    draw_pool(p, &rng);
+				}
+			if (o->nfanout > 0) {
+				size_t ns = 0;
+
+				for (i = 0; i < nb; i++) {
+					seeds[ns++] = pos[3 * i];
+					seeds[ns++] = pos[3 * i + 2];
+				}
+				for (i = 0; i < nb * nc; i++) {
+					seeds[ns++] = cand[3 * i];
+					seeds[ns++] = cand[3 * i + 2];
+				}
+				sub_build(&sb, &full, o, p, seeds, ns, &rng);
+				ns = 0;
+				for (i = 0; i < nb; i++) {
+					pos[3 * i] = seeds[ns++];
+					pos[3 * i + 2] = seeds[ns++];
+				}
+				for (i = 0; i < nb * nc; i++) {
+					cand[3 * i] = seeds[ns++];
+					cand[3 * i + 2] = seeds[ns++];
+				}
+				g = &sb.g;
+				frow = sb.frow;
+				lrow = sb.lrow;
+			}
+			kg_gnn_forward(&out->enc, g, p->feat, frow, lrow, &rng,
+			    &st);
+			h = st.h[L];
+			if (nc > o->neg)
+				select_adaptive(&out->dec, h, out->rel, pos, nb,
+				    cand, nc, o->neg, negs, dist);
+			else
+				memcpy(negs, cand, 3 * nb * nc * sizeof(*negs));
+			gh = kg_xreallocarray(gh, g->n_nodes * dl + 1,
+			    sizeof(float));
+			memset(gh, 0, g->n_nodes * dl * sizeof(float));
+			memset(grad + n_lf, 0, (n_all - n_lf) * sizeof(float));
+			loss += kg_gnn_decode(&out->dec, &o->loss, h, out->rel,
+			    pos, nb, negs, o->neg, 1.0f / (float)nb, gh,
+			    grad + out->enc.n_params, dwork);
+			kg_gnn_backward(&out->enc, g, p->feat, frow, lrow, &st,
+			    gh, grad);
+			if (o->reg > 0.0) {
+				kg_regularise(out->enc.w + n_lf, grad + n_lf,
+				    out->enc.n_params - n_lf, o->reg, 2, 1.0);
+				kg_regularise(out->rel,
+				    grad + out->enc.n_params, n_rel_f,
+				    o->reg, 2, 1.0);
+			}
+			sync_learned(out, o, p, g, frow, lrow, grad, mark,
+			    &ids, &rows, &merged, st_learn, &adam, d);
+			kg_dist_average_f32(d, grad + n_lf, n_all - n_lf);
+			kg_adam_row(out->enc.w + n_lf, st_enc, grad + n_lf,
+			    out->enc.n_params - n_lf, &adam);
+			kg_adam_row(out->rel, st_rel,
+			    grad + out->enc.n_params, n_rel_f, &adam);
+			out->steps++;
+			if (o->max_step > 0 && out->steps >= o->max_step)
+				break;
+		}
+		kg_dist_sum_f64(d, &loss, 1);
+		out->last_loss = loss / (double)((step < steps ? step + 1 :
+		    steps) * nb * (size_t)d->size);
+		if (!o->quiet && d->rank == 0)
+			fprintf(stderr, "%s: epoch %u loss %.6f (%.2f s)\n",
+			    kg_progname(), epoch + 1, out->last_loss,
+			    kg_now() - te);
+		if (o->max_step > 0 && out->steps >= o->max_step) {
+			epoch++;
+			break;
+		}
+	}
+	out->seconds_per_epoch = (kg_now() - t0) / (epoch ? epoch : 1);
+	kg_gnn_graph_release(&full);
+	kg_gnn_state_release(&st);
+	sub_release(&sb);
+	free(grad);
+	free(st_enc);
+	free(st_learn);
+	free(mark);
+	free(ids);
+	free(rows);
+	kg_sparse_rows_release(&merged);
+	free(st_rel);
+	free(gh);
+	free(dwork);
+	free(dist);
+	free(pos);
+	free(cand);
+	free(negs);
+	free(seeds);
+	free(order);
+	return 0;
+}
+
+float *
+kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n)
+{
+	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
+	struct kg_gnn_state st = KG_GNN_STATE_INIT;
+	size_t dl = m->c.dims[m->c.n_layers];
+	float *out = kg_xmallocarray(n_nodes * dl + 1, sizeof(float));
+
+	kg_gnn_graph_build(&g, n_nodes, m->c.n_relations, hrt, n);
+	kg_gnn_forward(m, &g, f, NULL, NULL, NULL, &st);
+	memcpy(out, st.h[m->c.n_layers], n_nodes * dl * sizeof(float));
+	kg_gnn_state_release(&st);
+	kg_gnn_graph_release(&g);
+	return out;
+}
+
+/* ---- from directories ---- */
+
+struct part {
+	struct kg_npy nodes, edges, core, pool;
+	int32_t *core_hrt;
+	uint64_t n_core;
+};
+
+static void
+part_release(struct part *pt)
+{
+	kg_npy_release(&pt->nodes);
+	kg_npy_release(&pt->edges);
+	kg_npy_release(&pt->core);
+	kg_npy_release(&pt->pool);
+	free(pt->core_hrt);
+}
+
+static int
+part_load(struct part *pt, const char *dir, uint64_t n_entities,
+    uint32_t n_relations)
+{
+	static const char *names[4] = { "nodes.npy", "edges.npy",
+	    "core_mask.npy", "neg_pool.npy" };
+	struct kg_npy *arr[4] = { &pt->nodes, &pt->edges, &pt->core,
+	    &pt->pool };
+	static const enum kg_dtype dts[4] = { KG_DT_I4, KG_DT_I4, KG_DT_U1,
+	    KG_DT_I4 };
+	static const int nds[4] = { 1, 2, 1, 1 };
+	uint64_t i, n, m;
+	int k;
+
+	for (k = 0; k < 4; k++) {
+		char *path = kg_path_join(dir, names[k]);
+		int rc = kg_npy_read_expect(path, dts[k], nds[k], arr[k]);
+
+		free(path);
+		if (rc < 0)
+			return -1;
+	}
+	n = pt->nodes.shape[0];
+	m = pt->edges.shape[0];
+	if (pt->edges.shape[1] != 3 || pt->core.shape[0] != m) {
+		kg_error("'%s': edges.npy and core_mask.npy do not match", dir);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		int32_t v = ((const int32_t *)pt->nodes.data)[i];
+
+		if (v < 0 || (uint64_t)v >= n_entities) {
+			kg_error("'%s': nodes.npy row %" PRIu64 " is not an "
+			    "entity of the dataset", dir, i);
+			return -1;
+		}
+	}
+	for (i = 0; i < m; i++) {
+		const int32_t *t = (const int32_t *)pt->edges.data + 3 * i;
+
+		if (t[0] < 0 || (uint64_t)t[0] >= n || t[2] < 0 ||
+		    (uint64_t)t[2] >= n || t[1] < 0 ||
+		    (uint32_t)t[1] >= n_relations) {
+			kg_error("'%s': edges.npy row %" PRIu64 " is out of "
+			    "range", dir, i);
+			return -1;
+		}
+	}
+	for (i = 0; i < pt->pool.shape[0]; i++) {
+		int32_t v = ((const int32_t *)pt->pool.data)[i];
+
+		if (v < 0 || (uint64_t)v >= n) {
+			kg_error("'%s': neg_pool.npy row %" PRIu64 " is out of "
+			    "range", dir, i);
+			return -1;
+		}
+	}
+	pt->core_hrt = kg_xmallocarray(3 * m + 3, sizeof(int32_t));
+	for (i = 0; i < m; i++)
+		if (((const uint8_t *)pt->core.data)[i])
+			memcpy(pt->core_hrt + 3 * pt->n_core++,
+			    (const int32_t *)pt->edges.data + 3 * i,
+			    3 * sizeof(int32_t));
+	return 0;
+}
+
+static json_t *
+config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
+    const struct kg_gnn_trained *t, int nranks)
+{
+	json_t *c = json_object(), *dims = json_array();
+	uint32_t l;
+
+	for (l = 0; l <= o->enc.n_layers; l++)
+		json_array_append_new(dims, json_integer(o->enc.dims[l]));
+	json_object_set_new(c, "encoder",
+	    json_string(kg_gnn_encoder_name(o->enc.encoder)));
+	json_object_set_new(c, "gnn_layers", json_integer(o->enc.n_layers));
+	json_object_set_new(c, "gnn_dims", dims);
+	json_object_set_new(c, "gnn_decomposition", json_string(
+	    o->enc.decomp == KG_GNN_BASIS ? "basis" : "block"));
+	json_object_set_new(c, "gnn_num_bases", json_integer(t->enc.c.n_bases));
+	json_object_set_new(c, "gnn_learned_only",
+	    json_boolean(t->enc.c.learned_only));
+	json_object_set_new(c, "gnn_n_params", json_integer(
+	    (json_int_t)t->enc.n_params));
+	json_object_set_new(c, "dropout", json_real(o->enc.dropout));
+	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
+	json_object_set_new(c, "lr", json_real(o->lr));
+	json_object_set_new(c, "regularization_coef", json_real(o->reg));
+	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
+	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));
+	json_object_set_new(c, "neg_candidates",
+	    json_integer(o->neg_candidates));
+	json_object_set_new(c, "epochs", json_integer(o->epochs));
+	json_object_set_new(c, "seed", json_integer((json_int_t)o->seed));
+	json_object_set_new(c, "ranks", json_integer(nranks));
+	if (o->nfanout > 0) {
+		json_t *f = json_array();
+
+		for (l = 0; l < o->nfanout; l++)
+			json_array_append_new(f, json_integer(o->fanout[l]));
+		json_object_set_new(c, "fanout", f);
+	}
+	if (r->features != NULL)
+		json_object_set_new(c, "features", json_string(r->features));
+	if (r->expanded != NULL)
+		json_object_set_new(c, "expanded", json_string(r->expanded));
+	return c;
+}
+
+static int
+write_model(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
+    const struct kg_dataset *ds, const struct kg_gnn_features *gf,
+    const struct kg_gnn_trained *t, int nranks)
+{
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	const struct kg_triples *tr = &ds->split[KG_SPLIT_TRAIN];
+	float *emb = NULL;
+	char *path = NULL;
+	json_t *cfg, *v;
+	const char *key;
+	uint64_t shape[1];
+	int rc = -1;
+
+	if (kg_outdir_begin(&od, r->output, r->force) < 0)
+		return -1;
+	kg_manifest_init(&man, r->argc, r->argv);
+	emb = kg_gnn_embed(&t->enc, gf, ds->n_entities, tr->hrt, tr->n);
+	if (kg_check_finite("entities.npy", emb, ds->n_entities,
+	    t->dec.dim) < 0 ||
+	    kg_manifest_add_input(&man, "dataset", r->dataset) < 0 ||
+	    (r->features != NULL &&
+	    kg_manifest_add_input(&man, "features", r->features) < 0) ||
+	    (r->expanded != NULL &&
+	    kg_manifest_add_input(&man, "expanded", r->expanded) < 0) ||
+	    kg_modeldir_write(od.tmp, &t->dec, 0, ds->n_entities,
+	    ds->n_relations, emb, t->rel, r->dataset, &man) < 0)
+		goto out;
+	path = kg_outdir_file(&od, "gnn_weights.npy");
+	shape[0] = t->enc.n_params;
+	if (kg_npy_write(path, KG_DT_F4, 1, shape, t->enc.w) < 0 ||
+	    kg_manifest_add_file(&man, od.tmp, "gnn_weights.npy") < 0)
+		goto out;
+	cfg = config_json(o, r, t, nranks);
+	json_object_foreach(cfg, key, v)
+		kg_manifest_set_config(&man, key, json_incref(v));
+	json_decref(cfg);
+	kg_manifest_set_figure(&man, "final_loss", json_real(t->last_loss));
+	kg_manifest_set_figure(&man, "seconds_per_epoch",
+	    json_real(t->seconds_per_epoch));
+	kg_manifest_set_figure(&man, "steps", json_integer(
+	    (json_int_t)t->steps));
+	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
+	    (json_int_t)kg_peak_rss_kib()));
+	if (kg_manifest_write(&man, od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&od);
+out:
+	if (rc < 0)
+		kg_outdir_abort(&od);
+	kg_manifest_release(&man);
+	free(emb);
+	free(path);
+	return rc;
+}
+
+int
+kg_gnn_train_run(const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d)
+{
+	struct kg_dist solo = KG_DIST_INIT;
+	struct kg_dataset ds = KG_DATASET_INIT;
+	struct kg_gnn_features gf = KG_GNN_FEATURES_INIT;
+	struct kg_gnn_features pf = KG_GNN_FEATURES_INIT;
+	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
+	struct kg_gnn_train_opts oo = *o;
+	struct kg_gnn_problem p;
+	struct part pt;
+	char *pdir = NULL, *fdir = NULL;
+	int rc;
+
+	memset(&pt, 0, sizeof(pt));
+	memset(&p, 0, sizeof(p));
+	if (d == NULL)
+		d = &solo;
+	rc = kg_dataset_load(&ds, r->dataset);
+	if (rc < 0)
+		return rc;
+	rc = -1;
+	if (ds.n_relations > INT32_MAX / 2) {
+		kg_error("too many relations");
+		goto out;
+	}
+	if (r->features != NULL && kg_gnn_features_load(&gf, r->features,
+	    NULL, ds.n_entities) < 0)
+		goto out;
+	oo.enc.n_relations = (uint32_t)ds.n_relations;
+	oo.enc.n_learned = ds.n_entities;
+	p.n_relations = (uint32_t)ds.n_relations;
+	if (r->expanded != NULL) {
+		char name[32], *last;
+		int ok;
+
+		snprintf(name, sizeof(name), "part-%03d", d->rank);
+		pdir = kg_path_join(r->expanded, name);
+		/* Every rank checks the same two paths, so all fail alike
+		 * rather than some waiting in a collective. */
+		snprintf(name, sizeof(name), "part-%03d", d->size);
+		fdir = kg_path_join(r->expanded, name);
+		snprintf(name, sizeof(name), "part-%03d", d->size - 1);
+		last = kg_path_join(r->expanded, name);
+		ok = !kg_path_exists(fdir) && kg_path_exists(last);
+		free(last);
+		if (!ok) {
+			kg_error("'%s': run one rank per part (%d ranks)",
+			    r->expanded, d->size);
+			goto out;
+		}
+		free(fdir);
+		fdir = NULL;
+		if (part_load(&pt, pdir, ds.n_entities, p.n_relations) < 0)
+			goto out;
+		p.n_nodes = pt.nodes.shape[0];
+		p.graph_hrt = pt.edges.data;
+		p.n_graph = pt.edges.shape[0];
+		p.core_hrt = pt.core_hrt;
+		p.n_core = pt.n_core;
+		p.pool = o->pool_seeds ? pt.pool.data : NULL;
+		p.n_pool = pt.pool.shape[0];
+		p.lrow = pt.nodes.data;
+		if (r->features != NULL) {
+			fdir = kg_path_join(pdir, "features");
+			if (kg_gnn_features_load(&pf, fdir, r->features,
+			    p.n_nodes) < 0)
+				goto out;
+			p.feat = &pf;
+		}
+	} else {
+		const struct kg_triples *tr = &ds.split[KG_SPLIT_TRAIN];
+
+		p.n_nodes = ds.n_entities;
+		p.graph_hrt = tr->hrt;
+		p.n_graph = tr->n;
+		p.core_hrt = tr->hrt;
+		p.n_core = tr->n;
+		p.feat = r->features != NULL ? &gf : NULL;
+	}
+	p.n_train_global = p.n_core;
+	kg_dist_sum_u64(d, &p.n_train_global, 1);
+	if (kg_gnn_train(&t, &oo, &p, d) < 0)
+		goto out;
+	if (d->rank == 0 && write_model(r, &oo, &ds,
+	    r->features != NULL ? &gf : NULL, &t, d->size) < 0)
+		goto out;
+	rc = 0;
+out:
+	kg_gnn_trained_release(&t);
+	kg_gnn_features_release(&gf);
+	kg_gnn_features_release(&pf);
+	part_release(&pt);
+	kg_dataset_release(&ds);
+	free(pdir);
+	free(fdir);
+	return rc;
+}
+
+/* ---- command line (kg-train --model_name RGCN|RelGNN, gnn_train) ---- */
+
+enum {
+	G_CONFIG = 256, G_MODEL, G_DIM, G_HIDDEN, G_DECODER, G_FEATURES,
+	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_BASES, G_DECOMP,
+	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
+	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_IGNORED
+};
+
+static const struct option gnn_opts[] = {
+	{ "config", required_argument, NULL, G_CONFIG },
+	{ "model_name", required_argument, NULL, G_MODEL },
+	{ "encoder", required_argument, NULL, G_MODEL },
+	{ "hidden_dim", required_argument, NULL, G_DIM },
+	{ "gnn_hidden", required_argument, NULL, G_HIDDEN },
+	{ "decoder", required_argument, NULL, G_DECODER },
+	{ "features", required_argument, NULL, G_FEATURES },
+	{ "expanded", required_argument, NULL, G_EXPANDED },
+	{ "layers", required_argument, NULL, G_LAYERS },
+	{ "fanout", required_argument, NULL, G_FANOUT },
+	{ "dropout", required_argument, NULL, G_DROPOUT },
+	{ "num_bases", required_argument, NULL, G_BASES },
+	{ "decomposition", required_argument, NULL, G_DECOMP },
+	{ "learned_only", no_argument, NULL, G_LEARNED },
+	{ "lr", required_argument, NULL, G_LR },
+	{ "regularization_coef", required_argument, NULL, G_REG },
+	{ "epochs", required_argument, NULL, G_EPOCHS },
+	{ "max_step", required_argument, NULL, G_MAXSTEP },
+	{ "batch_size", required_argument, NULL, G_BATCH },
+	{ "neg_sample_size", required_argument, NULL, G_NEG },
+	{ "neg_candidates", required_argument, NULL, G_NEGC },
+	{ "neg_pool_seeds", no_argument, NULL, G_POOL },
+	{ "loss", required_argument, NULL, G_LOSS },
+	{ "gamma", required_argument, NULL, G_GAMMA },
+	{ "adversarial_temperature", required_argument, NULL, G_ADVT },
+	{ "seed", required_argument, NULL, G_SEED },
+	{ "force", no_argument, NULL, G_FORCE },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	/* kg-train options without a meaning for GNN training. */
+	{ "num_thread", required_argument, NULL, G_IGNORED },
+	{ "neg_chunk_size", required_argument, NULL, G_IGNORED },
+	{ "no_checkpoint", no_argument, NULL, G_IGNORED },
+	{ "progress", no_argument, NULL, G_IGNORED },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct gnn_cli {
+	struct kg_gnn_train_opts o;
+	struct kg_gnn_run r;
+	uint32_t hidden, dim;
+	int model_set;
+};
+
+static int
+gnn_apply(struct gnn_cli *c, int ch, const char *arg)
+{
+	struct kg_gnn_train_opts *o = &c->o;
+	double x, fan[KG_GNN_MAX_LAYERS];
+	size_t nf, k;
+
+	switch (ch) {
+	case G_MODEL:
+		c->model_set = 1;
+		return kg_gnn_encoder_parse(arg, &o->enc.encoder);
+	case G_DIM: return kg_parse_u32("--hidden_dim", arg, 1, 1u << 14,
+	    &c->dim);
+	case G_HIDDEN: return kg_parse_u32("--gnn_hidden", arg, 1, 1u << 14,
+	    &c->hidden);
+	case G_DECODER: return kg_model_parse(arg, &o->decoder);
+	case G_FEATURES: c->r.features = arg; return 0;
+	case G_EXPANDED: c->r.expanded = arg; return 0;
+	case G_LAYERS: return kg_parse_u32("--layers", arg, 0,
+	    KG_GNN_MAX_LAYERS, &o->enc.n_layers);
+	case G_FANOUT:
+		if (kg_parse_double_list("--fanout", arg, 1, 1e6, fan,
+		    KG_GNN_MAX_LAYERS, &nf) < 0)
+			return -1;
+		o->nfanout = (uint32_t)nf;
+		for (k = 0; k < nf; k++)
+			o->fanout[k] = (uint32_t)fan[k];
+		return 0;
+	case G_DROPOUT:
+		if (kg_parse_double("--dropout", arg, 0.0, 0.99, &x) < 0)
+			return -1;
+		o->enc.dropout = (float)x;
+		return 0;
+	case G_BASES: return kg_parse_u32("--num_bases", arg, 1, 1u << 12,
+	    &o->enc.n_bases);
+	case G_DECOMP:
+		if (strcmp(arg, "basis") == 0 || strcmp(arg, "block") == 0) {
+			o->enc.decomp = arg[1] == 'a' ? KG_GNN_BASIS :
+			    KG_GNN_BLOCK;
+			return 0;
+		}
+		kg_error("--decomposition: unknown value '%s' (expected basis "
+		    "or block)", arg);
+		return -1;
+	case G_LEARNED: o->enc.learned_only = 1; return 0;
+	case G_LR: return kg_parse_double("--lr", arg, 1e-12, 10.0, &o->lr);
+	case G_REG: return kg_parse_double("--regularization_coef", arg, 0.0,
+	    10.0, &o->reg);
+	case G_EPOCHS: return kg_parse_u32("--epochs", arg, 1, 1u << 24,
+	    &o->epochs);
+	case G_MAXSTEP: return kg_parse_u64("--max_step", arg, 1, UINT64_MAX,
+	    &o->max_step);
+	case G_BATCH: return kg_parse_u32("--batch_size", arg, 1, 1u << 24,
+	    &o->batch_size);
+	case G_NEG: return kg_parse_u32("--neg_sample_size", arg, 1, 1u << 16,
+	    &o->neg);
+	case G_NEGC: return kg_parse_u32("--neg_candidates", arg, 1, 64,
+	    &o->neg_candidates);
+	case G_POOL: o->pool_seeds = 1; return 0;
+	case G_LOSS:
+		if (strcasecmp(arg, "Logsigmoid") == 0)
+			arg = "logistic";
+		return kg_loss_parse(arg, &o->loss.kind);
+	case G_GAMMA: return kg_parse_double("--gamma", arg, -1e6, 1e6,
+	    &o->gamma);
+	case G_ADVT: return kg_parse_double("--adversarial_temperature", arg,
+	    0.0, 1e6, &o->loss.adv_temp);
+	case G_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
+	    &o->seed);
+	case G_FORCE: c->r.force = 1; return 0;
+	case 'q': o->quiet = 1; return 0;
+	case G_IGNORED: return 0;
+	}
+	return -1;
+}
+
+static int
+gnn_config(struct gnn_cli *c, const char *path)
+{
+	json_error_t jerr;
+	json_t *root = json_load_file(path, 0, &jerr), *v;
+	const char *key;
+	char buf[64], *name, *p;
+	size_t i;
+	int rc = 0;
+
+	if (root == NULL || !json_is_object(root)) {
+		kg_error("%s:%d: %s", path, jerr.line, root ? "not a JSON "
+		    "object" : jerr.text);
+		json_decref(root);
+		return -1;
+	}
+	json_object_foreach(root, key, v) {
+		const char *arg = buf;
+
+		if (key[0] == '_')
+			continue;
+		name = kg_xstrdup(key);
+		for (p = name; *p; p++)
+			if (*p == '-')
+				*p = '_';
+		for (i = 0; gnn_opts[i].name != NULL; i++)
+			if (strcmp(gnn_opts[i].name, name) == 0)
+				break;
+		free(name);
+		if (gnn_opts[i].name == NULL || gnn_opts[i].val == G_CONFIG) {
+			kg_error("%s: unknown key '%s' for GNN training", path,
+			    key);
+			rc = -1;
+			break;
+		}
+		if (json_is_string(v))
+			arg = json_string_value(v);
+		else if (json_is_integer(v))
+			snprintf(buf, sizeof(buf), "%lld",
+			    (long long)json_integer_value(v));
+		else if (json_is_real(v))
+			snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
+		else if (json_is_boolean(v) &&
+		    gnn_opts[i].has_arg == no_argument) {
+			if (json_is_false(v))
+				continue;
+		} else {
+			kg_error("%s: key '%s' has a value of the wrong type",
+			    path, key);
+			rc = -1;
+			break;
+		}
+		if (gnn_apply(c, gnn_opts[i].val, arg) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	json_decref(root);
+	return rc;
+}
+
+/* "--foo-bar" -> "--foo_bar"; a new argv whose strings leak until exit. */
+static char **
+gnn_argv(int argc, char *argv[])
+{
+	char **out = kg_xcalloc((size_t)argc + 1, sizeof(*out));
+	int i, rest = 0;
+	char *p;
+
+	for (i = 0; i < argc; i++) {
+		out[i] = kg_xstrdup(argv[i]);
+		if (i > 0 && strcmp(out[i], "--") == 0)
+			rest = 1;
+		if (i > 0 && !rest && strncmp(out[i], "--", 2) == 0)
+			for (p = out[i] + 2; *p && *p != '='; p++)
+				if (*p == '-')
+					*p = '_';
+	}
+	return out;
+}
+
+int
+kg_gnn_cli_wanted(int argc, char *argv[])
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if ((strcmp(a, "--model_name") == 0 ||
+		    strcmp(a, "--model-name") == 0) && i + 1 < argc)
+			v = argv[i + 1];
+		else if (strncmp(a, "--model_name=", 13) == 0 ||
+		    strncmp(a, "--model-name=", 13) == 0)
+			v = a + 13;
+		else if ((strcmp(a, "--config") == 0 && i + 1 < argc) ||
+		    strncmp(a, "--config=", 9) == 0) {
+			json_t *root = json_load_file(a[8] == '=' ? a + 9 :
+			    argv[i + 1], 0, NULL);
+			json_t *m = json_object_get(root, "model_name");
+			int gnn = json_is_string(m) && (strcasecmp(
+			    json_string_value(m), "rgcn") == 0 ||
+			    strcasecmp(json_string_value(m), "relgnn") == 0);
+
+			json_decref(root);
+			if (gnn)
+				return 1;
+			continue;
+		}
+		if (v != NULL && (strcasecmp(v, "rgcn") == 0 ||
+		    strcasecmp(v, "relgnn") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+void
+kg_gnn_cli_usage(FILE *f)
+{
+	fprintf(f,
+"usage: kg-train --model_name RGCN|RelGNN [-q] [--config FILE]\n"
+"                [--decoder DistMult|TransE_l1|TransE_l2|ComplEx]\n"
+"                [--features DIR] [--learned_only] [--expanded DIR]\n"
+"                [--layers N] [--gnn_hidden N] [--hidden_dim N]\n"
+"                [--decomposition basis|block] [--num_bases N]\n"
+"                [--dropout P] [--fanout N,N] [--loss NAME] [--gamma G]\n"
+"                [--adversarial_temperature T] [--lr LR]\n"
+"                [--regularization_coef C] [--batch_size N]\n"
+"                [--neg_sample_size N] [--neg_candidates N]\n"
+"                [--neg_pool_seeds] [--epochs N] [--max_step N] [--seed N]\n"
+"                [--force] DATASET_DIR MODEL_DIR\n");
+}
+
+int
+kg_gnn_cli(int argc, char *argv[])
+{
+	struct gnn_cli c;
+	struct kg_gnn_train_opts z = KG_GNN_TRAIN_OPTS_INIT;
+	struct kg_dist d = KG_DIST_INIT;
+	char **av = gnn_argv(argc, argv);
+	int ch, i, rc;
+	uint32_t k;
+
+	memset(&c, 0, sizeof(c));
+	c.o = z;
+	c.hidden = 64;
+	c.dim = 32;
+	c.r.argc = argc;
+	c.r.argv = argv;
+	for (i = 1; i < argc; i++)
+		if (strcmp(av[i], "--config") == 0 ||
+		    strncmp(av[i], "--config=", 9) == 0) {
+			const char *f = av[i][8] == '=' ? av[i] + 9 :
+			    i + 1 < argc ? av[i + 1] : NULL;
+
+			if (f == NULL || gnn_config(&c, f) < 0) {
+				if (f == NULL)
+					kg_error("--config needs a file");
+				return KG_EXIT_USAGE;
+			}
+		}
+	optind = 1;
+	while ((ch = getopt_long(argc, av, "hq", gnn_opts, NULL)) != -1) {
+		if (ch == 'h') {
+			kg_gnn_cli_usage(stdout);
+			return KG_EXIT_OK;
+		}
+		if (ch == 'V') {
+			printf("%s %s\n", kg_progname(), KG_VERSION);
+			return KG_EXIT_OK;
+		}
+		if (ch == '?') {
+			kg_gnn_cli_usage(stderr);
+			return KG_EXIT_USAGE;
+		}
+		if (ch != G_CONFIG && gnn_apply(&c, ch, optarg) < 0)
+			return KG_EXIT_USAGE;
+	}
+	if (argc - optind != 2) {
+		kg_gnn_cli_usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (!c.model_set) {
+		kg_error("--model_name RGCN or RelGNN is required");
+		return KG_EXIT_USAGE;
+	}
+	c.r.dataset = av[optind];
+	c.r.output = av[optind + 1];
+	c.o.enc.dims[0] = c.hidden;
+	for (k = 1; k < c.o.enc.n_layers; k++)
+		c.o.enc.dims[k] = c.hidden;
+	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
+	if (kg_gnn_train_opts_check(&c.o) < 0)
+		return KG_EXIT_USAGE;
+	if (kg_dist_init(&d, &argc, &argv) < 0)
+		return KG_EXIT_FAIL;
+	rc = kg_gnn_train_run(&c.r, &c.o, &d);
+	if (rc < 0 && d.size > 1)
+		kg_dist_abort(&d, KG_EXIT_FAIL);
+	kg_dist_finalize(&d);
+	/* av's strings stay alive: r points into them until here. */
+	for (i = 0; i < argc; i++)
+		free(av[i]);
+	free(av);
+	return rc == KG_ERR_VERSION ? KG_EXIT_VERSION :
+	    rc < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+}

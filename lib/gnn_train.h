@@ -1,0 +1,198 @@
+/*
+ * gnn_train: training GNN encoders (gnn.h) with a shallow decoder, as one
+ * process or as synchronous data-parallel SGD under MPI (the Ray paper).
+ *
+ * One step: draw a batch of positive triples, corrupt each into neg
+ * negatives (head or tail, with equal odds, replaced by an entity drawn
+ * uniformly from the negative pool), encode the nodes (full graph, or the
+ * sampled neighbourhood of the batch's nodes), score with the decoder
+ * (DistMult, TransE L1/L2 or ComplEx through grad.h, model.h's layouts),
+ * take the loss (loss.h) averaged over the batch, back-propagate through
+ * decoder and encoder, add the L2 regulariser reg * sum w^2 over every
+ * parameter, average the gradients over the ranks and take one Adam step.
+ * Every rank holds every parameter, the learned entity table included
+ * (indexed by global entity ID).  Dense parameters (attribute matrices,
+ * layers, decoder relations) are averaged with kg_dist_average_f32 and
+ * updated by one Adam step; the learned rows a step used (nodes without
+ * attribute values) travel as sparse rows (kg_dist_sparse_sum, by global
+ * ID) and get a lazy per-row Adam step (the L2 term only on those rows),
+ * so a replicated (halo) node's row gets the same update on every rank
+ * that holds it and stays identical to its owner's.
+ *
+ * Adaptive negatives (neg_candidates c > 1): draw c * neg corruptions,
+ * score them, keep the neg whose scores are closest to the positive's
+ * (RelGNN's adaptive self-adversarial selection).
+ *
+ * Mini-batches (nfanout = number of graph layers): the batch's entities
+ * are the seeds; for layer L .. 1 every frontier node keeps at most
+ * fanout[k] of its incoming messages (drawn without replacement), their
+ * sources form the next frontier; the encoder then runs over the union of
+ * the reached nodes and the kept messages, with 1 / c_{i,r} counted over
+ * the kept messages.  nfanout = 0 runs the whole graph every step.
+ *
+ * Batch sizes: batch_size is the global number of positives per step;
+ * each of P ranks takes batch_size / P (at least 1) of its own core
+ * triples, and an epoch is ceil(n_train / batch_size) steps for any P, so
+ * 1 and P ranks see the same number of positives per step and per epoch.
+ *
+ * Negatives under kg-expand parts come from every node of the rank's
+ * expanded part (its seeds and its halo), or with pool_seeds from the
+ * part's seeds only (neg_pool.npy).  Halo nodes far from the seeds are
+ * encoded from a cut neighbourhood while training, but the seeds alone
+ * make every negative local to the part; on the small enterprise graphs
+ * tried here neither choice was clearly better (differences within the
+ * seed-to-seed noise), and the whole part is closer to what one rank
+ * draws.
+ */
+#ifndef KG_GNN_TRAIN_H
+#define KG_GNN_TRAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dist.h"
+#include "gnn.h"
+#include "loss.h"
+#include "model.h"
+
+struct kg_gnn_train_opts {
+	struct kg_gnn_config enc;	/* dims, layers, encoder, dropout */
+	enum kg_model_kind decoder;	/* DistMult, TransE_l1/l2, ComplEx */
+	double gamma;			/* TransE margin */
+	struct kg_loss loss;
+	uint32_t batch_size;		/* global positives per step */
+	uint32_t neg;			/* negatives per positive */
+	uint32_t neg_candidates;	/* adaptive selection; <= 1: off */
+	uint32_t nfanout;		/* 0: full graph */
+	uint32_t fanout[KG_GNN_MAX_LAYERS];
+	double lr;			/* Adam */
+	double reg;			/* L2 coefficient */
+	uint32_t epochs;
+	uint64_t max_step;		/* 0: no limit; else stop after */
+	uint64_t seed;
+	int pool_seeds;			/* expanded parts: negatives from
+					 * neg_pool.npy, not every node */
+	int quiet;
+};
+
+#define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
+	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
+	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
+	0, 0, 0 }
+
+/*
+ * What one rank trains on, in its own (local) node numbering: the message
+ * graph's triples, the core triples it draws positives from, the
+ * negative pool, and for each local node its feature row and its global
+ * ID (the learned-table row).  Arrays are borrowed.
+ */
+struct kg_gnn_problem {
+	uint64_t n_nodes;
+	uint32_t n_relations;
+	const int32_t *graph_hrt;	/* message-passing triples, local */
+	uint64_t n_graph;
+	const int32_t *core_hrt;	/* training positives, local */
+	uint64_t n_core;
+	uint64_t n_train_global;	/* summed over ranks (epoch length) */
+	const int32_t *pool;		/* local IDs; NULL: all nodes */
+	uint64_t n_pool;
+	const int32_t *frow;		/* NULL: identity */
+	const int32_t *lrow;		/* NULL: identity */
+	const struct kg_gnn_features *feat;	/* may be NULL */
+};
+
+/* The trained parameters: encoder and decoder relation table. */
+struct kg_gnn_trained {
+	struct kg_gnn enc;
+	struct kg_model dec;
+	float *rel;		/* n_relations x dec.rel_width */
+	double last_loss;	/* mean loss of the last epoch */
+	double seconds_per_epoch;
+	uint64_t steps;
+};
+
+#define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
+	0.0, 0 }
+
+/* Check option values; 0 or -1 after kg_error(). */
+int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
+
+/*
+ * Train on p (one rank's share; d may be NULL for a plain process).
+ * o->enc.n_learned is the learned-table size (global entities).
+ * 0, or -1 after kg_error() (out is then released).
+ */
+int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_problem *p, struct kg_dist *d);
+void kg_gnn_trained_release(struct kg_gnn_trained *t);
+
+/*
+ * Every node's final embedding: a full-graph forward pass without dropout
+ * over the n triples hrt of n_nodes nodes (global numbering, feature row
+ * = learned row = node).  Returns n_nodes x dL floats (caller frees).
+ */
+float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n);
+
+/*
+ * Decoder and loss of one batch (exposed for gradient checks): h holds
+ * the encoder outputs (dim floats per node), rel the relation table;
+ * pos[i] = (h, r, t) node IDs, negs[i * neg + j] the same for its
+ * negatives.  Adds (scale times) dL/dh to gh and dL/drel to grel; returns
+ * the summed loss.  work: kg_gnn_decode_work_size floats.
+ */
+size_t kg_gnn_decode_work_size(const struct kg_model *m, size_t nb,
+    size_t neg);
+double kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
+    const float *h, const float *rel, const int32_t *pos, size_t nb,
+    const int32_t *negs, size_t neg, float scale, float *gh, float *grel,
+    float *work);
+
+/*
+ * The whole run from directories: the dataset, optional features
+ * (kg-encode-attrs output) and optional kg-expand output (one part per
+ * rank, part-NNN for rank NNN: core triples, halo, negative pool, sliced
+ * features), then the model directory "output" written by rank 0:
+ * entities.npy = kg_gnn_embed over the whole training graph,
+ * relations.npy = the decoder's table, config model = the decoder (so
+ * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
+ * encoder parameters) and config keys encoder, gnn_* describing the
+ * layout.  argc/argv go to the manifest.  0 or -1 after kg_error().
+ */
+struct kg_gnn_run {
+	const char *dataset, *features, *expanded, *output;
+	int force;
+	int argc;
+	char **argv;
+};
+
+int kg_gnn_train_run(const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d);
+
+/*
+ * The command line of GNN training, shared by kg-train (which routes
+ * --model_name RGCN|RelGNN here) and build/aux/gnn_train.  Options are
+ * spelled as kg-train's (dashes or underscores; a JSON --config file with
+ * the same keys, the command line winning):
+ *   --model_name RGCN|RelGNN (also --encoder), --decoder NAME (DistMult),
+ *   --features DIR, --learned_only, --expanded DIR (kg-expand output: one
+ *   rank per part under mpirun), --layers N (graph layers, 2),
+ *   --gnn_hidden N (attribute and hidden layer width, 64), --hidden_dim N
+ *   (entity embedding = last layer, 32), --decomposition basis|block,
+ *   --num_bases N (bases or blocks, 2), --dropout P (0.2), --fanout A,B
+ *   (mini-batches; one value per layer, the output layer's first),
+ *   --loss NAME (bce), --gamma G, --adversarial_temperature T, --lr LR
+ *   (0.01), --regularization_coef C (0), --batch_size N (1024, global),
+ *   --neg_sample_size N (8), --neg_candidates N, --neg_pool_seeds,
+ *   --epochs N (10), --max_step N, --seed N, --force, -q.
+ *   kg-train's --num_thread, --neg_chunk_size, --no_checkpoint and
+ *   --progress are accepted and have no effect.
+ * Joins the MPI job when started by mpirun.  Returns the exit status.
+ */
+int kg_gnn_cli(int argc, char *argv[]);
+/* 1 when argv asks for a GNN model (--model_name RGCN|RelGNN, on the
+ * command line or in a --config file). */
+int kg_gnn_cli_wanted(int argc, char *argv[]);
+void kg_gnn_cli_usage(FILE *f);
+
+#endif
