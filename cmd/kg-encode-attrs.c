@@ -4,6 +4,7 @@
  * text encoder; transform --shard i/n encodes one contiguous range of
  * entities (independent processes); merge joins the shards.
  */
+#include <cblas.h>
 #include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
@@ -103,6 +104,13 @@ main(int argc, char *argv[])
 	int ch, rc, is_fit, is_transform, is_merge;
 
 	kg_setprogname(argv[0]);
+	/*
+	 * Threaded OpenBLAS sums in an order that depends on the thread
+	 * count, so the fitted text projection (and every feature made from
+	 * it) would change with OPENBLAS_NUM_THREADS; the same inputs must
+	 * give the same bytes.
+	 */
+	openblas_set_num_threads(1);
 	memset(&o, 0, sizeof(o));
 	o.n_shards = 1;
 	o.argc = argc;

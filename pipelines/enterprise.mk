@@ -9,8 +9,11 @@
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
 #
-# Until the GNN encoders exist, a shallow model (MODEL) is trained; the
-# expansion and the features are built as the GNN stage will read them.
+# MODEL=RGCN (default) or RelGNN trains a GNN encoder over the attribute
+# features: with RANKS > 1 one rank per expanded partition (PARTS must then
+# equal RANKS), synchronous data-parallel SGD.  A shallow MODEL (DistMult,
+# ComplEx, ...) trains without the features, PBG-style over the partitions
+# when RANKS > 1 (PARTS at least 2 x RANKS).
 
 include $(dir $(lastword $(MAKEFILE_LIST)))common.mk
 
@@ -21,12 +24,18 @@ PARTS ?= 2
 PART_METHOD ?= metis
 HOPS ?= 2
 FANOUT ?=
-RANKS ?= 1
-MODEL ?= DistMult
-DIM ?= 128
+RANKS ?= 2
+MODEL ?= RGCN
+DIM ?= 32
 EPOCHS ?= 30
+GNN_MODELS := RGCN RelGNN rgcn relgnn
+ifneq ($(filter $(MODEL),$(GNN_MODELS)),)
+GNN_CONFIG ?= $(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray.json
+TRAIN_FLAGS ?= --config $(GNN_CONFIG) --features $(FEAT)
+else
 TRAIN_FLAGS ?= --lr 0.1 --batch_size 512 --neg_sample_size 128 \
 	--regularization_coef 1e-6
+endif
 OUT ?= $(CURDIR)/kgpipe-out/enterprise
 
 ifdef DATA
@@ -90,11 +99,13 @@ $(EXP)/manifest.json: $(PARTDIR)/manifest.json $(FEAT)/manifest.json | $(BIN)/kg
 
 ifeq ($(RANKS),1)
 TRAIN_CMD := $(BIN)/kg-train
+else ifneq ($(filter $(MODEL),$(GNN_MODELS)),)
+TRAIN_CMD := $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --expanded $(EXP)
 else
 TRAIN_CMD := $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --partitions $(PARTDIR)
 endif
 
-$(MDL)/manifest.json: $(DS)/manifest.json $(EXP)/manifest.json | $(BIN)/kg-train
+$(MDL)/manifest.json: $(DS)/manifest.json $(EXP)/manifest.json $(FEAT)/manifest.json | $(BIN)/kg-train
 	$(TRAIN_CMD) -q --force --no_checkpoint --model_name $(MODEL) \
 	    --hidden_dim $(DIM) --epochs $(EPOCHS) --seed $(SEED) \
 	    --num_thread $(THREADS) $(TRAIN_FLAGS) $(DS) $(MDL)

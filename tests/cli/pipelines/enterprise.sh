@@ -28,3 +28,12 @@ make -s -j2 -f "$mk" $vars all >log 2>&1
 after=$(stat -c %Y out/partitions/manifest.json)
 check "a changed schema does not repartition" test "$before" = "$after"
 check "a changed schema re-encodes" test out/attr-model/manifest.json -nt out/data/schema.json
+# The shallow path: DistMult over 4 partitions on 2 ranks (PBG buckets).
+if make -s -j2 -f "$mk" NODES=300 EPOCHS=3 DIM=16 HOPS=1 THREADS=1 \
+    MODEL=DistMult RANKS=2 PARTS=4 OUT=$PWD/out2 all >log2 2>&1; then
+	ok "shallow model over 4 partitions on 2 ranks"
+else
+	notok "shallow model over 4 partitions on 2 ranks: $(tail -5 log2)"
+fi
+check "shallow run has metrics" grep -q '"mrr"' out2/metrics.json
+check "the default trains the R-GCN encoder" grep -q '"encoder"' out/model/manifest.json
