@@ -25,11 +25,6 @@
 /* Where a partition is between rounds. */
 enum { W_NONE, W_MEM, W_PARK, W_CKPT };
 
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
 struct drv {
 	struct kg_dist *d;
 	const struct kg_train_opts *o;
@@ -49,8 +44,8 @@ struct drv {
 	double scale;
 	int32_t *pos;		/* positives of a bucket */
 	size_t pos_cap;
-	struct text log;	/* rank 0: the whole log */
-	struct text mine;	/* this rank's lines of the current epoch */
+	struct kg_strbuf log;	/* rank 0: the whole log */
+	struct kg_strbuf mine;	/* this rank's lines of the current epoch */
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	uint64_t held, held_max;	/* bytes of partition buffers */
@@ -66,19 +61,6 @@ kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)
 	else
 		return -1;
 	return 0;
-}
-
-static void
-text_add(struct text *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (t->len + n + 1 > t->cap) {
-		t->cap = 2 * (t->len + n + 1);
-		t->s = kg_xrealloc(t->s, t->cap);
-	}
-	memcpy(t->s + t->len, s, n + 1);
-	t->len += n;
 }
 
 static uint64_t
@@ -494,7 +476,7 @@ run_epoch(struct drv *v, double stats[2], double *secs)
 			    "\"seconds\": %.4f}\n", v->tr.epoch + 1, round, me,
 			    a, c, (unsigned long long)done, done ?
 			    loss / (double)done : 0.0, kg_now() - tb);
-			text_add(&v->mine, line);
+			kg_strbuf_add(&v->mine, line);
 			free(line);
 		}
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
@@ -730,7 +712,7 @@ load_checkpoint(struct drv *v)
 
 			if (t == NULL)
 				goto out;
-			text_add(&v->log, t);
+			kg_strbuf_add(&v->log, t);
 			free(t);
 		}
 	}
@@ -1166,14 +1148,14 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 		kg_dist_sum_u64(d, bytes, 1);
 		kg_dist_gather_text(d, v.mine.s ? v.mine.s : "", 0, &gathered);
 		if (d->rank == 0) {
-			text_add(&v.log, gathered);
+			kg_strbuf_add(&v.log, gathered);
 			line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
 			    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
 			    "\"ranks\": %d, \"bytes_sent\": %llu}\n",
 			    v.tr.epoch, v.tr.last_loss, secs, secs > 0 ?
 			    st[1] / secs : 0.0, d->size,
 			    (unsigned long long)bytes[0]);
-			text_add(&v.log, line);
+			kg_strbuf_add(&v.log, line);
 			free(line);
 			if (show)
 				fprintf(stderr, "%s: epoch %u/%u: loss %.5f, "

@@ -1221,24 +1221,6 @@ out:
 }
 
 /* A growing text buffer for the JSON-lines log. */
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
-static void
-text_add(struct text *t, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (t->len + n + 1 > t->cap) {
-		t->cap = 2 * (t->len + n + 1);
-		t->s = kg_xrealloc(t->s, t->cap);
-	}
-	memcpy(t->s + t->len, s, n + 1);
-	t->len += n;
-}
-
 /* Filtered validation MRR (both sides, realistic ties) of the trainer's
  * current parameters. */
 static int
@@ -1312,7 +1294,7 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
  * log and manifest; atomically. */
 static int
 write_model(const struct kg_trainer *tr, const struct kg_train_opts *o,
-    const struct kg_train_job *j, const struct text *log, json_t *figures)
+    const struct kg_train_job *j, const struct kg_strbuf *log, json_t *figures)
 {
 	struct kg_outdir od = KG_OUTDIR_INIT;
 	struct kg_manifest man = KG_MANIFEST_INIT;
@@ -1426,7 +1408,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	struct kg_dataset ds = KG_DATASET_INIT;
 	struct kg_trainer tr;
 	struct kg_filter filter = KG_FILTER_INIT;
-	struct text log = { NULL, 0, 0 };
+	struct kg_strbuf log = { NULL, 0, 0 };
 	const struct kg_triples *train;
 	char *ckpt = NULL, *line, *old_log = NULL;
 	float *best_ent = NULL, *best_rel = NULL;
@@ -1499,7 +1481,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		if (kg_path_exists(ckpt)) {
 			if (kg_trainer_load(&tr, ckpt, &old_log) < 0)
 				goto out;
-			text_add(&log, old_log);
+			kg_strbuf_add(&log, old_log);
 			if (show)
 				fprintf(stderr, "%s: resuming after epoch %u "
 				    "from '%s'\n", kg_progname(), tr.epoch,
@@ -1557,7 +1539,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 			    "\"valid_mrr\": %.6f}\n", tr.epoch,
 			    (unsigned long long)tr.step, tr.last_loss, secs,
 			    tps, mrr);
-		text_add(&log, line);
+		kg_strbuf_add(&log, line);
 		free(line);
 		if (show) {
 			double per = secs_total / (double)(tr.epoch ? tr.epoch :

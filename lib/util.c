@@ -350,6 +350,19 @@ kg_peak_rss_kib(void)
 	return (uint64_t)ru.ru_maxrss;	/* KiB on Linux */
 }
 
+void
+kg_strbuf_add(struct kg_strbuf *b, const char *text)
+{
+	size_t n = strlen(text);
+
+	if (b->len + n + 1 > b->cap) {
+		b->cap = 2 * (b->len + n + 1);
+		b->s = kg_xrealloc(b->s, b->cap);
+	}
+	memcpy(b->s + b->len, text, n + 1);
+	b->len += n;
+}
+
 char *
 kg_path_join(const char *dir, const char *name)
 {

@@ -99,6 +99,18 @@ double kg_now(void);
 /* Peak resident set size of this process in KiB (0 if unknown). */
 uint64_t kg_peak_rss_kib(void);
 
+/*
+ * A growing NUL-terminated string (git's strbuf habit).  Zero-initialise;
+ * s stays NULL until the first append; free(s) releases it.
+ */
+struct kg_strbuf {
+	char *s;
+	size_t len, cap;
+};
+
+/* Append the NUL-terminated string text. */
+void kg_strbuf_add(struct kg_strbuf *b, const char *text);
+
 /* Join a directory and a file name into a new string. */
 char *kg_path_join(const char *dir, const char *name);
 /* Read a whole file into a NUL-terminated buffer; *len gets the size.
