@@ -496,19 +496,11 @@ run_epoch(struct drv *v, double stats[2], double *secs)
 static json_t *
 shape_json(const struct drv *v)
 {
-	const struct kg_trainer *tr = &v->tr;
+	json_t *st = kg_trainer_shape(&v->tr);
 
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s, s:I, s:I}",
-	    "model", kg_model_name(tr->model.kind),
-	    "dim", (json_int_t)tr->model.dim,
-	    "rel_dim", (json_int_t)tr->model.rel_dim,
-	    "rel_width", (json_int_t)tr->model.rel_width,
-	    "n_entities", (json_int_t)tr->n_entities,
-	    "n_relations", (json_int_t)tr->n_relations,
-	    "reciprocal", tr->o.reciprocal,
-	    "rel_optimizer", kg_optim_name(tr->o.rel_optim),
-	    "nparts", (json_int_t)v->P,
-	    "nranks", (json_int_t)v->d->size);
+	json_object_set_new(st, "nparts", json_integer((json_int_t)v->P));
+	json_object_set_new(st, "nranks", json_integer((json_int_t)v->d->size));
+	return st;
 }
 
 /* Rank 0's manifest of a checkpoint: every file with its shape and

@@ -1051,10 +1051,10 @@ whole_table(const struct kg_trainer *tr, int state, float **owned)
 	return out;
 }
 
-static json_t *
-shape_state(const struct kg_trainer *tr)
+json_t *
+kg_trainer_shape(const struct kg_trainer *tr)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s, s:I, s:I}",
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}",
 	    "model", kg_model_name(tr->model.kind),
 	    "dim", (json_int_t)tr->model.dim,
 	    "rel_dim", (json_int_t)tr->model.rel_dim,
@@ -1062,9 +1062,18 @@ shape_state(const struct kg_trainer *tr)
 	    "n_entities", (json_int_t)tr->n_entities,
 	    "n_relations", (json_int_t)tr->n_relations,
 	    "reciprocal", tr->o.reciprocal,
-	    "rel_optimizer", kg_optim_name(tr->o.rel_optim),
-	    "epoch", (json_int_t)tr->epoch,
-	    "step", (json_int_t)tr->step);
+	    "rel_optimizer", kg_optim_name(tr->o.rel_optim));
+}
+
+/* The shape plus the progress a single-process checkpoint records. */
+static json_t *
+shape_state(const struct kg_trainer *tr)
+{
+	json_t *st = kg_trainer_shape(tr);
+
+	json_object_set_new(st, "epoch", json_integer((json_int_t)tr->epoch));
+	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
+	return st;
 }
 
 int

@@ -37,6 +37,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "loss.h"
 #include "model.h"
 #include "optim.h"
@@ -223,6 +225,13 @@ int kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 
 /* The entity row of global ID e. */
 float *kg_trainer_entity(const struct kg_trainer *tr, uint64_t e);
+/*
+ * The options that fix the parameter shapes (model, dims, counts,
+ * reciprocal, relation optimiser) as a new JSON object; checkpoints record
+ * it and a resume must match it.
+ */
+json_t *kg_trainer_shape(const struct kg_trainer *tr);
+
 /* Copy the whole entity table (n_entities x dim) into out. */
 void kg_trainer_entities(const struct kg_trainer *tr, float *out);
 
