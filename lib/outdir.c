@@ -18,16 +18,29 @@
  */
 #define MAX_ACTIVE 8
 static char *volatile active[MAX_ACTIVE];
+/* A second name for each, prepared outside the handler. */
+static char *volatile dead[MAX_ACTIVE];
 static int handlers_installed;
 
+/*
+ * The signal may run in one thread while another still writes into the
+ * temporary.  Renaming it first makes every later create by path fail,
+ * so the removal cannot race with a writer that adds a file behind
+ * readdir's back.
+ */
 static void
 on_signal(int sig)
 {
 	int i;
 
-	for (i = 0; i < MAX_ACTIVE; i++)
-		if (active[i] != NULL)
+	for (i = 0; i < MAX_ACTIVE; i++) {
+		if (active[i] == NULL)
+			continue;
+		if (rename(active[i], dead[i]) == 0)
+			kg_rmtree(dead[i]);
+		else
 			kg_rmtree(active[i]);
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -55,6 +68,7 @@ track(char *path)
 	}
 	for (i = 0; i < MAX_ACTIVE; i++)
 		if (active[i] == NULL) {
+			dead[i] = kg_xasprintf("%s.dead", path);
 			active[i] = path;
 			return;
 		}
@@ -66,8 +80,11 @@ untrack(const char *path)
 	int i;
 
 	for (i = 0; i < MAX_ACTIVE; i++)
-		if (active[i] == path)
+		if (active[i] == path) {
 			active[i] = NULL;
+			free(dead[i]);
+			dead[i] = NULL;
+		}
 }
 
 int
@@ -165,15 +182,17 @@ kg_outdir_begin(struct kg_outdir *od, const char *path, int force)
 	free(base);
 	od->force = force;
 	kg_rmtree(od->tmp);	/* a leftover of a killed run with our PID */
+	/* Tracked before it exists, so no signal can come in between. */
+	track(od->tmp);
 	if (mkdir(od->tmp, 0755) != 0) {
 		kg_error_errno("cannot create '%s'", od->tmp);
+		untrack(od->tmp);
 		free(od->final);
 		free(od->tmp);
 		*od = z;
 		return -1;
 	}
 	od->active = 1;
-	track(od->tmp);
 	return 0;
 }
 
