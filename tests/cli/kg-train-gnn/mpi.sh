@@ -26,8 +26,10 @@ kg-encode-attrs fit -q -d ds -s $D/schema.json -o am &&
 kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
 kg-encode-attrs merge -q -m am -o feat s0 &&
 kg-partition -q -p 2 -m metis -s 1 -o p2 ds &&
+kg-partition -q -p 4 -m metis -s 1 -o p4 ds &&
 kg-partition -q -p 1 -m metis -s 1 -o p1 ds &&
 kg-expand -q -k 2 -s 1 -F feat -p p2 -o x2 ds &&
+kg-expand -q -k 2 -s 1 -F feat -p p4 -o x4 ds &&
 kg-expand -q -k 2 -s 1 -F feat -p p1 -o x1 ds ||
     { notok "gnn mpi: pipeline up to kg-expand"; exit 1; }
 
@@ -64,25 +66,32 @@ print(sum(x["auc"] for x in d) / 2, sum(x["metrics"]["both"]["mrr"] for x in d) 
 }
 : >one.txt
 : >two.txt
+: >four.txt
 for s in 1 2; do
 	"$TRAIN" $args --seed $s ds r1s$s 2>/dev/null &&
 	metrics r1s$s >>one.txt
 	$MPI -np 2 "$TRAIN" $args --seed $s --expanded x2 ds r2s$s 2>err ||
 	    notok "gnn mpi: 2 ranks failed: $(cat err)"
 	metrics r2s$s >>two.txt
+	$MPI -np 4 "$TRAIN" $args --seed $s --expanded x4 ds r4s$s 2>err ||
+	    notok "gnn mpi: 4 ranks failed: $(cat err)"
+	metrics r4s$s >>four.txt
 done
-if python3 - one.txt two.txt <<'PY'
+for p in two four; do
+	if python3 - one.txt $p.txt <<'PY'
 import sys
 def mean(p):
     rows = [list(map(float, l.split())) for l in open(p) if l.strip()]
     assert len(rows) == 2, rows
     return [sum(c) / len(rows) for c in zip(*rows)]
 a, b = mean(sys.argv[1]), mean(sys.argv[2])
-print("1 rank: AUC %.4f MRR %.4f; 2 ranks: AUC %.4f MRR %.4f" % (a[0], a[1], b[0], b[1]))
+print("1 rank: AUC %.4f MRR %.4f; %s ranks: AUC %.4f MRR %.4f" %
+      (a[0], a[1], sys.argv[2][:-4], b[0], b[1]))
 sys.exit(not (b[0] >= a[0] - 0.02 and b[1] >= a[1] - 0.02))
 PY
-then ok "gnn mpi: 2 ranks reach the 1-rank AUC and MRR within 0.02"
-else notok "gnn mpi: 2 ranks fall short of the 1-rank AUC or MRR"; fi
+	then ok "gnn mpi: $p ranks reach the 1-rank AUC and MRR within 0.02"
+	else notok "gnn mpi: $p ranks fall short of the 1-rank AUC or MRR"; fi
+done
 
 # Mini-batches with neighbour sampling inside each rank's part, RelGNN.
 $MPI -np 2 "$TRAIN" $args --encoder RelGNN --fanout 5,5 --epochs 10 \
