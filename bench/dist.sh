@@ -75,7 +75,7 @@ run "1 rank, 4 partitions" 1 4 r1 nice -n 10 mpirun -np 1 "$bin/kg-train" \
     $hp --partitions p4 ds r1
 run "2 ranks, 4 partitions" 2 4 r2 nice -n 10 mpirun -np 2 "$bin/kg-train" \
     $hp --partitions p4 ds r2
-run "4 ranks, 8 partitions (oversubscribed: 4 ranks on $(nproc) cores)" 4 8 r4 \
+run "4 ranks, 8 partitions (oversubscribed: 4 ranks on $(nproc --all) cores)" 4 8 r4 \
     nice -n 10 mpirun --oversubscribe -np 4 "$bin/kg-train" $hp \
     --partitions p8 ds r4
 run "2 ranks, --dist ssgd" 2 1 s2 nice -n 10 mpirun -np 2 "$bin/kg-train" \
@@ -95,7 +95,7 @@ wait
 t2=$(date +%s.%N)
 probe=$(awk -v a="$t0" -v b="$t1" -v c="$t2" 'BEGIN { printf "{\"one_epoch_alone_seconds\": %.2f, \"two_epochs_at_once_seconds\": %.2f, \"speedup_ceiling_for_2\": %.2f}", b - a, c - b, 2 * (b - a) / (c - b) }')
 
-jq -s --arg nproc "$(nproc)" --argjson probe "$probe" --arg date "$(date -u +%FT%TZ)" \
+jq -s --arg nproc "$(nproc --all)" --argjson probe "$probe" --arg date "$(date -u +%FT%TZ)" \
     --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" '{
 	benchmark: "dist", date: $date, nproc: ($nproc | tonumber), cpu: $cpu,
 	dataset: "FB15k-237", threads_per_process: 1,

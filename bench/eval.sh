@@ -76,7 +76,7 @@ measure "TransE_l2 dim 200, 1 thread, sampled 1000 uniform negatives" - \
     nice -n 10 "$bin/kg-eval" -q --threads 1 --neg-sample 1000 fb \
     m_TransE_l2_200
 
-jq -s --arg nproc "$(nproc)" --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" \
+jq -s --arg nproc "$(nproc --all)" --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --arg load0 "$load_start" '
     (map(select(."label" | test("baseline"))) | .[0]) as $b |

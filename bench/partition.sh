@@ -82,7 +82,7 @@ done
 
 # Ratios against baselines measured in this same run: METIS cut over the
 # random cut, and capped over uncapped replication.
-jq -s --arg nproc "$(nproc)" --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" \
+jq -s --arg nproc "$(nproc --all)" --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" \
     --arg mem "$(awk '/MemTotal/ {print $2 " kB"}' /proc/meminfo)" \
     --arg load0 "$load0" --arg load1 "$(cut -d' ' -f1-3 /proc/loadavg)" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg gen "$gname" \

@@ -28,7 +28,7 @@ out=$top/bench/results/train_accuracy.json
 cap=${KG_BENCH_EPOCHS:-}
 models=${KG_BENCH_MODELS:-"ComplEx-N3 RESCAL DistMult RotatE TransE"}
 datasets=${KG_BENCH_DATASETS:-"fb15k-237 wn18rr"}
-threads=${KG_BENCH_THREADS:-$(nproc)}
+threads=${KG_BENCH_THREADS:-$(nproc --all)}
 command -v jq >/dev/null || { echo "bench/train_accuracy.sh: needs jq" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "bench/train_accuracy.sh: needs /usr/bin/time" >&2; exit 1; }
 mkdir -p "$work" "$top/bench/results"
@@ -118,7 +118,7 @@ for ds in $datasets; do
 	done
 done
 
-jq -s --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
+jq -s --arg nproc "$(nproc --all)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" --arg cap "${cap:-none}" \
     '{benchmark: "train_accuracy", date: $date,
       machine: {nproc: ($nproc | tonumber), cpu: $cpu},

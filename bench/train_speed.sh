@@ -100,7 +100,7 @@ for t in 1 2; do
 	measure "PBG settings, ComplEx d=200, $t thread(s)" "$t" "$pbg_flop" - $pbg
 done
 
-jq -s --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
+jq -s --arg nproc "$(nproc --all)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
     --arg mhz "$mhz" --argjson peak "$peak" --argjson fpc "$fpc" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
     '{benchmark: "train_speed", date: $date,
