@@ -26,7 +26,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work"
 runs=$work/runs.jsonl
 : >"$runs"
-ncpu=$(nproc --all)	# before OMP_NUM_THREADS, which nproc obeys
+ncpu=$(nproc --all)
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 N="nice -n 10"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
