@@ -164,8 +164,10 @@ void kg_gnn_release(struct kg_gnn *m);
 
 /*
  * Forward state of one pass over a graph of n nodes, reused across steps
- * (buffers grow as needed).  h[l] is the input of graph layer l (h[0] the
- * attribute layer's output), h[L] the encoder output [n, dL].
+ * (buffers grow as needed and are kept, so steady-state steps allocate
+ * nothing).  h[l] is the input of graph layer l (h[0] the attribute
+ * layer's output), h[L] the encoder output [n, dL].  Every forward pass
+ * rebuilds the message orders below from the graph it is given.
  */
 struct kg_gnn_state {
 	uint64_t n, cap_n, cap_m;
@@ -173,15 +175,25 @@ struct kg_gnn_state {
 	float *hd[KG_GNN_MAX_LAYERS];	/* dropped-out inputs */
 	float *mask[KG_GNN_MAX_LAYERS];	/* dropout scale per element */
 	float *pre[KG_GNN_MAX_LAYERS];	/* pre-activation outputs */
-	float *t1, *t2;			/* scratch: per-basis products */
+	float *t1;			/* scratch: per-basis products, z */
 	float *u[KG_GNN_MAX_LAYERS], *alpha[KG_GNN_MAX_LAYERS];
 	float *da;			/* attention backward, per message */
-	uint64_t *by_type, *toff;	/* block R-GCN: messages by type */
-	int32_t *dst;			/* destination of each message */
-	uint64_t cap_idx, max_type, cap_gx;
-	float *gx, *gy;			/* gathered rows of one type */
+	float *nsum;			/* attention backward, per node */
 	float *dh, *dh2, *dt;		/* backward scratch */
-	float *wr;			/* scratch for W_r */
+	/* Message orders (both stable, i.e. in CSR order within a group). */
+	uint64_t cap_idx, cap_nidx, cap_t, cap_fill;
+	uint64_t *by_type, *toff;	/* messages by type */
+	uint64_t *by_src, *soff;	/* messages by source */
+	int32_t *dst;			/* destination of each message */
+	uint64_t *fill;
+	/* Block R-GCN: the (destination, type) pairs, by type; poff: their
+	 * messages in by_type, dpair/dpoff: the pairs of each destination. */
+	uint64_t n_pairs, max_tpairs;
+	uint64_t *poff, *tpoff, *msg_pair, *dpair, *dpoff;
+	int32_t *pdst;
+	float *py;			/* one row per pair */
+	float *tscr;			/* per-thread scratch */
+	uint64_t cap_py, cap_tscr;
 };
 
 #define KG_GNN_STATE_INIT { 0 }
@@ -201,6 +213,16 @@ void kg_gnn_forward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
  * Backward pass after kg_gnn_forward with the same arguments: dout is
  * dL/d(output) (n x dL, overwritten), and the parameter gradients are
  * ADDED to grad (n_params floats).
+ *
+ * Threads.  Both passes use omp_get_max_threads() OpenMP threads and give
+ * the same bits whatever that number: every output row or gradient
+ * element is summed by one thread in an order fixed by the graph alone
+ * (by destination, by source or by message type; global vectors such as
+ * biases are split by columns).  The dense products go to OpenBLAS as
+ * whole matrices, and the small per-type products of block R-GCN are
+ * called from inside the OpenMP threads: run OpenBLAS single-threaded
+ * (openblas_set_num_threads(1) or OPENBLAS_NUM_THREADS=1) when using
+ * several OpenMP threads, or the two pools oversubscribe the cores.
  */
 void kg_gnn_backward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
     const struct kg_gnn_features *f, const int32_t *frow,

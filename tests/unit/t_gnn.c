@@ -2,9 +2,11 @@
  * t_gnn: gradient checks of every GNN layer (attribute layer, R-GCN with
  * basis and block-diagonal weights, attention) and of the decoders and
  * losses used for GNN training, against central finite differences of
- * the loss summed in double; plus the message graph's normalisers.
+ * the loss summed in double; plus the message graph's normalisers and
+ * the independence of the results from the thread count.
  */
 #include <math.h>
+#include <omp.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -249,6 +251,151 @@ graph_normalisers(void)
 	kg_gnn_graph_release(&g);
 }
 
+/*
+ * Threads: on a graph large enough to split (hubs, self-loops, repeated
+ * triples), the encoder output and every gradient must have the same bits
+ * with 1, 2 and 3 threads, and when run twice.
+ */
+#define TN 300
+#define TR 3
+#define TT 2500
+
+static int32_t thrt[TT * 3];
+static int64_t toff0[TN + 1];
+static int32_t tidx0[TN * 3];
+static uint8_t thas0[TN], thas1[TN];
+static float tvec1[TN * 5];
+
+static void
+make_big(struct kg_gnn_features *f)
+{
+	struct kg_rng r;
+	int i, k;
+
+	kg_rng_seed(&r, 21, 0);
+	for (i = 0; i < TT; i++) {
+		/* A third of the messages touch the 5 hub nodes. */
+		thrt[3 * i] = (int32_t)kg_rng_below(&r, i % 3 ? TN : 5);
+		thrt[3 * i + 1] = (int32_t)kg_rng_below(&r, TR);
+		thrt[3 * i + 2] = (int32_t)kg_rng_below(&r, TN);
+	}
+	for (i = 0; i < TN; i++) {
+		int m = (int)kg_rng_below(&r, 4);
+
+		toff0[i + 1] = toff0[i] + m;
+		for (k = 0; k < m; k++)
+			tidx0[toff0[i] + k] = (int32_t)kg_rng_below(&r, 6);
+		thas0[i] = m > 0;
+		thas1[i] = kg_rng_below(&r, 2);
+	}
+	for (i = 0; i < TN * 5; i++)
+		tvec1[i] = (float)(kg_rng_uniform(&r) * 2.0 - 1.0);
+	memset(f, 0, sizeof(*f));
+	f->n = TN;
+	f->n_attrs = 2;
+	f->attrs = kg_xcalloc(2, sizeof(*f->attrs));
+	f->attrs[0].name = kg_xstrdup("cat");
+	f->attrs[0].width = 6;
+	f->attrs[0].off = kg_xmallocarray(TN + 1, sizeof(int64_t));
+	memcpy(f->attrs[0].off, toff0, sizeof(toff0));
+	f->attrs[0].idx = tidx0;
+	f->attrs[0].has = thas0;
+	f->attrs[1].name = kg_xstrdup("txt");
+	f->attrs[1].text = 1;
+	f->attrs[1].width = 5;
+	f->attrs[1].vec = tvec1;
+	f->attrs[1].has = thas1;
+}
+
+/* Output and gradients with nt threads, into out and grad. */
+static void
+run_threads(const struct kg_gnn *m, const struct kg_gnn_graph *g,
+    const struct kg_gnn_features *f, struct kg_gnn_state *s, int nt,
+    int drop, float *out, float *grad)
+{
+	size_t n = TN * m->c.dims[m->c.n_layers], k;
+	float *dout = kg_xmallocarray(n, sizeof(float));
+	struct kg_rng r;
+
+	omp_set_num_threads(nt);
+	kg_rng_seed(&r, 5, 5);
+	kg_gnn_forward(m, g, f, NULL, NULL, drop ? &r : NULL, s);
+	memcpy(out, s->h[m->c.n_layers], n * sizeof(float));
+	for (k = 0; k < n; k++)
+		dout[k] = (float)sin((double)k) * out[k];
+	memset(grad, 0, m->n_params * sizeof(float));
+	kg_gnn_backward(m, g, f, NULL, NULL, s, dout, grad);
+	free(dout);
+}
+
+static void
+check_threads(enum kg_gnn_encoder e, enum kg_gnn_decomp dc, uint32_t layers,
+    float dropout)
+{
+	struct kg_gnn_features f;
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_config c = config(e, dc, layers);
+	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
+	struct kg_gnn_state s = KG_GNN_STATE_INIT, s1 = KG_GNN_STATE_INIT;
+	int nt, run, saved = omp_get_max_threads();
+	float *out[2], *grad[2];
+	size_t no, k, nz = 0;
+
+	make_big(&f);
+	c.dims[0] = 8;
+	c.n_learned = TN;
+	c.n_relations = TR;
+	c.dropout = dropout;
+	T_CHECK(kg_gnn_init(&m, &c, &f, 7) == 0);
+	kg_gnn_graph_build(&g, TN, TR, thrt, TT);
+	no = TN * c.dims[layers];
+	for (k = 0; k < 2; k++) {
+		out[k] = kg_xmallocarray(no, sizeof(float));
+		grad[k] = kg_xmallocarray(m.n_params, sizeof(float));
+	}
+	run_threads(&m, &g, &f, &s1, 1, dropout > 0.0f, out[0], grad[0]);
+	for (k = 0; k < m.n_params; k++)
+		nz += grad[0][k] != 0.0f;
+	T_CHECKF(nz > m.n_params / 10, "%zu of %zu gradients non-zero", nz,
+	    m.n_params);
+	/* 3 twice: the second run reuses the state's buffers. */
+	for (run = 0; run < 3; run++) {
+		nt = run < 2 ? run + 2 : 3;
+		run_threads(&m, &g, &f, &s, nt, dropout > 0.0f, out[1],
+		    grad[1]);
+		T_CHECKF(memcmp(out[0], out[1], no * sizeof(float)) == 0,
+		    "output differs with %d threads", nt);
+		for (k = 0; k < m.n_params; k++)
+			if (grad[0][k] != grad[1][k])
+				break;
+		T_CHECKF(k == m.n_params, "%d threads: gradient %zu is %.9g, "
+		    "%.9g with 1", nt, k, k < m.n_params ?
+		    (double)grad[1][k] : 0.0, k < m.n_params ?
+		    (double)grad[0][k] : 0.0);
+	}
+	omp_set_num_threads(saved);
+	for (k = 0; k < 2; k++) {
+		free(out[k]);
+		free(grad[k]);
+	}
+	kg_gnn_state_release(&s);
+	kg_gnn_state_release(&s1);
+	kg_gnn_graph_release(&g);
+	kg_gnn_release(&m);
+	kg_gnn_features_release(&f);
+}
+
+static void
+threads_same_bits(void)
+{
+	check_threads(KG_GNN_RGCN, KG_GNN_BASIS, 0, 0.0f);
+	check_threads(KG_GNN_RGCN, KG_GNN_BASIS, 2, 0.0f);
+	check_threads(KG_GNN_RGCN, KG_GNN_BLOCK, 2, 0.0f);
+	check_threads(KG_GNN_RGCN, KG_GNN_BLOCK, 3, 0.3f);
+	check_threads(KG_GNN_RELGNN, KG_GNN_BASIS, 2, 0.0f);
+	check_threads(KG_GNN_RELGNN, KG_GNN_BASIS, 3, 0.3f);
+}
+
 /* Decoder + loss: finite differences over the node and relation rows. */
 static void
 check_decoder(enum kg_model_kind kind, enum kg_loss_kind lk, double adv)
@@ -364,6 +511,7 @@ main(void)
 	T_RUN(grad_rgcn_block);
 	T_RUN(grad_attention);
 	T_RUN(grad_attention_dropout);
+	T_RUN(threads_same_bits);
 	T_RUN(grad_decoders);
 	T_RUN(bad_configs);
 	return T_DONE();

@@ -16,7 +16,7 @@ if [ ! -x "$GEN" ]; then
 	skip "gnn mpi: kg_gen_enterprise is not built"
 	exit 0
 fi
-MPI="timeout 60 mpirun --oversubscribe"
+MPI="timeout 300 mpirun --oversubscribe"
 mkdir ent
 "$GEN" -o ent/data -n 300 -s 1 2>/dev/null
 D=ent/data
