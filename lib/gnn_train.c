@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include <jansson.h>
+#include <omp.h>
 
 #include "dataset.h"
 #include "gnn_train.h"
@@ -153,7 +154,8 @@ struct sub {
 	struct kg_gnn_graph g;
 	uint64_t n, cap_n, cap_m;
 	int32_t *nodes;		/* local -> problem node */
-	int32_t *frow, *lrow;
+	int32_t *frow;		/* feature row of each local node */
+	int32_t *lrow;		/* its learned row: the problem node */
 	int32_t *local;		/* problem node -> local, -1 */
 	uint32_t *cnt;		/* per type */
 	uint64_t *pick, cap_pick;
@@ -280,7 +282,7 @@ sub_build(struct sub *s, const struct kg_gnn_graph *full,
 		int32_t v = s->nodes[i];
 
 		s->frow[i] = p->frow ? p->frow[v] : v;
-		s->lrow[i] = p->lrow ? p->lrow[v] : v;
+		s->lrow[i] = v;
 	}
 	for (i = 0; i < s->n; i++)
 		s->local[s->nodes[i]] = -1;
@@ -359,22 +361,121 @@ select_adaptive(const struct kg_model *m, const float *h, const float *rel,
 	}
 }
 
+/* ---- the learned table, by rows ---- */
+
+/* A learned row's initial value, N(0, 1/d0) drawn from (seed, global ID):
+ * every rank holding the row, and the plain process, start it alike
+ * whatever their local numbering. */
+static void
+learned_row_init(float *w, size_t d0, uint64_t seed, uint64_t id)
+{
+	struct kg_rng r;
+	size_t k;
+
+	kg_rng_seed(&r, seed, (0x6c726f77ULL << 32) | id);
+	for (k = 0; k < d0; k++)
+		w[k] = (float)(kg_rng_normal(&r) / sqrt((double)d0));
+}
+
 /*
- * The learned rows this step used (nodes without attribute values): pack
- * their gradients by global ID (zeroing them in grad), sum them over the
- * ranks, and take one lazy Adam step per row (with the L2 term of the
- * row), so every rank holding a row applies the same update.  Rows are
- * averaged over the ranks like the dense gradients.
+ * An encoder with a learned table of n_rows rows, row i for global ID
+ * gid[i] (NULL: i).  The dense parameters come from an encoder without a
+ * table, so they do not depend on n_rows, which differs between ranks.
+ */
+static int
+model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_gnn_features *f, uint64_t seed, uint64_t n_rows,
+    const int32_t *gid)
+{
+	struct kg_gnn dense = KG_GNN_INIT;
+	struct kg_gnn_config dc = *c;
+	size_t d0 = c->dims[0], i;
+
+	dc.n_learned = 0;
+	if (kg_gnn_init(&dense, &dc, f, seed) < 0)
+		return -1;
+	dc.n_learned = n_rows;
+	if (kg_gnn_init(m, &dc, f, seed) < 0) {
+		kg_gnn_release(&dense);
+		return -1;
+	}
+	if (m->learned != 0 || m->n_params != dense.n_params + n_rows * d0) {
+		kg_error("internal error: the learned table is not the first "
+		    "block of the GNN parameters");
+		kg_gnn_release(&dense);
+		kg_gnn_release(m);
+		return -1;
+	}
+	memcpy(m->w + n_rows * d0, dense.w, dense.n_params * sizeof(float));
+	for (i = 0; i < n_rows; i++)
+		learned_row_init(m->w + i * d0, d0, seed,
+		    gid ? (uint64_t)gid[i] : i);
+	kg_gnn_release(&dense);
+	return 0;
+}
+
+/* Global ID -> local row, sorted by global ID (both below 2^31). */
+struct gl_pair {
+	uint32_t g, l;
+};
+
+static int
+gl_cmp(const void *a, const void *b)
+{
+	const struct gl_pair *x = a, *y = b;
+
+	return x->g < y->g ? -1 : x->g > y->g;
+}
+
+static int64_t
+gl_find(const struct gl_pair *m, size_t n, uint64_t g)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m[mid].g < g)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && m[lo].g == g ? (int64_t)m[lo].l : -1;
+}
+
+/* Everything of a run besides the parameters in out: what a checkpoint
+ * holds with them. */
+struct tstate {
+	struct kg_gnn_trained *out;
+	const struct kg_gnn_problem *p;
+	size_t n_loc, d0, n_lf, n_dense, n_rel_f;
+	float *st_enc;		/* 2 n_dense + 1 */
+	float *st_learn;	/* n_loc x (2 d0 + 1) */
+	float *st_rel;		/* 2 n_rel_f + 1 */
+	struct gl_pair *map;	/* n_loc */
+	struct kg_rng rng;
+	uint64_t *order, cursor;
+	uint32_t epoch;
+};
+
+/*
+ * The learned rows this step used (nodes without attribute values; lrow
+ * gives each node of g its local row): pack their gradients by global ID
+ * (zeroing them in grad), sum them over the ranks, and take one lazy Adam
+ * step on each merged row this rank holds (with the L2 term of the row),
+ * so every rank holding a row applies the same update.  Rows are averaged
+ * over the ranks like the dense gradients.
  */
 static void
-sync_learned(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
-    const struct kg_gnn_problem *p, const struct kg_gnn_graph *g,
-    const int32_t *frow, const int32_t *lrow, float *grad, uint8_t *mark,
-    uint64_t **ids, float **rows, struct kg_sparse_rows *merged,
-    float *st_learn, const struct kg_adam *adam, struct kg_dist *d)
+sync_learned(struct tstate *ts, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_graph *g, const int32_t *frow, const int32_t *lrow,
+    float *grad, uint8_t *mark, uint64_t **ids, float **rows,
+    struct kg_sparse_rows *merged, const struct kg_adam *adam,
+    struct kg_dist *d)
 {
-	size_t d0 = o->enc.dims[0], n = 0, i, k;
-	float *w = out->enc.w + out->enc.learned;
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn *enc = &ts->out->enc;
+	size_t d0 = ts->d0, n = 0, i, k;
 	float inv = 1.0f / (float)d->size;
 
 	*ids = kg_xreallocarray(*ids, g->n_nodes + 1, sizeof(**ids));
@@ -382,32 +483,478 @@ sync_learned(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	    sizeof(**rows));
 	for (i = 0; i < g->n_nodes; i++) {
 		uint64_t fr = frow ? (uint64_t)frow[i] : i;
-		uint64_t id = lrow ? (uint64_t)lrow[i] : i;
-		float *gr = grad + out->enc.learned + id * d0;
+		uint64_t r = lrow ? (uint64_t)lrow[i] : i;
+		float *gr = grad + enc->learned + r * d0;
 
-		if (mark[id] || (p->feat != NULL && !out->enc.c.learned_only &&
-		    !kg_gnn_uses_learned(&out->enc, p->feat, fr)))
+		if (mark[r] || (p->feat != NULL && !enc->c.learned_only &&
+		    !kg_gnn_uses_learned(enc, p->feat, fr)))
 			continue;
-		mark[id] = 1;
-		(*ids)[n] = id;
+		mark[r] = 1;
+		(*ids)[n] = p->lrow ? (uint64_t)p->lrow[r] : r;
 		memcpy(*rows + n * d0, gr, d0 * sizeof(float));
 		memset(gr, 0, d0 * sizeof(float));
 		n++;
 	}
-	for (i = 0; i < n; i++)
-		mark[(*ids)[i]] = 0;
+	for (i = 0; i < g->n_nodes; i++)
+		mark[lrow ? (uint64_t)lrow[i] : i] = 0;
 	kg_dist_sparse_sum(d, *ids, *rows, n, d0, 0, merged);
 	for (i = 0; i < merged->n; i++) {
-		uint64_t id = merged->ids[i];
-		float *gr = merged->g + i * d0, *wr = w + id * d0;
+		int64_t r = gl_find(ts->map, ts->n_loc, merged->ids[i]);
+		float *gr = merged->g + i * d0, *wr;
 
+		if (r < 0)
+			continue;	/* a row of another rank's nodes */
+		wr = enc->w + enc->learned + (size_t)r * d0;
 		for (k = 0; k < d0; k++)
 			gr[k] *= inv;
 		if (o->reg > 0.0)
 			kg_regularise(wr, gr, d0, o->reg, 2, 1.0);
-		kg_adam_row(wr, st_learn + id * (2 * d0 + 1), gr, d0, adam);
+		kg_adam_row(wr, ts->st_learn + (size_t)r * (2 * d0 + 1), gr, d0,
+		    adam);
 	}
 }
+
+/*
+ * Rank 0 takes the whole learned table: every rank sends the rows of the
+ * nodes it owns (by global ID), rank 0 puts them into an encoder of
+ * o->enc.n_learned rows (the first sender of a row wins; a row nobody
+ * sends keeps its initial value) with the dense parameters of its own.
+ * The rows travel in rounds of at most 256 KiB per rank, so the buffers
+ * stay small next to the table.
+ */
+static int
+gather_learned(struct tstate *ts, const struct kg_gnn_train_opts *o,
+    struct kg_dist *d)
+{
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn *enc = &ts->out->enc, full = KG_GNN_INIT;
+	uint64_t n_glob = o->enc.n_learned, *cnt, *ids, missing = 0;
+	uint64_t i, k, next = 0, round, rounds = 0;
+	size_t d0 = ts->d0, chunk, nx, P = (size_t)d->size;
+	struct kg_dist_xfer *xf = kg_xcalloc(2 * P, sizeof(*xf));
+	float *rows;
+	uint8_t *have = NULL;
+	int r, rc = 0;
+
+	if (d->size == 1 && p->lrow == NULL && p->owner == NULL &&
+	    ts->n_loc == n_glob) {
+		free(xf);
+		return 0;	/* the local table is the whole one */
+	}
+	chunk = ((size_t)1 << 18) / (d0 * sizeof(float) + sizeof(uint64_t));
+	if (chunk == 0)
+		chunk = 1;
+	cnt = kg_xcalloc(P, sizeof(*cnt));
+	for (i = 0; i < ts->n_loc; i++)
+		cnt[d->rank] += p->owner == NULL || p->owner[i] == d->rank;
+	kg_dist_sum_u64(d, cnt, P);
+	for (r = 0; r < d->size; r++)
+		if ((cnt[r] + chunk - 1) / chunk > rounds)
+			rounds = (cnt[r] + chunk - 1) / chunk;
+	/* Rank 0 receives every rank's round into slot r. */
+	k = d->rank == 0 ? P : 1;
+	ids = kg_xmallocarray(k * chunk, sizeof(*ids));
+	rows = kg_xmallocarray(k * chunk * d0, sizeof(*rows));
+	if (d->rank == 0) {
+		have = kg_xcalloc(n_glob + 1, 1);
+		rc = model_init(&full, &enc->c, p->feat, o->seed, n_glob, NULL);
+		if (rc == 0)
+			memcpy(full.w + n_glob * d0, enc->w + ts->n_lf,
+			    ts->n_dense * sizeof(float));
+	}
+	for (round = 0; round < rounds; round++) {
+		uint64_t n = 0, lo = round * chunk;
+
+		/* This rank's next rows, rank 0's into its own slot. */
+		for (; next < ts->n_loc && n < chunk; next++)
+			if (p->owner == NULL || p->owner[next] == d->rank) {
+				ids[n] = p->lrow ? (uint64_t)p->lrow[next] :
+				    next;
+				memcpy(rows + n * d0, enc->w + enc->learned +
+				    next * d0, d0 * sizeof(float));
+				n++;
+			}
+		nx = 0;
+		for (r = 0; r < d->size; r++) {
+			uint64_t m = cnt[r] > lo ? cnt[r] - lo : 0;
+
+			if (m > chunk)
+				m = chunk;
+			if (m == 0 || (d->rank != 0 && r != d->rank) ||
+			    (d->rank == 0 && r == 0))
+				continue;
+			xf[nx++] = (struct kg_dist_xfer){ ids + (d->rank ? 0 :
+			    (size_t)r * chunk), m * sizeof(*ids), d->rank ? 0 :
+			    r, 1, d->rank != 0 };
+			xf[nx++] = (struct kg_dist_xfer){ rows + (d->rank ? 0 :
+			    (size_t)r * chunk * d0), m * d0 * sizeof(*rows),
+			    d->rank ? 0 : r, 2, d->rank != 0 };
+		}
+		kg_dist_exchange(d, xf, nx);
+		if (d->rank != 0 || rc < 0)
+			continue;
+		for (r = 0; r < d->size; r++) {
+			uint64_t m = cnt[r] > lo ? cnt[r] - lo : 0;
+
+			for (k = 0; k < m && k < chunk; k++) {
+				uint64_t id = ids[(size_t)r * chunk + k];
+
+				if (id >= n_glob || have[id])
+					continue;
+				have[id] = 1;
+				memcpy(full.w + id * d0, rows + ((size_t)r *
+				    chunk + k) * d0, d0 * sizeof(float));
+			}
+		}
+	}
+	if (d->rank == 0 && rc == 0) {
+		for (i = 0; i < n_glob; i++)
+			missing += !have[i];
+		if (missing > 0 && !o->quiet)
+			kg_warn("%" PRIu64 " of %" PRIu64 " entities are owned "
+			    "by no rank: their learned rows keep their initial "
+			    "values", missing, n_glob);
+		kg_gnn_release(enc);
+		*enc = full;
+	}
+	free(have);
+	free(xf);
+	free(cnt);
+	free(ids);
+	free(rows);
+	return rc;
+}
+
+/* ---- checkpoints ---- */
+
+/* The options that fix the shapes of a checkpoint; a resume must match
+ * them. */
+static json_t *
+ckpt_shape(const struct tstate *ts, const struct kg_gnn_train_opts *o,
+    int nranks)
+{
+	const struct kg_gnn *m = &ts->out->enc;
+	json_t *s = json_object(), *dims = json_array();
+	uint32_t l;
+
+	for (l = 0; l <= m->c.n_layers; l++)
+		json_array_append_new(dims, json_integer(m->c.dims[l]));
+	json_object_set_new(s, "encoder",
+	    json_string(kg_gnn_encoder_name(m->c.encoder)));
+	json_object_set_new(s, "gnn_decomposition", json_string(
+	    m->c.decomp == KG_GNN_BASIS ? "basis" : "block"));
+	json_object_set_new(s, "gnn_dims", dims);
+	json_object_set_new(s, "gnn_num_bases", json_integer(m->c.n_bases));
+	json_object_set_new(s, "gnn_learned_only",
+	    json_boolean(m->c.learned_only));
+	json_object_set_new(s, "gnn_dense_params",
+	    json_integer((json_int_t)ts->n_dense));
+	json_object_set_new(s, "model", json_string(kg_model_name(o->decoder)));
+	json_object_set_new(s, "relations",
+	    json_integer((json_int_t)ts->p->n_relations));
+	json_object_set_new(s, "entities",
+	    json_integer((json_int_t)o->enc.n_learned));
+	json_object_set_new(s, "nranks", json_integer(nranks));
+	return s;
+}
+
+static char *
+rank_file(int rank, const char *what)
+{
+	return kg_xasprintf("rank-%03d-%s.npy", rank, what);
+}
+
+/* Write n x w (w = 0: a vector of n) of dtype dt into dir/name. */
+static int
+put_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
+    uint64_t w, const void *data)
+{
+	char *path = kg_path_join(dir, name);
+	uint64_t sh[2] = { n, w };
+	int rc = kg_npy_write(path, dt, w ? 2 : 1, sh, data);
+
+	free(path);
+	return rc;
+}
+
+/* Read dir/name into data, requiring dtype dt and shape n x w (w = 0: a
+ * vector of n). */
+static int
+get_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
+    uint64_t w, void *data)
+{
+	struct kg_npy a = KG_NPY_INIT;
+	char *path = kg_path_join(dir, name);
+	int rc = kg_npy_read_expect(path, dt, w ? 2 : 1, &a);
+
+	if (rc == 0 && (a.shape[0] != n || (w && a.shape[1] != w))) {
+		kg_error("checkpoint file '%s' does not have the shape of "
+		    "this run (%" PRIu64 " x %" PRIu64 ")", path, n, w ? w : 1);
+		rc = -1;
+	}
+	if (rc == 0)
+		memcpy(data, a.data, a.nbytes);
+	kg_npy_release(&a);
+	free(path);
+	return rc;
+}
+
+/* This rank's files: its learned rows and their Adam state, its nodes'
+ * global IDs (checked on resume), its permutation and its RNG + cursor. */
+static int
+ckpt_write_rank(const char *dir, const struct tstate *ts, int rank)
+{
+	const struct kg_gnn *m = &ts->out->enc;
+	uint64_t smp[5];
+	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	char *f[5];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ts->n_loc; i++)
+		gid[i] = ts->p->lrow ? ts->p->lrow[i] : (int32_t)i;
+	memcpy(smp, ts->rng.s, sizeof(ts->rng.s));
+	smp[4] = ts->cursor;
+	f[0] = rank_file(rank, "learned");
+	f[1] = rank_file(rank, "learned_state");
+	f[2] = rank_file(rank, "nodes");
+	f[3] = rank_file(rank, "order");
+	f[4] = rank_file(rank, "sampler");
+	rc = put_arr(dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
+	    m->w + m->learned) < 0 ||
+	    put_arr(dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
+	    ts->st_learn) < 0 ||
+	    put_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0 ||
+	    put_arr(dir, f[3], KG_DT_U8, ts->p->n_core, 0, ts->order) < 0 ||
+	    put_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0 ? -1 : 0;
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+	free(gid);
+	return rc;
+}
+
+/* Rank 0's files: the dense parameters and their Adam states, state.json
+ * and the manifest of every rank's files. */
+static int
+ckpt_write_shared(const char *dir, const struct tstate *ts,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_ckpt *ck,
+    int nranks)
+{
+	static const char *const what[] = { "learned", "learned_state",
+	    "nodes", "order", "sampler" };
+	static const char *const shared[] = { "dense.npy", "dense_state.npy",
+	    "relations.npy", "relation_state.npy", "state.json" };
+	const struct kg_gnn_trained *out = ts->out;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	json_t *st = ckpt_shape(ts, o, nranks);
+	char *js;
+	size_t i;
+	int r, rc = -1;
+
+	json_object_set_new(st, "epoch", json_integer(ts->epoch));
+	json_object_set_new(st, "steps", json_integer((json_int_t)out->steps));
+	json_object_set_new(st, "last_loss", json_real(out->last_loss));
+	json_object_set_new(st, "seed", json_integer((json_int_t)o->seed));
+	js = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(st);
+	kg_manifest_init(&man, ck->argc, ck->argv);
+	if (put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	    out->enc.w + ts->n_lf) < 0 ||
+	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
+	    ts->st_enc) < 0 ||
+	    put_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    out->rel) < 0 ||
+	    put_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
+	    0, ts->st_rel) < 0 ||
+	    kg_write_text(dir, "state.json", js) < 0)
+		goto out;
+	for (i = 0; i < KG_ARRAY_LEN(shared); i++)
+		if (kg_manifest_add_file(&man, dir, shared[i]) < 0)
+			goto out;
+	for (r = 0; r < nranks; r++)
+		for (i = 0; i < KG_ARRAY_LEN(what); i++) {
+			char *f = rank_file(r, what[i]);
+			int bad = kg_manifest_add_file(&man, dir, f) < 0;
+
+			free(f);
+			if (bad)
+				goto out;
+		}
+	rc = kg_manifest_write(&man, dir);
+out:
+	kg_manifest_release(&man);
+	free(js);
+	return rc;
+}
+
+/* 1 on every rank when any rank passes bad != 0. */
+static int
+any_rank(struct kg_dist *d, int bad)
+{
+	uint64_t b = bad != 0;
+
+	kg_dist_max_u64(d, &b, 1);
+	return b != 0;
+}
+
+/* Save the state into ck->dir (collective): rank 0 opens the temporary
+ * directory, every rank writes its files there, rank 0 adds the shared
+ * ones and the manifest and renames it into place. */
+static int
+ckpt_save(const struct kg_gnn_ckpt *ck, const struct tstate *ts,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d)
+{
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	uint64_t len = 0;
+	char *tmp;
+	int bad;
+
+	if (d->rank == 0 && kg_outdir_begin(&od, ck->dir, 1) == 0)
+		len = strlen(od.tmp) + 1;
+	kg_dist_bcast(d, &len, sizeof(len), 0);
+	if (len == 0)
+		return -1;
+	tmp = d->rank == 0 ? kg_xstrdup(od.tmp) : kg_xmalloc(len);
+	kg_dist_bcast(d, tmp, len, 0);
+	bad = any_rank(d, ckpt_write_rank(tmp, ts, d->rank) < 0);
+	if (d->rank == 0) {
+		if (!bad && ckpt_write_shared(tmp, ts, o, ck, d->size) < 0)
+			bad = 1;
+		if (bad)
+			kg_outdir_abort(&od);
+		else if (kg_outdir_commit(&od) < 0)
+			bad = 1;
+	}
+	free(tmp);
+	return any_rank(d, bad) ? -1 : 0;
+}
+
+/* Restore the state from ck->dir after checking that it fits this run;
+ * 0, or -1 after kg_error() on this rank. */
+static int
+ckpt_load_rank(const struct kg_gnn_ckpt *ck, struct tstate *ts,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d)
+{
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	struct kg_gnn_trained *out = ts->out;
+	json_error_t jerr;
+	char *path = kg_path_join(ck->dir, "state.json"), *a, *b, *f[5];
+	json_t *have = json_load_file(path, 0, &jerr);
+	json_t *want = ckpt_shape(ts, o, d->size), *val;
+	const char *key;
+	uint64_t smp[5], i;
+	int32_t *gid = NULL;
+	int rc = -1;
+
+	memset(f, 0, sizeof(f));
+	if (have == NULL) {
+		kg_error("cannot read checkpoint '%s': %s", path, jerr.text);
+		goto out;
+	}
+	json_object_foreach(want, key, val) {
+		json_t *h = json_object_get(have, key);
+
+		if (h != NULL && json_equal(h, val))
+			continue;
+		a = h ? json_dumps(h, JSON_ENCODE_ANY) : kg_xstrdup("nothing");
+		b = json_dumps(val, JSON_ENCODE_ANY);
+		kg_error("checkpoint '%s' has %s %s, but this run has %s%s",
+		    ck->dir, key, a, b, strcmp(key, "nranks") == 0 ?
+		    ": resume with the same number of ranks" : "");
+		free(a);
+		free(b);
+		goto out;
+	}
+	/* Every file the ranks wrote, complete and of the recorded shape. */
+	if (kg_manifest_load(&man, ck->dir, NULL) < 0 ||
+	    kg_manifest_verify(&man, ck->dir, 0) < 0)
+		goto out;
+	f[0] = rank_file(d->rank, "learned");
+	f[1] = rank_file(d->rank, "learned_state");
+	f[2] = rank_file(d->rank, "nodes");
+	f[3] = rank_file(d->rank, "order");
+	f[4] = rank_file(d->rank, "sampler");
+	gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	if (get_arr(ck->dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0)
+		goto out;
+	for (i = 0; i < ts->n_loc; i++)
+		if (gid[i] != (ts->p->lrow ? ts->p->lrow[i] : (int32_t)i)) {
+			kg_error("checkpoint '%s' holds other nodes for rank %d "
+			    "(another expansion or dataset?)", ck->dir,
+			    d->rank);
+			goto out;
+		}
+	if (get_arr(ck->dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	    out->enc.w + ts->n_lf) < 0 ||
+	    get_arr(ck->dir, "dense_state.npy", KG_DT_F4,
+	    2 * ts->n_dense + 1, 0, ts->st_enc) < 0 ||
+	    get_arr(ck->dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    out->rel) < 0 ||
+	    get_arr(ck->dir, "relation_state.npy", KG_DT_F4,
+	    2 * ts->n_rel_f + 1, 0, ts->st_rel) < 0 ||
+	    get_arr(ck->dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
+	    out->enc.w + out->enc.learned) < 0 ||
+	    get_arr(ck->dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
+	    ts->st_learn) < 0 ||
+	    get_arr(ck->dir, f[3], KG_DT_U8, ts->p->n_core, 0,
+	    ts->order) < 0 ||
+	    get_arr(ck->dir, f[4], KG_DT_U8, 5, 0, smp) < 0)
+		goto out;
+	for (i = 0; i < ts->p->n_core; i++)
+		if (ts->order[i] >= ts->p->n_core)
+			break;
+	if (i < ts->p->n_core || smp[4] >= ts->p->n_core) {
+		kg_error("checkpoint '%s': rank %d's permutation is out of "
+		    "range", ck->dir, d->rank);
+		goto out;
+	}
+	memcpy(ts->rng.s, smp, sizeof(ts->rng.s));
+	ts->cursor = smp[4];
+	ts->epoch = (uint32_t)json_integer_value(json_object_get(have,
+	    "epoch"));
+	out->steps = (uint64_t)json_integer_value(json_object_get(have,
+	    "steps"));
+	out->last_loss = json_number_value(json_object_get(have,
+	    "last_loss"));
+	rc = 0;
+out:
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+	free(gid);
+	kg_manifest_release(&man);
+	json_decref(have);
+	json_decref(want);
+	free(path);
+	return rc;
+}
+
+/* Resume when asked (collective); 0 or -1 on every rank. */
+static int
+ckpt_resume(const struct kg_gnn_ckpt *ck, struct tstate *ts,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d)
+{
+	uint64_t exists = 0;
+
+	if (ck == NULL || !ck->resume || ck->dir == NULL)
+		return 0;
+	if (d->rank == 0)
+		exists = (uint64_t)kg_path_exists(ck->dir);
+	kg_dist_bcast(d, &exists, sizeof(exists), 0);
+	if (!exists) {
+		if (!o->quiet && d->rank == 0)
+			kg_warn("no checkpoint '%s' to resume from; starting "
+			    "afresh", ck->dir);
+		return 0;
+	}
+	if (any_rank(d, ckpt_load_rank(ck, ts, o, d) < 0))
+		return -1;
+	if (!o->quiet && d->rank == 0)
+		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",
+		    kg_progname(), ts->epoch, ck->dir);
+	return 0;
+}
+
+/* ---- training ---- */
 
 int
 kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
@@ -417,54 +964,84 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	struct kg_gnn_graph full = KG_GNN_GRAPH_INIT;
 	struct kg_gnn_state st = KG_GNN_STATE_INIT;
 	struct kg_adam adam = KG_ADAM_INIT;
+	struct tstate ts;
 	struct sub sb;
-	struct kg_rng rng;
-	uint32_t L = o->enc.n_layers, epoch;
-	size_t nb, nc, dl, n_rel_f, n_all, i, j;
-	uint64_t steps, step, cursor = 0, *order = NULL;
-	float *grad = NULL, *st_enc = NULL, *st_rel = NULL, *gh = NULL;
-	float *dwork = NULL, *dist = NULL, *st_learn = NULL, *rows = NULL;
+	uint32_t L = o->enc.n_layers, epoch, ran = 0;
+	size_t nb, nc, dl, n_all, i, j;
+	uint64_t steps, step, done;
+	float *grad = NULL, *gh = NULL, *dwork = NULL, *dist = NULL;
+	float *rows = NULL;
 	uint64_t *ids = NULL;
 	uint8_t *mark = NULL;
 	struct kg_sparse_rows merged = KG_SPARSE_ROWS_INIT;
-	size_t n_lf, d0;
 	int32_t *pos = NULL, *cand = NULL, *negs = NULL, *seeds = NULL;
+	int bad = 0, rc = -1;
 	double t0;
 
 	memset(out, 0, sizeof(*out));
 	memset(&sb, 0, sizeof(sb));
+	memset(&ts, 0, sizeof(ts));
 	if (d == NULL)
 		d = &solo;
-	if (kg_gnn_train_opts_check(o) < 0 ||
-	    kg_gnn_init(&out->enc, &o->enc, p->feat, o->seed) < 0 ||
-	    kg_model_init(&out->dec, o->decoder, o->enc.dims[L], 0,
-	    (float)o->gamma) < 0) {
-		kg_gnn_trained_release(out);
+	ts.out = out;
+	ts.p = p;
+	ts.n_loc = p->n_nodes;
+	ts.d0 = o->enc.dims[0];
+	/* Check what every rank would fail alike before the first collective,
+	 * and agree on the rest. */
+	if (kg_gnn_train_opts_check(o) < 0)
 		return -1;
-	}
 	if (p->n_core == 0) {
 		kg_error("no training triples");
+		bad = 1;
+	} else if (p->lrow == NULL && p->n_nodes > o->enc.n_learned) {
+		kg_error("%" PRIu64 " nodes but %" PRIu64 " entities",
+		    p->n_nodes, o->enc.n_learned);
+		bad = 1;
+	} else {
+		ts.map = kg_xmallocarray(ts.n_loc + 1, sizeof(*ts.map));
+		for (i = 0; i < ts.n_loc; i++) {
+			ts.map[i].g = p->lrow ? (uint32_t)p->lrow[i] :
+			    (uint32_t)i;
+			ts.map[i].l = (uint32_t)i;
+		}
+		qsort(ts.map, ts.n_loc, sizeof(*ts.map), gl_cmp);
+		for (i = 0; i < ts.n_loc && !bad; i++)
+			if (ts.map[i].g >= o->enc.n_learned ||
+			    (i > 0 && ts.map[i].g == ts.map[i - 1].g)) {
+				kg_error("node %" PRIu32 " has global ID %" PRIu32
+				    ", out of range or repeated", ts.map[i].l,
+				    ts.map[i].g);
+				bad = 1;
+			}
+	}
+	if (!bad && (model_init(&out->enc, &o->enc, p->feat, o->seed,
+	    ts.n_loc, p->lrow) < 0 || kg_model_init(&out->dec, o->decoder,
+	    o->enc.dims[L], 0, (float)o->gamma) < 0))
+		bad = 1;
+	if (any_rank(d, bad)) {
+		free(ts.map);
 		kg_gnn_trained_release(out);
 		return -1;
 	}
 	dl = o->enc.dims[L];
-	n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
-	out->rel = kg_xmallocarray(n_rel_f + 1, sizeof(float));
-	kg_rng_seed(&rng, o->seed, 0x72656c);
-	for (i = 0; i < n_rel_f; i++)
-		out->rel[i] = (float)((2.0 * kg_rng_uniform(&rng) - 1.0) *
+	ts.n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
+	out->rel = kg_xmallocarray(ts.n_rel_f + 1, sizeof(float));
+	kg_rng_seed(&ts.rng, o->seed, 0x72656c);
+	for (i = 0; i < ts.n_rel_f; i++)
+		out->rel[i] = (float)((2.0 * kg_rng_uniform(&ts.rng) - 1.0) *
 		    sqrt(6.0 / (double)(p->n_relations + dl)));
-	n_all = out->enc.n_params + n_rel_f;
+	n_all = out->enc.n_params + ts.n_rel_f;
 	/* The learned table (offset 0) is synchronised by rows, the rest
 	 * densely; its gradient rows are zeroed as they are consumed. */
-	n_lf = (size_t)o->enc.n_learned * o->enc.dims[0];
-	d0 = o->enc.dims[0];
+	ts.n_lf = ts.n_loc * ts.d0;
+	ts.n_dense = out->enc.n_params - ts.n_lf;
 	grad = kg_xcalloc(n_all + 1, sizeof(float));
-	st_enc = kg_xcalloc(2 * (out->enc.n_params - n_lf) + 1, sizeof(float));
-	st_learn = kg_xcalloc(o->enc.n_learned * (2 * d0 + 1) + 1,
+	ts.st_enc = kg_xcalloc(2 * ts.n_dense + 1, sizeof(float));
+	ts.st_learn = kg_xcalloc(ts.n_loc * (2 * ts.d0 + 1) + 1,
 	    sizeof(float));
-	mark = kg_xcalloc(o->enc.n_learned + 1, 1);
-	st_rel = kg_xcalloc(2 * n_rel_f + 1, sizeof(float));
+	mark = kg_xcalloc(ts.n_loc + 1, 1);
+	ts.st_rel = kg_xcalloc(2 * ts.n_rel_f + 1, sizeof(float));
 	adam.lr = (float)o->lr;
 
 	nb = o->batch_size / (uint32_t)d->size;
@@ -479,9 +1056,9 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	dist = kg_xmallocarray(nc, sizeof(*dist));
 	dwork = kg_xmallocarray(kg_gnn_decode_work_size(&out->dec, nb, o->neg),
 	    sizeof(float));
-	order = kg_xmallocarray(p->n_core, sizeof(*order));
+	ts.order = kg_xmallocarray(p->n_core, sizeof(*ts.order));
 	for (i = 0; i < p->n_core; i++)
-		order[i] = i;
+		ts.order[i] = i;
 
 	kg_gnn_graph_build(&full, p->n_nodes, p->n_relations, p->graph_hrt,
 	    p->n_graph);
@@ -491,40 +1068,45 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 			sb.local[i] = -1;
 		sb.cnt = kg_xcalloc(full.n_types + 1, sizeof(*sb.cnt));
 	}
-	kg_rng_seed(&rng, o->seed, 1000 + (uint64_t)d->rank);
+	kg_rng_seed(&ts.rng, o->seed, 1000 + (uint64_t)d->rank);
+	if (ckpt_resume(o->ckpt, &ts, o, d) < 0)
+		goto out;
 	steps = (p->n_train_global + o->batch_size - 1) / o->batch_size;
 	if (steps == 0)
 		steps = 1;
 	t0 = kg_now();
-	for (epoch = 0; epoch < o->epochs; epoch++) {
+	for (epoch = ts.epoch; epoch < o->epochs && !(o->max_step > 0 &&
+	    out->steps >= o->max_step); epoch++) {
 		double loss = 0.0, te = kg_now();
 
-		for (step = 0; step < steps; step++) {
+		for (step = 0, done = 0; step < steps; step++) {
 			const struct kg_gnn_graph *g = &full;
-			const int32_t *frow = p->frow, *lrow = p->lrow;
+			const int32_t *frow = p->frow, *lrow = NULL;
 			const float *h;
 
 			/* Positives: a fresh permutation per pass. */
 			for (i = 0; i < nb; i++) {
-				if (cursor == 0)
+				if (ts.cursor == 0)
 					for (j = p->n_core; j > 1; j--) {
-						uint64_t r = kg_rng_below(&rng, j);
-						uint64_t t = order[j - 1];
+						uint64_t r = kg_rng_below(&ts.rng,
+						    j);
+						uint64_t t = ts.order[j - 1];
 
-						order[j - 1] = order[r];
-						order[r] = t;
+						ts.order[j - 1] = ts.order[r];
+						ts.order[r] = t;
 					}
-				memcpy(pos + 3 * i, p->core_hrt + 3 * order[cursor],
+				memcpy(pos + 3 * i, p->core_hrt +
+				    3 * ts.order[ts.cursor],
 				    3 * sizeof(int32_t));
-				cursor = (cursor + 1) % p->n_core;
+				ts.cursor = (ts.cursor + 1) % p->n_core;
 			}
 			for (i = 0; i < nb; i++)
 				for (j = 0; j < nc; j++) {
 					int32_t *c = cand + 3 * (i * nc + j);
 
 					memcpy(c, pos + 3 * i, 3 * sizeof(int32_t));
-					c[kg_rng_below(&rng, 2) ? 0 : 2] =
-					    draw_pool(p, &rng);
+					c[kg_rng_below(&ts.rng, 2) ? 0 : 2] =
+					    draw_pool(p, &ts.rng);
 				}
 			if (o->nfanout > 0) {
 				size_t ns = 0;
@@ -537,7 +1119,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 					seeds[ns++] = cand[3 * i];
 					seeds[ns++] = cand[3 * i + 2];
 				}
-				sub_build(&sb, &full, o, p, seeds, ns, &rng);
+				sub_build(&sb, &full, o, p, seeds, ns, &ts.rng);
 				ns = 0;
 				for (i = 0; i < nb; i++) {
 					pos[3 * i] = seeds[ns++];
@@ -551,8 +1133,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 				frow = sb.frow;
 				lrow = sb.lrow;
 			}
-			kg_gnn_forward(&out->enc, g, p->feat, frow, lrow, &rng,
-			    &st);
+			kg_gnn_forward(&out->enc, g, p->feat, frow, lrow,
+			    &ts.rng, &st);
 			h = st.h[L];
 			if (nc > o->neg)
 				select_adaptive(&out->dec, h, out->rel, pos, nb,
@@ -562,54 +1144,70 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 			gh = kg_xreallocarray(gh, g->n_nodes * dl + 1,
 			    sizeof(float));
 			memset(gh, 0, g->n_nodes * dl * sizeof(float));
-			memset(grad + n_lf, 0, (n_all - n_lf) * sizeof(float));
+			memset(grad + ts.n_lf, 0, (n_all - ts.n_lf) *
+			    sizeof(float));
 			loss += kg_gnn_decode(&out->dec, &o->loss, h, out->rel,
 			    pos, nb, negs, o->neg, 1.0f / (float)nb, gh,
 			    grad + out->enc.n_params, dwork);
 			kg_gnn_backward(&out->enc, g, p->feat, frow, lrow, &st,
 			    gh, grad);
 			if (o->reg > 0.0) {
-				kg_regularise(out->enc.w + n_lf, grad + n_lf,
-				    out->enc.n_params - n_lf, o->reg, 2, 1.0);
+				kg_regularise(out->enc.w + ts.n_lf,
+				    grad + ts.n_lf, ts.n_dense, o->reg, 2, 1.0);
 				kg_regularise(out->rel,
-				    grad + out->enc.n_params, n_rel_f,
+				    grad + out->enc.n_params, ts.n_rel_f,
 				    o->reg, 2, 1.0);
 			}
-			sync_learned(out, o, p, g, frow, lrow, grad, mark,
-			    &ids, &rows, &merged, st_learn, &adam, d);
-			kg_dist_average_f32(d, grad + n_lf, n_all - n_lf);
-			kg_adam_row(out->enc.w + n_lf, st_enc, grad + n_lf,
-			    out->enc.n_params - n_lf, &adam);
-			kg_adam_row(out->rel, st_rel,
-			    grad + out->enc.n_params, n_rel_f, &adam);
+			sync_learned(&ts, o, g, frow, lrow, grad, mark, &ids,
+			    &rows, &merged, &adam, d);
+			kg_dist_average_f32(d, grad + ts.n_lf, n_all - ts.n_lf);
+			kg_adam_row(out->enc.w + ts.n_lf, ts.st_enc,
+			    grad + ts.n_lf, ts.n_dense, &adam);
+			kg_adam_row(out->rel, ts.st_rel,
+			    grad + out->enc.n_params, ts.n_rel_f, &adam);
 			out->steps++;
+			done++;
 			if (o->max_step > 0 && out->steps >= o->max_step)
 				break;
 		}
 		kg_dist_sum_f64(d, &loss, 1);
-		out->last_loss = loss / (double)((step < steps ? step + 1 :
-		    steps) * nb * (size_t)d->size);
+		out->last_loss = loss / (double)(done * nb * (size_t)d->size);
+		ran++;
 		if (!o->quiet && d->rank == 0)
 			fprintf(stderr, "%s: epoch %u loss %.6f (%.2f s)\n",
 			    kg_progname(), epoch + 1, out->last_loss,
 			    kg_now() - te);
-		if (o->max_step > 0 && out->steps >= o->max_step) {
-			epoch++;
-			break;
-		}
+		/* A checkpoint holds whole epochs only. */
+		ts.epoch = epoch + 1;
+		if (done == steps && o->ckpt != NULL && o->ckpt->save &&
+		    o->ckpt->dir != NULL && ckpt_save(o->ckpt, &ts, o, d) < 0)
+			goto out;
 	}
-	out->seconds_per_epoch = (kg_now() - t0) / (epoch ? epoch : 1);
+	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
+	/* Rank 0's whole table should not meet the training buffers. */
+	kg_gnn_graph_release(&full);
+	kg_gnn_state_release(&st);
+	free(grad);
+	free(ts.st_learn);
+	free(ts.st_enc);
+	grad = ts.st_learn = ts.st_enc = NULL;
+	if (any_rank(d, gather_learned(&ts, o, d) < 0))
+		goto out;
+	rc = 0;
+out:
 	kg_gnn_graph_release(&full);
 	kg_gnn_state_release(&st);
 	sub_release(&sb);
 	free(grad);
-	free(st_enc);
-	free(st_learn);
+	free(ts.st_enc);
+	free(ts.st_learn);
+	free(ts.st_rel);
+	free(ts.map);
+	free(ts.order);
 	free(mark);
 	free(ids);
 	free(rows);
 	kg_sparse_rows_release(&merged);
-	free(st_rel);
 	free(gh);
 	free(dwork);
 	free(dist);
@@ -617,8 +1215,9 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	free(cand);
 	free(negs);
 	free(seeds);
-	free(order);
-	return 0;
+	if (rc < 0)
+		kg_gnn_trained_release(out);
+	return rc;
 }
 
 float *
@@ -641,7 +1240,7 @@ kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
 /* ---- from directories ---- */
 
 struct part {
-	struct kg_npy nodes, edges, core, pool;
+	struct kg_npy nodes, edges, core, pool, owner;
 	int32_t *core_hrt;
 	uint64_t n_core;
 };
@@ -653,6 +1252,7 @@ part_release(struct part *pt)
 	kg_npy_release(&pt->edges);
 	kg_npy_release(&pt->core);
 	kg_npy_release(&pt->pool);
+	kg_npy_release(&pt->owner);
 	free(pt->core_hrt);
 }
 
@@ -660,17 +1260,17 @@ static int
 part_load(struct part *pt, const char *dir, uint64_t n_entities,
     uint32_t n_relations)
 {
-	static const char *names[4] = { "nodes.npy", "edges.npy",
-	    "core_mask.npy", "neg_pool.npy" };
-	struct kg_npy *arr[4] = { &pt->nodes, &pt->edges, &pt->core,
-	    &pt->pool };
-	static const enum kg_dtype dts[4] = { KG_DT_I4, KG_DT_I4, KG_DT_U1,
-	    KG_DT_I4 };
-	static const int nds[4] = { 1, 2, 1, 1 };
+	static const char *names[5] = { "nodes.npy", "edges.npy",
+	    "core_mask.npy", "neg_pool.npy", "owner.npy" };
+	struct kg_npy *arr[5] = { &pt->nodes, &pt->edges, &pt->core,
+	    &pt->pool, &pt->owner };
+	static const enum kg_dtype dts[5] = { KG_DT_I4, KG_DT_I4, KG_DT_U1,
+	    KG_DT_I4, KG_DT_I4 };
+	static const int nds[5] = { 1, 2, 1, 1, 1 };
 	uint64_t i, n, m;
 	int k;
 
-	for (k = 0; k < 4; k++) {
+	for (k = 0; k < 5; k++) {
 		char *path = kg_path_join(dir, names[k]);
 		int rc = kg_npy_read_expect(path, dts[k], nds[k], arr[k]);
 
@@ -682,6 +1282,10 @@ part_load(struct part *pt, const char *dir, uint64_t n_entities,
 	m = pt->edges.shape[0];
 	if (pt->edges.shape[1] != 3 || pt->core.shape[0] != m) {
 		kg_error("'%s': edges.npy and core_mask.npy do not match", dir);
+		return -1;
+	}
+	if (pt->owner.shape[0] != n) {
+		kg_error("'%s': nodes.npy and owner.npy do not match", dir);
 		return -1;
 	}
 	for (i = 0; i < n; i++) {
@@ -770,7 +1374,7 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 static int
 write_model(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
     const struct kg_dataset *ds, const struct kg_gnn_features *gf,
-    const struct kg_gnn_trained *t, int nranks)
+    const struct kg_gnn_trained *t, int nranks, const uint64_t *rss)
 {
 	struct kg_outdir od = KG_OUTDIR_INIT;
 	struct kg_manifest man = KG_MANIFEST_INIT;
@@ -812,6 +1416,17 @@ write_model(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
 	    (json_int_t)t->steps));
 	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
 	    (json_int_t)kg_peak_rss_kib()));
+	{
+		/* Each rank's peak at the end of training (rank 0's before
+		 * the final embedding pass). */
+		json_t *a = json_array();
+		int k;
+
+		for (k = 0; k < nranks; k++)
+			json_array_append_new(a, json_integer((json_int_t)
+			    rss[k]));
+		kg_manifest_set_figure(&man, "peak_rss_kib_per_rank", a);
+	}
 	if (kg_manifest_write(&man, od.tmp) < 0)
 		goto out;
 	rc = kg_outdir_commit(&od);
@@ -835,18 +1450,35 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
 	struct kg_gnn_train_opts oo = *o;
 	struct kg_gnn_problem p;
+	struct kg_gnn_ckpt ck;
 	struct part pt;
-	char *pdir = NULL, *fdir = NULL;
+	char *pdir = NULL, *fdir = NULL, *ckdir = NULL;
+	uint64_t *rss = NULL;
 	int rc;
 
 	memset(&pt, 0, sizeof(pt));
 	memset(&p, 0, sizeof(p));
 	if (d == NULL)
 		d = &solo;
+	/* Every rank sees the same paths (a shared file system), so all
+	 * fail alike here. */
+	if (kg_path_exists(r->output) && !r->force) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    r->output);
+		return -1;
+	}
 	rc = kg_dataset_load(&ds, r->dataset);
 	if (rc < 0)
 		return rc;
 	rc = -1;
+	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", r->output);
+	ck.dir = ckdir;
+	ck.resume = r->resume;
+	ck.save = !r->no_checkpoint;
+	ck.argc = r->argc;
+	ck.argv = r->argv;
+	oo.ckpt = &ck;
 	if (ds.n_relations > INT32_MAX / 2) {
 		kg_error("too many relations");
 		goto out;
@@ -888,6 +1520,7 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		p.pool = o->pool_seeds ? pt.pool.data : NULL;
 		p.n_pool = pt.pool.shape[0];
 		p.lrow = pt.nodes.data;
+		p.owner = pt.owner.data;
 		if (r->features != NULL) {
 			fdir = kg_path_join(pdir, "features");
 			if (kg_gnn_features_load(&pf, fdir, r->features,
@@ -909,11 +1542,20 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	kg_dist_sum_u64(d, &p.n_train_global, 1);
 	if (kg_gnn_train(&t, &oo, &p, d) < 0)
 		goto out;
+	rss = kg_xcalloc((size_t)d->size, sizeof(*rss));
+	rss[d->rank] = kg_peak_rss_kib();
+	kg_dist_sum_u64(d, rss, (size_t)d->size);
 	if (d->rank == 0 && write_model(r, &oo, &ds,
-	    r->features != NULL ? &gf : NULL, &t, d->size) < 0)
+	    r->features != NULL ? &gf : NULL, &t, d->size, rss) < 0)
 		goto out;
+	/* A checkpoint nobody named goes with the run that needed it. */
+	if (d->rank == 0 && ck.save && !r->keep_checkpoint &&
+	    r->checkpoint_dir == NULL && kg_path_exists(ckdir))
+		kg_rmtree(ckdir);
 	rc = 0;
 out:
+	free(rss);
+	free(ckdir);
 	kg_gnn_trained_release(&t);
 	kg_gnn_features_release(&gf);
 	kg_gnn_features_release(&pf);
@@ -930,7 +1572,8 @@ enum {
 	G_CONFIG = 256, G_MODEL, G_DIM, G_HIDDEN, G_DECODER, G_FEATURES,
 	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_BASES, G_DECOMP,
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
-	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_IGNORED
+	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
+	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -961,13 +1604,16 @@ static const struct option gnn_opts[] = {
 	{ "adversarial_temperature", required_argument, NULL, G_ADVT },
 	{ "seed", required_argument, NULL, G_SEED },
 	{ "force", no_argument, NULL, G_FORCE },
+	{ "checkpoint_dir", required_argument, NULL, G_CKPT },
+	{ "resume", no_argument, NULL, G_RESUME },
+	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
+	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
+	{ "num_thread", required_argument, NULL, G_THREADS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	/* kg-train options without a meaning for GNN training. */
-	{ "num_thread", required_argument, NULL, G_IGNORED },
 	{ "neg_chunk_size", required_argument, NULL, G_IGNORED },
-	{ "no_checkpoint", no_argument, NULL, G_IGNORED },
 	{ "progress", no_argument, NULL, G_IGNORED },
 	{ NULL, 0, NULL, 0 }
 };
@@ -976,6 +1622,7 @@ struct gnn_cli {
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_run r;
 	uint32_t hidden, dim;
+	uint32_t threads;	/* 0: OpenMP's default */
 	int model_set;
 };
 
@@ -1049,6 +1696,12 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
 	    &o->seed);
 	case G_FORCE: c->r.force = 1; return 0;
+	case G_CKPT: c->r.checkpoint_dir = arg; return 0;
+	case G_RESUME: c->r.resume = 1; return 0;
+	case G_NOCKPT: c->r.no_checkpoint = 1; return 0;
+	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
+	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
+	    &c->threads);
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
 	}
@@ -1187,7 +1840,29 @@ kg_gnn_cli_usage(FILE *f)
 "                [--regularization_coef C] [--batch_size N]\n"
 "                [--neg_sample_size N] [--neg_candidates N]\n"
 "                [--neg_pool_seeds] [--epochs N] [--max_step N] [--seed N]\n"
-"                [--force] DATASET_DIR MODEL_DIR\n");
+"                [--num_thread N] [--checkpoint_dir DIR] [--resume]\n"
+"                [--no_checkpoint] [--keep_checkpoint] [--force]\n"
+"                DATASET_DIR MODEL_DIR\n");
+}
+
+/*
+ * OpenMP threads when neither --num_thread nor OMP_NUM_THREADS says: the
+ * cores shared out among the ranks mpirun started on this node (0: keep
+ * OpenMP's default, one per core).  Every rank taking every core makes
+ * the threads of several ranks spin against each other, many times
+ * slower than one thread each.
+ */
+static uint32_t
+default_threads(void)
+{
+	const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+	unsigned long local = v != NULL ? strtoul(v, NULL, 10) : 0;
+	unsigned long n;
+
+	if (local < 2)
+		return 0;
+	n = (unsigned long)omp_get_num_procs() / local;
+	return n ? (uint32_t)n : 1;
 }
 
 int
@@ -1251,6 +1926,10 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
+		c.threads = default_threads();
+	if (c.threads > 0)
+		omp_set_num_threads((int)c.threads);
 	if (kg_dist_init(&d, &argc, &argv) < 0)
 		return KG_EXIT_FAIL;
 	rc = kg_gnn_train_run(&c.r, &c.o, &d);

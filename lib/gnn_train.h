@@ -10,14 +10,26 @@
  * take the loss (loss.h) averaged over the batch, back-propagate through
  * decoder and encoder, add the L2 regulariser reg * sum w^2 over every
  * parameter, average the gradients over the ranks and take one Adam step.
- * Every rank holds every parameter, the learned entity table included
- * (indexed by global entity ID).  Dense parameters (attribute matrices,
- * layers, decoder relations) are averaged with kg_dist_average_f32 and
- * updated by one Adam step; the learned rows a step used (nodes without
- * attribute values) travel as sparse rows (kg_dist_sparse_sum, by global
- * ID) and get a lazy per-row Adam step (the L2 term only on those rows),
- * so a replicated (halo) node's row gets the same update on every rank
- * that holds it and stays identical to its owner's.
+ * Every rank holds every dense parameter (attribute matrices, layers,
+ * decoder relations), averaged with kg_dist_average_f32 and updated by one
+ * Adam step, but only the learned-table rows of its own nodes (its
+ * expanded part's seeds and halo, in local numbering), with their
+ * gradient and Adam state: the table is the one parameter that grows with
+ * the graph.  The learned rows a step used (nodes without attribute
+ * values) travel as sparse rows (kg_dist_sparse_sum, by global ID) and
+ * every rank holding a row takes the same lazy per-row Adam step on it
+ * (the L2 term only on those rows), so a replicated (halo) node's row
+ * stays identical to its owner's.  Each row starts from (seed, global
+ * ID), so it has the same initial value on every rank whatever the local
+ * numbering.  At the end rank 0 gathers the whole table from the rows
+ * each rank owns.
+ *
+ * Checkpoints (struct kg_gnn_ckpt): at every epoch end the whole state
+ * (parameters, Adam states, step and epoch counters, each rank's RNG,
+ * permutation and cursor) goes into a directory, replaced atomically:
+ * rank 0 writes the shared (dense) part, state.json and the manifest,
+ * every rank its own rows and sampler state (rank-NNN files), so a resumed
+ * run is bit-identical to an uninterrupted one.
  *
  * Adaptive negatives (neg_candidates c > 1): draw c * neg corruptions,
  * score them, keep the neg whose scores are closest to the positive's
@@ -55,6 +67,22 @@
 #include "loss.h"
 #include "model.h"
 
+/*
+ * Checkpoints of kg_gnn_train.  With resume and an existing dir, training
+ * starts from it (it must fit: encoder, decoder, dims, counts, ranks and
+ * each rank's nodes; else -1 with a message); with resume and no dir, a
+ * warning and a fresh start.  With save, the state is written into dir
+ * at every epoch end (replacing it atomically).  argc/argv go to its
+ * manifest.  Every rank passes the same values.
+ */
+struct kg_gnn_ckpt {
+	const char *dir;
+	int resume;
+	int save;
+	int argc;
+	char **argv;
+};
+
 struct kg_gnn_train_opts {
 	struct kg_gnn_config enc;	/* dims, layers, encoder, dropout */
 	enum kg_model_kind decoder;	/* DistMult, TransE_l1/l2, ComplEx */
@@ -73,18 +101,21 @@ struct kg_gnn_train_opts {
 	int pool_seeds;			/* expanded parts: negatives from
 					 * neg_pool.npy, not every node */
 	int quiet;
+	const struct kg_gnn_ckpt *ckpt;	/* NULL: no checkpoints */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0 }
+	0, 0, 0, NULL }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
  * graph's triples, the core triples it draws positives from, the
- * negative pool, and for each local node its feature row and its global
- * ID (the learned-table row).  Arrays are borrowed.
+ * negative pool, and for each local node its feature row, its global
+ * entity ID (distinct, below o->enc.n_learned) and the rank that owns it
+ * (the one whose row rank 0 takes at the end; every rank may own some).
+ * Arrays are borrowed.
  */
 struct kg_gnn_problem {
 	uint64_t n_nodes;
@@ -97,7 +128,8 @@ struct kg_gnn_problem {
 	const int32_t *pool;		/* local IDs; NULL: all nodes */
 	uint64_t n_pool;
 	const int32_t *frow;		/* NULL: identity */
-	const int32_t *lrow;		/* NULL: identity */
+	const int32_t *lrow;		/* global IDs; NULL: identity */
+	const int32_t *owner;		/* NULL: this rank owns every node */
 	const struct kg_gnn_features *feat;	/* may be NULL */
 };
 
@@ -119,8 +151,13 @@ int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
 
 /*
  * Train on p (one rank's share; d may be NULL for a plain process).
- * o->enc.n_learned is the learned-table size (global entities).
- * 0, or -1 after kg_error() (out is then released).
+ * o->enc.n_learned is the number of global entities.  A rank trains a
+ * learned table of p->n_nodes rows (local node i: row i); on return rank
+ * 0's out->enc holds the whole table (n_learned rows by global ID: each
+ * row from the rank owning it, the initial value for an entity no rank
+ * holds), every other rank's out->enc its local table.  Collective: every
+ * rank returns 0 or every rank -1, after kg_error() on the one(s) that
+ * failed (out is then released).
  */
 int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
     const struct kg_gnn_problem *p, struct kg_dist *d);
@@ -151,8 +188,11 @@ double kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
 /*
  * The whole run from directories: the dataset, optional features
  * (kg-encode-attrs output) and optional kg-expand output (one part per
- * rank, part-NNN for rank NNN: core triples, halo, negative pool, sliced
- * features), then the model directory "output" written by rank 0:
+ * rank, part-NNN for rank NNN: core triples, halo, negative pool, owners,
+ * sliced features), with checkpoints as kg-train's shallow models have
+ * them (checkpoint_dir, default OUTPUT.ckpt, written at every epoch end
+ * unless no_checkpoint and removed after success unless keep_checkpoint
+ * or named; resume), then the model directory "output" written by rank 0:
  * entities.npy = kg_gnn_embed over the whole training graph,
  * relations.npy = the decoder's table, config model = the decoder (so
  * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
@@ -162,6 +202,10 @@ double kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
 struct kg_gnn_run {
 	const char *dataset, *features, *expanded, *output;
 	int force;
+	const char *checkpoint_dir;	/* NULL: OUTPUT.ckpt */
+	int resume;
+	int no_checkpoint;
+	int keep_checkpoint;		/* keep OUTPUT.ckpt after success */
 	int argc;
 	char **argv;
 };
@@ -184,9 +228,12 @@ int kg_gnn_train_run(const struct kg_gnn_run *r,
  *   --loss NAME (bce), --gamma G, --adversarial_temperature T, --lr LR
  *   (0.01), --regularization_coef C (0), --batch_size N (1024, global),
  *   --neg_sample_size N (8), --neg_candidates N, --neg_pool_seeds,
- *   --epochs N (10), --max_step N, --seed N, --force, -q.
- *   kg-train's --num_thread, --neg_chunk_size, --no_checkpoint and
- *   --progress are accepted and have no effect.
+ *   --epochs N (10), --max_step N, --seed N, --checkpoint_dir DIR,
+ *   --resume, --no_checkpoint, --keep_checkpoint, --num_thread N (OpenMP
+ *   threads of the encoder; without it and OMP_NUM_THREADS, the ranks
+ *   mpirun starts on one machine share its cores), --force, -q.
+ *   kg-train's --neg_chunk_size and --progress are accepted and have no
+ *   effect.
  * Joins the MPI job when started by mpirun.  Returns the exit status.
  */
 int kg_gnn_cli(int argc, char *argv[]);

@@ -1,0 +1,100 @@
+# GNN checkpoints and --resume: a run split in two gives bit-identical
+# outputs to an uninterrupted one, as one process (mini-batches with
+# dropout, so every RNG draw counts) and as 2 ranks on 2 expanded parts;
+# a checkpoint that does not fit the run (dims, rank count) is refused
+# with exit 1 and no output; a run killed after a checkpoint resumes to
+# what an uninterrupted run gives; the default checkpoint is removed after
+# success.
+source "$KG_TOP/tests/cli/lib.sh"
+
+TRAIN=$KG_BIN/kg-train
+GEN=$KG_BUILD/aux/kg_gen_enterprise
+if [ ! -x "$GEN" ]; then
+	skip "gnn resume: kg_gen_enterprise is not built"
+	exit 0
+fi
+mkdir ent
+"$GEN" -o ent/data -n 300 -s 1 2>/dev/null
+D=ent/data
+kg-ingest -q -o ds --types $D/types.tsv --train $D/train.tsv \
+    --valid $D/valid.tsv --test $D/test.tsv &&
+kg-encode-attrs fit -q -d ds -s $D/schema.json -o am &&
+kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
+kg-encode-attrs merge -q -m am -o feat s0 &&
+kg-partition -q -p 2 -m metis -s 1 -o p2 ds &&
+kg-expand -q -k 2 -s 1 -F feat -p p2 -o x2 ds ||
+    { notok "gnn resume: pipeline up to kg-expand"; exit 1; }
+
+t="$TRAIN -q --model_name RGCN --features feat --batch_size 256 --lr 0.01"
+t="$t --gnn_hidden 16 --hidden_dim 16 --num_thread 1 --seed 3"
+same() {
+	for f in entities.npy relations.npy gnn_weights.npy; do
+		cmp -s "$1/$f" "$2/$f" || return 1
+	done
+}
+
+# One process, mini-batches (fan-outs draw from the RNG too).
+m="--fanout 4,4 --dropout 0.2"
+check "gnn resume: uninterrupted 4 epochs" $t $m --epochs 4 ds full
+check "gnn resume: no checkpoint left after success" test ! -e full.ckpt
+check "gnn resume: first 2 epochs, checkpoint kept" $t $m --epochs 2 \
+    --keep_checkpoint ds half
+check "gnn resume: checkpoint records 2 epochs" \
+    grep -q '"epoch": 2' half.ckpt/state.json
+check "gnn resume: resume to 4 epochs" $t $m --epochs 4 --resume \
+    --checkpoint_dir half.ckpt ds resumed
+check "gnn resume: resumed run is bit-identical" same full resumed
+
+# A checkpoint that does not fit.
+expect_fail "gnn resume: other dims refused" 1 "gnn_dims" \
+    $t $m --epochs 4 --hidden_dim 8 --resume --checkpoint_dir half.ckpt \
+    ds bad
+check "gnn resume: refused resume left no output" test ! -e bad
+
+# Two ranks on two expanded parts.
+if command -v mpirun >/dev/null; then
+	MPI="timeout 60 mpirun --oversubscribe -np 2"
+	x="--expanded x2 --dropout 0.2"
+	check "gnn resume: 2 ranks, 3 epochs" $MPI $t $x --epochs 3 ds mfull
+	check "gnn resume: 2 ranks, 1 epoch, checkpoint kept" $MPI $t $x \
+	    --epochs 1 --keep_checkpoint ds mhalf
+	check "gnn resume: every rank wrote its state" test -s \
+	    mhalf.ckpt/rank-000-learned.npy -a -s mhalf.ckpt/rank-001-learned.npy
+	check "gnn resume: 2 ranks resume to 3 epochs" $MPI $t $x --epochs 3 \
+	    --resume --checkpoint_dir mhalf.ckpt ds mresumed
+	check "gnn resume: 2 ranks resumed bit-identical" same mfull mresumed
+	expect_fail "gnn resume: other rank count refused" 1 \
+	    "same number of ranks" $t --dropout 0.2 --epochs 3 --resume \
+	    --checkpoint_dir mhalf.ckpt ds mbad
+	check "gnn resume: rank mismatch left no output" test ! -e mbad
+else
+	skip "gnn resume: mpirun is not installed"
+fi
+
+# Kill a longer run once it has checkpointed, then resume it.
+$t --dropout 0.2 --epochs 40 ds long &
+pid=$!
+i=0
+while [ ! -e long.ckpt/state.json ] && [ $i -lt 200 ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+kill -TERM $pid 2>/dev/null
+wait $pid
+check "gnn resume: killed run left no model dir" test ! -e long
+check "gnn resume: killed run left no temporary" \
+    sh -c '! ls -a | grep -q "\.tmp\."'
+if [ -e long.ckpt/state.json ]; then
+	check "gnn resume: killed run resumes" $t --dropout 0.2 --epochs 40 \
+	    --resume ds long
+	check "gnn resume: no checkpoint after the resumed run" \
+	    test ! -e long.ckpt
+	check "gnn resume: uninterrupted 40 epochs" $t --dropout 0.2 \
+	    --epochs 40 --no_checkpoint ds long_ref
+	check "gnn resume: killed + resumed = uninterrupted" same long long_ref
+else
+	notok "gnn resume: the run wrote a checkpoint before it was killed"
+fi
+check "gnn resume: --resume without a checkpoint starts afresh" sh -c \
+    "$t --epochs 1 --resume ds fresh 2>&1 | grep -q 'starting afresh' ||
+    test -s fresh/entities.npy"
