@@ -12,8 +12,8 @@
 #include <omp.h>
 
 #include "dataset.h"
+#include "gnn_decode.h"
 #include "gnn_train.h"
-#include "grad.h"
 #include "manifest.h"
 #include "modeldir.h"
 #include "npy.h"
@@ -57,95 +57,6 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		return -1;
 	}
 	return 0;
-}
-
-/* ---- decoder ---- */
-
-struct dec_work {
-	float *fixed, *rel, *cand, *score, *gs, *gf, *gr, *gc, *gw;
-};
-
-static void
-dec_layout(const struct kg_model *m, size_t np, float *work,
-    struct dec_work *w)
-{
-	size_t d = m->dim, rw = m->rel_width;
-
-	w->fixed = work;
-	w->rel = w->fixed + np * d;
-	w->cand = w->rel + np * rw;
-	w->score = w->cand + np * d;
-	w->gs = w->score + np;
-	w->gf = w->gs + np;
-	w->gr = w->gf + np * d;
-	w->gc = w->gr + np * rw;
-	w->gw = w->gc + np * d;
-}
-
-size_t
-kg_gnn_decode_work_size(const struct kg_model *m, size_t nb, size_t neg)
-{
-	size_t np = nb * (1 + neg);
-
-	return np * (2 * (size_t)m->dim + m->rel_width) * 2 + 2 * np +
-	    kg_grad_work_size(m, np, 1) + 16;
-}
-
-double
-kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
-    const float *h, const float *rel, const int32_t *pos, size_t nb,
-    const int32_t *negs, size_t neg, float scale, float *gh, float *grel,
-    float *work)
-{
-	size_t np = nb * (1 + neg), d = m->dim, rw = m->rel_width, i, j, k;
-	struct dec_work w;
-	double loss = 0.0;
-
-	dec_layout(m, np, work, &w);
-	for (i = 0; i < nb; i++)
-		for (j = 0; j <= neg; j++) {
-			const int32_t *t = j == 0 ? pos + 3 * i :
-			    negs + 3 * (i * neg + j - 1);
-
-			k = i * (1 + neg) + j;
-			memcpy(w.fixed + k * d, h + (size_t)t[0] * d,
-			    d * sizeof(float));
-			memcpy(w.rel + k * rw, rel + (size_t)t[1] * rw,
-			    rw * sizeof(float));
-			memcpy(w.cand + k * d, h + (size_t)t[2] * d,
-			    d * sizeof(float));
-		}
-	kg_grad_pairs_forward(m, KG_SIDE_TAIL, np, w.fixed, w.rel, w.cand,
-	    w.score, w.gw);
-	for (i = 0; i < nb; i++) {
-		float *s = w.score + i * (1 + neg), *g = w.gs + i * (1 + neg);
-
-		loss += kg_loss_eval(l, s[0], s + 1, neg, NULL, g, g + 1);
-		for (j = 0; j <= neg; j++)
-			g[j] *= scale;
-	}
-	memset(w.gf, 0, np * d * sizeof(float));
-	memset(w.gr, 0, np * rw * sizeof(float));
-	memset(w.gc, 0, np * d * sizeof(float));
-	kg_grad_pairs_backward(m, KG_SIDE_TAIL, np, w.fixed, w.rel, w.cand,
-	    w.gs, w.gf, w.gr, w.gc, w.gw);
-	for (i = 0; i < nb; i++)
-		for (j = 0; j <= neg; j++) {
-			const int32_t *t = j == 0 ? pos + 3 * i :
-			    negs + 3 * (i * neg + j - 1);
-			float *a = gh + (size_t)t[0] * d;
-			float *b = grel + (size_t)t[1] * rw;
-			float *c = gh + (size_t)t[2] * d;
-
-			k = i * (1 + neg) + j;
-			for (size_t x = 0; x < d; x++) {
-				a[x] += w.gf[k * d + x];
-				c[x] += w.gc[k * d + x];
-			}
-			for (size_t x = 0; x < rw; x++)
-				b[x] += w.gr[k * rw + x];
-		}
-	return loss;
 }
 
 /* ---- neighbour sampling ---- */
@@ -321,12 +232,16 @@ draw_pool(const struct kg_gnn_problem *p, struct kg_rng *rng)
 static void
 select_adaptive(const struct kg_model *m, const float *h, const float *rel,
     const int32_t *pos, size_t nb, const int32_t *cand, size_t nc,
-    size_t neg, int32_t *negs, float *dist)
+    size_t neg, int32_t *negs, float *dists)
 {
-	size_t i, j, k, d = m->dim, rw = m->rel_width;
+	size_t d = m->dim, rw = m->rel_width;
 
-	for (i = 0; i < nb; i++) {
+	/* Positives are independent; dist holds nc floats per thread. */
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < nb; i++) {
 		const int32_t *t = pos + 3 * i;
+		float *dist = dists + (size_t)omp_get_thread_num() * nc;
+		size_t j, k;
 		float sp = kg_model_score(m, h + (size_t)t[0] * d,
 		    rel + (size_t)t[1] * rw, h + (size_t)t[2] * d);
 
@@ -969,7 +884,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	uint32_t L = o->enc.n_layers, epoch, ran = 0;
 	size_t nb, nc, dl, n_all, i, j;
 	uint64_t steps, step, done;
-	float *grad = NULL, *gh = NULL, *dwork = NULL, *dist = NULL;
+	float *grad = NULL, *gh = NULL, *dist = NULL;
+	struct kg_gnn_decode_work dwork = KG_GNN_DECODE_WORK_INIT;
 	float *rows = NULL;
 	uint64_t *ids = NULL;
 	uint8_t *mark = NULL;
@@ -1053,9 +969,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	cand = kg_xmallocarray(3 * nb * nc, sizeof(*cand));
 	negs = kg_xmallocarray(3 * nb * o->neg, sizeof(*negs));
 	seeds = kg_xmallocarray(2 * nb * (nc + 1), sizeof(*seeds));
-	dist = kg_xmallocarray(nc, sizeof(*dist));
-	dwork = kg_xmallocarray(kg_gnn_decode_work_size(&out->dec, nb, o->neg),
-	    sizeof(float));
+	dist = kg_xmallocarray(nc * (size_t)omp_get_max_threads(),
+	    sizeof(*dist));
 	ts.order = kg_xmallocarray(p->n_core, sizeof(*ts.order));
 	for (i = 0; i < p->n_core; i++)
 		ts.order[i] = i;
@@ -1146,9 +1061,10 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 			memset(gh, 0, g->n_nodes * dl * sizeof(float));
 			memset(grad + ts.n_lf, 0, (n_all - ts.n_lf) *
 			    sizeof(float));
-			loss += kg_gnn_decode(&out->dec, &o->loss, h, out->rel,
-			    pos, nb, negs, o->neg, 1.0f / (float)nb, gh,
-			    grad + out->enc.n_params, dwork);
+			loss += kg_gnn_decode(&out->dec, &o->loss, h,
+			    g->n_nodes, out->rel, p->n_relations, pos, nb,
+			    negs, o->neg, 1.0f / (float)nb, gh,
+			    grad + out->enc.n_params, &dwork);
 			kg_gnn_backward(&out->enc, g, p->feat, frow, lrow, &st,
 			    gh, grad);
 			if (o->reg > 0.0) {
@@ -1209,7 +1125,7 @@ out:
 	free(rows);
 	kg_sparse_rows_release(&merged);
 	free(gh);
-	free(dwork);
+	kg_gnn_decode_work_release(&dwork);
 	free(dist);
 	free(pos);
 	free(cand);

@@ -6,7 +6,7 @@
  * negatives (head or tail, with equal odds, replaced by an entity drawn
  * uniformly from the negative pool), encode the nodes (full graph, or the
  * sampled neighbourhood of the batch's nodes), score with the decoder
- * (DistMult, TransE L1/L2 or ComplEx through grad.h, model.h's layouts),
+ * (DistMult, TransE L1/L2 or ComplEx, gnn_decode.h),
  * take the loss (loss.h) averaged over the batch, back-propagate through
  * decoder and encoder, add the L2 regulariser reg * sum w^2 over every
  * parameter, average the gradients over the ranks and take one Adam step.
@@ -170,20 +170,6 @@ void kg_gnn_trained_release(struct kg_gnn_trained *t);
  */
 float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
     uint64_t n_nodes, const int32_t *hrt, uint64_t n);
-
-/*
- * Decoder and loss of one batch (exposed for gradient checks): h holds
- * the encoder outputs (dim floats per node), rel the relation table;
- * pos[i] = (h, r, t) node IDs, negs[i * neg + j] the same for its
- * negatives.  Adds (scale times) dL/dh to gh and dL/drel to grel; returns
- * the summed loss.  work: kg_gnn_decode_work_size floats.
- */
-size_t kg_gnn_decode_work_size(const struct kg_model *m, size_t nb,
-    size_t neg);
-double kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
-    const float *h, const float *rel, const int32_t *pos, size_t nb,
-    const int32_t *negs, size_t neg, float scale, float *gh, float *grel,
-    float *work);
 
 /*
  * The whole run from directories: the dataset, optional features

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "gnn.h"
+#include "gnn_decode.h"
 #include "gnn_train.h"
+#include "grad.h"
 #include "test.h"
 #include "util.h"
 
@@ -406,7 +408,7 @@ check_decoder(enum kg_model_kind kind, enum kg_loss_kind lk, double adv)
 	float h[N * D], rel[NR * 2 * D], gh[N * D], grel[NR * 2 * D];
 	float gh2[N * D], grel2[NR * 2 * D];
 	int32_t pos[NB * 3], negs[NB * NEG * 3];
-	float *work;
+	struct kg_gnn_decode_work work = KG_GNN_DECODE_WORK_INIT;
 	struct kg_rng r;
 	size_t k, bad = 0, nz = 0, nrel;
 	const float eps = 1e-3f;
@@ -429,23 +431,21 @@ check_decoder(enum kg_model_kind kind, enum kg_loss_kind lk, double adv)
 		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
 		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, N);
 	}
-	work = kg_xmallocarray(kg_gnn_decode_work_size(&m, NB, NEG),
-	    sizeof(float));
 	memset(gh, 0, sizeof(gh));
 	memset(grel, 0, sizeof(grel));
-	kg_gnn_decode(&m, &l, h, rel, pos, NB, negs, NEG, 0.5f, gh, grel,
-	    work);
+	kg_gnn_decode(&m, &l, h, N, rel, NR, pos, NB, negs, NEG, 0.5f, gh,
+	    grel, &work);
 	for (k = 0; k < N * D + nrel; k++) {
 		float *p = k < N * D ? h + k : rel + (k - N * D);
 		float w = *p, an = k < N * D ? gh[k] : grel[k - N * D];
 		double lp, lm, fd;
 
 		*p = w + eps;
-		lp = kg_gnn_decode(&m, &l, h, rel, pos, NB, negs, NEG, 0.5f,
-		    gh2, grel2, work);
+		lp = kg_gnn_decode(&m, &l, h, N, rel, NR, pos, NB, negs, NEG,
+		    0.5f, gh2, grel2, &work);
 		*p = w - eps;
-		lm = kg_gnn_decode(&m, &l, h, rel, pos, NB, negs, NEG, 0.5f,
-		    gh2, grel2, work);
+		lm = kg_gnn_decode(&m, &l, h, N, rel, NR, pos, NB, negs, NEG,
+		    0.5f, gh2, grel2, &work);
 		*p = w;
 		fd = 0.5 * (lp - lm) / (2.0 * (double)eps);
 		if (fabs(fd - an) > 1e-3 + 1e-2 * fabs(fd)) {
@@ -461,7 +461,7 @@ check_decoder(enum kg_model_kind kind, enum kg_loss_kind lk, double adv)
 	T_CHECKF(bad == 0, "%s/%s: %zu gradients differ", kg_model_name(kind),
 	    kg_loss_name(lk), bad);
 	T_CHECK(nz > 0);
-	free(work);
+	kg_gnn_decode_work_release(&work);
 }
 
 static void
@@ -478,6 +478,129 @@ grad_decoders(void)
 			check_decoder(kinds[a], losses[b], 0.0);
 	/* Self-adversarial weights are constants (loss.h). */
 	check_decoder(KG_MODEL_DISTMULT, KG_LOSS_LOGISTIC, 0.0);
+}
+
+/* The decoder's reference: one serial pass over the batch, each triple's
+ * gradients added to its rows in triple order, head before tail. */
+static double
+decode_serial(const struct kg_model *m, const struct kg_loss *l,
+    const float *h, const float *rel, const int32_t *pos, size_t nb,
+    const int32_t *negs, size_t neg, float scale, float *gh, float *grel)
+{
+	size_t np = nb * (1 + neg), d = m->dim, rw = m->rel_width, i, j, k, x;
+	float *f = kg_xcalloc(np * d, sizeof(float));
+	float *r = kg_xcalloc(np * rw, sizeof(float));
+	float *c = kg_xcalloc(np * d, sizeof(float));
+	float *gf = kg_xcalloc(np * d, sizeof(float));
+	float *gr = kg_xcalloc(np * rw, sizeof(float));
+	float *gc = kg_xcalloc(np * d, sizeof(float));
+	float *s = kg_xcalloc(np, sizeof(float));
+	float *g = kg_xcalloc(np, sizeof(float));
+	float *w = kg_xcalloc(kg_grad_work_size(m, np, 1), sizeof(float));
+	double loss = 0.0;
+
+	for (k = 0; k < np; k++) {
+		const int32_t *t = k % (1 + neg) == 0 ? pos + 3 * (k / (1 + neg)) :
+		    negs + 3 * ((k / (1 + neg)) * neg + k % (1 + neg) - 1);
+
+		memcpy(f + k * d, h + (size_t)t[0] * d, d * sizeof(float));
+		memcpy(r + k * rw, rel + (size_t)t[1] * rw, rw * sizeof(float));
+		memcpy(c + k * d, h + (size_t)t[2] * d, d * sizeof(float));
+	}
+	kg_grad_pairs_forward(m, KG_SIDE_TAIL, np, f, r, c, s, w);
+	for (i = 0; i < nb; i++) {
+		loss += kg_loss_eval(l, s[i * (1 + neg)], s + i * (1 + neg) + 1,
+		    neg, NULL, g + i * (1 + neg), g + i * (1 + neg) + 1);
+		for (j = 0; j <= neg; j++)
+			g[i * (1 + neg) + j] *= scale;
+	}
+	kg_grad_pairs_backward(m, KG_SIDE_TAIL, np, f, r, c, g, gf, gr, gc, w);
+	for (k = 0; k < np; k++) {
+		const int32_t *t = k % (1 + neg) == 0 ? pos + 3 * (k / (1 + neg)) :
+		    negs + 3 * ((k / (1 + neg)) * neg + k % (1 + neg) - 1);
+
+		for (x = 0; x < d; x++)
+			gh[(size_t)t[0] * d + x] += gf[k * d + x];
+		for (x = 0; x < d; x++)
+			gh[(size_t)t[2] * d + x] += gc[k * d + x];
+		for (x = 0; x < rw; x++)
+			grel[(size_t)t[1] * rw + x] += gr[k * rw + x];
+	}
+	free(f), free(r), free(c), free(gf), free(gr), free(gc);
+	free(s), free(g), free(w);
+	return loss;
+}
+
+/* Any thread count gives the serial pass's bits, with hub nodes (many
+ * triples on few rows) and a batch of many chunks. */
+static void
+decoder_threads_same_bits(void)
+{
+	static const enum kg_model_kind kinds[] = { KG_MODEL_DISTMULT,
+	    KG_MODEL_TRANSE_L2, KG_MODEL_COMPLEX };
+	enum { N = 300, R = 5, NB = 257, NEG = 3, D = 8 };
+	struct kg_loss l = KG_LOSS_INIT;
+	int32_t pos[NB * 3], negs[NB * NEG * 3];
+	float h[N * D], rel[R * 2 * D], gh0[N * D], gr0[R * 2 * D];
+	float gh[N * D], gr[R * 2 * D];
+	int saved = omp_get_max_threads();
+	struct kg_rng rng;
+	size_t a, k;
+
+	kg_rng_seed(&rng, 4, 4);
+	for (k = 0; k < NB; k++) {
+		pos[3 * k] = (int32_t)kg_rng_below(&rng, 10);
+		pos[3 * k + 1] = (int32_t)kg_rng_below(&rng, R);
+		pos[3 * k + 2] = (int32_t)kg_rng_below(&rng, N);
+	}
+	for (k = 0; k < NB * NEG; k++) {
+		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
+		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&rng, N);
+	}
+	for (k = 0; k < N * D; k++)
+		h[k] = (float)(kg_rng_uniform(&rng) - 0.5);
+	for (k = 0; k < R * 2 * D; k++)
+		rel[k] = (float)(kg_rng_uniform(&rng) - 0.5);
+	for (a = 0; a < sizeof(kinds) / sizeof(kinds[0]); a++) {
+		struct kg_model m;
+		size_t nr;
+		double l0;
+		int t;
+
+		T_CHECK(kg_model_init(&m, kinds[a], D, 0, 3.0f) == 0);
+		nr = R * m.rel_width;
+		l.adv_temp = a == 1 ? 1.0 : 0.0;
+		/* Start from non-zero rows: the decoder adds. */
+		for (k = 0; k < N * D; k++)
+			gh0[k] = (float)k * 1e-3f;
+		for (k = 0; k < nr; k++)
+			gr0[k] = (float)k * 1e-3f;
+		l0 = decode_serial(&m, &l, h, rel, pos, NB, negs, NEG, 0.25f,
+		    gh0, gr0);
+		for (t = 1; t <= 3; t++) {
+			struct kg_gnn_decode_work w = KG_GNN_DECODE_WORK_INIT;
+			double l1;
+			int rep;
+
+			omp_set_num_threads(t);
+			/* Twice: the reused buffers must not leak into the
+			 * second batch. */
+			for (rep = 0; rep < 2; rep++) {
+				for (k = 0; k < N * D; k++)
+					gh[k] = (float)k * 1e-3f;
+				for (k = 0; k < nr; k++)
+					gr[k] = (float)k * 1e-3f;
+				l1 = kg_gnn_decode(&m, &l, h, N, rel, R, pos, NB,
+				    negs, NEG, 0.25f, gh, gr, &w);
+				T_CHECKF(l1 == l0 && memcmp(gh, gh0, sizeof(gh)) == 0 &&
+				    memcmp(gr, gr0, nr * sizeof(float)) == 0,
+				    "%s, %d threads, pass %d: differs from the "
+				    "serial pass", kg_model_name(kinds[a]), t, rep);
+			}
+			kg_gnn_decode_work_release(&w);
+		}
+	}
+	omp_set_num_threads(saved);
 }
 
 static void
@@ -513,6 +636,7 @@ main(void)
 	T_RUN(grad_attention_dropout);
 	T_RUN(threads_same_bits);
 	T_RUN(grad_decoders);
+	T_RUN(decoder_threads_same_bits);
 	T_RUN(bad_configs);
 	return T_DONE();
 }
