@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "gnn_train.h"
+#include "gnn_cli.h"
 #include "manifest.h"
 #include "model.h"
 #include "dist.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "gnn_train.h"
+#include "gnn_cli.h"
 #include "model.h"
 #include "util.h"
 
