@@ -13,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "cliopts.h"
 #include "gnn_cli.h"
 #include "manifest.h"
 #include "model.h"
@@ -249,108 +250,11 @@ apply(struct state *s, int ch, const char *arg)
 	return -1;
 }
 
-/* Apply the keys of a JSON config object as if given on the command line
- * (before it, so that the command line wins). */
+/* apply() for kg_cli_config. */
 static int
-apply_config(struct state *s, const char *path)
+apply_key(void *ctx, int ch, const char *arg)
 {
-	json_error_t jerr;
-	json_t *root = json_load_file(path, 0, &jerr), *v;
-	const char *key;
-	char *name, *p, buf[64];
-	size_t i;
-	int rc = 0;
-
-	if (root == NULL || !json_is_object(root)) {
-		kg_error("%s:%d: %s", path, jerr.line, root ? "not a JSON "
-		    "object" : jerr.text);
-		json_decref(root);
-		return -1;
-	}
-	json_object_foreach(root, key, v) {
-		const char *arg = buf;
-
-		if (key[0] == '_')	/* "_comment", "_source": notes */
-			continue;
-		name = kg_xstrdup(key);
-		for (p = name; *p; p++)
-			if (*p == '-')
-				*p = '_';
-		for (i = 0; long_opts[i].name != NULL; i++)
-			if (strcmp(long_opts[i].name, name) == 0)
-				break;
-		if (long_opts[i].name == NULL || long_opts[i].val == O_CONFIG) {
-			kg_error("%s: unknown key '%s'", path, key);
-			free(name);
-			rc = -1;
-			break;
-		}
-		free(name);
-		if (json_is_string(v))
-			arg = json_string_value(v);
-		else if (json_is_integer(v))
-			snprintf(buf, sizeof(buf), "%lld",
-			    (long long)json_integer_value(v));
-		else if (json_is_real(v))
-			snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
-		else if (json_is_boolean(v) && long_opts[i].has_arg ==
-		    no_argument) {
-			if (json_is_false(v))
-				continue;
-		} else {
-			kg_error("%s: key '%s' has a value of the wrong type",
-			    path, key);
-			rc = -1;
-			break;
-		}
-		if (long_opts[i].val == O_IGNORED)
-			kg_warn("%s: ignoring DGL-KE key '%s', which has no "
-			    "meaning for kg-train", path, key);
-		if (apply(s, long_opts[i].val, arg) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	json_decref(root);
-	return rc;
-}
-
-/* Turn "--hidden-dim" into "--hidden_dim" and DGL-KE's short spellings
- * into long options; returns a new argv (strings leak until exit). */
-static char **
-normalise_argv(int argc, char *argv[])
-{
-	char **out = kg_xcalloc((size_t)argc + 1, sizeof(*out));
-	int i, rest = 0;
-	size_t k;
-	char *p;
-
-	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (i > 0 && !rest && strcmp(a, "--") == 0)
-			rest = 1;
-		else if (i > 0 && !rest)
-			for (k = 0; k < KG_ARRAY_LEN(aliases); k++)
-				if (strcmp(a, aliases[k][0]) == 0)
-					a = aliases[k][1];
-		out[i] = kg_xstrdup(a);
-		if (i > 0 && !rest && strncmp(out[i], "--", 2) == 0)
-			for (p = out[i] + 2; *p && *p != '='; p++)
-				if (*p == '-')
-					*p = '_';
-	}
-	return out;
-}
-
-static void
-free_argv(int argc, char **av)
-{
-	int i;
-
-	for (i = 0; i < argc; i++)
-		free(av[i]);
-	free(av);
+	return apply(ctx, ch, arg);
 }
 
 /*
@@ -360,22 +264,12 @@ free_argv(int argc, char **av)
 static int
 parse_args(int argc, char **av, struct state *s)
 {
-	int ch, i, idx = 0;
+	int ch, idx = 0;
 
-	/* A --config file first, so that explicit options override it. */
-	for (i = 1; i < argc; i++)
-		if (strcmp(av[i], "--config") == 0 ||
-		    strncmp(av[i], "--config=", 9) == 0) {
-			const char *f = av[i][8] == '=' ? av[i] + 9 :
-			    i + 1 < argc ? av[i + 1] : NULL;
-
-			if (f == NULL) {
-				kg_error("--config needs a file");
-				return KG_EXIT_USAGE + 1;
-			}
-			if (apply_config(s, f) < 0)
-				return KG_EXIT_USAGE + 1;
-		}
+	/* --config files first, so that explicit options override them. */
+	if (kg_cli_configs(argc, av, long_opts, O_CONFIG, O_IGNORED, apply_key,
+	    s) < 0)
+		return KG_EXIT_USAGE + 1;
 	while ((ch = getopt_long(argc, av, "hq", long_opts, &idx)) != -1) {
 		switch (ch) {
 		case 'h':
@@ -511,13 +405,13 @@ main(int argc, char *argv[])
 	s.x.rel_sync = 1;
 	s.j.argc = argc;
 	s.j.argv = argv;
-	av = normalise_argv(argc, argv);
+	av = kg_cli_argv(argc, argv, aliases, KG_ARRAY_LEN(aliases));
 	rc = parse_args(argc, av, &s);
 	if (rc > 0)
 		rc--;
 	else
 		rc = train(&s, &argc, &argv);
-	free_argv(argc, av);
+	kg_cli_argv_free(argc, av);
 	if (kg_close_stdout() < 0)
 		rc = KG_EXIT_FAIL;
 	return rc;

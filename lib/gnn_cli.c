@@ -7,6 +7,7 @@
 #include <jansson.h>
 #include <omp.h>
 
+#include "cliopts.h"
 #include "dist.h"
 #include "gnn_cli.h"
 #include "gnn_train.h"
@@ -155,85 +156,11 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	return -1;
 }
 
+/* gnn_apply() for kg_cli_config. */
 static int
-gnn_config(struct gnn_cli *c, const char *path)
+gnn_apply_key(void *ctx, int ch, const char *arg)
 {
-	json_error_t jerr;
-	json_t *root = json_load_file(path, 0, &jerr), *v;
-	const char *key;
-	char buf[64], *name, *p;
-	size_t i;
-	int rc = 0;
-
-	if (root == NULL || !json_is_object(root)) {
-		kg_error("%s:%d: %s", path, jerr.line, root ? "not a JSON "
-		    "object" : jerr.text);
-		json_decref(root);
-		return -1;
-	}
-	json_object_foreach(root, key, v) {
-		const char *arg = buf;
-
-		if (key[0] == '_')
-			continue;
-		name = kg_xstrdup(key);
-		for (p = name; *p; p++)
-			if (*p == '-')
-				*p = '_';
-		for (i = 0; gnn_opts[i].name != NULL; i++)
-			if (strcmp(gnn_opts[i].name, name) == 0)
-				break;
-		free(name);
-		if (gnn_opts[i].name == NULL || gnn_opts[i].val == G_CONFIG) {
-			kg_error("%s: unknown key '%s' for GNN training", path,
-			    key);
-			rc = -1;
-			break;
-		}
-		if (json_is_string(v))
-			arg = json_string_value(v);
-		else if (json_is_integer(v))
-			snprintf(buf, sizeof(buf), "%lld",
-			    (long long)json_integer_value(v));
-		else if (json_is_real(v))
-			snprintf(buf, sizeof(buf), "%.17g", json_real_value(v));
-		else if (json_is_boolean(v) &&
-		    gnn_opts[i].has_arg == no_argument) {
-			if (json_is_false(v))
-				continue;
-		} else {
-			kg_error("%s: key '%s' has a value of the wrong type",
-			    path, key);
-			rc = -1;
-			break;
-		}
-		if (gnn_apply(c, gnn_opts[i].val, arg) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	json_decref(root);
-	return rc;
-}
-
-/* "--foo-bar" -> "--foo_bar"; a new argv whose strings leak until exit. */
-static char **
-gnn_argv(int argc, char *argv[])
-{
-	char **out = kg_xcalloc((size_t)argc + 1, sizeof(*out));
-	int i, rest = 0;
-	char *p;
-
-	for (i = 0; i < argc; i++) {
-		out[i] = kg_xstrdup(argv[i]);
-		if (i > 0 && strcmp(out[i], "--") == 0)
-			rest = 1;
-		if (i > 0 && !rest && strncmp(out[i], "--", 2) == 0)
-			for (p = out[i] + 2; *p && *p != '='; p++)
-				if (*p == '-')
-					*p = '_';
-	}
-	return out;
+	return gnn_apply(ctx, ch, arg);
 }
 
 int
@@ -318,8 +245,8 @@ kg_gnn_cli(int argc, char *argv[])
 	struct gnn_cli c;
 	struct kg_gnn_train_opts z = KG_GNN_TRAIN_OPTS_INIT;
 	struct kg_dist d = KG_DIST_INIT;
-	char **av = gnn_argv(argc, argv);
-	int ch, i, rc;
+	char **av = kg_cli_argv(argc, argv, NULL, 0);
+	int ch, rc;
 	uint32_t k;
 
 	memset(&c, 0, sizeof(c));
@@ -328,18 +255,9 @@ kg_gnn_cli(int argc, char *argv[])
 	c.dim = 32;
 	c.r.argc = argc;
 	c.r.argv = argv;
-	for (i = 1; i < argc; i++)
-		if (strcmp(av[i], "--config") == 0 ||
-		    strncmp(av[i], "--config=", 9) == 0) {
-			const char *f = av[i][8] == '=' ? av[i] + 9 :
-			    i + 1 < argc ? av[i + 1] : NULL;
-
-			if (f == NULL || gnn_config(&c, f) < 0) {
-				if (f == NULL)
-					kg_error("--config needs a file");
-				return KG_EXIT_USAGE;
-			}
-		}
+	if (kg_cli_configs(argc, av, gnn_opts, G_CONFIG, G_IGNORED,
+	    gnn_apply_key, &c) < 0)
+		return KG_EXIT_USAGE;
 	optind = 1;
 	while ((ch = getopt_long(argc, av, "hq", gnn_opts, NULL)) != -1) {
 		if (ch == 'h') {
@@ -384,9 +302,7 @@ kg_gnn_cli(int argc, char *argv[])
 		kg_dist_abort(&d, KG_EXIT_FAIL);
 	kg_dist_finalize(&d);
 	/* av's strings stay alive: r points into them until here. */
-	for (i = 0; i < argc; i++)
-		free(av[i]);
-	free(av);
+	kg_cli_argv_free(argc, av);
 	return rc == KG_ERR_VERSION ? KG_EXIT_VERSION :
 	    rc < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
 }
