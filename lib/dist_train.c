@@ -638,11 +638,9 @@ load_checkpoint(struct drv *v)
 {
 	struct kg_manifest man = KG_MANIFEST_INIT;
 	json_error_t jerr;
-	char *path = kg_path_join(v->ckpt, "state.json"), *a, *b;
+	char *path = kg_path_join(v->ckpt, "state.json");
 	json_t *have = json_load_file(path, 0, &jerr), *want = shape_json(v);
 	json_t *own;
-	const char *key;
-	json_t *val;
 	size_t len;
 	uint32_t p;
 	int rc = -1;
@@ -656,20 +654,8 @@ load_checkpoint(struct drv *v)
 	if (rc < 0 || (rc = kg_manifest_verify(&man, v->ckpt, 0)) < 0)
 		goto out;
 	rc = -1;
-	json_object_foreach(want, key, val) {
-		json_t *h = json_object_get(have, key);
-
-		if (h != NULL && json_equal(h, val))
-			continue;
-		a = h ? json_dumps(h, JSON_ENCODE_ANY) : kg_xstrdup("nothing");
-		b = json_dumps(val, JSON_ENCODE_ANY);
-		kg_error("checkpoint '%s' has %s %s, but this run has %s%s",
-		    v->ckpt, key, a, b, strcmp(key, "nranks") == 0 ?
-		    ": resume with the same number of ranks" : "");
-		free(a);
-		free(b);
+	if (kg_checkpoint_shape_check(v->ckpt, want, have) < 0)
 		goto out;
-	}
 	own = json_object_get(have, "partition_rank");
 	if (!json_is_array(own) || json_array_size(own) != v->P) {
 		kg_error("checkpoint '%s': partition_rank is missing", v->ckpt);

@@ -17,6 +17,7 @@
 #include "npy.h"
 #include "optim.h"
 #include "outdir.h"
+#include "train.h"
 #include "util.h"
 
 int
@@ -751,10 +752,9 @@ ckpt_load_rank(const struct kg_gnn_ckpt *ck, struct tstate *ts,
 	struct kg_manifest man = KG_MANIFEST_INIT;
 	struct kg_gnn_trained *out = ts->out;
 	json_error_t jerr;
-	char *path = kg_path_join(ck->dir, "state.json"), *a, *b, *f[5];
+	char *path = kg_path_join(ck->dir, "state.json"), *f[5];
 	json_t *have = json_load_file(path, 0, &jerr);
-	json_t *want = ckpt_shape(ts, o, d->size), *val;
-	const char *key;
+	json_t *want = ckpt_shape(ts, o, d->size);
 	uint64_t smp[5], i;
 	int32_t *gid = NULL;
 	int rc = -1;
@@ -764,20 +764,8 @@ ckpt_load_rank(const struct kg_gnn_ckpt *ck, struct tstate *ts,
 		kg_error("cannot read checkpoint '%s': %s", path, jerr.text);
 		goto out;
 	}
-	json_object_foreach(want, key, val) {
-		json_t *h = json_object_get(have, key);
-
-		if (h != NULL && json_equal(h, val))
-			continue;
-		a = h ? json_dumps(h, JSON_ENCODE_ANY) : kg_xstrdup("nothing");
-		b = json_dumps(val, JSON_ENCODE_ANY);
-		kg_error("checkpoint '%s' has %s %s, but this run has %s%s",
-		    ck->dir, key, a, b, strcmp(key, "nranks") == 0 ?
-		    ": resume with the same number of ranks" : "");
-		free(a);
-		free(b);
+	if (kg_checkpoint_shape_check(ck->dir, want, have) < 0)
 		goto out;
-	}
 	/* Every file the ranks wrote, complete and of the recorded shape. */
 	if (kg_manifest_load(&man, ck->dir, NULL) < 0 ||
 	    kg_manifest_verify(&man, ck->dir, 0) < 0)

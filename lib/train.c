@@ -1051,6 +1051,30 @@ whole_table(const struct kg_trainer *tr, int state, float **owned)
 	return out;
 }
 
+int
+kg_checkpoint_shape_check(const char *dir, json_t *want, json_t *have)
+{
+	const char *key;
+	json_t *val;
+
+	json_object_foreach(want, key, val) {
+		json_t *h = json_object_get(have, key);
+		char *a, *b;
+
+		if (h != NULL && json_equal(h, val))
+			continue;
+		a = h ? json_dumps(h, JSON_ENCODE_ANY) : kg_xstrdup("nothing");
+		b = json_dumps(val, JSON_ENCODE_ANY);
+		kg_error("checkpoint '%s' has %s %s, but this run has %s%s",
+		    dir, key, a, b, strcmp(key, "nranks") == 0 ?
+		    ": resume with the same number of ranks" : "");
+		free(a);
+		free(b);
+		return -1;
+	}
+	return 0;
+}
+
 json_t *
 kg_trainer_shape(const struct kg_trainer *tr)
 {

@@ -231,6 +231,13 @@ float *kg_trainer_entity(const struct kg_trainer *tr, uint64_t e);
  * it and a resume must match it.
  */
 json_t *kg_trainer_shape(const struct kg_trainer *tr);
+/*
+ * Check that a checkpoint in dir recorded ("have") every key of this
+ * run's shape ("want") with the same value.  0, or -1 after kg_error()
+ * naming the first key that differs (for "nranks": resume with the same
+ * number of ranks).
+ */
+int kg_checkpoint_shape_check(const char *dir, json_t *want, json_t *have);
 
 /* Copy the whole entity table (n_entities x dim) into out. */
 void kg_trainer_entities(const struct kg_trainer *tr, float *out);
