@@ -608,6 +608,25 @@ state_reserve(const struct kg_gnn *m, struct kg_gnn_state *s, uint64_t n,
  * (FB15k-237: 150k pairs for 544k messages).  Within a type, by_type
  * lists the messages by destination, so a pair is a run of by_type.
  */
+
+/* A stable order of items 0 .. m - 1 by key[i] < nk: off [nk + 1] gets
+ * each key's start in out, fill (nk + 1 entries) is scratch. */
+static void
+bucket_order(const int32_t *key, uint64_t m, uint64_t nk, uint64_t *off,
+    uint64_t *fill, uint64_t *out)
+{
+	uint64_t i;
+
+	memset(off, 0, (nk + 1) * sizeof(*off));
+	for (i = 0; i < m; i++)
+		off[key[i] + 1]++;
+	for (i = 0; i < nk; i++)
+		off[i + 1] += off[i];
+	memcpy(fill, off, (nk + 1) * sizeof(*fill));
+	for (i = 0; i < m; i++)
+		out[fill[key[i]]++] = i;
+}
+
 static void
 index_build(const struct kg_gnn *m, const struct kg_gnn_graph *g,
     struct kg_gnn_state *s)
@@ -642,26 +661,11 @@ index_build(const struct kg_gnn *m, const struct kg_gnn_graph *g,
 	}
 	fill = s->fill;
 
-	memset(s->toff, 0, (T + 1) * sizeof(*s->toff));
-	for (e = 0; e < M; e++)
-		s->toff[g->type[e] + 1]++;
-	for (k = 0; k < T; k++)
-		s->toff[k + 1] += s->toff[k];
-	memcpy(fill, s->toff, (T + 1) * sizeof(*fill));
 	for (i = 0; i < n; i++)
-		for (e = g->off[i]; e < g->off[i + 1]; e++) {
+		for (e = g->off[i]; e < g->off[i + 1]; e++)
 			s->dst[e] = (int32_t)i;
-			s->by_type[fill[g->type[e]]++] = e;
-		}
-
-	memset(s->soff, 0, (n + 1) * sizeof(*s->soff));
-	for (e = 0; e < M; e++)
-		s->soff[g->src[e] + 1]++;
-	for (i = 0; i < n; i++)
-		s->soff[i + 1] += s->soff[i];
-	memcpy(fill, s->soff, (n + 1) * sizeof(*fill));
-	for (e = 0; e < M; e++)
-		s->by_src[fill[g->src[e]]++] = e;
+	bucket_order(g->type, M, T, s->toff, fill, s->by_type);
+	bucket_order(g->src, M, n, s->soff, fill, s->by_src);
 
 	s->n_pairs = s->max_tpairs = 0;
 	if (!block)
@@ -687,14 +691,7 @@ index_build(const struct kg_gnn *m, const struct kg_gnn_graph *g,
 	s->tpoff[T] = p;
 	s->poff[p] = M;
 	s->n_pairs = p;
-	memset(s->dpoff, 0, (n + 1) * sizeof(*s->dpoff));
-	for (k = 0; k < p; k++)
-		s->dpoff[s->pdst[k] + 1]++;
-	for (i = 0; i < n; i++)
-		s->dpoff[i + 1] += s->dpoff[i];
-	memcpy(fill, s->dpoff, (n + 1) * sizeof(*fill));
-	for (k = 0; k < p; k++)
-		s->dpair[fill[s->pdst[k]]++] = k;
+	bucket_order(s->pdst, p, n, s->dpoff, fill, s->dpair);
 	if (s->n_pairs * max_dim(m) > s->cap_py) {
 		s->cap_py = s->n_pairs * max_dim(m);
 		regrow(&s->py, s->cap_py, sizeof(float));
