@@ -18,7 +18,7 @@
 
 enum {
 	G_CONFIG = 256, G_MODEL, G_DIM, G_HIDDEN, G_DECODER, G_FEATURES,
-	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_BASES, G_DECOMP,
+	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_EDROP, G_BASES, G_DECOMP,
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_IGNORED
@@ -36,6 +36,7 @@ static const struct option gnn_opts[] = {
 	{ "layers", required_argument, NULL, G_LAYERS },
 	{ "fanout", required_argument, NULL, G_FANOUT },
 	{ "dropout", required_argument, NULL, G_DROPOUT },
+	{ "edge_dropout", required_argument, NULL, G_EDROP },
 	{ "num_bases", required_argument, NULL, G_BASES },
 	{ "decomposition", required_argument, NULL, G_DECOMP },
 	{ "learned_only", no_argument, NULL, G_LEARNED },
@@ -107,6 +108,8 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 			return -1;
 		o->enc.dropout = (float)x;
 		return 0;
+	case G_EDROP: return kg_parse_double("--edge_dropout", arg, 0.0, 0.99,
+	    &o->edge_dropout);
 	case G_BASES: return kg_parse_u32("--num_bases", arg, 1, 1u << 12,
 	    &o->enc.n_bases);
 	case G_DECOMP:
@@ -209,7 +212,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--features DIR] [--learned_only] [--expanded DIR]\n"
 "                [--layers N] [--gnn_hidden N] [--hidden_dim N]\n"
 "                [--decomposition basis|block] [--num_bases N]\n"
-"                [--dropout P] [--fanout N,N] [--loss NAME] [--gamma G]\n"
+"                [--dropout P] [--edge_dropout P] [--fanout N,N]\n"
+"                [--loss NAME] [--gamma G]\n"
 "                [--adversarial_temperature T] [--lr LR]\n"
 "                [--regularization_coef C] [--batch_size N]\n"
 "                [--neg_sample_size N] [--neg_candidates N]\n"

@@ -46,6 +46,10 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 			kg_error("fan-out values must be positive");
 			return -1;
 		}
+	if (!(o->edge_dropout >= 0.0 && o->edge_dropout < 1.0)) {
+		kg_error("edge dropout must be in [0, 1)");
+		return -1;
+	}
 	if (o->batch_size == 0 || o->neg == 0 || o->epochs == 0) {
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
@@ -208,6 +212,75 @@ sub_release(struct sub *s)
 	free(s->local);
 	free(s->cnt);
 	free(s->pick);
+}
+
+/* ---- edge dropout ---- */
+
+/* A graph with some messages dropped, its buffers kept across steps. */
+struct edrop {
+	struct kg_gnn_graph g;
+	uint64_t cap_n, cap_m;
+	uint32_t *cnt;		/* per type, zero between calls */
+};
+
+/*
+ * e->g = the messages of g, each kept with probability 1 - p, with the
+ * R-GCN normalisers recounted over the kept ones (the R-GCN paper's edge
+ * dropout: the encoder must not lean on any one edge, the scored one
+ * included).
+ */
+static const struct kg_gnn_graph *
+edge_drop(struct edrop *e, const struct kg_gnn_graph *g, double p,
+    struct kg_rng *rng)
+{
+	struct kg_gnn_graph *out = &e->g;
+	uint64_t i, k, m = 0;
+
+	if (g->n_nodes + 1 > e->cap_n) {
+		e->cap_n = g->n_nodes + 1;
+		out->off = kg_xreallocarray(out->off, e->cap_n,
+		    sizeof(*out->off));
+	}
+	if (g->n_msgs + 1 > e->cap_m) {
+		e->cap_m = g->n_msgs + 1;
+		out->src = kg_xreallocarray(out->src, e->cap_m,
+		    sizeof(*out->src));
+		out->type = kg_xreallocarray(out->type, e->cap_m,
+		    sizeof(*out->type));
+		out->norm = kg_xreallocarray(out->norm, e->cap_m,
+		    sizeof(*out->norm));
+	}
+	if (e->cnt == NULL)
+		e->cnt = kg_xcalloc(g->n_types + 1, sizeof(*e->cnt));
+	out->n_nodes = g->n_nodes;
+	out->n_types = g->n_types;
+	out->off[0] = 0;
+	for (i = 0; i < g->n_nodes; i++) {
+		uint64_t first = m;
+
+		for (k = g->off[i]; k < g->off[i + 1]; k++)
+			if (kg_rng_uniform(rng) >= p) {
+				out->src[m] = g->src[k];
+				out->type[m] = g->type[k];
+				e->cnt[g->type[k]]++;
+				m++;
+			}
+		for (k = first; k < m; k++)
+			out->norm[k] = 1.0f / (float)e->cnt[out->type[k]];
+		for (k = first; k < m; k++)
+			e->cnt[out->type[k]] = 0;
+		out->off[i + 1] = m;
+	}
+	out->n_msgs = m;
+	return out;
+}
+
+static void
+edrop_release(struct edrop *e)
+{
+	kg_gnn_graph_release(&e->g);
+	free(e->cnt);
+	memset(e, 0, sizeof(*e));
 }
 
 /* ---- training ---- */
@@ -863,6 +936,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 {
 	struct kg_dist solo = KG_DIST_INIT;
 	struct kg_gnn_graph full = KG_GNN_GRAPH_INIT;
+	struct edrop ed;
 	struct kg_gnn_state st = KG_GNN_STATE_INIT;
 	struct kg_adam adam = KG_ADAM_INIT;
 	struct tstate ts;
@@ -882,6 +956,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 
 	memset(out, 0, sizeof(*out));
 	memset(&sb, 0, sizeof(sb));
+	memset(&ed, 0, sizeof(ed));
 	memset(&ts, 0, sizeof(ts));
 	if (d == NULL)
 		d = &solo;
@@ -1034,6 +1109,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 				frow = sb.frow;
 				lrow = sb.lrow;
 			}
+			if (o->edge_dropout > 0.0)
+				g = edge_drop(&ed, g, o->edge_dropout, &ts.rng);
 			kg_gnn_forward(&out->enc, g, p->feat, frow, lrow,
 			    &ts.rng, &st);
 			h = st.h[L];
@@ -1088,6 +1165,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
 	/* Rank 0's whole table should not meet the training buffers. */
 	kg_gnn_graph_release(&full);
+	edrop_release(&ed);
 	kg_gnn_state_release(&st);
 	free(grad);
 	free(ts.st_learn);
@@ -1098,6 +1176,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	rc = 0;
 out:
 	kg_gnn_graph_release(&full);
+	edrop_release(&ed);
 	kg_gnn_state_release(&st);
 	sub_release(&sb);
 	free(grad);
@@ -1249,6 +1328,7 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	json_object_set_new(c, "gnn_n_params", json_integer(
 	    (json_int_t)t->enc.n_params));
 	json_object_set_new(c, "dropout", json_real(o->enc.dropout));
+	json_object_set_new(c, "edge_dropout", json_real(o->edge_dropout));
 	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
 	json_object_set_new(c, "lr", json_real(o->lr));
 	json_object_set_new(c, "regularization_coef", json_real(o->reg));

@@ -102,12 +102,13 @@ struct kg_gnn_train_opts {
 					 * neg_pool.npy, not every node */
 	int quiet;
 	const struct kg_gnn_ckpt *ckpt;	/* NULL: no checkpoints */
+	double edge_dropout;		/* share of messages dropped per step */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL }
+	0, 0, 0, NULL, 0.0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message

@@ -212,7 +212,8 @@ minibatch_covers_full(void)
 }
 
 static void
-train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout)
+train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout,
+    double edrop)
 {
 	struct kg_gnn_features f;
 	struct kg_gnn_train_opts o;
@@ -227,6 +228,7 @@ train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout)
 	o.enc.n_layers = 2;
 	o.enc.dims[2] = 8;
 	o.enc.dropout = dropout;
+	o.edge_dropout = edrop;
 	o.neg_candidates = cand;
 	o.epochs = 1;
 	base_problem(&p, &f);
@@ -239,6 +241,14 @@ train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout)
 	T_CHECK(memcmp(a.enc.w, b.enc.w, a.enc.n_params * sizeof(float)) == 0);
 	T_CHECKF(a.last_loss < 0.7 * first, "loss %g after 1 epoch, %g after "
 	    "30", first, a.last_loss);
+	if (edrop > 0.0) {
+		/* Dropping edges must change what the encoder sees. */
+		kg_gnn_trained_release(&b);
+		o.edge_dropout = 0.0;
+		T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+		T_CHECK(memcmp(a.enc.w, b.enc.w, a.enc.n_params *
+		    sizeof(float)) != 0);
+	}
 	kg_gnn_trained_release(&a);
 	kg_gnn_trained_release(&b);
 	kg_gnn_features_release(&f);
@@ -247,19 +257,25 @@ train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout)
 static void
 rgcn_deterministic_and_learns(void)
 {
-	train_twice(KG_GNN_RGCN, 0, 0.2f);
+	train_twice(KG_GNN_RGCN, 0, 0.2f, 0.0);
+}
+
+static void
+rgcn_edge_dropout(void)
+{
+	train_twice(KG_GNN_RGCN, 0, 0.2f, 0.3);
 }
 
 static void
 relgnn_deterministic_and_learns(void)
 {
-	train_twice(KG_GNN_RELGNN, 0, 0.2f);
+	train_twice(KG_GNN_RELGNN, 0, 0.2f, 0.0);
 }
 
 static void
 relgnn_adaptive_negatives(void)
 {
-	train_twice(KG_GNN_RELGNN, 4, 0.0f);
+	train_twice(KG_GNN_RELGNN, 4, 0.0f, 0.0);
 }
 
 /* Two epochs, a checkpoint, two more epochs from it: the same bytes as
@@ -286,6 +302,7 @@ resume_is_bit_identical(void)
 		o.enc.dims[2] = 8;
 		o.enc.dropout = 0.2f;
 		o.enc.learned_only = lo;
+		o.edge_dropout = lo ? 0.25 : 0.0;	/* draws too */
 		o.nfanout = 2;
 		o.fanout[0] = 3;
 		o.fanout[1] = 2;
@@ -391,6 +408,9 @@ bad_options(void)
 	base_opts(&o);
 	o.lr = 0.0;
 	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
+	base_opts(&o);
+	o.edge_dropout = 1.0;
+	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
 	kg_error_mute(0);
 }
 
@@ -400,6 +420,7 @@ main(void)
 	T_RUN(attributes_help);
 	T_RUN(minibatch_covers_full);
 	T_RUN(rgcn_deterministic_and_learns);
+	T_RUN(rgcn_edge_dropout);
 	T_RUN(relgnn_deterministic_and_learns);
 	T_RUN(relgnn_adaptive_negatives);
 	T_RUN(resume_is_bit_identical);
