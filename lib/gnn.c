@@ -95,6 +95,7 @@ kg_gnn_graph_build(struct kg_gnn_graph *g, uint64_t n_nodes,
     uint32_t n_relations, const int32_t *hrt, uint64_t n)
 {
 	uint64_t i, k, *fill;
+	uint32_t *cnt;
 	uint32_t T = 2 * n_relations;
 
 	memset(g, 0, sizeof(*g));
@@ -124,21 +125,26 @@ kg_gnn_graph_build(struct kg_gnn_graph *g, uint64_t n_nodes,
 		g->type[k] = r + (int32_t)n_relations;
 	}
 	free(fill);
+	cnt = kg_xcalloc(T ? T : 1, sizeof(*cnt));
+	kg_gnn_graph_normalise(g, cnt);
+	free(cnt);
+}
+
+void
+kg_gnn_graph_normalise(struct kg_gnn_graph *g, uint32_t *cnt)
+{
+	uint64_t i, k;
+
 	/* c_{i,r}: count each type among i's messages (lists are short, so a
 	 * quadratic count per node would do, but hubs make it costly: count
 	 * with a per-type scratch array instead). */
-	{
-		uint32_t *cnt = kg_xcalloc(T ? T : 1, sizeof(*cnt));
-
-		for (i = 0; i < n_nodes; i++) {
-			for (k = g->off[i]; k < g->off[i + 1]; k++)
-				cnt[g->type[k]]++;
-			for (k = g->off[i]; k < g->off[i + 1]; k++)
-				g->norm[k] = 1.0f / (float)cnt[g->type[k]];
-			for (k = g->off[i]; k < g->off[i + 1]; k++)
-				cnt[g->type[k]] = 0;
-		}
-		free(cnt);
+	for (i = 0; i < g->n_nodes; i++) {
+		for (k = g->off[i]; k < g->off[i + 1]; k++)
+			cnt[g->type[k]]++;
+		for (k = g->off[i]; k < g->off[i + 1]; k++)
+			g->norm[k] = 1.0f / (float)cnt[g->type[k]];
+		for (k = g->off[i]; k < g->off[i + 1]; k++)
+			cnt[g->type[k]] = 0;
 	}
 }
 

@@ -84,6 +84,10 @@ struct kg_gnn_graph {
 void kg_gnn_graph_build(struct kg_gnn_graph *g, uint64_t n_nodes,
     uint32_t n_relations, const int32_t *hrt, uint64_t n);
 void kg_gnn_graph_release(struct kg_gnn_graph *g);
+/* Set every norm of g to 1 / c_{i,r} from its messages (for a graph whose
+ * messages were sampled or dropped).  cnt: g->n_types zeroed counters,
+ * left zeroed. */
+void kg_gnn_graph_normalise(struct kg_gnn_graph *g, uint32_t *cnt);
 
 /* One attribute's arrays, mapped from a feature directory. */
 struct kg_gnn_attr {

@@ -182,14 +182,7 @@ sub_build(struct sub *s, const struct kg_gnn_graph *full,
 	}
 	s->g.n_nodes = s->n;
 	s->g.n_types = full->n_types;
-	for (i = 0; i < s->n; i++) {
-		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
-			s->cnt[s->g.type[e]]++;
-		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
-			s->g.norm[e] = 1.0f / (float)s->cnt[s->g.type[e]];
-		for (e = s->g.off[i]; e < s->g.off[i + 1]; e++)
-			s->cnt[s->g.type[e]] = 0;
-	}
+	kg_gnn_graph_normalise(&s->g, s->cnt);
 	s->frow = kg_xreallocarray(s->frow, s->n + 1, sizeof(*s->frow));
 	s->lrow = kg_xreallocarray(s->lrow, s->n + 1, sizeof(*s->lrow));
 	for (i = 0; i < s->n; i++) {
@@ -256,22 +249,16 @@ edge_drop(struct edrop *e, const struct kg_gnn_graph *g, double p,
 	out->n_types = g->n_types;
 	out->off[0] = 0;
 	for (i = 0; i < g->n_nodes; i++) {
-		uint64_t first = m;
-
 		for (k = g->off[i]; k < g->off[i + 1]; k++)
 			if (kg_rng_uniform(rng) >= p) {
 				out->src[m] = g->src[k];
 				out->type[m] = g->type[k];
-				e->cnt[g->type[k]]++;
 				m++;
 			}
-		for (k = first; k < m; k++)
-			out->norm[k] = 1.0f / (float)e->cnt[out->type[k]];
-		for (k = first; k < m; k++)
-			e->cnt[out->type[k]] = 0;
 		out->off[i + 1] = m;
 	}
 	out->n_msgs = m;
+	kg_gnn_graph_normalise(out, e->cnt);
 	return out;
 }
 
