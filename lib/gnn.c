@@ -376,6 +376,17 @@ glorot(size_t fan_in, size_t fan_out)
 	return sqrt(6.0 / (double)(fan_in + fan_out));
 }
 
+void
+kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed, uint64_t id)
+{
+	struct kg_rng r;
+	size_t k;
+
+	kg_rng_seed(&r, seed, (0x6c726f77ULL << 32) | id);
+	for (k = 0; k < d0; k++)
+		row[k] = (float)(kg_rng_normal(&r) / sqrt((double)d0));
+}
+
 int
 kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_gnn_features *f, uint64_t seed)
@@ -456,10 +467,13 @@ kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
 	}
 	m->n_params = p;
 	m->w = kg_xcalloc(p ? p : 1, sizeof(float));
+	/* Learned rows from their own streams, so that the other parameters
+	 * do not depend on how many rows there are (a rank holds only its
+	 * part's). */
+	for (i = 0; i < c->n_learned; i++)
+		kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0, seed,
+		    i);
 	kg_rng_seed(&rng, seed, 0x676e6e);
-	for (i = 0; i < c->n_learned * d0; i++)
-		m->w[m->learned + i] = (float)(kg_rng_normal(&rng) /
-		    sqrt((double)d0));
 	for (i = 0; i < m->n_attrs; i++) {
 		if (m->attr_text[i])
 			init_uniform(m->w + m->attr_off[i],

@@ -158,13 +158,19 @@ struct kg_gnn {
 /*
  * Lay out the parameters of an encoder for features f (NULL or
  * learned_only: learned embeddings only) and initialise them from seed
- * (Glorot-uniform matrices, zero biases, N(0, 1/d0) learned rows).
+ * (Glorot-uniform matrices, zero biases; learned row i as
+ * kg_gnn_learned_row_init(.., seed, i), the rest independent of
+ * n_learned).
  * Checks the config (block decomposition needs dims divisible by the
  * blocks).  0, or -1 after kg_error().
  */
 int kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_gnn_features *f, uint64_t seed);
 void kg_gnn_release(struct kg_gnn *m);
+/* A learned row's initial value, N(0, 1/d0) drawn from (seed, id) alone:
+ * every process holding entity id starts its row alike. */
+void kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed,
+    uint64_t id);
 
 /*
  * Forward state of one pass over a graph of n nodes, reused across steps

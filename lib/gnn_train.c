@@ -337,54 +337,26 @@ select_adaptive(const struct kg_model *m, const float *h, const float *rel,
 
 /* ---- the learned table, by rows ---- */
 
-/* A learned row's initial value, N(0, 1/d0) drawn from (seed, global ID):
- * every rank holding the row, and the plain process, start it alike
- * whatever their local numbering. */
-static void
-learned_row_init(float *w, size_t d0, uint64_t seed, uint64_t id)
-{
-	struct kg_rng r;
-	size_t k;
-
-	kg_rng_seed(&r, seed, (0x6c726f77ULL << 32) | id);
-	for (k = 0; k < d0; k++)
-		w[k] = (float)(kg_rng_normal(&r) / sqrt((double)d0));
-}
-
 /*
  * An encoder with a learned table of n_rows rows, row i for global ID
- * gid[i] (NULL: i).  The dense parameters come from an encoder without a
- * table, so they do not depend on n_rows, which differs between ranks.
+ * gid[i] (NULL: i).  kg_gnn_init draws the other parameters independently
+ * of n_rows, which differs between ranks.
  */
 static int
 model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_gnn_features *f, uint64_t seed, uint64_t n_rows,
     const int32_t *gid)
 {
-	struct kg_gnn dense = KG_GNN_INIT;
 	struct kg_gnn_config dc = *c;
 	size_t d0 = c->dims[0], i;
 
-	dc.n_learned = 0;
-	if (kg_gnn_init(&dense, &dc, f, seed) < 0)
-		return -1;
 	dc.n_learned = n_rows;
-	if (kg_gnn_init(m, &dc, f, seed) < 0) {
-		kg_gnn_release(&dense);
+	if (kg_gnn_init(m, &dc, f, seed) < 0)
 		return -1;
-	}
-	if (m->learned != 0 || m->n_params != dense.n_params + n_rows * d0) {
-		kg_error("internal error: the learned table is not the first "
-		    "block of the GNN parameters");
-		kg_gnn_release(&dense);
-		kg_gnn_release(m);
-		return -1;
-	}
-	memcpy(m->w + n_rows * d0, dense.w, dense.n_params * sizeof(float));
-	for (i = 0; i < n_rows; i++)
-		learned_row_init(m->w + i * d0, d0, seed,
-		    gid ? (uint64_t)gid[i] : i);
-	kg_gnn_release(&dense);
+	if (gid != NULL)
+		for (i = 0; i < n_rows; i++)
+			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,
+			    seed, (uint64_t)gid[i]);
 	return 0;
 }
 
