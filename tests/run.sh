@@ -26,6 +26,7 @@ fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 export LC_ALL=C
 
 if [ $# -eq 0 ]; then
