@@ -17,12 +17,18 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wvla -Wformat=2
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -fopenmp \
-	-Ilib $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
+	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
 LDLIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp $(SAN)
 
-LIB_SRC := $(wildcard lib/*.c)
+# lib/ holds one folder per stage or layer (core, io, ingest, attrs,
+# graph, kge, gnn, dist, eval); cmd/cli/ the command-line helpers the
+# tools share.  Both are archives every program links.
+LIB_SRC := $(wildcard lib/*/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libkgpipe.a
+CLI_SRC := $(wildcard cmd/cli/*.c)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_A := $(BUILD)/libkgcli.a
 CMD_SRC := $(wildcard cmd/*.c)
 TOOLS := $(CMD_SRC:cmd/%.c=$(BIN)/%)
 UNIT_SRC := $(wildcard tests/unit/t_*.c)
@@ -56,21 +62,27 @@ $(LIB_A): $(LIB_OBJ)
 	ar rcs $@.tmp $^
 	mv -f $@.tmp $@
 
-$(BIN)/%: $(BUILD)/cmd/%.o $(LIB_A)
+$(CLI_A): $(CLI_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+	rm -f $@.tmp
+	ar rcs $@.tmp $^
+	mv -f $@.tmp $@
 
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+$(BIN)/%: $(BUILD)/cmd/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
-$(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(LIB_A)
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
-$(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(LIB_A)
+$(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(LIB_A) $(LDLIBS)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
+
+$(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(CLI_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
 # The README's test command: dependencies, build, every test, one summary.
 test: deps
@@ -112,5 +124,5 @@ install: $(TOOLS)
 clean:
 	rm -rf $(BUILD) $(BIN) build-asan
 
--include $(LIB_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
 	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d)

@@ -4,16 +4,16 @@
  * text encoder; transform --shard i/n encodes one contiguous range of
  * entities (independent processes); merge joins the shards.
  */
-#include <cblas.h>
 #include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "attrs.h"
-#include "manifest.h"
-#include "util.h"
+#include "compute/compute.h"
+#include "attrs/attrs.h"
+#include "io/manifest.h"
+#include "core/util.h"
 
 static void
 usage(FILE *f)
@@ -110,7 +110,7 @@ main(int argc, char *argv[])
 	 * it) would change with OPENBLAS_NUM_THREADS; the same inputs must
 	 * give the same bytes.
 	 */
-	openblas_set_num_threads(1);
+	kg_compute_init();
 	memset(&o, 0, sizeof(o));
 	o.n_shards = 1;
 	o.argc = argc;

@@ -1,10 +1,9 @@
 /*
  * kg-eval: link prediction (full or sampled ranking) and triple
  * classification of a trained model on a dataset split.  The work is in
- * lib/eval.c; this file parses options, checks that model and dataset
+ * lib/eval/eval.c; this file parses options, checks that model and dataset
  * agree, and writes the JSON report and the table.
  */
-#include <cblas.h>
 #include <getopt.h>
 #include <omp.h>
 #include <stdio.h>
@@ -13,13 +12,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "dataset.h"
-#include "dist.h"
-#include "eval.h"
-#include "manifest.h"
-#include "model.h"
-#include "modeldir.h"
-#include "util.h"
+#include "compute/compute.h"
+#include "cli/tool.h"
+#include "io/dataset.h"
+#include "dist/dist.h"
+#include "eval/eval.h"
+#include "io/manifest.h"
+#include "kge/model.h"
+#include "io/modeldir.h"
+#include "core/util.h"
 
 struct opts {
 	const char *dataset, *modeldir, *ent, *rel, *model, *output;
@@ -365,21 +366,6 @@ out:
 	return rc;
 }
 
-/*
- * Where OpenBLAS failed to recognise the CPU (virtual machines), run
- * again with OPENBLAS_CORETYPE set: its generic kernels are several times
- * slower.  If exec fails, carry on with them.
- */
-static void
-maybe_reexec(char *argv[])
-{
-	const char *core = kg_blas_better_core();
-
-	if (core == NULL || setenv("OPENBLAS_CORETYPE", core, 1) < 0)
-		return;
-	execv("/proc/self/exe", argv);
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -391,7 +377,7 @@ main(int argc, char *argv[])
 	int rc;
 
 	kg_setprogname(argv[0]);
-	maybe_reexec(argv);
+	kg_tool_tune_blas(argv);
 	memset(&o, 0, sizeof(o));
 	o.split = KG_SPLIT_TEST;
 	o.gamma = 12.0;
@@ -412,7 +398,7 @@ main(int argc, char *argv[])
 	if (kg_dist_init(&dist, &argc, &argv) < 0)
 		return KG_EXIT_FAIL;
 	/* Threads come from OpenMP; BLAS must not start its own inside. */
-	openblas_set_num_threads(1);
+	kg_compute_init();
 	rc = kg_dataset_load(&ds, o.dataset);
 	if (rc == 0)
 		rc = load_model(&o, &ds, &md);

@@ -2,7 +2,7 @@
  * kg-expand: turn each part of a kg-partition output into a
  * self-sufficient subgraph: its core triples plus the k-hop neighbourhood
  * a k-layer GNN encoder reads, with local IDs and sliced node features.
- * The work is in lib/expand.c.
+ * The work is in lib/graph/expand.c.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -13,12 +13,12 @@
 
 #include <unistd.h>
 
-#include "dataset.h"
-#include "expand.h"
-#include "manifest.h"
-#include "outdir.h"
-#include "partition.h"
-#include "util.h"
+#include "io/dataset.h"
+#include "graph/expand.h"
+#include "io/manifest.h"
+#include "io/outdir.h"
+#include "graph/partition.h"
+#include "core/util.h"
 
 static void
 usage(FILE *fp)

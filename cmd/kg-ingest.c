@@ -1,7 +1,7 @@
 /*
  * kg-ingest: read triples (TSV or CSV, plain or gzip, files or stdin) and
  * write a kgpipe dataset directory.  Option parsing only; the work is in
- * lib/ingest.c.
+ * lib/ingest/ingest.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ingest.h"
-#include "util.h"
+#include "ingest/ingest.h"
+#include "core/util.h"
 
 enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,

@@ -2,7 +2,7 @@
  * kg-partition: cut a kg-ingest dataset's entities into P parts (METIS or
  * random), assign every training triple to one part, relabel entities so
  * that each part owns a contiguous ID range, and group the training
- * triples into P x P buckets.  The work is in lib/partition.c.
+ * triples into P x P buckets.  The work is in lib/graph/partition.c.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,11 +11,11 @@
 
 #include <unistd.h>
 
-#include "dataset.h"
-#include "manifest.h"
-#include "outdir.h"
-#include "partition.h"
-#include "util.h"
+#include "io/dataset.h"
+#include "io/manifest.h"
+#include "io/outdir.h"
+#include "graph/partition.h"
+#include "core/util.h"
 
 /* The bucket table has P * P entries; this keeps it within 8 MiB. */
 #define MAX_PARTS 1024

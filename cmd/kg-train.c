@@ -2,7 +2,7 @@
  * kg-train: train a shallow KG embedding model on a kg-ingest dataset dir
  * and write a model dir.  Options are spelled as DGL-KE's where the
  * concept is the same (dashes and underscores both work) and can come
- * from a JSON --config file with the same keys; the work is in lib/train.c.
+ * from a JSON --config file with the same keys; the work is in lib/kge/train.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,14 +13,15 @@
 
 #include <jansson.h>
 
-#include "cliopts.h"
-#include "gnn_cli.h"
-#include "manifest.h"
-#include "model.h"
-#include "dist.h"
-#include "dist_train.h"
-#include "train.h"
-#include "util.h"
+#include "cli/tool.h"
+#include "cli/cliopts.h"
+#include "cli/gnn_cli.h"
+#include "io/manifest.h"
+#include "kge/model.h"
+#include "dist/dist.h"
+#include "dist/dist_train.h"
+#include "kge/train.h"
+#include "core/util.h"
 
 static void
 usage(FILE *f)
@@ -317,21 +318,6 @@ parse_args(int argc, char **av, struct state *s)
 }
 
 /*
- * Where OpenBLAS failed to recognise the CPU (virtual machines), run again
- * with OPENBLAS_CORETYPE set (lib/model.h): its generic kernels are
- * several times slower.  If exec fails, carry on with them.
- */
-static void
-maybe_reexec(char *argv[])
-{
-	const char *core = kg_blas_better_core();
-
-	if (core == NULL || setenv("OPENBLAS_CORETYPE", core, 1) < 0)
-		return;
-	execv("/proc/self/exe", argv);
-}
-
-/*
  * Train as asked: alone, on partition buckets, or data-parallel.  Under
  * mpirun every rank runs this; a rank that fails stops the others.
  */
@@ -390,8 +376,8 @@ main(int argc, char *argv[])
 	int rc;
 
 	kg_setprogname(argv[0]);
-	maybe_reexec(argv);
-	/* GNN encoders have options of their own (lib/gnn_train.h). */
+	kg_tool_tune_blas(argv);
+	/* GNN encoders have options of their own (lib/gnn/gnn_train.h). */
 	if (kg_gnn_cli_wanted(argc, argv)) {
 		rc = kg_gnn_cli(argc, argv);
 		if (kg_close_stdout() < 0)

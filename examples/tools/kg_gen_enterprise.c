@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outdir.h"
-#include "util.h"
+#include "io/outdir.h"
+#include "core/util.h"
 
 #define N_KINDS 12
 #define N_CATS 20

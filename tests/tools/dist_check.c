@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
-#include "util.h"
+#include "dist/dist.h"
+#include "core/util.h"
 
 static struct kg_dist d;
 static int failures;

@@ -1,6 +1,6 @@
 /*
  * eval_mkmodel: a test helper that writes a kg-train style model
- * directory (lib/modeldir.h) with seeded random embeddings for a dataset,
+ * directory (lib/io/modeldir.h) with seeded random embeddings for a dataset,
  * so that kg-eval can be tested without training.
  *
  *   eval_mkmodel [options] DATASET_DIR OUT_DIR MODEL DIM
@@ -18,12 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "dataset.h"
-#include "manifest.h"
-#include "model.h"
-#include "modeldir.h"
-#include "outdir.h"
-#include "util.h"
+#include "io/dataset.h"
+#include "io/manifest.h"
+#include "kge/model.h"
+#include "io/modeldir.h"
+#include "io/outdir.h"
+#include "core/util.h"
 
 int
 main(int argc, char *argv[])

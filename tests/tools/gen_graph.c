@@ -32,11 +32,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "dataset.h"
-#include "manifest.h"
-#include "npy.h"
-#include "partition.h"
-#include "util.h"
+#include "io/dataset.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "graph/partition.h"
+#include "core/util.h"
 
 struct gen {
 	uint64_t n, m, nrel, ncomm, nvalid, ntest, seed;

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "core/util.h"
 
 static const char hexdig[] = "0123456789abcdef";
 

@@ -1,18 +1,15 @@
 /*
- * gnn_train: GNN training from the command line (lib/gnn_train's
+ * gnn_train: GNN training from the command line (cmd/cli/gnn_cli.h's
  * kg_gnn_cli, the options of kg-train --model_name RGCN|RelGNN), for
  * tests and benchmarks that must not depend on kg-train's routing.
  *
  * usage: gnn_train --model_name RGCN|RelGNN [options] DATASET MODEL_DIR
- * (see kg_gnn_cli in lib/gnn_train.h).  Runs as a plain process or under
+ * (see cmd/cli/gnn_cli.h).  Runs as a plain process or under
  * mpirun (one rank per expanded part).
  */
-#include <stdlib.h>
-#include <unistd.h>
-
-#include "gnn_cli.h"
-#include "model.h"
-#include "util.h"
+#include "cli/gnn_cli.h"
+#include "cli/tool.h"
+#include "core/util.h"
 
 int
 main(int argc, char *argv[])
@@ -21,12 +18,7 @@ main(int argc, char *argv[])
 
 	/* The model dir must say kg-train for kg-eval to read it. */
 	kg_setprogname("kg-train");
-	{
-		const char *core = kg_blas_better_core();
-
-		if (core != NULL && setenv("OPENBLAS_CORETYPE", core, 1) == 0)
-			execv("/proc/self/exe", argv);
-	}
+	kg_tool_tune_blas(argv);
 	rc = kg_gnn_cli(argc, argv);
 	if (kg_close_stdout() < 0)
 		rc = KG_EXIT_FAIL;

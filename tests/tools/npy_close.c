@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "npy.h"
-#include "util.h"
+#include "io/npy.h"
+#include "core/util.h"
 
 int
 main(int argc, char *argv[])

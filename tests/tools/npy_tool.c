@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npy.h"
-#include "util.h"
+#include "io/npy.h"
+#include "core/util.h"
 
 static double
 elem(const struct kg_npy *a, uint64_t i)

@@ -11,12 +11,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "attrs.h"
-#include "attrs_bins.h"
-#include "attrs_table.h"
-#include "attrs_text.h"
-#include "npy.h"
-#include "util.h"
+#include "attrs/attrs.h"
+#include "attrs/attrs_bins.h"
+#include "attrs/attrs_table.h"
+#include "attrs/attrs_text.h"
+#include "io/npy.h"
+#include "core/util.h"
 #include "test.h"
 
 static char *

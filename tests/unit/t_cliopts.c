@@ -1,8 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cliopts.h"
-#include "util.h"
+#include "cli/cliopts.h"
+#include "core/util.h"
 #include "test.h"
 
 enum { O_DIM = 256, O_FLAG, O_CONFIG, O_OLD };

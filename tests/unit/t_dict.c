@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dict.h"
+#include "io/dict.h"
 #include "test.h"
-#include "util.h"
+#include "core/util.h"
 
 static void
 t_basic(void)

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
-#include "eval.h"
-#include "modeldir.h"
-#include "util.h"
+#include "dist/dist.h"
+#include "eval/eval.h"
+#include "io/modeldir.h"
+#include "core/util.h"
 #include "test.h"
 
 /* Every property the distributed trainer relies on, for (P, R). */

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "eval.h"
-#include "model.h"
-#include "modeldir.h"
-#include "util.h"
+#include "eval/eval.h"
+#include "kge/model.h"
+#include "io/modeldir.h"
+#include "core/util.h"
 #include "test.h"
 
 /* A small random graph: train, valid and test triples. */

@@ -11,11 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "expand.h"
-#include "manifest.h"
-#include "npy.h"
-#include "partition.h"
-#include "util.h"
+#include "graph/expand.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "graph/partition.h"
+#include "core/util.h"
 #include "test.h"
 
 static int32_t *

@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gnn.h"
-#include "gnn_decode.h"
-#include "gnn_train.h"
-#include "grad.h"
+#include "gnn/gnn.h"
+#include "gnn/gnn_decode.h"
+#include "gnn/gnn_train.h"
+#include "kge/grad.h"
 #include "test.h"
-#include "util.h"
+#include "core/util.h"
 
 #define NN 7
 #define NR 2

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gnn.h"
-#include "gnn_train.h"
-#include "model.h"
-#include "outdir.h"
+#include "gnn/gnn.h"
+#include "gnn/gnn_train.h"
+#include "kge/model.h"
+#include "io/outdir.h"
 #include "test.h"
-#include "util.h"
+#include "core/util.h"
 
 enum { K = 4, NREG = 80, NE = K + NREG, NTEST = 20 };
 

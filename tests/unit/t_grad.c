@@ -1,12 +1,12 @@
 /*
  * Gradient checks for every model: the analytic backward passes of
- * lib/grad.c against central finite differences of a float64 reference
- * score written out here from the formulas of lib/model.h, for single
+ * lib/kge/grad.c against central finite differences of a float64 reference
+ * score written out here from the formulas of lib/kge/model.h, for single
  * triples (pairs) and for chunked negatives, corrupting heads and tails.
  */
-#include "grad.h"
-#include "model.h"
-#include "util.h"
+#include "kge/grad.h"
+#include "kge/model.h"
+#include "core/util.h"
 #include "test.h"
 
 #define D 6
@@ -157,7 +157,7 @@ fd_compare(struct prob *p, double *x, const float *ga, size_t n,
 }
 
 /* One model, one side, pairs (chunk = 0) or chunk: forward against the
- * reference and against lib/model.c, backward against differences. */
+ * reference and against lib/kge/model.c, backward against differences. */
 static int
 check_one(enum kg_model_kind kind, enum kg_side side, int chunk,
     uint64_t seed)

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dataset.h"
-#include "ingest.h"
+#include "io/dataset.h"
+#include "ingest/ingest.h"
 #include "test.h"
-#include "util.h"
+#include "core/util.h"
 
 #define MAXN 2000
 

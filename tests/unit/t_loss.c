@@ -3,13 +3,13 @@
  * definitions checked on hand-computed values, skipped negatives and
  * self-adversarial weights.
  */
-#include "loss.h"
-#include "util.h"
+#include "kge/loss.h"
+#include "core/util.h"
 #include "test.h"
 
 #define N 5
 
-/* The loss at (pos, neg) in double, as lib/loss.h defines it. */
+/* The loss at (pos, neg) in double, as lib/kge/loss.h defines it. */
 static double
 ref_loss(const struct kg_loss *l, double pos, const double *neg, size_t n,
     const uint8_t *skip)

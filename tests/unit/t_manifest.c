@@ -1,11 +1,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataset.h"
-#include "manifest.h"
-#include "npy.h"
-#include "outdir.h"
-#include "util.h"
+#include "io/dataset.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "io/outdir.h"
+#include "core/util.h"
 #include "test.h"
 
 static char *

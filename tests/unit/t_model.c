@@ -8,15 +8,15 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include <cblas.h>
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "manifest.h"
-#include "model.h"
-#include "modeldir.h"
-#include "npy.h"
-#include "util.h"
+#include "compute/compute.h"
+#include "io/manifest.h"
+#include "kge/model.h"
+#include "io/modeldir.h"
+#include "io/npy.h"
+#include "core/util.h"
 #include "test.h"
 
 static const enum kg_model_kind all_kinds[] = {
@@ -462,13 +462,13 @@ test_blas_core(void)
 	const char *core;
 
 	setenv("OPENBLAS_CORETYPE", "Haswell", 1);
-	T_CHECK(kg_blas_better_core() == NULL);
+	T_CHECK(kg_compute_better_core() == NULL);
 	unsetenv("OPENBLAS_CORETYPE");
-	core = kg_blas_better_core();
+	core = kg_compute_better_core();
 	if (core != NULL) {
 		T_CHECK(strcmp(core, "SkylakeX") == 0 ||
 		    strcmp(core, "Haswell") == 0);
-		T_CHECK(strcasecmp(openblas_get_corename(), "prescott") == 0);
+		T_CHECK(strcasecmp(kg_compute_name(), "openblas:prescott") == 0);
 	}
 	if (saved != NULL)
 		setenv("OPENBLAS_CORETYPE", saved, 1);

@@ -1,8 +1,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "npy.h"
-#include "util.h"
+#include "io/npy.h"
+#include "core/util.h"
 #include "test.h"
 
 static char *

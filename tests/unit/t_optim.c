@@ -2,8 +2,8 @@
  * Optimisers against hand-computed updates, gradient clipping, and the
  * L2/N3 regularisers against central differences.
  */
-#include "optim.h"
-#include "util.h"
+#include "kge/optim.h"
+#include "core/util.h"
 #include "test.h"
 
 static void

@@ -3,8 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include "outdir.h"
-#include "util.h"
+#include "io/outdir.h"
+#include "core/util.h"
 #include "test.h"
 
 static int

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "manifest.h"
-#include "npy.h"
-#include "partition.h"
-#include "util.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "graph/partition.h"
+#include "core/util.h"
 #include "test.h"
 
 /* A random multigraph with self-loops and repeats; heads skewed so that

@@ -4,8 +4,8 @@
  * draws the right share by degree, type-restricted draws stay in the
  * type, and the known-triple set answers exactly.
  */
-#include "sampler.h"
-#include "util.h"
+#include "kge/sampler.h"
+#include "core/util.h"
 #include "test.h"
 
 #define NE 10

@@ -11,9 +11,9 @@
 
 #include <zlib.h>
 
-#include "tabread.h"
+#include "io/tabread.h"
 #include "test.h"
-#include "util.h"
+#include "core/util.h"
 
 static char *
 write_file(const char *name, const char *data, size_t len)

@@ -7,10 +7,10 @@
  */
 #include <zlib.h>
 
-#include "eval.h"
-#include "modeldir.h"
-#include "train.h"
-#include "util.h"
+#include "eval/eval.h"
+#include "io/modeldir.h"
+#include "kge/train.h"
+#include "core/util.h"
 #include "test.h"
 
 #define MAXN 256
@@ -103,7 +103,7 @@ load_umls(void)
 	return 0;
 }
 
-/* Filtered test MRR (both sides, realistic ties) through lib/eval.h. */
+/* Filtered test MRR (both sides, realistic ties) through lib/eval/eval.h. */
 static double
 test_mrr(const struct kg_trainer *tr)
 {

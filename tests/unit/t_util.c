@@ -1,4 +1,4 @@
-#include "util.h"
+#include "core/util.h"
 #include "test.h"
 
 static void

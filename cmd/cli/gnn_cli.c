@@ -1,0 +1,312 @@
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+#include <omp.h>
+
+#include "cli/cliopts.h"
+#include "dist/dist.h"
+#include "cli/gnn_cli.h"
+#include "gnn/gnn_train.h"
+#include "io/manifest.h"
+#include "core/util.h"
+
+/* ---- command line (kg-train --model_name RGCN|RelGNN, gnn_train) ---- */
+
+enum {
+	G_CONFIG = 256, G_MODEL, G_DIM, G_HIDDEN, G_DECODER, G_FEATURES,
+	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_EDROP, G_BASES, G_DECOMP,
+	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
+	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
+	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_IGNORED
+};
+
+static const struct option gnn_opts[] = {
+	{ "config", required_argument, NULL, G_CONFIG },
+	{ "model_name", required_argument, NULL, G_MODEL },
+	{ "encoder", required_argument, NULL, G_MODEL },
+	{ "hidden_dim", required_argument, NULL, G_DIM },
+	{ "gnn_hidden", required_argument, NULL, G_HIDDEN },
+	{ "decoder", required_argument, NULL, G_DECODER },
+	{ "features", required_argument, NULL, G_FEATURES },
+	{ "expanded", required_argument, NULL, G_EXPANDED },
+	{ "layers", required_argument, NULL, G_LAYERS },
+	{ "fanout", required_argument, NULL, G_FANOUT },
+	{ "dropout", required_argument, NULL, G_DROPOUT },
+	{ "edge_dropout", required_argument, NULL, G_EDROP },
+	{ "num_bases", required_argument, NULL, G_BASES },
+	{ "decomposition", required_argument, NULL, G_DECOMP },
+	{ "learned_only", no_argument, NULL, G_LEARNED },
+	{ "lr", required_argument, NULL, G_LR },
+	{ "regularization_coef", required_argument, NULL, G_REG },
+	{ "epochs", required_argument, NULL, G_EPOCHS },
+	{ "max_step", required_argument, NULL, G_MAXSTEP },
+	{ "batch_size", required_argument, NULL, G_BATCH },
+	{ "neg_sample_size", required_argument, NULL, G_NEG },
+	{ "neg_candidates", required_argument, NULL, G_NEGC },
+	{ "neg_pool_seeds", no_argument, NULL, G_POOL },
+	{ "loss", required_argument, NULL, G_LOSS },
+	{ "gamma", required_argument, NULL, G_GAMMA },
+	{ "adversarial_temperature", required_argument, NULL, G_ADVT },
+	{ "seed", required_argument, NULL, G_SEED },
+	{ "force", no_argument, NULL, G_FORCE },
+	{ "checkpoint_dir", required_argument, NULL, G_CKPT },
+	{ "resume", no_argument, NULL, G_RESUME },
+	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
+	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
+	{ "num_thread", required_argument, NULL, G_THREADS },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	/* kg-train options without a meaning for GNN training. */
+	{ "neg_chunk_size", required_argument, NULL, G_IGNORED },
+	{ "progress", no_argument, NULL, G_IGNORED },
+	{ NULL, 0, NULL, 0 }
+};
+
+struct gnn_cli {
+	struct kg_gnn_train_opts o;
+	struct kg_gnn_run r;
+	uint32_t hidden, dim;
+	uint32_t threads;	/* 0: OpenMP's default */
+	int model_set;
+};
+
+static int
+gnn_apply(struct gnn_cli *c, int ch, const char *arg)
+{
+	struct kg_gnn_train_opts *o = &c->o;
+	double x, fan[KG_GNN_MAX_LAYERS];
+	size_t nf, k;
+
+	switch (ch) {
+	case G_MODEL:
+		c->model_set = 1;
+		return kg_gnn_encoder_parse(arg, &o->enc.encoder);
+	case G_DIM: return kg_parse_u32("--hidden_dim", arg, 1, 1u << 14,
+	    &c->dim);
+	case G_HIDDEN: return kg_parse_u32("--gnn_hidden", arg, 1, 1u << 14,
+	    &c->hidden);
+	case G_DECODER: return kg_model_parse(arg, &o->decoder);
+	case G_FEATURES: c->r.features = arg; return 0;
+	case G_EXPANDED: c->r.expanded = arg; return 0;
+	case G_LAYERS: return kg_parse_u32("--layers", arg, 0,
+	    KG_GNN_MAX_LAYERS, &o->enc.n_layers);
+	case G_FANOUT:
+		if (kg_parse_double_list("--fanout", arg, 1, 1e6, fan,
+		    KG_GNN_MAX_LAYERS, &nf) < 0)
+			return -1;
+		o->nfanout = (uint32_t)nf;
+		for (k = 0; k < nf; k++)
+			o->fanout[k] = (uint32_t)fan[k];
+		return 0;
+	case G_DROPOUT:
+		if (kg_parse_double("--dropout", arg, 0.0, 0.99, &x) < 0)
+			return -1;
+		o->enc.dropout = (float)x;
+		return 0;
+	case G_EDROP: return kg_parse_double("--edge_dropout", arg, 0.0, 0.99,
+	    &o->edge_dropout);
+	case G_BASES: return kg_parse_u32("--num_bases", arg, 1, 1u << 12,
+	    &o->enc.n_bases);
+	case G_DECOMP:
+		if (strcmp(arg, "basis") == 0 || strcmp(arg, "block") == 0) {
+			o->enc.decomp = arg[1] == 'a' ? KG_GNN_BASIS :
+			    KG_GNN_BLOCK;
+			return 0;
+		}
+		kg_error("--decomposition: unknown value '%s' (expected basis "
+		    "or block)", arg);
+		return -1;
+	case G_LEARNED: o->enc.learned_only = 1; return 0;
+	case G_LR: return kg_parse_double("--lr", arg, 1e-12, 10.0, &o->lr);
+	case G_REG: return kg_parse_double("--regularization_coef", arg, 0.0,
+	    10.0, &o->reg);
+	case G_EPOCHS: return kg_parse_u32("--epochs", arg, 1, 1u << 24,
+	    &o->epochs);
+	case G_MAXSTEP: return kg_parse_u64("--max_step", arg, 1, UINT64_MAX,
+	    &o->max_step);
+	case G_BATCH: return kg_parse_u32("--batch_size", arg, 1, 1u << 24,
+	    &o->batch_size);
+	case G_NEG: return kg_parse_u32("--neg_sample_size", arg, 1, 1u << 16,
+	    &o->neg);
+	case G_NEGC: return kg_parse_u32("--neg_candidates", arg, 1, 64,
+	    &o->neg_candidates);
+	case G_POOL: o->pool_seeds = 1; return 0;
+	case G_LOSS:
+		if (strcasecmp(arg, "Logsigmoid") == 0)
+			arg = "logistic";
+		return kg_loss_parse(arg, &o->loss.kind);
+	case G_GAMMA: return kg_parse_double("--gamma", arg, -1e6, 1e6,
+	    &o->gamma);
+	case G_ADVT: return kg_parse_double("--adversarial_temperature", arg,
+	    0.0, 1e6, &o->loss.adv_temp);
+	case G_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
+	    &o->seed);
+	case G_FORCE: c->r.force = 1; return 0;
+	case G_CKPT: c->r.checkpoint_dir = arg; return 0;
+	case G_RESUME: c->r.resume = 1; return 0;
+	case G_NOCKPT: c->r.no_checkpoint = 1; return 0;
+	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
+	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
+	    &c->threads);
+	case 'q': o->quiet = 1; return 0;
+	case G_IGNORED: return 0;
+	}
+	return -1;
+}
+
+/* gnn_apply() for kg_cli_config. */
+static int
+gnn_apply_key(void *ctx, int ch, const char *arg)
+{
+	return gnn_apply(ctx, ch, arg);
+}
+
+int
+kg_gnn_cli_wanted(int argc, char *argv[])
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = NULL;
+
+		if (strcmp(a, "--") == 0)
+			break;
+		if ((strcmp(a, "--model_name") == 0 ||
+		    strcmp(a, "--model-name") == 0) && i + 1 < argc)
+			v = argv[i + 1];
+		else if (strncmp(a, "--model_name=", 13) == 0 ||
+		    strncmp(a, "--model-name=", 13) == 0)
+			v = a + 13;
+		else if ((strcmp(a, "--config") == 0 && i + 1 < argc) ||
+		    strncmp(a, "--config=", 9) == 0) {
+			json_t *root = json_load_file(a[8] == '=' ? a + 9 :
+			    argv[i + 1], 0, NULL);
+			json_t *m = json_object_get(root, "model_name");
+			int gnn = json_is_string(m) && (strcasecmp(
+			    json_string_value(m), "rgcn") == 0 ||
+			    strcasecmp(json_string_value(m), "relgnn") == 0);
+
+			json_decref(root);
+			if (gnn)
+				return 1;
+			continue;
+		}
+		if (v != NULL && (strcasecmp(v, "rgcn") == 0 ||
+		    strcasecmp(v, "relgnn") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+void
+kg_gnn_cli_usage(FILE *f)
+{
+	fprintf(f,
+"usage: kg-train --model_name RGCN|RelGNN [-q] [--config FILE]\n"
+"                [--decoder DistMult|TransE_l1|TransE_l2|ComplEx]\n"
+"                [--features DIR] [--learned_only] [--expanded DIR]\n"
+"                [--layers N] [--gnn_hidden N] [--hidden_dim N]\n"
+"                [--decomposition basis|block] [--num_bases N]\n"
+"                [--dropout P] [--edge_dropout P] [--fanout N,N]\n"
+"                [--loss NAME] [--gamma G]\n"
+"                [--adversarial_temperature T] [--lr LR]\n"
+"                [--regularization_coef C] [--batch_size N]\n"
+"                [--neg_sample_size N] [--neg_candidates N]\n"
+"                [--neg_pool_seeds] [--epochs N] [--max_step N] [--seed N]\n"
+"                [--num_thread N] [--checkpoint_dir DIR] [--resume]\n"
+"                [--no_checkpoint] [--keep_checkpoint] [--force]\n"
+"                DATASET_DIR MODEL_DIR\n");
+}
+
+/*
+ * OpenMP threads when neither --num_thread nor OMP_NUM_THREADS says: the
+ * cores shared out among the ranks mpirun started on this node (0: keep
+ * OpenMP's default, one per core).  Every rank taking every core makes
+ * the threads of several ranks spin against each other, many times
+ * slower than one thread each.
+ */
+static uint32_t
+default_threads(void)
+{
+	const char *v = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+	unsigned long local = v != NULL ? strtoul(v, NULL, 10) : 0;
+	unsigned long n;
+
+	if (local < 2)
+		return 0;
+	n = (unsigned long)omp_get_num_procs() / local;
+	return n ? (uint32_t)n : 1;
+}
+
+int
+kg_gnn_cli(int argc, char *argv[])
+{
+	struct gnn_cli c;
+	struct kg_gnn_train_opts z = KG_GNN_TRAIN_OPTS_INIT;
+	struct kg_dist d = KG_DIST_INIT;
+	char **av = kg_cli_argv(argc, argv, NULL, 0);
+	int ch, rc;
+	uint32_t k;
+
+	memset(&c, 0, sizeof(c));
+	c.o = z;
+	c.hidden = 64;
+	c.dim = 32;
+	c.r.argc = argc;
+	c.r.argv = argv;
+	if (kg_cli_configs(argc, av, gnn_opts, G_CONFIG, G_IGNORED,
+	    gnn_apply_key, &c) < 0)
+		return KG_EXIT_USAGE;
+	optind = 1;
+	while ((ch = getopt_long(argc, av, "hq", gnn_opts, NULL)) != -1) {
+		if (ch == 'h') {
+			kg_gnn_cli_usage(stdout);
+			return KG_EXIT_OK;
+		}
+		if (ch == 'V') {
+			printf("%s %s\n", kg_progname(), KG_VERSION);
+			return KG_EXIT_OK;
+		}
+		if (ch == '?') {
+			kg_gnn_cli_usage(stderr);
+			return KG_EXIT_USAGE;
+		}
+		if (ch != G_CONFIG && gnn_apply(&c, ch, optarg) < 0)
+			return KG_EXIT_USAGE;
+	}
+	if (argc - optind != 2) {
+		kg_gnn_cli_usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	if (!c.model_set) {
+		kg_error("--model_name RGCN or RelGNN is required");
+		return KG_EXIT_USAGE;
+	}
+	c.r.dataset = av[optind];
+	c.r.output = av[optind + 1];
+	c.o.enc.dims[0] = c.hidden;
+	for (k = 1; k < c.o.enc.n_layers; k++)
+		c.o.enc.dims[k] = c.hidden;
+	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
+	if (kg_gnn_train_opts_check(&c.o) < 0)
+		return KG_EXIT_USAGE;
+	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
+		c.threads = default_threads();
+	if (c.threads > 0)
+		omp_set_num_threads((int)c.threads);
+	if (kg_dist_init(&d, &argc, &argv) < 0)
+		return KG_EXIT_FAIL;
+	rc = kg_gnn_train_run(&c.r, &c.o, &d);
+	if (rc < 0 && d.size > 1)
+		kg_dist_abort(&d, KG_EXIT_FAIL);
+	kg_dist_finalize(&d);
+	/* av's strings stay alive: r points into them until here. */
+	kg_cli_argv_free(argc, av);
+	return rc == KG_ERR_VERSION ? KG_EXIT_VERSION :
+	    rc < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+}

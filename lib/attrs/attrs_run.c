@@ -1,0 +1,473 @@
+/* The kg-encode-attrs subcommands end to end (declared in attrs.h). */
+#include "attrs/attrs.h"
+
+#include <dirent.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/dataset.h"
+#include "io/manifest.h"
+#include "io/outdir.h"
+#include "core/util.h"
+
+#define TOOL "kg-encode-attrs"
+
+/* The dataset's entity names as a dictionary (name -> ID). */
+static int
+load_entities(const char *dir, struct kg_dataset *ds, struct kg_dict *ents)
+{
+	char **names = NULL;
+	uint64_t n = 0, i;
+	int rc;
+
+	rc = kg_dataset_load(ds, dir);
+	if (rc < 0)
+		return rc;
+	if (kg_dataset_names(ds, "entities.tsv", &names, &n) < 0)
+		return -1;
+	kg_dict_init(ents);
+	rc = 0;
+	if (n != ds->n_entities) {
+		kg_error("%s: entities.tsv has %llu names, the manifest %llu",
+		    dir, (unsigned long long)n,
+		    (unsigned long long)ds->n_entities);
+		rc = -1;
+	}
+	for (i = 0; rc == 0 && i < n; i++) {
+		int added = 0;
+
+		if (kg_dict_intern(ents, names[i], strlen(names[i]), &added) <
+		    0 || !added) {
+			kg_error("%s/entities.tsv: duplicate entity '%s'", dir,
+			    names[i]);
+			rc = -1;
+		}
+	}
+	kg_names_free(names, n);
+	return rc;
+}
+
+/* Where table i of the schema is: absolute paths stay, relative ones are
+ * taken from base. */
+static char *
+table_path(const char *base, const char *path)
+{
+	if (path[0] == '/' || base == NULL || strcmp(base, ".") == 0)
+		return kg_xstrdup(path);
+	return kg_path_join(base, path);
+}
+
+static void
+free_paths(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; paths != NULL && i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+/* Add every file written into dir to the manifest, in name order. */
+static int
+add_files(struct kg_manifest *man, const char *dir)
+{
+	struct dirent **list;
+	int i, n, rc = 0;
+
+	n = scandir(dir, &list, NULL, alphasort);
+	if (n < 0) {
+		kg_error_errno("cannot list '%s'", dir);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && list[i]->d_name[0] != '.' &&
+		    strcmp(list[i]->d_name, "manifest.json") != 0)
+			rc = kg_manifest_add_file(man, dir, list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
+static void
+progress(const struct kg_attrs_opts *o, const char *what, double t0)
+{
+	if ((o->progress || isatty(2)) && !o->quiet)
+		fprintf(stderr, "%s: %s (%.2f s)\n", TOOL, what, kg_now() - t0);
+}
+
+static json_t *
+attr_figures(const struct kg_attrs_model *m)
+{
+	json_t *f = json_object();
+	size_t i;
+
+	for (i = 0; i < m->schema.n_attrs; i++) {
+		const struct kg_attr_enc *e = &m->enc[i];
+		json_t *a = json_object();
+
+		json_object_set_new(a, "slots", json_integer((json_int_t)e->slots));
+		json_object_set_new(a, "fit_values",
+		    json_integer((json_int_t)e->n_values));
+		json_object_set_new(a, "fit_entities",
+		    json_integer((json_int_t)e->n_entities));
+		if (m->schema.attrs[i].kind == KG_ATTR_TEXT && !e->external) {
+			json_object_set_new(a, "vocabulary",
+			    json_integer(e->text.n_vocab));
+			json_object_set_new(a, "energy",
+			    json_real(e->text.energy));
+		}
+		json_object_set_new(f, m->schema.attrs[i].output, a);
+	}
+	return f;
+}
+
+static void
+data_figures(struct kg_manifest *man, const struct kg_attrs_data *d)
+{
+	kg_manifest_set_figure(man, "rows", json_integer((json_int_t)d->n_rows));
+	kg_manifest_set_figure(man, "values",
+	    json_integer((json_int_t)d->n_values));
+	kg_manifest_set_figure(man, "skipped_bad_rows",
+	    json_integer((json_int_t)d->n_errors));
+	kg_manifest_set_figure(man, "skipped_unknown_entity_rows",
+	    json_integer((json_int_t)d->n_skipped_entities));
+}
+
+int
+kg_attrs_run_fit(const struct kg_attrs_opts *o)
+{
+	struct kg_attr_schema schema = KG_ATTR_SCHEMA_INIT;
+	struct kg_dataset ds = KG_DATASET_INIT;
+	struct kg_dict ents = KG_DICT_INIT;
+	struct kg_attrs_data data = KG_ATTRS_DATA_INIT;
+	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	char **paths = NULL, *sdir = NULL, *base, sum[32];
+	double t0 = kg_now();
+	size_t i;
+	int rc;
+
+	if (kg_attr_schema_load(&schema, o->schema) < 0)
+		return -1;
+	rc = load_entities(o->dataset, &ds, &ents);
+	if (rc < 0)
+		goto out;
+	rc = -1;
+	if (kg_outdir_begin(&od, o->output, o->force) < 0)
+		goto out;
+	sdir = kg_xstrdup(o->schema);
+	base = o->tables_dir ? (char *)o->tables_dir : dirname(sdir);
+	paths = kg_xcalloc(schema.n_tables, sizeof(char *));
+	for (i = 0; i < schema.n_tables; i++)
+		paths[i] = table_path(base, schema.tables[i].path);
+	if (kg_attrs_collect(&data, &schema, (const char *const *)paths, &ents,
+	    0, ds.n_entities, o->max_errors) < 0)
+		goto out;
+	progress(o, "read the tables", t0);
+	if (kg_attrs_fit(&model, &schema, &data, ds.n_entities,
+	    o->text_command) < 0)
+		goto out;
+	progress(o, "fitted the encoders", t0);
+	for (i = 0; i < schema.n_tables; i++) {
+		json_t *t = json_object();
+		char *abs = realpath(paths[i], NULL);
+
+		if (kg_checksum_file(paths[i], sum) < 0) {
+			free(abs);
+			json_decref(t);
+			goto out;
+		}
+		json_object_set_new(t, "path", json_string(abs ? abs :
+		    paths[i]));
+		json_object_set_new(t, "checksum", json_string(sum));
+		json_array_append_new(model.tables, t);
+		free(abs);
+	}
+	if (kg_attrs_model_write(&model, od.tmp) < 0)
+		goto out;
+	kg_manifest_init(&man, o->argc, o->argv);
+	if (kg_manifest_add_input(&man, "dataset", o->dataset) < 0 ||
+	    add_files(&man, od.tmp) < 0)
+		goto out;
+	kg_manifest_set_config(&man, "schema", json_string(o->schema));
+	kg_manifest_set_config(&man, "tables", json_incref(model.tables));
+	kg_manifest_set_config(&man, "max_errors",
+	    json_integer((json_int_t)o->max_errors));
+	kg_manifest_set_config(&man, "text_command", o->text_command ?
+	    json_string(o->text_command) : json_null());
+	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
+	kg_manifest_set_figure(&man, "entities",
+	    json_integer((json_int_t)ds.n_entities));
+	data_figures(&man, &data);
+	kg_manifest_set_figure(&man, "attributes", attr_figures(&model));
+	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
+	kg_manifest_set_figure(&man, "peak_rss_kib",
+	    json_integer((json_int_t)kg_peak_rss_kib()));
+	if (kg_manifest_write(&man, od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&od);
+	progress(o, "wrote the model", t0);
+out:
+	kg_outdir_abort(&od);
+	kg_manifest_release(&man);
+	kg_attrs_model_release(&model);
+	kg_attrs_data_release(&data);
+	free_paths(paths, schema.n_tables);
+	free(sdir);
+	kg_dict_release(&ents);
+	kg_dataset_release(&ds);
+	kg_attr_schema_release(&schema);
+	return rc;
+}
+
+/* Load a model directory: its manifest (version), then the model. */
+static int
+load_model(const char *dir, struct kg_attrs_model *m, char sum[32])
+{
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	char *path;
+	int rc;
+
+	rc = kg_manifest_load(&man, dir, TOOL);
+	if (rc == 0 && kg_manifest_get(&man, "config.schema") == NULL) {
+		kg_error("%s: not a kg-encode-attrs model (no schema)", dir);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = kg_manifest_verify(&man, dir, 0);
+	kg_manifest_release(&man);
+	if (rc < 0)
+		return rc;
+	path = kg_path_join(dir, "manifest.json");
+	rc = kg_checksum_file(path, sum);
+	free(path);
+	if (rc < 0)
+		return -1;
+	return kg_attrs_model_read(m, dir);
+}
+
+int
+kg_attrs_run_transform(const struct kg_attrs_opts *o)
+{
+	struct kg_dataset ds = KG_DATASET_INIT;
+	struct kg_dict ents = KG_DICT_INIT;
+	struct kg_attrs_data data = KG_ATTRS_DATA_INIT;
+	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	char **paths = NULL, msum[32], sum[32];
+	json_t *figs = NULL, *range;
+	double t0 = kg_now();
+	uint64_t lo, hi;
+	size_t i;
+	int rc;
+
+	rc = load_model(o->model, &model, msum);
+	if (rc < 0)
+		return rc;
+	rc = load_entities(o->dataset, &ds, &ents);
+	if (rc < 0)
+		goto out;
+	rc = -1;
+	if (ds.n_entities != model.n_entities) {
+		kg_error("%s has %llu entities, the model was fitted on %llu",
+		    o->dataset, (unsigned long long)ds.n_entities,
+		    (unsigned long long)model.n_entities);
+		goto out;
+	}
+	paths = kg_xcalloc(model.schema.n_tables, sizeof(char *));
+	for (i = 0; i < model.schema.n_tables; i++) {
+		json_t *t = json_array_get(model.tables, i);
+		const char *rec = json_string_value(json_object_get(t, "path"));
+		const char *want = json_string_value(json_object_get(t,
+		    "checksum"));
+
+		paths[i] = o->tables_dir != NULL ? table_path(o->tables_dir,
+		    model.schema.tables[i].path) : kg_xstrdup(rec ? rec : "");
+		if (kg_checksum_file(paths[i], sum) < 0)
+			goto out;
+		if (want == NULL || strcmp(want, sum) != 0) {
+			kg_error("%s: table changed since fit (checksum %s, "
+			    "model has %s)", paths[i], sum,
+			    want ? want : "none");
+			goto out;
+		}
+	}
+	lo = ds.n_entities * o->shard / o->n_shards;
+	hi = ds.n_entities * (o->shard + 1) / o->n_shards;
+	if (kg_outdir_begin(&od, o->output, o->force) < 0)
+		goto out;
+	if (kg_attrs_collect(&data, &model.schema, (const char *const *)paths,
+	    &ents, lo, hi, o->max_errors) < 0)
+		goto out;
+	progress(o, "read the tables", t0);
+	figs = json_object();
+	if (kg_attrs_encode(&model, &data, o->text_command, od.tmp, figs) < 0)
+		goto out;
+	progress(o, "encoded", t0);
+	kg_manifest_init(&man, o->argc, o->argv);
+	if (kg_manifest_add_input(&man, "dataset", o->dataset) < 0 ||
+	    kg_manifest_add_input(&man, "model", o->model) < 0 ||
+	    add_files(&man, od.tmp) < 0)
+		goto out;
+	range = json_array();
+	json_array_append_new(range, json_integer((json_int_t)lo));
+	json_array_append_new(range, json_integer((json_int_t)hi));
+	kg_manifest_set_config(&man, "range", range);
+	range = json_array();
+	json_array_append_new(range, json_integer(o->shard));
+	json_array_append_new(range, json_integer(o->n_shards));
+	kg_manifest_set_config(&man, "shard", range);
+	kg_manifest_set_config(&man, "model_checksum", json_string(msum));
+	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
+	kg_manifest_set_figure(&man, "entities",
+	    json_integer((json_int_t)(hi - lo)));
+	data_figures(&man, &data);
+	kg_manifest_set_figure(&man, "attributes", figs);
+	figs = NULL;
+	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
+	kg_manifest_set_figure(&man, "entities_per_second",
+	    json_real((double)(hi - lo) / (kg_now() - t0 + 1e-9)));
+	kg_manifest_set_figure(&man, "peak_rss_kib",
+	    json_integer((json_int_t)kg_peak_rss_kib()));
+	if (kg_manifest_write(&man, od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&od);
+out:
+	if (figs != NULL)
+		json_decref(figs);
+	kg_outdir_abort(&od);
+	kg_manifest_release(&man);
+	kg_attrs_data_release(&data);
+	free_paths(paths, model.schema.n_tables);
+	kg_attrs_model_release(&model);
+	kg_dict_release(&ents);
+	kg_dataset_release(&ds);
+	return rc;
+}
+
+struct shard_info {
+	const char *dir;
+	uint64_t index, count, lo, hi;
+};
+
+static int
+cmp_shard(const void *a, const void *b)
+{
+	const struct shard_info *x = a, *y = b;
+
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* Read a shard's manifest: which shard, which range, which model. */
+static int
+read_shard(const char *dir, const char *msum, struct shard_info *s)
+{
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	json_t *sh, *rg, *ms;
+	int rc;
+
+	rc = kg_manifest_load(&man, dir, TOOL);
+	if (rc < 0)
+		return rc;
+	sh = kg_manifest_get(&man, "config.shard");
+	rg = kg_manifest_get(&man, "config.range");
+	ms = kg_manifest_get(&man, "config.model_checksum");
+	rc = -1;
+	if (!json_is_array(sh) || json_array_size(sh) != 2 ||
+	    !json_is_array(rg) || json_array_size(rg) != 2 ||
+	    !json_is_string(ms))
+		kg_error("%s: not a kg-encode-attrs shard", dir);
+	else if (strcmp(json_string_value(ms), msum) != 0)
+		kg_error("%s: made with another model than the one given",
+		    dir);
+	else if (kg_manifest_verify(&man, dir, 1) == 0) {
+		s->dir = dir;
+		s->index = (uint64_t)json_integer_value(json_array_get(sh, 0));
+		s->count = (uint64_t)json_integer_value(json_array_get(sh, 1));
+		s->lo = (uint64_t)json_integer_value(json_array_get(rg, 0));
+		s->hi = (uint64_t)json_integer_value(json_array_get(rg, 1));
+		rc = 0;
+	}
+	kg_manifest_release(&man);
+	return rc;
+}
+
+int
+kg_attrs_run_merge(const struct kg_attrs_opts *o)
+{
+	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	struct shard_info *sh;
+	const char **dirs;
+	char msum[32];
+	double t0 = kg_now();
+	size_t i;
+	int rc;
+
+	rc = load_model(o->model, &model, msum);
+	if (rc < 0)
+		return rc;
+	sh = kg_xcalloc(o->n_inputs, sizeof(*sh));
+	dirs = kg_xcalloc(o->n_inputs, sizeof(char *));
+	for (i = 0; i < o->n_inputs; i++) {
+		rc = read_shard(o->inputs[i], msum, &sh[i]);
+		if (rc < 0)
+			goto out;
+	}
+	rc = -1;
+	qsort(sh, o->n_inputs, sizeof(*sh), cmp_shard);
+	for (i = 0; i < o->n_inputs; i++) {
+		if (sh[i].count != o->n_inputs || sh[i].index != i) {
+			kg_error("%s is shard %llu/%llu; merge needs shards "
+			    "0/%zu to %zu/%zu, each once", sh[i].dir,
+			    (unsigned long long)sh[i].index,
+			    (unsigned long long)sh[i].count, o->n_inputs,
+			    o->n_inputs - 1, o->n_inputs);
+			goto out;
+		}
+		if (sh[i].lo != (i == 0 ? 0 : sh[i - 1].hi) || (i + 1 ==
+		    o->n_inputs && sh[i].hi != model.n_entities)) {
+			kg_error("%s: entity range [%llu, %llu) does not "
+			    "continue the previous shard", sh[i].dir,
+			    (unsigned long long)sh[i].lo,
+			    (unsigned long long)sh[i].hi);
+			goto out;
+		}
+		dirs[i] = sh[i].dir;
+	}
+	if (kg_outdir_begin(&od, o->output, o->force) < 0)
+		goto out;
+	if (kg_attrs_merge_arrays(&model, dirs, o->n_inputs, od.tmp) < 0)
+		goto out;
+	kg_manifest_init(&man, o->argc, o->argv);
+	if (kg_manifest_add_input(&man, "model", o->model) < 0)
+		goto out;
+	for (i = 0; i < o->n_inputs; i++)
+		if (kg_manifest_add_input(&man, "shard", dirs[i]) < 0)
+			goto out;
+	if (add_files(&man, od.tmp) < 0)
+		goto out;
+	kg_manifest_set_config(&man, "shards",
+	    json_integer((json_int_t)o->n_inputs));
+	kg_manifest_set_config(&man, "model_checksum", json_string(msum));
+	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
+	kg_manifest_set_figure(&man, "entities",
+	    json_integer((json_int_t)model.n_entities));
+	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
+	if (kg_manifest_write(&man, od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&od);
+out:
+	kg_outdir_abort(&od);
+	kg_manifest_release(&man);
+	free(sh);
+	free(dirs);
+	kg_attrs_model_release(&model);
+	return rc;
+}

@@ -1,0 +1,625 @@
+#include "dist/dist.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "core/util.h"
+
+/* Elements per collective call and bytes per message piece: MPI counts
+ * are int. */
+#define COLL_PIECE ((size_t)1 << 26)
+#define MSG_PIECE ((size_t)1 << 30)
+
+int
+kg_dist_launched(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE",
+	    "PMIX_RANK", "PMI_RANK" };
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(vars); i++)
+		if (getenv(vars[i]) != NULL)
+			return 1;
+	return 0;
+}
+
+int
+kg_dist_init(struct kg_dist *d, int *argc, char ***argv)
+{
+	int provided;
+
+	*d = (struct kg_dist)KG_DIST_INIT;
+	if (!kg_dist_launched())
+		return 0;
+	if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) !=
+	    MPI_SUCCESS) {
+		kg_error("cannot initialise MPI");
+		return -1;
+	}
+	d->mpi = 1;
+	MPI_Comm_rank(MPI_COMM_WORLD, &d->rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &d->size);
+	return 0;
+}
+
+void
+kg_dist_finalize(struct kg_dist *d)
+{
+	if (d->mpi)
+		MPI_Finalize();
+	*d = (struct kg_dist)KG_DIST_INIT;
+}
+
+void
+kg_dist_abort(const struct kg_dist *d, int code)
+{
+	if (d->mpi && d->size > 1) {
+		fflush(stdout);
+		fflush(stderr);
+		MPI_Abort(MPI_COMM_WORLD, code);
+	}
+}
+
+void
+kg_dist_test_hook(const struct kg_dist *d, uint64_t when)
+{
+	const char *r = getenv("KG_TEST_DIE_RANK"), *at;
+	uint64_t rank, at_n = 1;
+
+	if (r == NULL || d->size < 2)
+		return;
+	kg_error_mute(1);
+	if (kg_parse_u64("KG_TEST_DIE_RANK", r, 0, UINT64_MAX, &rank) < 0) {
+		kg_error_mute(0);
+		return;
+	}
+	at = getenv("KG_TEST_DIE_AT");
+	if (at != NULL && kg_parse_u64("KG_TEST_DIE_AT", at, 0, UINT64_MAX,
+	    &at_n) < 0)
+		at_n = 1;
+	kg_error_mute(0);
+	if (rank != (uint64_t)d->rank || when != at_n)
+		return;
+	fprintf(stderr, "%s: rank %d: dying on purpose (KG_TEST_DIE_RANK)\n",
+	    kg_progname(), d->rank);
+	fflush(stderr);
+	_exit(1);
+}
+
+void
+kg_dist_barrier(struct kg_dist *d)
+{
+	double t0;
+
+	if (!d->mpi || d->size == 1)
+		return;
+	t0 = kg_now();
+	MPI_Barrier(MPI_COMM_WORLD);
+	d->comm_seconds += kg_now() - t0;
+}
+
+/* In-place allreduce in pieces; counts traffic as the payload handed in
+ * and received back. */
+static void
+allreduce(struct kg_dist *d, void *x, size_t n, size_t esize,
+    MPI_Datatype type, MPI_Op op)
+{
+	char *p = x;
+	double t0;
+	size_t k;
+
+	if (!d->mpi || d->size == 1 || n == 0)
+		return;
+	t0 = kg_now();
+	for (k = 0; k < n; k += COLL_PIECE) {
+		size_t m = n - k < COLL_PIECE ? n - k : COLL_PIECE;
+
+		MPI_Allreduce(MPI_IN_PLACE, p + k * esize, (int)m, type, op,
+		    MPI_COMM_WORLD);
+	}
+	d->bytes_sent += n * esize;
+	d->bytes_received += n * esize;
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
+kg_dist_sum_u64(struct kg_dist *d, uint64_t *x, size_t n)
+{
+	allreduce(d, x, n, sizeof(*x), MPI_UINT64_T, MPI_SUM);
+}
+
+void
+kg_dist_max_u64(struct kg_dist *d, uint64_t *x, size_t n)
+{
+	allreduce(d, x, n, sizeof(*x), MPI_UINT64_T, MPI_MAX);
+}
+
+void
+kg_dist_sum_f64(struct kg_dist *d, double *x, size_t n)
+{
+	allreduce(d, x, n, sizeof(*x), MPI_DOUBLE, MPI_SUM);
+}
+
+void
+kg_dist_sum_f32(struct kg_dist *d, float *x, size_t n)
+{
+	allreduce(d, x, n, sizeof(*x), MPI_FLOAT, MPI_SUM);
+}
+
+void
+kg_dist_average_f32(struct kg_dist *d, float *x, size_t n)
+{
+	double *y;
+	size_t i;
+
+	if (!d->mpi || d->size == 1 || n == 0)
+		return;
+	y = kg_xmallocarray(n, sizeof(*y));
+	for (i = 0; i < n; i++)
+		y[i] = x[i];
+	kg_dist_sum_f64(d, y, n);
+	for (i = 0; i < n; i++)
+		x[i] = (float)(y[i] / (double)d->size);
+	free(y);
+}
+
+void
+kg_dist_bcast(struct kg_dist *d, void *buf, size_t bytes, int root)
+{
+	char *p = buf;
+	double t0;
+	size_t k;
+
+	if (!d->mpi || d->size == 1 || bytes == 0)
+		return;
+	t0 = kg_now();
+	for (k = 0; k < bytes; k += MSG_PIECE) {
+		size_t m = bytes - k < MSG_PIECE ? bytes - k : MSG_PIECE;
+
+		MPI_Bcast(p + k, (int)m, MPI_BYTE, root, MPI_COMM_WORLD);
+	}
+	if (d->rank == root)
+		d->bytes_sent += bytes * (size_t)(d->size - 1);
+	else
+		d->bytes_received += bytes;
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
+kg_dist_exchange(struct kg_dist *d, struct kg_dist_xfer *x, size_t n)
+{
+	MPI_Request *req;
+	size_t i, j, nreq = 0, cap = 0;
+	double t0 = kg_now();
+
+	/* Transfers to this rank itself: match sends to receives by tag. */
+	for (i = 0; i < n; i++) {
+		if (!x[i].send || x[i].peer != d->rank)
+			continue;
+		for (j = 0; j < n; j++)
+			if (!x[j].send && x[j].peer == d->rank &&
+			    x[j].tag == x[i].tag && x[j].bytes == x[i].bytes) {
+				memcpy(x[j].buf, x[i].buf, x[i].bytes);
+				break;
+			}
+	}
+	for (i = 0; i < n; i++)
+		if (x[i].peer != d->rank)
+			cap += x[i].bytes / MSG_PIECE + 1;
+	if (cap == 0 || !d->mpi)
+		return;
+	req = kg_xmallocarray(cap, sizeof(*req));
+	for (i = 0; i < n; i++) {
+		char *p = x[i].buf;
+		size_t k = 0;
+
+		if (x[i].peer == d->rank)
+			continue;
+		do {
+			size_t m = x[i].bytes - k < MSG_PIECE ?
+			    x[i].bytes - k : MSG_PIECE;
+
+			if (x[i].send)
+				MPI_Isend(p + k, (int)m, MPI_BYTE, x[i].peer,
+				    x[i].tag, MPI_COMM_WORLD, &req[nreq++]);
+			else
+				MPI_Irecv(p + k, (int)m, MPI_BYTE, x[i].peer,
+				    x[i].tag, MPI_COMM_WORLD, &req[nreq++]);
+			k += m;
+		} while (k < x[i].bytes);
+		if (x[i].send) {
+			d->bytes_sent += x[i].bytes;
+			d->messages++;
+		} else
+			d->bytes_received += x[i].bytes;
+	}
+	MPI_Waitall((int)nreq, req, MPI_STATUSES_IGNORE);
+	free(req);
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
+kg_dist_gather_text(struct kg_dist *d, const char *text, int root,
+    char **out)
+{
+	int len = (int)strlen(text), *lens = NULL, *displs = NULL, i, total;
+	char *buf = NULL;
+	double t0;
+
+	*out = NULL;
+	if (!d->mpi || d->size == 1) {
+		*out = kg_xstrdup(text);
+		return;
+	}
+	t0 = kg_now();
+	if (d->rank == root) {
+		lens = kg_xmallocarray((size_t)d->size, sizeof(*lens));
+		displs = kg_xmallocarray((size_t)d->size, sizeof(*displs));
+	}
+	MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, root, MPI_COMM_WORLD);
+	if (d->rank == root) {
+		for (i = 0, total = 0; i < d->size; i++) {
+			displs[i] = total;
+			total += lens[i];
+		}
+		buf = kg_xmalloc((size_t)total + 1);
+		buf[total] = '\0';
+		d->bytes_received += (size_t)total;
+	}
+	MPI_Gatherv(text, len, MPI_CHAR, buf, lens, displs, MPI_CHAR, root,
+	    MPI_COMM_WORLD);
+	d->bytes_sent += (size_t)len;
+	free(lens);
+	free(displs);
+	*out = buf;
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
+kg_sparse_rows_release(struct kg_sparse_rows *s)
+{
+	free(s->ids);
+	free(s->g);
+	*s = (struct kg_sparse_rows)KG_SPARSE_ROWS_INIT;
+}
+
+struct idpos {
+	uint64_t id;
+	size_t pos;	/* global row index: list order, then row order */
+};
+
+static int
+cmp_idpos(const void *a, const void *b)
+{
+	const struct idpos *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+void
+kg_sparse_merge(const uint64_t *ids, const float *g, const size_t *counts,
+    size_t nlists, size_t w, struct kg_sparse_rows *out)
+{
+	size_t total = 0, i, k, l;
+	struct idpos *ix;
+
+	for (k = 0; k < nlists; k++)
+		total += counts[k];
+	if (total > out->cap || out->w != w) {
+		free(out->ids);
+		free(out->g);
+		out->cap = total > 0 ? total : 1;
+		out->ids = kg_xmallocarray(out->cap, sizeof(*out->ids));
+		out->g = kg_xmallocarray(out->cap * (w > 0 ? w : 1),
+		    sizeof(*out->g));
+	}
+	out->w = w;
+	out->n = 0;
+	if (total == 0)
+		return;
+	ix = kg_xmallocarray(total, sizeof(*ix));
+	for (i = 0; i < total; i++) {
+		ix[i].id = ids[i];
+		ix[i].pos = i;
+	}
+	/* Sorting by (id, position) sums each ID's rows in rank order. */
+	qsort(ix, total, sizeof(*ix), cmp_idpos);
+	for (i = 0; i < total; i++) {
+		const float *src = g + ix[i].pos * w;
+		float *dst;
+
+		if (out->n > 0 && out->ids[out->n - 1] == ix[i].id) {
+			dst = out->g + (out->n - 1) * w;
+			for (l = 0; l < w; l++)
+				dst[l] += src[l];
+			continue;
+		}
+		out->ids[out->n] = ix[i].id;
+		memcpy(out->g + out->n * w, src, w * sizeof(float));
+		out->n++;
+	}
+	free(ix);
+}
+
+/* The one-collective form: fixed slots of 8 + max_n * (8 + 4w) bytes. */
+static void
+sparse_sum_slots(struct kg_dist *d, const uint64_t *ids, const float *g,
+    size_t n, size_t w, size_t max_n, struct kg_sparse_rows *out)
+{
+	size_t slot = sizeof(uint64_t) + max_n * (sizeof(uint64_t) +
+	    w * sizeof(float)), size = (size_t)d->size, k, total = 0;
+	char *mine, *all;
+	uint64_t *all_ids, nn = n;
+	size_t *counts;
+	float *all_g;
+	double t0 = kg_now();
+
+	if (n > max_n || slot * size > INT_MAX) {
+		fprintf(stderr, "%s: %zu sparse rows exceed their slots of "
+		    "%zu\n", kg_progname(), n, max_n);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	mine = kg_xmalloc(slot);
+	all = kg_xmallocarray(size, slot);
+	memcpy(mine, &nn, sizeof(nn));
+	memcpy(mine + sizeof(nn), ids, n * sizeof(uint64_t));
+	memcpy(mine + sizeof(nn) + max_n * sizeof(uint64_t), g,
+	    n * w * sizeof(float));
+	MPI_Allgather(mine, (int)slot, MPI_BYTE, all, (int)slot, MPI_BYTE,
+	    MPI_COMM_WORLD);
+	d->bytes_sent += slot;
+	d->bytes_received += slot * (size - 1);
+	d->comm_seconds += kg_now() - t0;
+	counts = kg_xmallocarray(size, sizeof(*counts));
+	for (k = 0; k < size; k++) {
+		memcpy(&nn, all + k * slot, sizeof(nn));
+		counts[k] = (size_t)nn;
+		total += counts[k];
+	}
+	/* Pack the lists one after another, as kg_sparse_merge wants. */
+	all_ids = kg_xmallocarray(total + 1, sizeof(*all_ids));
+	all_g = kg_xmallocarray((total + 1) * (w > 0 ? w : 1), sizeof(*all_g));
+	for (k = 0, total = 0; k < size; k++) {
+		const char *s = all + k * slot + sizeof(nn);
+
+		memcpy(all_ids + total, s, counts[k] * sizeof(uint64_t));
+		memcpy(all_g + total * w, s + max_n * sizeof(uint64_t),
+		    counts[k] * w * sizeof(float));
+		total += counts[k];
+	}
+	kg_sparse_merge(all_ids, all_g, counts, size, w, out);
+	free(mine);
+	free(all);
+	free(counts);
+	free(all_ids);
+	free(all_g);
+}
+
+void
+kg_dist_sparse_sum(struct kg_dist *d, const uint64_t *ids, const float *g,
+    size_t n, size_t w, size_t max_n, struct kg_sparse_rows *out)
+{
+	uint64_t *cnt, *all_ids;
+	size_t *counts, total = 0, k;
+	int *rc, *rd, *gc, *gd, size = d->size;
+	float *all_g;
+	double t0;
+
+	if (!d->mpi || size == 1) {
+		kg_sparse_merge(ids, g, &n, 1, w, out);
+		return;
+	}
+	if (max_n > 0) {
+		sparse_sum_slots(d, ids, g, n, w, max_n, out);
+		return;
+	}
+	t0 = kg_now();
+	cnt = kg_xmallocarray((size_t)size, sizeof(*cnt));
+	{
+		uint64_t mine = n;
+
+		MPI_Allgather(&mine, 1, MPI_UINT64_T, cnt, 1, MPI_UINT64_T,
+		    MPI_COMM_WORLD);
+	}
+	counts = kg_xmallocarray((size_t)size, sizeof(*counts));
+	rc = kg_xmallocarray((size_t)size, sizeof(*rc));
+	rd = kg_xmallocarray((size_t)size, sizeof(*rd));
+	gc = kg_xmallocarray((size_t)size, sizeof(*gc));
+	gd = kg_xmallocarray((size_t)size, sizeof(*gd));
+	for (k = 0; k < (size_t)size; k++) {
+		counts[k] = (size_t)cnt[k];
+		if (total + counts[k] > INT_MAX / (w > 0 ? w : 1)) {
+			fprintf(stderr, "%s: sparse gradient exchange too "
+			    "large for one message\n", kg_progname());
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		rc[k] = (int)counts[k];
+		rd[k] = (int)total;
+		gc[k] = (int)(counts[k] * w);
+		gd[k] = (int)(total * w);
+		total += counts[k];
+	}
+	all_ids = kg_xmallocarray(total + 1, sizeof(*all_ids));
+	all_g = kg_xmallocarray((total + 1) * (w > 0 ? w : 1),
+	    sizeof(*all_g));
+	MPI_Allgatherv(ids, (int)n, MPI_UINT64_T, all_ids, rc, rd,
+	    MPI_UINT64_T, MPI_COMM_WORLD);
+	MPI_Allgatherv(g, (int)(n * w), MPI_FLOAT, all_g, gc, gd, MPI_FLOAT,
+	    MPI_COMM_WORLD);
+	d->bytes_sent += n * (sizeof(uint64_t) + w * sizeof(float)) +
+	    sizeof(uint64_t);
+	d->bytes_received += (total - n) * (sizeof(uint64_t) +
+	    w * sizeof(float));
+	d->comm_seconds += kg_now() - t0;
+	kg_sparse_merge(all_ids, all_g, counts, (size_t)size, w, out);
+	free(cnt);
+	free(counts);
+	free(rc);
+	free(rd);
+	free(gc);
+	free(gd);
+	free(all_ids);
+	free(all_g);
+}
+
+/* ---- the bucket schedule ---- */
+
+void
+kg_dist_sched_release(struct kg_dist_sched *s)
+{
+	free(s->hold);
+	free(s->off);
+	free(s->buckets);
+	*s = (struct kg_dist_sched)KG_DIST_SCHED_INIT;
+}
+
+/* Pairs of circle round c over m (even) slots, dummy slot "dummy" (or
+ * UINT32_MAX) left out; returns the count, each pair a < b. */
+static uint32_t
+circle_round(uint32_t m, uint32_t c, uint32_t dummy, uint32_t *pairs)
+{
+	uint32_t i, np = 0, a, b, t;
+
+	for (i = 0; i < m / 2; i++) {
+		if (i == 0) {
+			a = m - 1;
+			b = c;
+		} else {
+			a = (c + i) % (m - 1);
+			b = (c + (m - 1) - i) % (m - 1);
+		}
+		if (a == dummy || b == dummy)
+			continue;
+		if (a > b) {
+			t = a;
+			a = b;
+			b = t;
+		}
+		pairs[2 * np] = a;
+		pairs[2 * np + 1] = b;
+		np++;
+	}
+	return np;
+}
+
+static uint32_t
+overlap(const int32_t *prev, uint32_t a, uint32_t b)
+{
+	return (uint32_t)(prev[0] == (int32_t)a || prev[1] == (int32_t)a) +
+	    (uint32_t)(prev[0] == (int32_t)b || prev[1] == (int32_t)b);
+}
+
+int
+kg_dist_sched_build(struct kg_dist_sched *s, uint32_t P, uint32_t R)
+{
+	uint32_t m, dummy, c, np, first, k, i, round = 0, nrounds;
+	uint32_t *pairs, *taken;
+	uint8_t *seen;
+	int32_t *prev;
+	size_t nb = 0, cap;
+
+	*s = (struct kg_dist_sched)KG_DIST_SCHED_INIT;
+	if (P == 0 || R == 0) {
+		kg_error("cannot schedule %u partitions on %u ranks", P, R);
+		return -1;
+	}
+	if (R > 1 && P < 2 * R) {
+		kg_error("%u partitions cannot keep %u ranks busy: run "
+		    "kg-partition with at least %u partitions (2 per rank) or "
+		    "start at most %u ranks", P, R, 2 * R, P / 2 ? P / 2 : 1);
+		return -1;
+	}
+	s->nparts = P;
+	s->nranks = R;
+	if (P == 1) {
+		s->nrounds = 1;
+		s->hold = kg_xmallocarray(2, sizeof(*s->hold));
+		s->hold[0] = 0;
+		s->hold[1] = -1;
+		s->off = kg_xcalloc(2, sizeof(*s->off));
+		s->off[1] = 1;
+		s->buckets = kg_xcalloc(1, sizeof(*s->buckets));
+		return 0;
+	}
+	m = P % 2 == 0 ? P : P + 1;
+	dummy = P % 2 == 0 ? UINT32_MAX : P;
+	np = m / 2;
+	nrounds = (m - 1) * ((np + R - 1) / R);
+	s->nrounds = nrounds;
+	s->hold = kg_xmallocarray((size_t)nrounds * R * 2, sizeof(*s->hold));
+	for (i = 0; i < nrounds * R * 2; i++)
+		s->hold[i] = -1;
+	s->off = kg_xcalloc((size_t)nrounds * R + 1, sizeof(*s->off));
+	cap = (size_t)P * P;
+	s->buckets = kg_xmallocarray(cap, sizeof(*s->buckets));
+	pairs = kg_xmallocarray(2 * (size_t)np, sizeof(*pairs));
+	taken = kg_xcalloc(np, sizeof(*taken));
+	seen = kg_xcalloc(P, 1);
+	prev = kg_xmallocarray(2 * (size_t)R, sizeof(*prev));
+	for (i = 0; i < 2 * R; i++)
+		prev[i] = -1;
+	for (c = 0; c < m - 1; c++) {
+		uint32_t n = circle_round(m, c, dummy, pairs);
+
+		for (first = 0; first < np; first += R) {
+			uint32_t last = first + R < n ? first + R : n;
+
+			memset(taken, 0, np * sizeof(*taken));
+			for (k = 0; k < R; k++) {
+				int32_t *h = s->hold + 2 * ((size_t)round * R +
+				    k);
+				uint32_t best = UINT32_MAX, bo = 0, a, b;
+
+				for (i = first; i < last; i++) {
+					uint32_t o;
+
+					if (taken[i])
+						continue;
+					o = overlap(prev + 2 * k, pairs[2 * i],
+					    pairs[2 * i + 1]);
+					if (best == UINT32_MAX || o > bo) {
+						best = i;
+						bo = o;
+					}
+				}
+				s->off[(size_t)round * R + k] = nb;
+				if (best == UINT32_MAX)
+					continue;
+				taken[best] = 1;
+				a = pairs[2 * best];
+				b = pairs[2 * best + 1];
+				h[0] = (int32_t)a;
+				h[1] = (int32_t)b;
+				if (!seen[a])
+					s->buckets[nb++] = a * P + a;
+				if (!seen[b])
+					s->buckets[nb++] = b * P + b;
+				seen[a] = seen[b] = 1;
+				s->buckets[nb++] = a * P + b;
+				s->buckets[nb++] = b * P + a;
+				prev[2 * k] = h[0];
+				prev[2 * k + 1] = h[1];
+			}
+			round++;
+			if (first + R >= n)
+				break;
+		}
+	}
+	/* Fill the offsets of trailing (round, rank) slots and the end. */
+	for (i = 0; i <= nrounds * R; i++)
+		if (i >= round * R)
+			s->off[i] = nb;
+	s->nrounds = round;
+	free(pairs);
+	free(taken);
+	free(seen);
+	free(prev);
+	return 0;
+}

@@ -1,0 +1,110 @@
+/*
+ * dist_train: kg-train's distributed driver (PyTorch-BigGraph-style
+ * partition buckets) on top of lib/kge/train.h and lib/dist/dist.h.
+ *
+ * Input: a dataset dir and a kg-partition output (P partitions, new IDs
+ * contiguous per partition, P x P edge buckets).  Every rank loads the
+ * same inputs (mapped, so only what it touches is read) and builds the
+ * same schedule (kg_dist_sched_build); in each round a rank holds at most
+ * two partitions' entity rows and Adagrad state and trains its buckets
+ * with kg_trainer_bucket(), drawing negatives inside the bucket's
+ * partitions.  With reciprocal relations bucket (a, b) also trains the
+ * inverses of bucket (b, a)'s triples, which have heads in a and tails
+ * in b.
+ *
+ * Partitions between rounds: a partition that its holder needs again
+ * stays in memory; one that another rank needs next is sent there with a
+ * point-to-point message; one that nobody needs in the next round is
+ * "parked" on the holder's local disk (a file under TMPDIR, as PBG swaps
+ * to disk) and sent from there when it is needed again.  Parking on the
+ * last holder keeps every rank's memory at its two working partitions
+ * (plus the ones in flight) whatever P is, and needs no shared
+ * filesystem.  A partition is initialised by its first holder from a
+ * random stream of (seed, partition), so the start does not depend on
+ * the rank count.
+ *
+ * Relation parameters (and their optimiser state) are replicated: every
+ * rank updates its copy, and the copies are merged (MPI_Allreduce) every
+ * rel_sync rounds and at every epoch end: each rank's change since the
+ * last merge is summed onto the merged table, which is what one shared
+ * table updated by every rank would hold (a plain average of the copies
+ * would divide the relations' step by the number of ranks).
+ *
+ * The log (train_log.jsonl) gets one line per bucket trained, {"epoch",
+ * "round", "rank", "bucket": [head part, tail part], "triples", "loss"},
+ * then one line per epoch with the loss, timing and bytes sent.
+ *
+ * Checkpoints (every epoch end unless turned off): a directory with
+ * relations.npy, relation_state.npy, state.json (epoch, shapes, nparts,
+ * nranks and which rank wrote each partition), train_log.jsonl and, from
+ * each rank, entities-pN.npy and entity_state-pN.npy for the partitions
+ * it holds or parks.  Rank 0 writes the shared files and renames the
+ * directory into place after every rank is done, so the directory must be
+ * on a filesystem all ranks see when they run on several machines.
+ * --resume needs the same number of ranks and partitions.
+ *
+ * The model dir is the normal kg-train model dir: rank 0 collects the
+ * partitions one at a time and writes each row at its ORIGINAL entity ID
+ * (the partition's new-to-old map), so kg-eval and kg-partition-unaware
+ * readers need nothing else.
+ *
+ * With one rank (a plain process, or mpirun -np 1) the same code runs and
+ * gives bit-identical output.
+ */
+#ifndef KG_DIST_TRAIN_H
+#define KG_DIST_TRAIN_H
+
+#include <stdint.h>
+
+#include "dist/dist.h"
+#include "kge/train.h"
+
+enum kg_dist_mode { KG_DIST_NONE, KG_DIST_BUCKETS, KG_DIST_SSGD };
+
+struct kg_dist_train_opts {
+	enum kg_dist_mode mode;
+	const char *partitions;	/* kg-partition dir (buckets) */
+	uint32_t rel_sync;	/* rounds between relation averages; 0: epoch
+				 * ends only */
+};
+
+#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0 }
+
+/* "buckets" or "ssgd"; 0 or -1 (no message). */
+int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);
+
+/*
+ * Train as described above and write the model dir (rank 0).  Every rank
+ * calls it with the same arguments.  0, -1 after kg_error() (the caller
+ * should then kg_dist_abort() so no rank waits for it), or
+ * KG_ERR_VERSION.
+ */
+int kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
+    const struct kg_train_job *j, const struct kg_dist_train_opts *x);
+
+/*
+ * Synchronous data-parallel SGD (the Ray paper's scheme) through
+ * kg_train_run's hooks: every rank holds every parameter and loads the
+ * whole dataset; kg_trainer_epoch() shuffles identically everywhere and
+ * every chunk of a batch is cut into one contiguous share per rank
+ * (struct kg_trainer's shard_rank, shard_size).  Each rank computes the
+ * gradients of its share (the loss still averaged over the whole chunk,
+ * the chunk's negatives drawn from the same random stream everywhere);
+ * the relation gradients, the dense parameters here, are summed with one
+ * MPI_Allreduce per chunk and the touched entity rows are gathered from
+ * every rank and summed in rank order (kg_dist_sparse_sum); then every
+ * rank applies the same update.  The result equals one process training
+ * the same global batch, up to the order of float additions (bit for bit
+ * with one rank).  after_init also broadcasts rank 0's parameters, so a
+ * run resumed from rank 0's checkpoint continues everywhere.
+ * --one_vs_all is not supported.
+ */
+struct kg_dist_ssgd;
+
+struct kg_dist_ssgd *kg_dist_ssgd_new(struct kg_dist *d);
+void kg_dist_ssgd_free(struct kg_dist_ssgd *s);
+/* The hooks of struct kg_train_job (ctx: a struct kg_dist_ssgd). */
+int kg_dist_ssgd_after_init(void *ctx, struct kg_trainer *tr);
+int kg_dist_ssgd_after_epoch(void *ctx, struct kg_trainer *tr);
+
+#endif

@@ -1,0 +1,250 @@
+/*
+ * gnn: graph encoders over node-attribute embeddings, with hand-written
+ * backward passes (the Ray paper's models: an attribute layer, then R-GCN
+ * or relation-aware attention layers, then a shallow decoder).
+ *
+ * Graph.  Messages run along both directions of every training triple
+ * (h, r, t): h -> t with type r and t -> h with type r + n_relations, so
+ * there are 2 * n_relations message types.  The graph is stored by
+ * destination (CSR): the messages into node i are off[i] .. off[i + 1],
+ * each with its source, type and R-GCN normaliser 1 / c_{i,r} (c_{i,r} =
+ * the number of messages of type r into i).
+ *
+ * Attribute layer (layer 0).  Each attribute has its own matrix: index
+ * kinds (one-hot, multi-hot) [slots, d0] whose rows are looked up, text
+ * kinds [dim, d0] that multiply the entity's vector.  An entity's input
+ * embedding is the mean of the embeddings of its attribute values (one per
+ * index of every attribute it has, has_OUT = 1, and one per text attribute
+ * it has): a 1-hop GCN-like layer without self-loop.  An entity with no
+ * attribute value, or every entity when the model uses learned embeddings
+ * only, takes its row of a learned table [n_learned, d0].
+ *
+ * R-GCN layer (Schlichtkrull et al.):
+ *   out_i = W0 h_i + b + sum_r sum_{j in N_r(i)} (1 / c_{i,r}) W_r h_j
+ * with W_r = sum_b A[r, b] V_b (basis decomposition, B bases) or W_r =
+ * diag(Q_{r,1}, .., Q_{r,B}) (block-diagonal, B blocks of (din / B) x
+ * (dout / B)).  Row vectors: h W, weights stored [din, dout].
+ *
+ * Attention layer (in the spirit of RelGNN, Qin et al.): z = h W, s = h Ws,
+ *   u_ij = a_dst . z_i + a_src . z_j + a_rel . e_r,   l_ij = LeakyReLU(u_ij)
+ *   alpha_ij = softmax over the messages into i of l_ij,
+ *   out_i = s_i + b + sum_j alpha_ij (z_j + e_r)
+ * with per-layer relation embeddings e [2 n_relations, dout] trained with
+ * the rest (the message carries the relation, as in CompGCN's composition).
+ * LeakyReLU slope 0.2.
+ *
+ * Between layers ReLU, none after the last; dropout (inverted, rate p) on
+ * every graph layer's input while training.
+ *
+ * Every parameter lives in one flat float array (kg_gnn.w), so one Adam
+ * update, one all-reduce and one finite-difference loop cover them all
+ * (and a model dir stores it as gnn_weights.npy).  Its order, T = 2 *
+ * n_relations message types, matrices row-major [rows, cols]:
+ *   learned table [n_learned, d0];
+ *   per attribute, in feature order: [width, d0] (absent when learned
+ *   only);
+ *   per graph layer l (din = d_l, dout = d_{l+1}): W0 [din, dout],
+ *   bias [dout], then
+ *     R-GCN basis:  V [B, din, dout], A [T, B];
+ *     R-GCN block:  Q [T, B, din / B, dout / B];
+ *     attention:    W [din, dout], a_dst, a_src, a_rel [dout each],
+ *                   e [T, dout].
+ * (W0 is Ws for attention.)  Nothing here reports errors except the loaders and
+ * kg_gnn_init, which return -1 after kg_error().
+ */
+#ifndef KG_GNN_H
+#define KG_GNN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/npy.h"
+#include "core/util.h"
+
+#define KG_GNN_MAX_LAYERS 3
+
+enum kg_gnn_encoder { KG_GNN_RGCN, KG_GNN_RELGNN };
+enum kg_gnn_decomp { KG_GNN_BASIS, KG_GNN_BLOCK };
+
+/* Message graph (see above). */
+struct kg_gnn_graph {
+	uint64_t n_nodes;
+	uint32_t n_types;	/* 2 * n_relations */
+	uint64_t n_msgs;
+	uint64_t *off;		/* [n_nodes + 1] */
+	int32_t *src;		/* [n_msgs] */
+	int32_t *type;		/* [n_msgs] */
+	float *norm;		/* [n_msgs] 1 / c_{i,r} */
+};
+
+#define KG_GNN_GRAPH_INIT { 0, 0, 0, NULL, NULL, NULL, NULL }
+
+/* Build the message graph of n triples hrt (IDs < n_nodes, relations <
+ * n_relations, checked by the caller).  Never fails (aborts on OOM). */
+void kg_gnn_graph_build(struct kg_gnn_graph *g, uint64_t n_nodes,
+    uint32_t n_relations, const int32_t *hrt, uint64_t n);
+void kg_gnn_graph_release(struct kg_gnn_graph *g);
+/* Set every norm of g to 1 / c_{i,r} from its messages (for a graph whose
+ * messages were sampled or dropped).  cnt: g->n_types zeroed counters,
+ * left zeroed. */
+void kg_gnn_graph_normalise(struct kg_gnn_graph *g, uint32_t *cnt);
+
+/* One attribute's arrays, mapped from a feature directory. */
+struct kg_gnn_attr {
+	char *name;
+	int text;		/* 0: index kind, 1: dense vector */
+	uint64_t width;		/* slots (index) or dim (text) */
+	int64_t *off;		/* [n + 1] (copied to int64) */
+	const int32_t *idx;
+	const float *vec;	/* [n, width] */
+	const uint8_t *has;	/* [n] */
+	struct kg_npy a_idx, a_vec, a_has;
+};
+
+struct kg_gnn_features {
+	uint64_t n;		/* rows */
+	size_t n_attrs;
+	struct kg_gnn_attr *attrs;
+};
+
+#define KG_GNN_FEATURES_INIT { 0, 0, NULL }
+
+/*
+ * Load the arrays of a feature directory "dir" (kg-encode-attrs merge
+ * output, or the features/ slice of a kg-expand part) for n rows; the
+ * attribute list comes from config.attributes of the manifest in
+ * "manifest_dir" (the feature directory itself when NULL).  Checks every
+ * shape, offsets monotone and indices within the slots.  0, or -1 after
+ * kg_error() with nothing to release.
+ */
+int kg_gnn_features_load(struct kg_gnn_features *f, const char *dir,
+    const char *manifest_dir, uint64_t n);
+void kg_gnn_features_release(struct kg_gnn_features *f);
+
+struct kg_gnn_config {
+	enum kg_gnn_encoder encoder;
+	enum kg_gnn_decomp decomp;	/* R-GCN */
+	uint32_t n_layers;		/* graph layers, 0 .. 3 */
+	uint32_t dims[KG_GNN_MAX_LAYERS + 1];	/* d0 (input), d1 .. dL */
+	uint32_t n_bases;		/* bases or blocks */
+	uint32_t n_relations;		/* of the dataset */
+	uint64_t n_learned;		/* rows of the learned table */
+	int learned_only;		/* ignore attributes */
+	float dropout;
+};
+
+/* Offsets of every block in the flat parameter array. */
+struct kg_gnn_layer_off {
+	size_t w0, bias;		/* both encoders: self weight, bias */
+	size_t v, a;			/* R-GCN basis: V [B, din, dout], A [T, B] */
+	size_t q;			/* R-GCN block: Q [T, B, din/B, dout/B] */
+	size_t w, a_dst, a_src, a_rel, rel;	/* attention */
+};
+
+struct kg_gnn {
+	struct kg_gnn_config c;
+	size_t n_attrs;
+	uint64_t *attr_width;	/* [n_attrs] */
+	int *attr_text;
+	size_t learned;		/* offset of the learned table */
+	size_t *attr_off;	/* [n_attrs] */
+	struct kg_gnn_layer_off lay[KG_GNN_MAX_LAYERS];
+	size_t n_params;
+	float *w;		/* [n_params] */
+};
+
+#define KG_GNN_INIT { { 0 }, 0, NULL, NULL, 0, NULL, { { 0 } }, 0, NULL }
+
+/*
+ * Lay out the parameters of an encoder for features f (NULL or
+ * learned_only: learned embeddings only) and initialise them from seed
+ * (Glorot-uniform matrices, zero biases; learned row i as
+ * kg_gnn_learned_row_init(.., seed, i), the rest independent of
+ * n_learned).
+ * Checks the config (block decomposition needs dims divisible by the
+ * blocks).  0, or -1 after kg_error().
+ */
+int kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_gnn_features *f, uint64_t seed);
+void kg_gnn_release(struct kg_gnn *m);
+/* A learned row's initial value, N(0, 1/d0) drawn from (seed, id) alone:
+ * every process holding entity id starts its row alike. */
+void kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed,
+    uint64_t id);
+
+/*
+ * Forward state of one pass over a graph of n nodes, reused across steps
+ * (buffers grow as needed and are kept, so steady-state steps allocate
+ * nothing).  h[l] is the input of graph layer l (h[0] the attribute
+ * layer's output), h[L] the encoder output [n, dL].  Every forward pass
+ * rebuilds the message orders below from the graph it is given.
+ */
+struct kg_gnn_state {
+	uint64_t n, cap_n, cap_m;
+	float *h[KG_GNN_MAX_LAYERS + 1];
+	float *hd[KG_GNN_MAX_LAYERS];	/* dropped-out inputs */
+	float *mask[KG_GNN_MAX_LAYERS];	/* dropout scale per element */
+	float *pre[KG_GNN_MAX_LAYERS];	/* pre-activation outputs */
+	float *t1;			/* scratch: per-basis products, z */
+	float *u[KG_GNN_MAX_LAYERS], *alpha[KG_GNN_MAX_LAYERS];
+	float *da;			/* attention backward, per message */
+	float *nsum;			/* attention backward, per node */
+	float *dh, *dh2, *dt;		/* backward scratch */
+	/* Message orders (both stable, i.e. in CSR order within a group). */
+	uint64_t cap_idx, cap_nidx, cap_t, cap_fill;
+	uint64_t *by_type, *toff;	/* messages by type */
+	uint64_t *by_src, *soff;	/* messages by source */
+	int32_t *dst;			/* destination of each message */
+	uint64_t *fill;
+	/* Block R-GCN: the (destination, type) pairs, by type; poff: their
+	 * messages in by_type, dpair/dpoff: the pairs of each destination. */
+	uint64_t n_pairs, max_tpairs;
+	uint64_t *poff, *tpoff, *msg_pair, *dpair, *dpoff;
+	int32_t *pdst;
+	float *py;			/* one row per pair */
+	float *tscr;			/* per-thread scratch */
+	uint64_t cap_py, cap_tscr;
+};
+
+#define KG_GNN_STATE_INIT { 0 }
+
+void kg_gnn_state_release(struct kg_gnn_state *s);
+
+/*
+ * Forward pass over graph g: node i reads feature row frow[i] and learned
+ * row lrow[i] (NULL: row i for both).  rng != NULL turns dropout on.
+ * Output in s->h[L] (n x dL).
+ */
+void kg_gnn_forward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
+    const struct kg_gnn_features *f, const int32_t *frow,
+    const int32_t *lrow, struct kg_rng *rng, struct kg_gnn_state *s);
+
+/*
+ * Backward pass after kg_gnn_forward with the same arguments: dout is
+ * dL/d(output) (n x dL, overwritten), and the parameter gradients are
+ * ADDED to grad (n_params floats).
+ *
+ * Threads.  Both passes use omp_get_max_threads() OpenMP threads and give
+ * the same bits whatever that number: every output row or gradient
+ * element is summed by one thread in an order fixed by the graph alone
+ * (by destination, by source or by message type; global vectors such as
+ * biases are split by columns).  The dense products go to OpenBLAS as
+ * whole matrices, and the small per-type products of block R-GCN are
+ * called from inside the OpenMP threads: run OpenBLAS single-threaded
+ * (openblas_set_num_threads(1) or OPENBLAS_NUM_THREADS=1) when using
+ * several OpenMP threads, or the two pools oversubscribe the cores.
+ */
+void kg_gnn_backward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
+    const struct kg_gnn_features *f, const int32_t *frow,
+    const int32_t *lrow, struct kg_gnn_state *s, float *dout, float *grad);
+
+/* 1 when a node whose feature row is frow takes its input from the
+ * learned table (no attribute values, or learned only). */
+int kg_gnn_uses_learned(const struct kg_gnn *m,
+    const struct kg_gnn_features *f, uint64_t frow);
+
+/* "rgcn"/"RGCN", "relgnn"/"RelGNN"; 0 or -1 after kg_error(). */
+int kg_gnn_encoder_parse(const char *name, enum kg_gnn_encoder *e);
+const char *kg_gnn_encoder_name(enum kg_gnn_encoder e);
+
+#endif

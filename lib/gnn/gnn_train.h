@@ -1,0 +1,203 @@
+/*
+ * gnn_train: training GNN encoders (gnn.h) with a shallow decoder, as one
+ * process or as synchronous data-parallel SGD under MPI (the Ray paper).
+ *
+ * One step: draw a batch of positive triples, corrupt each into neg
+ * negatives (head or tail, with equal odds, replaced by an entity drawn
+ * uniformly from the negative pool), encode the nodes (full graph, or the
+ * sampled neighbourhood of the batch's nodes), score with the decoder
+ * (DistMult, TransE L1/L2 or ComplEx, gnn_decode.h),
+ * take the loss (loss.h) averaged over the batch, back-propagate through
+ * decoder and encoder, add the L2 regulariser reg * sum w^2 over every
+ * parameter, average the gradients over the ranks and take one Adam step.
+ * Every rank holds every dense parameter (attribute matrices, layers,
+ * decoder relations), averaged with kg_dist_average_f32 and updated by one
+ * Adam step, but only the learned-table rows of its own nodes (its
+ * expanded part's seeds and halo, in local numbering), with their
+ * gradient and Adam state: the table is the one parameter that grows with
+ * the graph.  The learned rows a step used (nodes without attribute
+ * values) travel as sparse rows (kg_dist_sparse_sum, by global ID) and
+ * every rank holding a row takes the same lazy per-row Adam step on it
+ * (the L2 term only on those rows), so a replicated (halo) node's row
+ * stays identical to its owner's.  Each row starts from (seed, global
+ * ID), so it has the same initial value on every rank whatever the local
+ * numbering.  At the end rank 0 gathers the whole table from the rows
+ * each rank owns.
+ *
+ * Checkpoints (struct kg_gnn_ckpt): at every epoch end the whole state
+ * (parameters, Adam states, step and epoch counters, each rank's RNG,
+ * permutation and cursor) goes into a directory, replaced atomically:
+ * rank 0 writes the shared (dense) part, state.json and the manifest,
+ * every rank its own rows and sampler state (rank-NNN files), so a resumed
+ * run is bit-identical to an uninterrupted one.
+ *
+ * Adaptive negatives (neg_candidates c > 1): draw c * neg corruptions,
+ * score them, keep the neg whose scores are closest to the positive's
+ * (RelGNN's adaptive self-adversarial selection).
+ *
+ * Mini-batches (nfanout = number of graph layers): the batch's entities
+ * are the seeds; for layer L .. 1 every frontier node keeps at most
+ * fanout[k] of its incoming messages (drawn without replacement), their
+ * sources form the next frontier; the encoder then runs over the union of
+ * the reached nodes and the kept messages, with 1 / c_{i,r} counted over
+ * the kept messages.  nfanout = 0 runs the whole graph every step.
+ *
+ * Batch sizes: batch_size is the global number of positives per step;
+ * each of P ranks takes batch_size / P (at least 1) of its own core
+ * triples, and an epoch is ceil(n_train / batch_size) steps for any P, so
+ * 1 and P ranks see the same number of positives per step and per epoch.
+ *
+ * Negatives under kg-expand parts come from every node of the rank's
+ * expanded part (its seeds and its halo), or with pool_seeds from the
+ * part's seeds only (neg_pool.npy).  Halo nodes far from the seeds are
+ * encoded from a cut neighbourhood while training, but the seeds alone
+ * make every negative local to the part; on the small enterprise graphs
+ * tried here neither choice was clearly better (differences within the
+ * seed-to-seed noise), and the whole part is closer to what one rank
+ * draws.
+ */
+#ifndef KG_GNN_TRAIN_H
+#define KG_GNN_TRAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dist/dist.h"
+#include "gnn/gnn.h"
+#include "kge/loss.h"
+#include "kge/model.h"
+
+/*
+ * Checkpoints of kg_gnn_train.  With resume and an existing dir, training
+ * starts from it (it must fit: encoder, decoder, dims, counts, ranks and
+ * each rank's nodes; else -1 with a message); with resume and no dir, a
+ * warning and a fresh start.  With save, the state is written into dir
+ * at every epoch end (replacing it atomically).  argc/argv go to its
+ * manifest.  Every rank passes the same values.
+ */
+struct kg_gnn_ckpt {
+	const char *dir;
+	int resume;
+	int save;
+	int argc;
+	char **argv;
+};
+
+struct kg_gnn_train_opts {
+	struct kg_gnn_config enc;	/* dims, layers, encoder, dropout */
+	enum kg_model_kind decoder;	/* DistMult, TransE_l1/l2, ComplEx */
+	double gamma;			/* TransE margin */
+	struct kg_loss loss;
+	uint32_t batch_size;		/* global positives per step */
+	uint32_t neg;			/* negatives per positive */
+	uint32_t neg_candidates;	/* adaptive selection; <= 1: off */
+	uint32_t nfanout;		/* 0: full graph */
+	uint32_t fanout[KG_GNN_MAX_LAYERS];
+	double lr;			/* Adam */
+	double reg;			/* L2 coefficient */
+	uint32_t epochs;
+	uint64_t max_step;		/* 0: no limit; else stop after */
+	uint64_t seed;
+	int pool_seeds;			/* expanded parts: negatives from
+					 * neg_pool.npy, not every node */
+	int quiet;
+	const struct kg_gnn_ckpt *ckpt;	/* NULL: no checkpoints */
+	double edge_dropout;		/* share of messages dropped per step */
+};
+
+#define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
+	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
+	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
+	0, 0, 0, NULL, 0.0 }
+
+/*
+ * What one rank trains on, in its own (local) node numbering: the message
+ * graph's triples, the core triples it draws positives from, the
+ * negative pool, and for each local node its feature row, its global
+ * entity ID (distinct, below o->enc.n_learned) and the rank that owns it
+ * (the one whose row rank 0 takes at the end; every rank may own some).
+ * Arrays are borrowed.
+ */
+struct kg_gnn_problem {
+	uint64_t n_nodes;
+	uint32_t n_relations;
+	const int32_t *graph_hrt;	/* message-passing triples, local */
+	uint64_t n_graph;
+	const int32_t *core_hrt;	/* training positives, local */
+	uint64_t n_core;
+	uint64_t n_train_global;	/* summed over ranks (epoch length) */
+	const int32_t *pool;		/* local IDs; NULL: all nodes */
+	uint64_t n_pool;
+	const int32_t *frow;		/* NULL: identity */
+	const int32_t *lrow;		/* global IDs; NULL: identity */
+	const int32_t *owner;		/* NULL: this rank owns every node */
+	const struct kg_gnn_features *feat;	/* may be NULL */
+};
+
+/* The trained parameters: encoder and decoder relation table. */
+struct kg_gnn_trained {
+	struct kg_gnn enc;
+	struct kg_model dec;
+	float *rel;		/* n_relations x dec.rel_width */
+	double last_loss;	/* mean loss of the last epoch */
+	double seconds_per_epoch;
+	uint64_t steps;
+};
+
+#define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
+	0.0, 0 }
+
+/* Check option values; 0 or -1 after kg_error(). */
+int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
+
+/*
+ * Train on p (one rank's share; d may be NULL for a plain process).
+ * o->enc.n_learned is the number of global entities.  A rank trains a
+ * learned table of p->n_nodes rows (local node i: row i); on return rank
+ * 0's out->enc holds the whole table (n_learned rows by global ID: each
+ * row from the rank owning it, the initial value for an entity no rank
+ * holds), every other rank's out->enc its local table.  Collective: every
+ * rank returns 0 or every rank -1, after kg_error() on the one(s) that
+ * failed (out is then released).
+ */
+int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_problem *p, struct kg_dist *d);
+void kg_gnn_trained_release(struct kg_gnn_trained *t);
+
+/*
+ * Every node's final embedding: a full-graph forward pass without dropout
+ * over the n triples hrt of n_nodes nodes (global numbering, feature row
+ * = learned row = node).  Returns n_nodes x dL floats (caller frees).
+ */
+float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n);
+
+/*
+ * The whole run from directories: the dataset, optional features
+ * (kg-encode-attrs output) and optional kg-expand output (one part per
+ * rank, part-NNN for rank NNN: core triples, halo, negative pool, owners,
+ * sliced features), with checkpoints as kg-train's shallow models have
+ * them (checkpoint_dir, default OUTPUT.ckpt, written at every epoch end
+ * unless no_checkpoint and removed after success unless keep_checkpoint
+ * or named; resume), then the model directory "output" written by rank 0:
+ * entities.npy = kg_gnn_embed over the whole training graph,
+ * relations.npy = the decoder's table, config model = the decoder (so
+ * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
+ * encoder parameters) and config keys encoder, gnn_* describing the
+ * layout.  argc/argv go to the manifest.  0 or -1 after kg_error().
+ */
+struct kg_gnn_run {
+	const char *dataset, *features, *expanded, *output;
+	int force;
+	const char *checkpoint_dir;	/* NULL: OUTPUT.ckpt */
+	int resume;
+	int no_checkpoint;
+	int keep_checkpoint;		/* keep OUTPUT.ckpt after success */
+	int argc;
+	char **argv;
+};
+
+int kg_gnn_train_run(const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d);
+
+#endif

@@ -1,0 +1,821 @@
+#include "graph/expand.h"
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "io/npy.h"
+#include "core/util.h"
+
+#define UNSEEN 255
+
+static void
+group_by(uint64_t n, const int32_t *key, uint32_t nkeys, uint64_t **offp,
+    uint32_t **itemp)
+{
+	uint64_t *off = kg_xcalloc((uint64_t)nkeys + 1, sizeof(*off));
+	uint64_t *pos = kg_xmallocarray(nkeys, sizeof(*pos));
+	uint32_t *item = kg_xmallocarray(n ? n : 1, sizeof(*item));
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		off[key[i] + 1]++;
+	for (i = 0; i < nkeys; i++)
+		off[i + 1] += off[i];
+	memcpy(pos, off, nkeys * sizeof(*pos));
+	for (i = 0; i < n; i++)
+		item[pos[key[i]]++] = (uint32_t)i;
+	free(pos);
+	*offp = off;
+	*itemp = item;
+}
+
+int
+kg_expand_init(struct kg_expand *x, uint64_t n_nodes, const int32_t *hrt,
+    uint64_t n_edges, const int32_t *node_part, const int32_t *edge_part,
+    uint32_t nparts)
+{
+	uint64_t v, maxdeg = 0;
+
+	memset(x, 0, sizeof(*x));
+	if (n_nodes >= INT32_MAX || n_edges >= INT32_MAX) {
+		kg_error("graph too large for 32-bit local IDs");
+		return -1;
+	}
+	if (kg_incidence_build(&x->inc, n_nodes, hrt, n_edges) < 0)
+		return -1;
+	x->n_nodes = n_nodes;
+	x->n_edges = n_edges;
+	x->nparts = nparts;
+	x->hrt = hrt;
+	x->node_part = node_part;
+	x->edge_part = edge_part;
+	group_by(n_edges, edge_part, nparts, &x->core_off, &x->core);
+	group_by(n_nodes, node_part, nparts, &x->own_off, &x->own);
+	x->dist = kg_xmallocarray(n_nodes ? n_nodes : 1, 1);
+	memset(x->dist, UNSEEN, n_nodes);
+	x->local = kg_xmallocarray(n_nodes ? n_nodes : 1, sizeof(*x->local));
+	memset(x->local, 0xff, n_nodes * sizeof(*x->local));
+	x->taken = kg_xcalloc(n_edges ? n_edges : 1, 1);
+	for (v = 0; v < n_nodes; v++)
+		if (x->inc.off[v + 1] - x->inc.off[v] > maxdeg)
+			maxdeg = x->inc.off[v + 1] - x->inc.off[v];
+	x->sample_cap = maxdeg ? maxdeg : 1;
+	x->sample = kg_xmallocarray(x->sample_cap, sizeof(*x->sample));
+	x->radix = kg_xmallocarray(65536, sizeof(*x->radix));
+	return 0;
+}
+
+void
+kg_expand_release(struct kg_expand *x)
+{
+	kg_incidence_release(&x->inc);
+	free(x->core_off);
+	free(x->core);
+	free(x->own_off);
+	free(x->own);
+	free(x->dist);
+	free(x->local);
+	free(x->taken);
+	free(x->sample);
+	free(x->radix);
+	free(x->radix_tmp);
+	memset(x, 0, sizeof(*x));
+}
+
+void
+kg_expand_part_release(struct kg_expand_part *xp)
+{
+	free(xp->nodes);
+	free(xp->hops);
+	free(xp->hrt);
+	free(xp->edge_ids);
+	free(xp->core_mask);
+	memset(xp, 0, sizeof(*xp));
+}
+
+static void
+add_node(struct kg_expand *x, struct kg_expand_part *xp, uint32_t v,
+    uint8_t hop)
+{
+	if (xp->n_nodes == xp->cap_nodes) {
+		xp->cap_nodes = xp->cap_nodes ? 2 * xp->cap_nodes : 1024;
+		xp->nodes = kg_xreallocarray(xp->nodes, xp->cap_nodes,
+		    sizeof(*xp->nodes));
+		xp->hops = kg_xreallocarray(xp->hops, xp->cap_nodes, 1);
+	}
+	x->dist[v] = hop;
+	xp->nodes[xp->n_nodes] = (int32_t)v;
+	xp->hops[xp->n_nodes++] = hop;
+}
+
+static void
+add_edge(struct kg_expand *x, struct kg_expand_part *xp, uint32_t e)
+{
+	if (xp->n_edges == xp->cap_edges) {
+		xp->cap_edges = xp->cap_edges ? 2 * xp->cap_edges : 1024;
+		xp->edge_ids = kg_xreallocarray(xp->edge_ids, xp->cap_edges,
+		    sizeof(*xp->edge_ids));
+	}
+	x->taken[e] = 1;
+	xp->edge_ids[xp->n_edges++] = (int32_t)e;
+}
+
+static int
+cmp_i32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Sort n non-negative IDs.  Large runs take two counting passes over 16
+ * bits each (linear, and the profile on 10 million triples showed qsort
+ * taking over half of the time); small ones use qsort, which is cheaper
+ * than clearing the 2^16 counters.
+ */
+static void
+sort_ids(struct kg_expand *x, int32_t *a, uint64_t n)
+{
+	uint64_t *cnt = x->radix, i, sum;
+	int32_t *tmp;
+	int shift;
+
+	if (n < 65536) {
+		qsort(a, n, sizeof(*a), cmp_i32);
+		return;
+	}
+	if (n > x->radix_cap) {
+		x->radix_tmp = kg_xreallocarray(x->radix_tmp, n,
+		    sizeof(*x->radix_tmp));
+		x->radix_cap = n;
+	}
+	tmp = x->radix_tmp;
+	for (shift = 0; shift < 32; shift += 16) {
+		int32_t *src = shift ? tmp : a, *dst = shift ? a : tmp;
+
+		memset(cnt, 0, 65536 * sizeof(*cnt));
+		for (i = 0; i < n; i++)
+			cnt[((uint32_t)src[i] >> shift) & 0xffff]++;
+		for (i = 0, sum = 0; i < 65536; i++) {
+			uint64_t c = cnt[i];
+
+			cnt[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t key = ((uint32_t)src[i] >> shift) & 0xffff;
+
+			dst[cnt[key]++] = src[i];
+		}
+	}
+}
+
+/* Take triples around the hop-"hop" entities nodes[lo, hi). */
+static void
+expand_hop(struct kg_expand *x, struct kg_expand_part *xp, uint64_t lo,
+    uint64_t hi, uint8_t hop, uint32_t cap, struct kg_rng *rng)
+{
+	uint64_t i, j;
+
+	for (i = lo; i < hi; i++) {
+		uint32_t v = (uint32_t)xp->nodes[i];
+		const uint32_t *list = x->inc.edge + x->inc.off[v];
+		uint64_t deg = x->inc.off[v + 1] - x->inc.off[v], take = deg;
+
+		if (cap && deg > cap) {
+			/* Partial Fisher-Yates: the first cap slots are a
+			 * uniform sample without replacement. */
+			memcpy(x->sample, list, deg * sizeof(*list));
+			for (j = 0; j < cap; j++) {
+				uint64_t k = j + kg_rng_below(rng, deg - j);
+				uint32_t tmp = x->sample[j];
+
+				x->sample[j] = x->sample[k];
+				x->sample[k] = tmp;
+			}
+			list = x->sample;
+			take = cap;
+		}
+		for (j = 0; j < take; j++) {
+			uint32_t e = list[j];
+			uint32_t u = kg_incidence_other(x->hrt, e, v);
+
+			if (x->dist[u] == UNSEEN)
+				add_node(x, xp, u, (uint8_t)(hop + 1));
+			if (!x->taken[e])
+				add_edge(x, xp, e);
+		}
+	}
+}
+
+int
+kg_expand_part(struct kg_expand *x, uint32_t part,
+    const struct kg_expand_opts *o, struct kg_expand_part *xp)
+{
+	struct kg_rng rng;
+	uint64_t i, lo, hi, ncore;
+	uint32_t h;
+
+	if (part >= x->nparts || o->hops > KG_EXPAND_MAX_HOPS ||
+	    (o->nfanout != 0 && o->nfanout != o->hops)) {
+		kg_error("bad expansion request (part %" PRIu32 ", %" PRIu32
+		    " hops, %" PRIu32 " fan-outs)", part, o->hops, o->nfanout);
+		return -1;
+	}
+	kg_rng_seed(&rng, o->seed, part);
+	xp->part = part;
+	xp->n_nodes = xp->n_edges = 0;
+
+	/* Seeds: owned entities and the endpoints of core triples. */
+	for (i = x->own_off[part]; i < x->own_off[part + 1]; i++)
+		add_node(x, xp, x->own[i], 0);
+	for (i = x->core_off[part]; i < x->core_off[part + 1]; i++) {
+		uint32_t e = x->core[i];
+		uint32_t a = (uint32_t)x->hrt[3 * (uint64_t)e];
+		uint32_t b = (uint32_t)x->hrt[3 * (uint64_t)e + 2];
+
+		if (x->dist[a] == UNSEEN)
+			add_node(x, xp, a, 0);
+		if (x->dist[b] == UNSEEN)
+			add_node(x, xp, b, 0);
+		add_edge(x, xp, e);
+	}
+	ncore = xp->n_edges;
+	sort_ids(x, xp->nodes, xp->n_nodes);
+	xp->n_seeds = xp->n_nodes;
+
+	lo = 0;
+	for (h = 0; h < o->hops; h++) {
+		hi = xp->n_nodes;
+		expand_hop(x, xp, lo, hi, (uint8_t)h,
+		    o->nfanout ? o->fanout[h] : 0, &rng);
+		/* Discovery order is deterministic; sorting each hop by
+		 * global ID just makes local IDs easier to read. */
+		sort_ids(x, xp->nodes + hi, xp->n_nodes - hi);
+		lo = hi;
+	}
+	sort_ids(x, xp->edge_ids + ncore, xp->n_edges - ncore);
+
+	for (i = 0; i < xp->n_nodes; i++)
+		x->local[xp->nodes[i]] = (int32_t)i;
+	xp->hrt = kg_xreallocarray(xp->hrt,
+	    xp->cap_edges ? 3 * xp->cap_edges : 3, sizeof(*xp->hrt));
+	xp->core_mask = kg_xreallocarray(xp->core_mask,
+	    xp->cap_edges ? xp->cap_edges : 1, 1);
+	for (i = 0; i < xp->n_edges; i++) {
+		uint64_t e = (uint64_t)xp->edge_ids[i];
+
+		xp->hrt[3 * i] = x->local[x->hrt[3 * e]];
+		xp->hrt[3 * i + 1] = x->hrt[3 * e + 1];
+		xp->hrt[3 * i + 2] = x->local[x->hrt[3 * e + 2]];
+		xp->core_mask[i] = i < ncore;
+		x->taken[e] = 0;
+	}
+	xp->n_core = ncore;
+	/* Leave the scratch arrays clean for the next part. */
+	for (i = 0; i < xp->n_nodes; i++) {
+		x->dist[xp->nodes[i]] = UNSEEN;
+		x->local[xp->nodes[i]] = -1;
+	}
+	return 0;
+}
+
+void
+kg_expand_stats_release(struct kg_expand_stats *st)
+{
+	free(st->part_nodes);
+	free(st->part_edges);
+	free(st->part_core);
+	free(st->part_seeds);
+	memset(st, 0, sizeof(*st));
+}
+
+/* ---- feature slicing ---- */
+
+enum feat_kind { FEAT_ROWS, FEAT_CSR_OFFSETS, FEAT_CSR_MEMBER };
+
+struct feat {
+	char *name;
+	struct kg_npy a;
+	enum feat_kind kind;
+	size_t group;		/* members: index of the offsets entry */
+	size_t row_bytes;
+};
+
+struct featset {
+	const char *dir;
+	struct feat *f;
+	size_t n;
+};
+
+static int
+has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void
+featset_release(struct featset *fs)
+{
+	size_t i;
+
+	for (i = 0; i < fs->n; i++) {
+		free(fs->f[i].name);
+		kg_npy_release(&fs->f[i].a);
+	}
+	free(fs->f);
+	memset(fs, 0, sizeof(*fs));
+}
+
+static uint64_t
+offset_at(const struct kg_npy *a, uint64_t i)
+{
+	return a->dtype == KG_DT_I8 ? (uint64_t)((const int64_t *)a->data)[i] :
+	    (uint64_t)((const int32_t *)a->data)[i];
+}
+
+/* Check a CSR offsets array against its entry count. */
+static int
+check_offsets(const char *dir, const struct feat *f, uint64_t nnz)
+{
+	uint64_t i, n = f->a.shape[0];
+
+	for (i = 0; i < n; i++) {
+		int64_t v = f->a.dtype == KG_DT_I8 ?
+		    ((const int64_t *)f->a.data)[i] :
+		    ((const int32_t *)f->a.data)[i];
+
+		if (v < 0 || (i == 0 && v != 0) || (uint64_t)v > nnz ||
+		    (i > 0 && (uint64_t)v < offset_at(&f->a, i - 1))) {
+			kg_error("%s/%s: offsets not increasing from 0 to %"
+			    PRIu64, dir, f->name, nnz);
+			return -1;
+		}
+	}
+	if (offset_at(&f->a, n - 1) != nnz) {
+		kg_error("%s/%s: last offset is not %" PRIu64, dir, f->name,
+		    nnz);
+		return -1;
+	}
+	return 0;
+}
+
+static struct feat *
+find_feat(struct featset *fs, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < fs->n; i++)
+		if (strcmp(fs->f[i].name, name) == 0)
+			return &fs->f[i];
+	return NULL;
+}
+
+static int
+featset_load(struct featset *fs, const char *dir, uint64_t n_entities)
+{
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+	size_t n = 0, cap = 0, i, j, *remap;
+	uint8_t *used;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->dir = dir;
+	d = opendir(dir);
+	if (d == NULL) {
+		kg_error_errno("cannot open feature directory '%s'", dir);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (!has_suffix(de->d_name, ".npy") || de->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 16;
+			names = kg_xreallocarray(names, cap, sizeof(*names));
+		}
+		names[n++] = kg_xstrdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_str);
+	fs->f = kg_xcalloc(n ? n : 1, sizeof(*fs->f));
+	for (i = 0; i < n; i++) {
+		char *path = kg_path_join(dir, names[i]);
+
+		fs->f[i].name = names[i];
+		fs->n++;
+		if (kg_npy_read(path, &fs->f[i].a) < 0) {
+			free(path);
+			goto fail;
+		}
+		free(path);
+		if (fs->f[i].a.ndim < 1) {
+			fs->f[i].row_bytes = 0;
+		} else if (fs->f[i].a.shape[0] > 0) {
+			fs->f[i].row_bytes = fs->f[i].a.nbytes /
+			    fs->f[i].a.shape[0];
+		} else {
+			fs->f[i].row_bytes = fs->f[i].a.nbytes;
+		}
+	}
+	free(names);
+	names = NULL;
+	n = 0;
+
+	/* Classify: CSR groups first, then row-indexed arrays. */
+	used = kg_xcalloc(fs->n ? fs->n : 1, 1);
+	for (i = 0; i < fs->n; i++) {
+		struct feat *f = &fs->f[i], *idx;
+		size_t plen;
+		char *iname;
+
+		if (!has_suffix(f->name, "_offsets.npy"))
+			continue;
+		plen = strlen(f->name) - strlen("offsets.npy");
+		iname = kg_xasprintf("%.*sindices.npy", (int)plen, f->name);
+		idx = find_feat(fs, iname);
+		free(iname);
+		if (idx == NULL)
+			continue;
+		if ((f->a.dtype != KG_DT_I4 && f->a.dtype != KG_DT_I8) ||
+		    f->a.ndim != 1 || f->a.shape[0] != n_entities + 1 ||
+		    idx->a.ndim < 1) {
+			kg_error("%s/%s: expected int32 or int64 offsets of "
+			    "shape [%" PRIu64 "]", dir, f->name,
+			    n_entities + 1);
+			free(used);
+			goto fail;
+		}
+		if (check_offsets(dir, f, idx->a.shape[0]) < 0) {
+			free(used);
+			goto fail;
+		}
+		f->kind = FEAT_CSR_OFFSETS;
+		used[i] = 1;
+		/* Members: the same prefix and one row per stored entry; the
+		 * longest matching prefix wins. */
+		for (j = 0; j < fs->n; j++) {
+			struct feat *g = &fs->f[j];
+
+			if (j == i || strncmp(g->name, f->name, plen) != 0 ||
+			    g->a.ndim < 1 || g->a.shape[0] != idx->a.shape[0] ||
+			    has_suffix(g->name, "_offsets.npy"))
+				continue;
+			if (used[j] && g->kind == FEAT_CSR_MEMBER &&
+			    strlen(fs->f[g->group].name) > strlen(f->name))
+				continue;
+			g->kind = FEAT_CSR_MEMBER;
+			g->group = i;
+			used[j] = 1;
+		}
+	}
+	for (i = 0; i < fs->n; i++) {
+		struct feat *f = &fs->f[i];
+
+		if (used[i])
+			continue;
+		if (f->a.ndim >= 1 && f->a.shape[0] == n_entities) {
+			f->kind = FEAT_ROWS;
+			used[i] = 1;
+		} else {
+			kg_warn("%s/%s: first dimension is not the %" PRIu64
+			    " entities and it is no CSR group; not sliced",
+			    dir, f->name, n_entities);
+		}
+	}
+	/* Drop what is not sliced so the writer need not check. */
+	remap = kg_xmallocarray(fs->n ? fs->n : 1, sizeof(*remap));
+	for (i = j = 0; i < fs->n; i++)
+		remap[i] = used[i] ? j++ : SIZE_MAX;
+	for (i = j = 0; i < fs->n; i++) {
+		if (!used[i]) {
+			free(fs->f[i].name);
+			kg_npy_release(&fs->f[i].a);
+			continue;
+		}
+		if (fs->f[i].kind == FEAT_CSR_MEMBER)
+			fs->f[i].group = remap[fs->f[i].group];
+		fs->f[j++] = fs->f[i];
+	}
+	free(remap);
+	fs->n = j;
+	free(used);
+	if (fs->n == 0) {
+		/* Asked for features but none fit: a wrong directory. */
+		kg_error("'%s' has no array indexed by the %" PRIu64
+		    " entities", dir, n_entities);
+		featset_release(fs);
+		return -1;
+	}
+	return 0;
+fail:
+	for (i = fs->n; i < n; i++)
+		free(names[i]);
+	free(names);
+	featset_release(fs);
+	return -1;
+}
+
+static int
+write_slices(const struct featset *fs, const struct kg_expand_part *xp,
+    const char *outdir)
+{
+	size_t i;
+	uint64_t k;
+
+	for (i = 0; i < fs->n; i++) {
+		const struct feat *f = &fs->f[i];
+		struct kg_npy_writer w;
+		char *path = kg_path_join(outdir, f->name);
+		const char *base = f->a.data;
+		int rc;
+
+		rc = kg_npy_writer_open(&w, path, f->a.dtype, f->a.ndim,
+		    f->a.shape + 1);
+		free(path);
+		if (rc < 0)
+			return -1;
+		if (f->kind == FEAT_ROWS) {
+			for (k = 0; k < xp->n_nodes; k++)
+				kg_npy_writer_append(&w, base +
+				    (uint64_t)xp->nodes[k] * f->row_bytes, 1);
+		} else if (f->kind == FEAT_CSR_OFFSETS) {
+			int64_t acc = 0;
+			int32_t acc32 = 0;
+
+			if (f->a.dtype == KG_DT_I8)
+				kg_npy_writer_append(&w, &acc, 1);
+			else
+				kg_npy_writer_append(&w, &acc32, 1);
+			for (k = 0; k < xp->n_nodes; k++) {
+				uint64_t g = (uint64_t)xp->nodes[k];
+
+				acc += (int64_t)(offset_at(&f->a, g + 1) -
+				    offset_at(&f->a, g));
+				if (f->a.dtype == KG_DT_I8) {
+					kg_npy_writer_append(&w, &acc, 1);
+				} else {
+					acc32 = (int32_t)acc;
+					kg_npy_writer_append(&w, &acc32, 1);
+				}
+			}
+		} else {
+			const struct kg_npy *off = &fs->f[f->group].a;
+
+			for (k = 0; k < xp->n_nodes; k++) {
+				uint64_t g = (uint64_t)xp->nodes[k];
+				uint64_t a = offset_at(off, g);
+				uint64_t b = offset_at(off, g + 1);
+
+				if (b > a)
+					kg_npy_writer_append(&w,
+					    base + a * f->row_bytes, b - a);
+			}
+		}
+		if (kg_npy_writer_close(&w) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* ---- writing parts ---- */
+
+static void
+fig_u64(struct kg_manifest *m, const char *key, uint64_t v)
+{
+	kg_manifest_set_figure(m, key, json_integer((json_int_t)v));
+}
+
+/* Record pdir/name, written already, in the part's manifest pm and, as
+ * "pname/name", in the top-level manifest m. */
+static int
+record(const char *pdir, const char *pname, struct kg_manifest *pm,
+    struct kg_manifest *m, const char *top, const char *name)
+{
+	char *rel = kg_xasprintf("%s/%s", pname, name);
+	int rc = kg_manifest_add_file(pm, pdir, name);
+
+	if (rc == 0)
+		rc = kg_manifest_add_file(m, top, rel);
+	free(rel);
+	return rc;
+}
+
+static int
+put(const char *pdir, const char *pname, struct kg_manifest *pm,
+    struct kg_manifest *m, const char *top, const char *name,
+    enum kg_dtype dt, int ndim, const uint64_t *shape, const void *data)
+{
+	char *path = kg_path_join(pdir, name);
+	static const int64_t empty[1] = { 0 };
+	int rc = kg_npy_write(path, dt, ndim, shape, data ? data : empty);
+
+	free(path);
+	if (rc == 0)
+		rc = record(pdir, pname, pm, m, top, name);
+	return rc;
+}
+
+static int
+write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
+    const struct featset *fs, const char *top, struct kg_manifest *m,
+    int argc, char *const argv[], const struct kg_expand_opts *o)
+{
+	struct kg_manifest pm = KG_MANIFEST_INIT;
+	char pname[32];
+	char *pdir, *fdir = NULL;
+	uint64_t nn[1] = { xp->n_nodes }, ns[1] = { xp->n_seeds };
+	uint64_t ne[1] = { xp->n_edges }, tri[2] = { xp->n_edges, 3 };
+	int32_t *pool, *owner;
+	uint64_t i;
+	int rc = -1;
+
+	snprintf(pname, sizeof(pname), "part-%03" PRIu32, xp->part);
+	pdir = kg_path_join(top, pname);
+	if (mkdir(pdir, 0755) != 0) {
+		kg_error_errno("cannot create '%s'", pdir);
+		free(pdir);
+		return -1;
+	}
+	kg_manifest_init(&pm, argc, argv);
+	pool = kg_xmallocarray(xp->n_seeds ? xp->n_seeds : 1, sizeof(*pool));
+	for (i = 0; i < xp->n_seeds; i++)
+		pool[i] = (int32_t)i;
+	owner = kg_xmallocarray(xp->n_nodes ? xp->n_nodes : 1, sizeof(*owner));
+	for (i = 0; i < xp->n_nodes; i++)
+		owner[i] = x->node_part[xp->nodes[i]];
+	if (put(pdir, pname, &pm, m, top, "nodes.npy", KG_DT_I4, 1, nn,
+	    xp->nodes) < 0 ||
+	    put(pdir, pname, &pm, m, top, "hops.npy", KG_DT_U1, 1, nn,
+	    xp->hops) < 0 ||
+	    put(pdir, pname, &pm, m, top, "owner.npy", KG_DT_I4, 1, nn,
+	    owner) < 0 ||
+	    put(pdir, pname, &pm, m, top, "neg_pool.npy", KG_DT_I4, 1, ns,
+	    pool) < 0 ||
+	    put(pdir, pname, &pm, m, top, "edges.npy", KG_DT_I4, 2, tri,
+	    xp->hrt) < 0 ||
+	    put(pdir, pname, &pm, m, top, "edge_ids.npy", KG_DT_I4, 1, ne,
+	    xp->edge_ids) < 0 ||
+	    put(pdir, pname, &pm, m, top, "core_mask.npy", KG_DT_U1, 1, ne,
+	    xp->core_mask) < 0)
+		goto out;
+	if (fs->n > 0) {
+		fdir = kg_path_join(pdir, "features");
+		if (mkdir(fdir, 0755) != 0) {
+			kg_error_errno("cannot create '%s'", fdir);
+			goto out;
+		}
+		if (write_slices(fs, xp, fdir) < 0)
+			goto out;
+		for (i = 0; i < fs->n; i++) {
+			char *name = kg_xasprintf("features/%s", fs->f[i].name);
+
+			rc = record(pdir, pname, &pm, m, top, name);
+			free(name);
+			if (rc < 0)
+				goto out;
+		}
+		rc = -1;
+	}
+	kg_manifest_set_config(&pm, "hops", json_integer(o->hops));
+	kg_manifest_set_figure(&pm, "part", json_integer(xp->part));
+	fig_u64(&pm, "nodes", xp->n_nodes);
+	fig_u64(&pm, "seeds", xp->n_seeds);
+	fig_u64(&pm, "edges", xp->n_edges);
+	fig_u64(&pm, "core_edges", xp->n_core);
+	if (kg_manifest_write(&pm, pdir) < 0)
+		goto out;
+	rc = record(pdir, pname, &pm, m, top, "manifest.json");
+out:
+	kg_manifest_release(&pm);
+	free(pool);
+	free(owner);
+	free(pdir);
+	free(fdir);
+	return rc;
+}
+
+static double
+max_over_mean(const uint64_t *x, uint32_t n)
+{
+	uint64_t max = 0, sum = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		sum += x[i];
+		max = x[i] > max ? x[i] : max;
+	}
+	return sum ? (double)max * n / (double)sum : 1.0;
+}
+
+static json_t *
+u64_array(const uint64_t *x, uint32_t n)
+{
+	json_t *a = json_array();
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer((json_int_t)x[i]));
+	return a;
+}
+
+int
+kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
+    const char *dir, const char *features, struct kg_manifest *m,
+    int argc, char *const argv[], int progress, struct kg_expand_stats *st)
+{
+	struct kg_expand_part xp = KG_EXPAND_PART_INIT;
+	struct featset fs = { NULL, NULL, 0 };
+	uint32_t p, P = x->nparts;
+	double t0 = kg_now();
+	int rc = -1;
+
+	memset(st, 0, sizeof(*st));
+	if (features != NULL && featset_load(&fs, features, x->n_nodes) < 0)
+		return -1;
+	st->nparts = P;
+	st->part_nodes = kg_xcalloc(P, sizeof(uint64_t));
+	st->part_edges = kg_xcalloc(P, sizeof(uint64_t));
+	st->part_core = kg_xcalloc(P, sizeof(uint64_t));
+	st->part_seeds = kg_xcalloc(P, sizeof(uint64_t));
+	for (p = 0; p < P; p++) {
+		if (kg_expand_part(x, p, o, &xp) < 0 ||
+		    write_part(x, &xp, &fs, dir, m, argc, argv, o) < 0)
+			goto out;
+		st->part_nodes[p] = xp.n_nodes;
+		st->part_edges[p] = xp.n_edges;
+		st->part_core[p] = xp.n_core;
+		st->part_seeds[p] = xp.n_seeds;
+		st->sum_nodes += xp.n_nodes;
+		st->sum_edges += xp.n_edges;
+		if (progress)
+			fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %"
+			    PRIu64 " entities, %" PRIu64 " triples (%.1f s)\n",
+			    kg_progname(), p + 1, P, xp.n_nodes, xp.n_edges,
+			    kg_now() - t0);
+	}
+	st->node_replication = x->n_nodes ?
+	    (double)st->sum_nodes / (double)x->n_nodes : 0.0;
+	st->edge_replication = x->n_edges ?
+	    (double)st->sum_edges / (double)x->n_edges : 0.0;
+	st->node_max_over_mean = max_over_mean(st->part_nodes, P);
+	st->edge_max_over_mean = max_over_mean(st->part_edges, P);
+	st->seconds = kg_now() - t0;
+
+	kg_manifest_set_figure(m, "nparts", json_integer(P));
+	fig_u64(m, "entities", x->n_nodes);
+	fig_u64(m, "train_triples", x->n_edges);
+	kg_manifest_set_figure(m, "nodes_per_part",
+	    u64_array(st->part_nodes, P));
+	kg_manifest_set_figure(m, "seeds_per_part",
+	    u64_array(st->part_seeds, P));
+	kg_manifest_set_figure(m, "edges_per_part",
+	    u64_array(st->part_edges, P));
+	kg_manifest_set_figure(m, "core_edges_per_part",
+	    u64_array(st->part_core, P));
+	kg_manifest_set_figure(m, "node_replication",
+	    json_real(st->node_replication));
+	kg_manifest_set_figure(m, "edge_replication",
+	    json_real(st->edge_replication));
+	kg_manifest_set_figure(m, "nodes_max_over_mean",
+	    json_real(st->node_max_over_mean));
+	kg_manifest_set_figure(m, "edges_max_over_mean",
+	    json_real(st->edge_max_over_mean));
+	fig_u64(m, "features_sliced", fs.n);
+	kg_manifest_set_figure(m, "seconds", json_real(st->seconds));
+	rc = 0;
+out:
+	kg_expand_part_release(&xp);
+	featset_release(&fs);
+	return rc;
+}
+
+void
+kg_expand_print_stats(const struct kg_expand_stats *st, FILE *fp)
+{
+	uint32_t p;
+
+	fprintf(fp, "%-6s %12s %12s %12s %12s\n", "part", "entities", "seeds",
+	    "triples", "core");
+	for (p = 0; p < st->nparts; p++)
+		fprintf(fp, "%-6" PRIu32 " %12" PRIu64 " %12" PRIu64 " %12"
+		    PRIu64 " %12" PRIu64 "\n", p, st->part_nodes[p],
+		    st->part_seeds[p], st->part_edges[p], st->part_core[p]);
+	fprintf(fp, "replication: entities %.4f, triples %.4f\n",
+	    st->node_replication, st->edge_replication);
+	fprintf(fp, "largest part / mean: entities %.4f, triples %.4f\n",
+	    st->node_max_over_mean, st->edge_max_over_mean);
+	fprintf(fp, "time: %.3f s\n", st->seconds);
+}

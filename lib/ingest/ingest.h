@@ -1,0 +1,81 @@
+/*
+ * ingest: turn triple files into a kgpipe dataset directory (the work of
+ * kg-ingest; see man/man1/kg-ingest.1 for the user's view).
+ *
+ * Input: TSV or CSV records (lib/io/tabread.h) of three fields in the order
+ * given by "columns" (a permutation of "hrt").  Either split files (train
+ * [+ valid] [+ test]), read in that order, or one stream of inputs that is
+ * split at random with exact proportions (round(p * n) valid and test
+ * triples) by a seeded shuffle, keeping input order inside each split.
+ *
+ * IDs: entities and relations are numbered densely in order of first
+ * appearance in train, then valid, then test, over the triples that are
+ * kept.  With split files this is the order in which they are read, so
+ * they are assigned on the fly; with --split the names are first numbered
+ * in input order and renumbered once the splits are known.
+ *
+ * Bad records (wrong number of fields, an empty field, a name holding a
+ * NUL, tab or line break, or longer than KG_DICT_MAX_NAME) are fatal
+ * unless max_errors allows skipping them; each one is reported as
+ * "file:line: message".  Memory: 12 bytes per triple read plus the two
+ * dictionaries (lib/io/dict.h); with dedup 8 to 16 bytes more per triple.  Valid and test
+ * triples naming an entity or relation absent from train are kept,
+ * dropped (counted) or an error, by "unseen".  With "dedup", a triple
+ * equal to an earlier one (same split or an earlier split) is dropped and
+ * counted.
+ *
+ * Output (through lib/io/outdir.h, so nothing is left behind on error):
+ * entities.tsv, relations.tsv, train.npy, valid.npy, test.npy (int32
+ * [n, 3] head, relation, tail; int64 when an ID passes 2^31 - 1),
+ * types.npy and types.tsv with a types file, and manifest.json with the
+ * configuration and the figures.
+ */
+#ifndef KG_INGEST_H
+#define KG_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/tabread.h"
+
+enum kg_unseen { KG_UNSEEN_KEEP, KG_UNSEEN_DROP, KG_UNSEEN_ERROR };
+
+struct kg_ingest_opts {
+	struct kg_tab_opts tab;	/* format, delimiter, header, comments */
+	char columns[4];	/* permutation of "hrt", NUL-terminated */
+	const char *train, *valid, *test;	/* split files, or NULL */
+	const char *const *inputs;	/* otherwise these ("-" = stdin) */
+	size_t n_inputs;
+	int use_split;		/* split inputs at random */
+	double split[3];	/* train, valid, test fractions (sum 1) */
+	uint64_t seed;
+	enum kg_unseen unseen;
+	int dedup;
+	const char *types;	/* "entity<SEP>type" file, or NULL */
+	uint64_t max_errors;	/* bad records to skip before failing */
+	int progress;		/* progress lines on stderr */
+	const char *output;
+	int force;
+	int argc;		/* for the manifest */
+	char *const *argv;
+};
+
+#define KG_INGEST_OPTS_INIT { KG_TAB_OPTS_INIT, "hrt", NULL, NULL, NULL, \
+	NULL, 0, 0, { 1, 0, 0 }, 0, KG_UNSEEN_KEEP, 0, NULL, 0, 0, NULL, 0, \
+	0, NULL }
+
+/* Parse "keep", "drop" or "error"; 0, or -1 after kg_error(). */
+int kg_ingest_parse_unseen(const char *s, enum kg_unseen *out);
+/* Check a column order (a permutation of "hrt"); 0 or -1. */
+int kg_ingest_check_columns(const char *s);
+/* Check split fractions: each in [0, 1], sum 1 within 1e-9; 0 or -1. */
+int kg_ingest_check_split(const double split[3]);
+
+/*
+ * Do the whole ingest and commit the output directory.  Prints nothing on
+ * success except progress lines when asked.  Returns 0, or -1 after
+ * kg_error() with no output left behind.
+ */
+int kg_ingest_run(const struct kg_ingest_opts *o);
+
+#endif

@@ -1,0 +1,262 @@
+#include "io/modeldir.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+int
+kg_check_finite(const char *what, const float *x, uint64_t rows,
+    uint64_t cols)
+{
+	uint64_t i, n = rows * cols;
+	int bad = 0;
+
+	/* A branch-free scan first: NaN and inf are rare, so only look for
+	 * the position once the whole array has been found guilty. */
+	for (i = 0; i < n; i++)
+		bad |= !isfinite(x[i]);
+	if (!bad)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!isfinite(x[i]))
+			break;
+	kg_error("%s: row %llu, column %llu is %s", what,
+	    (unsigned long long)(i / cols), (unsigned long long)(i % cols),
+	    isnan(x[i]) ? "nan" : "infinite");
+	return -1;
+}
+
+/* Map name in dir as float32 [rows, cols] and check every value. */
+static int
+read_table(const char *dir, const char *name, uint64_t rows, uint64_t cols,
+    struct kg_npy *a)
+{
+	char *path = dir ? kg_path_join(dir, name) : kg_xstrdup(name);
+	int rc = -1;
+
+	if (kg_npy_read_expect(path, KG_DT_F4, 2, a) < 0)
+		goto out;
+	if (a->shape[0] != rows || a->shape[1] != cols) {
+		kg_error("%s: shape [%llu, %llu], expected [%llu, %llu]",
+		    path, (unsigned long long)a->shape[0],
+		    (unsigned long long)a->shape[1],
+		    (unsigned long long)rows, (unsigned long long)cols);
+		kg_npy_release(a);
+		goto out;
+	}
+	if (kg_check_finite(path, a->data, rows, cols) < 0) {
+		kg_npy_release(a);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(path);
+	return rc;
+}
+
+static int
+config_u64(const struct kg_manifest *man, const char *dir, const char *key,
+    int required, uint64_t *out)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "config.%s", key);
+	if (kg_manifest_get(man, path) == NULL && !required) {
+		*out = 0;
+		return 0;
+	}
+	if (kg_manifest_get_u64(man, path, out) < 0) {
+		kg_error("%s/manifest.json: config.%s is missing or not a "
+		    "non-negative integer", dir, key);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+model_from_config(struct kg_modeldir *md, const char *dir)
+{
+	const struct kg_manifest *man = &md->manifest;
+	json_t *jm = kg_manifest_get(man, "config.model");
+	json_t *jg = kg_manifest_get(man, "config.gamma");
+	json_t *jr = kg_manifest_get(man, "config.reciprocal");
+	enum kg_model_kind kind;
+	uint64_t dim, rel_dim;
+
+	if (!json_is_string(jm)) {
+		kg_error("%s/manifest.json: config.model is missing", dir);
+		return -1;
+	}
+	if (kg_model_parse(json_string_value(jm), &kind) < 0)
+		return -1;
+	if (config_u64(man, dir, "dim", 1, &dim) < 0 ||
+	    config_u64(man, dir, "rel_dim", 0, &rel_dim) < 0 ||
+	    config_u64(man, dir, "n_entities", 1, &md->n_entities) < 0 ||
+	    config_u64(man, dir, "n_relations", 1, &md->n_relations) < 0)
+		return -1;
+	if (jg != NULL && !json_is_number(jg)) {
+		kg_error("%s/manifest.json: config.gamma is not a number", dir);
+		return -1;
+	}
+	if (jr != NULL && !json_is_boolean(jr)) {
+		kg_error("%s/manifest.json: config.reciprocal is not a "
+		    "boolean", dir);
+		return -1;
+	}
+	if (dim > UINT32_MAX || rel_dim > UINT32_MAX) {
+		kg_error("%s/manifest.json: dimension too large", dir);
+		return -1;
+	}
+	md->reciprocal = json_is_true(jr);
+	md->n_rel_rows = md->n_relations * (md->reciprocal ? 2 : 1);
+	return kg_model_init(&md->model, kind, (uint32_t)dim,
+	    (uint32_t)rel_dim, jg ? (float)json_number_value(jg) : 0.0f);
+}
+
+int
+kg_modeldir_load(struct kg_modeldir *md, const char *dir)
+{
+	int rc;
+
+	*md = (struct kg_modeldir)KG_MODELDIR_INIT;
+	rc = kg_manifest_load(&md->manifest, dir, "kg-train");
+	if (rc < 0)
+		return rc;
+	if (kg_manifest_verify(&md->manifest, dir, 0) < 0 ||
+	    model_from_config(md, dir) < 0 ||
+	    read_table(dir, "entities.npy", md->n_entities, md->model.dim,
+	    &md->ent) < 0 ||
+	    read_table(dir, "relations.npy", md->n_rel_rows,
+	    md->model.rel_width, &md->rel) < 0) {
+		kg_modeldir_release(md);
+		return -1;
+	}
+	md->entities = md->ent.data;
+	md->relations = md->rel.data;
+	return 0;
+}
+
+/* The dimension a relation row of "width" floats implies, or 0. */
+static uint32_t
+rel_dim_of(enum kg_model_kind kind, uint32_t dim, uint64_t width)
+{
+	if (kind != KG_MODEL_TRANSR)
+		return dim;
+	if (width % ((uint64_t)dim + 1) != 0 || width == 0)
+		return 0;
+	return (uint32_t)(width / ((uint64_t)dim + 1));
+}
+
+int
+kg_modeldir_from_arrays(struct kg_modeldir *md, const char *ent_path,
+    const char *rel_path, const char *model_name, float gamma,
+    int reciprocal)
+{
+	enum kg_model_kind kind;
+	enum kg_dtype dt;
+	uint64_t eshape[KG_NPY_MAXDIM], rshape[KG_NPY_MAXDIM];
+	size_t off;
+	int endim, rndim;
+	uint32_t rel_dim;
+
+	*md = (struct kg_modeldir)KG_MODELDIR_INIT;
+	if (kg_model_parse(model_name, &kind) < 0)
+		return -1;
+	if (kg_npy_read_header(ent_path, &dt, &endim, eshape, &off) < 0 ||
+	    kg_npy_read_header(rel_path, &dt, &rndim, rshape, &off) < 0)
+		return -1;
+	if (endim != 2 || rndim != 2) {
+		kg_error("%s: expected a 2-dimensional array",
+		    endim != 2 ? ent_path : rel_path);
+		return -1;
+	}
+	if (eshape[1] == 0 || eshape[1] > UINT32_MAX) {
+		kg_error("%s: bad embedding dimension %llu", ent_path,
+		    (unsigned long long)eshape[1]);
+		return -1;
+	}
+	rel_dim = rel_dim_of(kind, (uint32_t)eshape[1], rshape[1]);
+	if (rel_dim == 0) {
+		kg_error("%s: width %llu does not fit TransR with entity "
+		    "dimension %llu (expected k * (dim + 1))", rel_path,
+		    (unsigned long long)rshape[1],
+		    (unsigned long long)eshape[1]);
+		return -1;
+	}
+	if (kg_model_init(&md->model, kind, (uint32_t)eshape[1], rel_dim,
+	    gamma) < 0)
+		return -1;
+	if (rshape[1] != md->model.rel_width) {
+		kg_error("%s: relation rows have %llu values, %s with "
+		    "dimension %u needs %u", rel_path,
+		    (unsigned long long)rshape[1], kg_model_name(kind),
+		    md->model.dim, md->model.rel_width);
+		return -1;
+	}
+	if (reciprocal && rshape[0] % 2 != 0) {
+		kg_error("%s: %llu relation rows; reciprocal relations need "
+		    "an even count", rel_path, (unsigned long long)rshape[0]);
+		return -1;
+	}
+	md->reciprocal = reciprocal;
+	md->n_entities = eshape[0];
+	md->n_rel_rows = rshape[0];
+	md->n_relations = reciprocal ? rshape[0] / 2 : rshape[0];
+	if (read_table(NULL, ent_path, md->n_entities, md->model.dim,
+	    &md->ent) < 0 ||
+	    read_table(NULL, rel_path, md->n_rel_rows, md->model.rel_width,
+	    &md->rel) < 0) {
+		kg_modeldir_release(md);
+		return -1;
+	}
+	md->entities = md->ent.data;
+	md->relations = md->rel.data;
+	return 0;
+}
+
+void
+kg_modeldir_release(struct kg_modeldir *md)
+{
+	kg_npy_release(&md->ent);
+	kg_npy_release(&md->rel);
+	kg_manifest_release(&md->manifest);
+	*md = (struct kg_modeldir)KG_MODELDIR_INIT;
+}
+
+int
+kg_modeldir_write(const char *dir, const struct kg_model *m,
+    int reciprocal, uint64_t n_entities, uint64_t n_relations,
+    const float *ent, const float *rel, const char *dataset,
+    struct kg_manifest *man)
+{
+	uint64_t es[2] = { n_entities, m->dim };
+	uint64_t rs[2] = { n_relations * (reciprocal ? 2 : 1), m->rel_width };
+	char *ep = kg_path_join(dir, "entities.npy");
+	char *rp = kg_path_join(dir, "relations.npy");
+	int rc = -1;
+
+	if (kg_npy_write(ep, KG_DT_F4, 2, es, ent) < 0 ||
+	    kg_npy_write(rp, KG_DT_F4, 2, rs, rel) < 0 ||
+	    kg_manifest_add_file(man, dir, "entities.npy") < 0 ||
+	    kg_manifest_add_file(man, dir, "relations.npy") < 0)
+		goto out;
+	kg_manifest_set_config(man, "model",
+	    json_string(kg_model_name(m->kind)));
+	kg_manifest_set_config(man, "dim", json_integer(m->dim));
+	kg_manifest_set_config(man, "rel_dim", json_integer(m->rel_dim));
+	kg_manifest_set_config(man, "gamma", json_real(m->gamma));
+	kg_manifest_set_config(man, "reciprocal", json_boolean(reciprocal));
+	kg_manifest_set_config(man, "n_entities",
+	    json_integer((json_int_t)n_entities));
+	kg_manifest_set_config(man, "n_relations",
+	    json_integer((json_int_t)n_relations));
+	if (dataset != NULL)
+		kg_manifest_set_config(man, "dataset", json_string(dataset));
+	rc = 0;
+out:
+	free(ep);
+	free(rp);
+	return rc;
+}

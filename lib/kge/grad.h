@@ -1,0 +1,92 @@
+/*
+ * grad: training-time scoring and backward passes of the shallow models.
+ *
+ * Parameter layouts are those of lib/kge/model.h.  Every model except TransR
+ * is written as score(fixed, rel, cand) = S(q, cand) with a query vector
+ * q = Q(fixed, rel) of dim floats:
+ *
+ *   model        Q, side TAIL (fixed = h)   Q, side HEAD (fixed = t)   S(q, c)
+ *   transe_l1/2  h + r                       t - r                     gamma - ||q - c||_1 / _2
+ *   distmult     h o r                       t o r                     q . c
+ *   complex      h * r                       t * conj(r)               q . c (real dot)
+ *   rotate       h * e^(i theta)             t * e^(-i theta)          gamma - sum_k |q_k - c_k|
+ *   rescal       M^T h                       M t                       q . c
+ *
+ * ("*" is the complex product on [re | im] halves.)  Scoring a chunk of nq
+ * queries against nc shared candidates is then one cblas_sgemm for the
+ * bilinear models and for TransE L2 (||q||^2 - 2 q.c + ||c||^2), and the
+ * backward pass two more.  TransE L1 and RotatE go pair by pair.  TransR
+ * (score gamma - ||M h + r - M t||) projects the candidates once per query
+ * with one sgemm.
+ *
+ * Two forms:
+ *   pairs: n triples (fixed_i, rel_i, cand_i), score_i (positives);
+ *   chunk: nq queries x nc shared candidates, out[i * nc + j] (negatives,
+ *          1-vs-all).
+ * Each has a forward that keeps in "work" what its backward needs, and a
+ * backward that, given dL/dscore, ADDS dL/dfixed, dL/drel and dL/dcand to
+ * the caller's gradient arrays (nq x dim, nq x rel_width, nc x dim; for
+ * pairs n x ...).  The backward must follow its forward with the same
+ * arguments and the same work buffer.  All arrays are row-major and
+ * contiguous; work must hold kg_grad_work_size(m, nq, nc) floats.  No
+ * function allocates or starts threads (keep OpenBLAS at one thread when
+ * calling from a parallel region); all are thread-safe with per-thread
+ * work buffers.
+ */
+#ifndef KG_GRAD_H
+#define KG_GRAD_H
+
+#include <stddef.h>
+
+#include "kge/model.h"
+
+/* Floats of work needed for a chunk of nq queries and nc candidates (and
+ * for pairs with n = nq, nc = 1). */
+size_t kg_grad_work_size(const struct kg_model *m, size_t nq, size_t nc);
+
+/* Scores of n triples; the head is fixed for side TAIL, the tail for side
+ * HEAD (the score is the same; the side only picks the query form). */
+void kg_grad_pairs_forward(const struct kg_model *m, enum kg_side side,
+    size_t n, const float *fixed, const float *rel, const float *cand,
+    float *score, float *work);
+/* Add g_i * d score_i / d(fixed_i, rel_i, cand_i) to gfixed, grel, gcand. */
+void kg_grad_pairs_backward(const struct kg_model *m, enum kg_side side,
+    size_t n, const float *fixed, const float *rel, const float *cand,
+    const float *g, float *gfixed, float *grel, float *gcand, float *work);
+
+/* out[i * nc + j] = score of query i with candidate j, as
+ * kg_model_score_many. */
+void kg_grad_chunk_forward(const struct kg_model *m, enum kg_side side,
+    size_t nq, const float *fixed, const float *rel, const float *cand,
+    size_t nc, float *out, float *work);
+/* Add sum_ij g[i * nc + j] * d out_ij / d(fixed_i, rel_i, cand_j) to
+ * gfixed, grel, gcand.  gcand may be NULL when the candidates are not
+ * trained (it is then not computed). */
+void kg_grad_chunk_backward(const struct kg_model *m, enum kg_side side,
+    size_t nq, const float *fixed, const float *rel, const float *cand,
+    size_t nc, const float *g, float *gfixed, float *grel, float *gcand,
+    float *work);
+
+/*
+ * The same four passes with relation rows given by pointer: rel[i] is
+ * query i's relation row and grel[i] where its gradient is added.
+ * Several queries may share a row and a gradient row (the gradient rows
+ * then get the sum), so callers need not copy wide relation rows per
+ * query.
+ */
+void kg_grad_pairs_forward_rows(const struct kg_model *m, enum kg_side side,
+    size_t n, const float *fixed, const float *const *rel,
+    const float *cand, float *score, float *work);
+void kg_grad_pairs_backward_rows(const struct kg_model *m,
+    enum kg_side side, size_t n, const float *fixed,
+    const float *const *rel, const float *cand, const float *g,
+    float *gfixed, float *const *grel, float *gcand, float *work);
+void kg_grad_chunk_forward_rows(const struct kg_model *m, enum kg_side side,
+    size_t nq, const float *fixed, const float *const *rel,
+    const float *cand, size_t nc, float *out, float *work);
+void kg_grad_chunk_backward_rows(const struct kg_model *m,
+    enum kg_side side, size_t nq, const float *fixed,
+    const float *const *rel, const float *cand, size_t nc, const float *g,
+    float *gfixed, float *const *grel, float *gcand, float *work);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * model: shallow KG embedding models behind one interface.
+ *
+ * Parameters live in two tables so that entity tables can be split by
+ * partition and relation parameters kept apart:
+ *   entities:  n_entities rows of m->dim floats;
+ *   relations: n_relations rows of m->rel_width floats.
+ * Row layouts (d = dim):
+ *   transe_l1, transe_l2, distmult: entity d, relation d;
+ *   complex:  entity d = [re(d/2) | im(d/2)], relation the same (d even);
+ *   rotate:   entity d = [re(d/2) | im(d/2)], relation d/2 phases;
+ *   rescal:   entity d, relation d*d (row-major M, score h^T M t);
+ *   transr:   entity d, relation [r (k) | M (k*d, row-major)], k = rel_dim,
+ *             score gamma - ||M h + r - M t||_2.
+ * Scores: higher is more plausible.  Distance models score gamma - dist
+ * (transe_l1: L1, transe_l2: L2, rotate: sum of complex moduli of
+ * h o r - t), as DGL-KE does.
+ *
+ * With reciprocal relations (LibKGE/kbc), relation r + n has the inverse
+ * meaning of r; head prediction (?, r, t) is then tail prediction
+ * (t, r + n, ?).
+ */
+#ifndef KG_MODEL_H
+#define KG_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum kg_model_kind {
+	KG_MODEL_TRANSE_L1,
+	KG_MODEL_TRANSE_L2,
+	KG_MODEL_DISTMULT,
+	KG_MODEL_COMPLEX,
+	KG_MODEL_ROTATE,
+	KG_MODEL_RESCAL,
+	KG_MODEL_TRANSR
+};
+
+/* Which side of a triple the candidates replace. */
+enum kg_side {
+	KG_SIDE_TAIL = 0,	/* (h, r, ?) */
+	KG_SIDE_HEAD = 1	/* (?, r, t) */
+};
+
+struct kg_model {
+	enum kg_model_kind kind;
+	uint32_t dim;		/* floats per entity row */
+	uint32_t rel_dim;	/* TransR relation space; = dim otherwise */
+	uint32_t rel_width;	/* floats per relation row */
+	float gamma;		/* margin of the distance models */
+};
+
+/* Model names as DGL-KE spells them: TransE_l1, TransE_l2, DistMult,
+ * ComplEx, RotatE, RESCAL, TransR (case-insensitive; "transe" = l2). */
+int kg_model_parse(const char *name, enum kg_model_kind *kind);
+const char *kg_model_name(enum kg_model_kind kind);
+
+/* Fill m; rel_dim 0 means dim.  Checks dim constraints (complex and
+ * rotate need an even dim).  0, or -1 after kg_error(). */
+int kg_model_init(struct kg_model *m, enum kg_model_kind kind, uint32_t dim,
+    uint32_t rel_dim, float gamma);
+
+/* Score one triple from its rows. */
+float kg_model_score(const struct kg_model *m, const float *h,
+    const float *r, const float *t);
+
+/*
+ * Score nq queries against nc candidates.  For side TAIL, query i is
+ * (fixed_i, rel_i, ?) and out[i * nc + j] = score(fixed_i, rel_i, cand_j);
+ * for side HEAD, out[i * nc + j] = score(cand_j, rel_i, fixed_i).
+ * fixed: nq entity rows; rel: nq relation rows; cand: nc entity rows, all
+ * contiguous.  Bilinear models and TransE L2 go through one cblas_sgemm
+ * (TransE L2 by ||q||^2 - 2 q.t + ||t||^2).  TransR projects the
+ * candidates once per run of consecutive queries with identical relation
+ * rows, so callers should order queries by relation.  work must hold
+ * kg_model_score_work_size(m, nq, nc) floats.  Calls BLAS but starts no
+ * threads of its own; callers in parallel regions keep OpenBLAS at one
+ * thread.
+ */
+size_t kg_model_score_work_size(const struct kg_model *m, size_t nq,
+    size_t nc);
+void kg_model_score_many(const struct kg_model *m, enum kg_side side,
+    size_t nq, const float *fixed, const float *rel, const float *cand,
+    size_t nc, float *out, float *work);
+
+#endif
