@@ -1,11 +1,11 @@
 #include "graph/expand.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "attrs/features.h"
 #include "io/npy.h"
 #include "core/util.h"
 
@@ -296,288 +296,104 @@ kg_expand_stats_release(struct kg_expand_stats *st)
 
 /* ---- feature slicing ---- */
 
-enum feat_kind { FEAT_ROWS, FEAT_CSR_OFFSETS, FEAT_CSR_MEMBER };
-
-struct feat {
-	char *name;
-	struct kg_npy a;
-	enum feat_kind kind;
-	size_t group;		/* members: index of the offsets entry */
-	size_t row_bytes;
-};
-
-struct featset {
-	const char *dir;
-	struct feat *f;
-	size_t n;
-};
-
-static int
-has_suffix(const char *s, const char *suffix)
+/* The arrays of a feature directory that are sliced (attrs/features.h's
+ * reader classifies them). */
+static size_t
+n_sliced(const struct kg_features_dir *fd)
 {
-	size_t n = strlen(s), k = strlen(suffix);
+	size_t i, k = 0;
 
-	return n >= k && strcmp(s + n - k, suffix) == 0;
+	for (i = 0; i < fd->n_arrays; i++)
+		k += fd->arr[i].kind != KG_FEATURES_OTHER;
+	return k;
 }
 
+/* Open "dir", warning about the arrays it cannot slice; asked for
+ * features but finding none that fit is a wrong directory. */
 static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void
-featset_release(struct featset *fs)
+features_open(struct kg_features_dir *fd, const char *dir,
+    uint64_t n_entities)
 {
 	size_t i;
 
-	for (i = 0; i < fs->n; i++) {
-		free(fs->f[i].name);
-		kg_npy_release(&fs->f[i].a);
-	}
-	free(fs->f);
-	memset(fs, 0, sizeof(*fs));
-}
-
-static uint64_t
-offset_at(const struct kg_npy *a, uint64_t i)
-{
-	return a->dtype == KG_DT_I8 ? (uint64_t)((const int64_t *)a->data)[i] :
-	    (uint64_t)((const int32_t *)a->data)[i];
-}
-
-/* Check a CSR offsets array against its entry count. */
-static int
-check_offsets(const char *dir, const struct feat *f, uint64_t nnz)
-{
-	uint64_t i, n = f->a.shape[0];
-
-	for (i = 0; i < n; i++) {
-		int64_t v = f->a.dtype == KG_DT_I8 ?
-		    ((const int64_t *)f->a.data)[i] :
-		    ((const int32_t *)f->a.data)[i];
-
-		if (v < 0 || (i == 0 && v != 0) || (uint64_t)v > nnz ||
-		    (i > 0 && (uint64_t)v < offset_at(&f->a, i - 1))) {
-			kg_error("%s/%s: offsets not increasing from 0 to %"
-			    PRIu64, dir, f->name, nnz);
-			return -1;
-		}
-	}
-	if (offset_at(&f->a, n - 1) != nnz) {
-		kg_error("%s/%s: last offset is not %" PRIu64, dir, f->name,
-		    nnz);
+	if (kg_features_dir_open(fd, dir, n_entities) < 0)
 		return -1;
-	}
-	return 0;
-}
-
-static struct feat *
-find_feat(struct featset *fs, const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < fs->n; i++)
-		if (strcmp(fs->f[i].name, name) == 0)
-			return &fs->f[i];
-	return NULL;
-}
-
-static int
-featset_load(struct featset *fs, const char *dir, uint64_t n_entities)
-{
-	DIR *d;
-	struct dirent *de;
-	char **names = NULL;
-	size_t n = 0, cap = 0, i, j, *remap;
-	uint8_t *used;
-
-	memset(fs, 0, sizeof(*fs));
-	fs->dir = dir;
-	d = opendir(dir);
-	if (d == NULL) {
-		kg_error_errno("cannot open feature directory '%s'", dir);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (!has_suffix(de->d_name, ".npy") || de->d_name[0] == '.')
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			names = kg_xreallocarray(names, cap, sizeof(*names));
-		}
-		names[n++] = kg_xstrdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
-	fs->f = kg_xcalloc(n ? n : 1, sizeof(*fs->f));
-	for (i = 0; i < n; i++) {
-		char *path = kg_path_join(dir, names[i]);
-
-		fs->f[i].name = names[i];
-		fs->n++;
-		if (kg_npy_read(path, &fs->f[i].a) < 0) {
-			free(path);
-			goto fail;
-		}
-		free(path);
-		if (fs->f[i].a.ndim < 1) {
-			fs->f[i].row_bytes = 0;
-		} else if (fs->f[i].a.shape[0] > 0) {
-			fs->f[i].row_bytes = fs->f[i].a.nbytes /
-			    fs->f[i].a.shape[0];
-		} else {
-			fs->f[i].row_bytes = fs->f[i].a.nbytes;
-		}
-	}
-	free(names);
-	names = NULL;
-	n = 0;
-
-	/* Classify: CSR groups first, then row-indexed arrays. */
-	used = kg_xcalloc(fs->n ? fs->n : 1, 1);
-	for (i = 0; i < fs->n; i++) {
-		struct feat *f = &fs->f[i], *idx;
-		size_t plen;
-		char *iname;
-
-		if (!has_suffix(f->name, "_offsets.npy"))
-			continue;
-		plen = strlen(f->name) - strlen("offsets.npy");
-		iname = kg_xasprintf("%.*sindices.npy", (int)plen, f->name);
-		idx = find_feat(fs, iname);
-		free(iname);
-		if (idx == NULL)
-			continue;
-		if ((f->a.dtype != KG_DT_I4 && f->a.dtype != KG_DT_I8) ||
-		    f->a.ndim != 1 || f->a.shape[0] != n_entities + 1 ||
-		    idx->a.ndim < 1) {
-			kg_error("%s/%s: expected int32 or int64 offsets of "
-			    "shape [%" PRIu64 "]", dir, f->name,
-			    n_entities + 1);
-			free(used);
-			goto fail;
-		}
-		if (check_offsets(dir, f, idx->a.shape[0]) < 0) {
-			free(used);
-			goto fail;
-		}
-		f->kind = FEAT_CSR_OFFSETS;
-		used[i] = 1;
-		/* Members: the same prefix and one row per stored entry; the
-		 * longest matching prefix wins. */
-		for (j = 0; j < fs->n; j++) {
-			struct feat *g = &fs->f[j];
-
-			if (j == i || strncmp(g->name, f->name, plen) != 0 ||
-			    g->a.ndim < 1 || g->a.shape[0] != idx->a.shape[0] ||
-			    has_suffix(g->name, "_offsets.npy"))
-				continue;
-			if (used[j] && g->kind == FEAT_CSR_MEMBER &&
-			    strlen(fs->f[g->group].name) > strlen(f->name))
-				continue;
-			g->kind = FEAT_CSR_MEMBER;
-			g->group = i;
-			used[j] = 1;
-		}
-	}
-	for (i = 0; i < fs->n; i++) {
-		struct feat *f = &fs->f[i];
-
-		if (used[i])
-			continue;
-		if (f->a.ndim >= 1 && f->a.shape[0] == n_entities) {
-			f->kind = FEAT_ROWS;
-			used[i] = 1;
-		} else {
+	for (i = 0; i < fd->n_arrays; i++)
+		if (fd->arr[i].kind == KG_FEATURES_OTHER)
 			kg_warn("%s/%s: first dimension is not the %" PRIu64
 			    " entities and it is no CSR group; not sliced",
-			    dir, f->name, n_entities);
-		}
-	}
-	/* Drop what is not sliced so the writer need not check. */
-	remap = kg_xmallocarray(fs->n ? fs->n : 1, sizeof(*remap));
-	for (i = j = 0; i < fs->n; i++)
-		remap[i] = used[i] ? j++ : SIZE_MAX;
-	for (i = j = 0; i < fs->n; i++) {
-		if (!used[i]) {
-			free(fs->f[i].name);
-			kg_npy_release(&fs->f[i].a);
-			continue;
-		}
-		if (fs->f[i].kind == FEAT_CSR_MEMBER)
-			fs->f[i].group = remap[fs->f[i].group];
-		fs->f[j++] = fs->f[i];
-	}
-	free(remap);
-	fs->n = j;
-	free(used);
-	if (fs->n == 0) {
-		/* Asked for features but none fit: a wrong directory. */
+			    dir, fd->arr[i].name, n_entities);
+	if (n_sliced(fd) == 0) {
 		kg_error("'%s' has no array indexed by the %" PRIu64
 		    " entities", dir, n_entities);
-		featset_release(fs);
+		kg_features_dir_release(fd);
 		return -1;
 	}
 	return 0;
-fail:
-	for (i = fs->n; i < n; i++)
-		free(names[i]);
-	free(names);
-	featset_release(fs);
-	return -1;
+}
+
+/* Rows of part xp's nodes; offsets rebased to the part's entries. */
+static void
+slice_offsets(struct kg_npy_writer *w, const struct kg_npy *off,
+    const struct kg_expand_part *xp)
+{
+	int64_t acc = 0;
+	int32_t acc32 = 0;
+	uint64_t k;
+
+	if (off->dtype == KG_DT_I8)
+		kg_npy_writer_append(w, &acc, 1);
+	else
+		kg_npy_writer_append(w, &acc32, 1);
+	for (k = 0; k < xp->n_nodes; k++) {
+		uint64_t g = (uint64_t)xp->nodes[k];
+
+		acc += (int64_t)(kg_features_offset(off, g + 1) -
+		    kg_features_offset(off, g));
+		if (off->dtype == KG_DT_I8) {
+			kg_npy_writer_append(w, &acc, 1);
+		} else {
+			acc32 = (int32_t)acc;
+			kg_npy_writer_append(w, &acc32, 1);
+		}
+	}
 }
 
 static int
-write_slices(const struct featset *fs, const struct kg_expand_part *xp,
-    const char *outdir)
+write_slices(const struct kg_features_dir *fd,
+    const struct kg_expand_part *xp, const char *outdir)
 {
 	size_t i;
 	uint64_t k;
 
-	for (i = 0; i < fs->n; i++) {
-		const struct feat *f = &fs->f[i];
+	for (i = 0; i < fd->n_arrays; i++) {
+		const struct kg_features_array *f = &fd->arr[i];
 		struct kg_npy_writer w;
-		char *path = kg_path_join(outdir, f->name);
+		char *path;
 		const char *base = f->a.data;
 		int rc;
 
+		if (f->kind == KG_FEATURES_OTHER)
+			continue;
+		path = kg_path_join(outdir, f->name);
 		rc = kg_npy_writer_open(&w, path, f->a.dtype, f->a.ndim,
 		    f->a.shape + 1);
 		free(path);
 		if (rc < 0)
 			return -1;
-		if (f->kind == FEAT_ROWS) {
+		if (f->kind == KG_FEATURES_ROWS) {
 			for (k = 0; k < xp->n_nodes; k++)
 				kg_npy_writer_append(&w, base +
 				    (uint64_t)xp->nodes[k] * f->row_bytes, 1);
-		} else if (f->kind == FEAT_CSR_OFFSETS) {
-			int64_t acc = 0;
-			int32_t acc32 = 0;
-
-			if (f->a.dtype == KG_DT_I8)
-				kg_npy_writer_append(&w, &acc, 1);
-			else
-				kg_npy_writer_append(&w, &acc32, 1);
-			for (k = 0; k < xp->n_nodes; k++) {
-				uint64_t g = (uint64_t)xp->nodes[k];
-
-				acc += (int64_t)(offset_at(&f->a, g + 1) -
-				    offset_at(&f->a, g));
-				if (f->a.dtype == KG_DT_I8) {
-					kg_npy_writer_append(&w, &acc, 1);
-				} else {
-					acc32 = (int32_t)acc;
-					kg_npy_writer_append(&w, &acc32, 1);
-				}
-			}
+		} else if (f->kind == KG_FEATURES_CSR_OFFSETS) {
+			slice_offsets(&w, &f->a, xp);
 		} else {
-			const struct kg_npy *off = &fs->f[f->group].a;
+			const struct kg_npy *off = &fd->arr[f->group].a;
 
 			for (k = 0; k < xp->n_nodes; k++) {
 				uint64_t g = (uint64_t)xp->nodes[k];
-				uint64_t a = offset_at(off, g);
-				uint64_t b = offset_at(off, g + 1);
+				uint64_t a = kg_features_offset(off, g);
+				uint64_t b = kg_features_offset(off, g + 1);
 
 				if (b > a)
 					kg_npy_writer_append(&w,
@@ -630,7 +446,7 @@ put(const char *pdir, const char *pname, struct kg_manifest *pm,
 
 static int
 write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
-    const struct featset *fs, const char *top, struct kg_manifest *m,
+    const struct kg_features_dir *fs, const char *top, struct kg_manifest *m,
     int argc, char *const argv[], const struct kg_expand_opts *o)
 {
 	struct kg_manifest pm = KG_MANIFEST_INIT;
@@ -671,7 +487,7 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	    put(pdir, pname, &pm, m, top, "core_mask.npy", KG_DT_U1, 1, ne,
 	    xp->core_mask) < 0)
 		goto out;
-	if (fs->n > 0) {
+	if (n_sliced(fs) > 0) {
 		fdir = kg_path_join(pdir, "features");
 		if (mkdir(fdir, 0755) != 0) {
 			kg_error_errno("cannot create '%s'", fdir);
@@ -679,9 +495,12 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 		}
 		if (write_slices(fs, xp, fdir) < 0)
 			goto out;
-		for (i = 0; i < fs->n; i++) {
-			char *name = kg_xasprintf("features/%s", fs->f[i].name);
+		for (i = 0; i < fs->n_arrays; i++) {
+			char *name;
 
+			if (fs->arr[i].kind == KG_FEATURES_OTHER)
+				continue;
+			name = kg_xasprintf("features/%s", fs->arr[i].name);
 			rc = record(pdir, pname, &pm, m, top, name);
 			free(name);
 			if (rc < 0)
@@ -737,13 +556,13 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
     int argc, char *const argv[], int progress, struct kg_expand_stats *st)
 {
 	struct kg_expand_part xp = KG_EXPAND_PART_INIT;
-	struct featset fs = { NULL, NULL, 0 };
+	struct kg_features_dir fs = KG_FEATURES_DIR_INIT;
 	uint32_t p, P = x->nparts;
 	double t0 = kg_now();
 	int rc = -1;
 
 	memset(st, 0, sizeof(*st));
-	if (features != NULL && featset_load(&fs, features, x->n_nodes) < 0)
+	if (features != NULL && features_open(&fs, features, x->n_nodes) < 0)
 		return -1;
 	st->nparts = P;
 	st->part_nodes = kg_xcalloc(P, sizeof(uint64_t));
@@ -793,12 +612,12 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 	    json_real(st->node_max_over_mean));
 	kg_manifest_set_figure(m, "edges_max_over_mean",
 	    json_real(st->edge_max_over_mean));
-	fig_u64(m, "features_sliced", fs.n);
+	fig_u64(m, "features_sliced", n_sliced(&fs));
 	kg_manifest_set_figure(m, "seconds", json_real(st->seconds));
 	rc = 0;
 out:
 	kg_expand_part_release(&xp);
-	featset_release(&fs);
+	kg_features_dir_release(&fs);
 	return rc;
 }
 

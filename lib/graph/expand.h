@@ -33,7 +33,8 @@
  * edge_ids.npy (int32 [m] training row), core_mask.npy (uint8 [m], 1 for
  * core triples), features/ (see below) and its own manifest.json.
  *
- * Features: every .npy of a feature directory whose first dimension is
+ * Features: the feature directory is read by attrs/features.h's
+ * kg_features_dir_open; every .npy of it whose first dimension is
  * n_entities is sliced by row (row i of the slice is the row of local
  * entity i); every CSR group X_offsets.npy (int32/int64 [n_entities + 1])
  * + X_indices.npy, plus any X_*.npy whose first dimension is the number of

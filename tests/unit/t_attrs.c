@@ -2,7 +2,9 @@
  * Unit tests of the attribute encoder: bin edges against hand-computed
  * numpy/scikit-learn values, number and date parsing, the schema checks,
  * the table reader's error reports, the encodings of each kind, the text
- * encoder and the model round trip.
+ * encoder and the model round trip; the feature-directory reader
+ * (attrs/features.h) on what the encoder writes and on broken
+ * directories.
  */
 #include <math.h>
 #include <stdint.h>
@@ -15,6 +17,8 @@
 #include "attrs/attrs_bins.h"
 #include "attrs/attrs_table.h"
 #include "attrs/attrs_text.h"
+#include "attrs/features.h"
+#include "io/manifest.h"
 #include "io/npy.h"
 #include "core/util.h"
 #include "test.h"
@@ -846,6 +850,215 @@ test_model_roundtrip(void)
 	free(dir2);
 }
 
+/* ---- the feature-directory reader ---- */
+
+static void
+put_npy(const char *dir, const char *name, enum kg_dtype dt, int ndim,
+    uint64_t rows, uint64_t cols, const void *data)
+{
+	char *path = kg_path_join(dir, name);
+	uint64_t sh[2] = { rows, cols };
+
+	T_CHECK(kg_npy_write(path, dt, ndim, sh, data) == 0);
+	free(path);
+}
+
+static void
+put_attributes(const char *dir, json_t *attrs)
+{
+	struct kg_manifest man = KG_MANIFEST_INIT;
+
+	kg_manifest_init(&man, 0, NULL);
+	if (attrs != NULL)
+		kg_manifest_set_config(&man, "attributes", attrs);
+	T_CHECK(kg_manifest_write(&man, dir) == 0);
+	kg_manifest_release(&man);
+}
+
+/* What kg_attrs_encode wrote, read back through kg_features_load, equals
+ * the arrays on disk. */
+static void
+test_features_roundtrip(void)
+{
+	char *dir = kg_path_join(t_tmpdir(), "featrt"), *path;
+	struct kg_attrs_model m;
+	struct kg_features f = KG_FEATURES_INIT;
+	const char *schema = "{\"tables\": [{\"path\": \"ft.tsv\", \"form\": "
+	    "\"long\"}], \"attributes\": {\"n\": {\"kind\": \"numeric\"}, "
+	    "\"c\": {\"kind\": \"multi_label\", \"separator\": \";\"}, "
+	    "\"t\": {\"kind\": \"text\", \"dim\": 3}}}";
+	uint64_t e, j;
+
+	path = write_tmp("ft.tsv", "a\tn\t1\nb\tn\t5\nc\tn\t2\nd\tn\t9\n"
+	    "a\tc\tx;y\nb\tc\ty\nd\tc\tz;x\na\tt\tgreen apples\n"
+	    "c\tt\tred cars and green cars\n");
+	T_CHECK(mkdir(dir, 0755) == 0);
+	T_CHECK(fit_and_encode(schema, (const char *const *)&path, dir, &m,
+	    0) == 0);
+	put_attributes(dir, kg_attrs_describe(&m));
+	T_CHECK(kg_features_load(&f, dir, NULL, 5) == 0);
+	T_CHECK(f.n == 5 && f.n_attrs == 3);
+	if (f.n_attrs == 3) {
+		const struct kg_features_attr *n = &f.attrs[0], *c = &f.attrs[1];
+		const struct kg_features_attr *t = &f.attrs[2];
+		char want[64], got[64];
+
+		T_CHECK(strcmp(n->name, "n") == 0 && !n->text &&
+		    n->width == m.enc[0].slots);
+		T_CHECK(strcmp(c->name, "c") == 0 && c->width == 4);
+		T_CHECK(t->text && t->width == 3 && t->vec != NULL);
+		for (e = 0; e < 5; e++) {
+			size_t used = 0;
+
+			T_CHECK(c->has[e] == has_value(dir, "c", e));
+			T_CHECK(t->has[e] == has_value(dir, "t", e));
+			csr_row(dir, "c", e, want, sizeof(want));
+			got[0] = '\0';
+			for (j = (uint64_t)c->off[e]; j < (uint64_t)c->off[e + 1];
+			    j++)
+				used += (size_t)snprintf(got + used,
+				    sizeof(got) - used, "%s%d",
+				    j > (uint64_t)c->off[e] ? "," : "", c->idx[j]);
+			T_CHECKF(strcmp(got, want) == 0, "row %d: %s, want %s",
+			    (int)e, got, want);
+		}
+		/* a and c have texts, b, d and e a zero vector */
+		T_CHECK(t->vec[3 * 1] == 0.0f && t->vec[3 * 4 + 2] == 0.0f);
+		T_CHECK(fabsf(t->vec[0]) + fabsf(t->vec[1]) + fabsf(t->vec[2]) >
+		    0.0f);
+	}
+	kg_features_release(&f);
+	kg_attrs_model_release(&m);
+	free(path);
+	free(dir);
+}
+
+enum feat_break { FB_NONE, FB_OFF32, FB_SLOT, FB_NAN, FB_DECREASING,
+	FB_HAS_ROWS, FB_NO_INDICES, FB_NO_LIST };
+
+/* Four entities: "c" multi-hot over 3 slots, "t" text of dim 2, plus a
+ * member and an unrelated array; broken as asked. */
+static char *
+feature_dir(const char *name, enum feat_break b)
+{
+	char *dir = kg_path_join(t_tmpdir(), name);
+	int64_t off[5] = { 0, 1, 1, 3, 3 };
+	int32_t off32[5] = { 0, 1, 1, 3, 3 }, idx[3] = { 0, 2, 1 };
+	float vals[3] = { 0.5f, 1.5f, 2.5f }, vec[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	uint8_t hasc[5] = { 1, 0, 1, 0, 0 }, hast[4] = { 1, 1, 0, 1 };
+	int32_t junk[7] = { 0 };
+
+	T_CHECK(mkdir(dir, 0755) == 0);
+	idx[2] = b == FB_SLOT ? 3 : 1;
+	vec[5] = b == FB_NAN ? NAN : 6.0f;
+	off[2] = b == FB_DECREASING ? 0 : 1;
+	if (b == FB_OFF32)
+		put_npy(dir, "c_offsets.npy", KG_DT_I4, 1, 5, 0, off32);
+	else
+		put_npy(dir, "c_offsets.npy", KG_DT_I8, 1, 5, 0, off);
+	if (b != FB_NO_INDICES)
+		put_npy(dir, "c_indices.npy", KG_DT_I4, 1, 3, 0, idx);
+	put_npy(dir, "c_values.npy", KG_DT_F4, 1, 3, 0, vals);
+	put_npy(dir, "has_c.npy", KG_DT_U1, 1, b == FB_HAS_ROWS ? 5 : 4, 0,
+	    hasc);
+	put_npy(dir, "t.npy", KG_DT_F4, 2, 4, 2, vec);
+	put_npy(dir, "has_t.npy", KG_DT_U1, 1, 4, 0, hast);
+	put_npy(dir, "junk.npy", KG_DT_I4, 1, 7, 0, junk);
+	put_attributes(dir, b == FB_NO_LIST ? NULL : json_pack(
+	    "[{s:s, s:s, s:s, s:i}, {s:s, s:s, s:s, s:i}]",
+	    "name", "cat", "output", "c", "kind", "multi_label", "slots", 3,
+	    "name", "txt", "output", "t", "kind", "text", "dim", 2));
+	return dir;
+}
+
+static void
+test_features_dir(void)
+{
+	char *dir = feature_dir("fdir", FB_NONE);
+	struct kg_features_dir fd = KG_FEATURES_DIR_INIT;
+	struct kg_features f = KG_FEATURES_INIT, f32 = KG_FEATURES_INIT;
+	static const struct { const char *name; enum kg_features_kind k; }
+	    want[] = { { "c_indices.npy", KG_FEATURES_CSR_MEMBER },
+	    { "c_offsets.npy", KG_FEATURES_CSR_OFFSETS },
+	    { "c_values.npy", KG_FEATURES_CSR_MEMBER },
+	    { "has_c.npy", KG_FEATURES_ROWS },
+	    { "has_t.npy", KG_FEATURES_ROWS },
+	    { "junk.npy", KG_FEATURES_OTHER },
+	    { "t.npy", KG_FEATURES_ROWS } };
+	char *d32 = feature_dir("fdir32", FB_OFF32);
+	size_t i;
+
+	T_CHECK(kg_features_dir_open(&fd, dir, 4) == 0);
+	T_CHECK(fd.n_arrays == KG_ARRAY_LEN(want));
+	for (i = 0; i < fd.n_arrays && i < KG_ARRAY_LEN(want); i++) {
+		T_CHECKF(strcmp(fd.arr[i].name, want[i].name) == 0 &&
+		    fd.arr[i].kind == want[i].k, "%s: kind %d", fd.arr[i].name,
+		    (int)fd.arr[i].kind);
+		if (fd.arr[i].kind == KG_FEATURES_CSR_MEMBER)
+			T_CHECK(strcmp(fd.arr[fd.arr[i].group].name,
+			    "c_offsets.npy") == 0);
+	}
+	T_CHECK(kg_features_dir_find(&fd, "t.npy")->row_bytes == 8);
+	T_CHECK(kg_features_dir_find(&fd, "nope.npy") == NULL);
+	T_CHECK(kg_features_load(&f, dir, NULL, 4) == 0);
+	T_CHECK(kg_features_load(&f32, d32, NULL, 4) == 0);
+	if (f.n_attrs == 2 && f32.n_attrs == 2) {
+		T_CHECK(strcmp(f.attrs[0].name, "cat") == 0 &&
+		    f.attrs[0].width == 3 && f.attrs[0].off_own == NULL);
+		T_CHECK(f32.attrs[0].off_own != NULL);
+		for (i = 0; i <= 4; i++)
+			T_CHECK(f.attrs[0].off[i] == f32.attrs[0].off[i]);
+		T_CHECK(f.attrs[0].idx[2] == 1 && f.attrs[0].has[2] == 1);
+		T_CHECK(f.attrs[1].text && f.attrs[1].vec[7] == 8.0f &&
+		    f.attrs[1].has[2] == 0);
+	}
+	kg_features_release(&f);
+	kg_features_release(&f32);
+	kg_features_dir_release(&fd);
+	free(dir);
+	free(d32);
+}
+
+/* Each broken directory is refused with a message naming what broke. */
+static void
+test_features_bad(void)
+{
+	static const struct { enum feat_break b; const char *msg; } cases[] = {
+		{ FB_SLOT, "c_indices.npy': entry 2 (3) is not below the 3 "
+		    "slots" },
+		{ FB_NAN, "t.npy': row 2 is not finite" },
+		{ FB_DECREASING, "c_offsets.npy: offsets not increasing" },
+		{ FB_HAS_ROWS, "has_c.npy': expected |u1 [4]" },
+		{ FB_NO_INDICES, "c_offsets.npy and c_indices.npy do not form "
+		    "a CSR group" },
+		{ FB_NO_LIST, "manifest has no config.attributes list" },
+	};
+	struct kg_features f = KG_FEATURES_INIT;
+	char name[32], *dir;
+	size_t i;
+
+	kg_error_mute(1);
+	for (i = 0; i < KG_ARRAY_LEN(cases); i++) {
+		snprintf(name, sizeof(name), "fbad%zu", i);
+		dir = feature_dir(name, cases[i].b);
+		T_CHECK(kg_features_load(&f, dir, NULL, 4) == -1);
+		T_CHECKF(strstr(kg_error_last(), cases[i].msg) != NULL,
+		    "'%s' lacks '%s'", kg_error_last(), cases[i].msg);
+		T_CHECK(f.attrs == NULL && f.dir.arr == NULL);
+		free(dir);
+	}
+	/* The right files for another number of rows. */
+	dir = feature_dir("fbadn", FB_NONE);
+	T_CHECK(kg_features_load(&f, dir, NULL, 5) == -1);
+	T_CHECK(strstr(kg_error_last(), "c_offsets.npy: expected int32 or "
+	    "int64 offsets of shape [6]") != NULL);
+	T_CHECK(kg_features_load(&f, "/nonexistent/dir", dir, 4) == -1);
+	T_CHECK(strstr(kg_error_last(), "cannot open feature directory") !=
+	    NULL);
+	kg_error_mute(0);
+	free(dir);
+}
+
 int
 main(void)
 {
@@ -864,5 +1077,8 @@ main(void)
 	T_RUN(test_text_small_vocab);
 	T_RUN(test_text_command);
 	T_RUN(test_model_roundtrip);
+	T_RUN(test_features_roundtrip);
+	T_RUN(test_features_dir);
+	T_RUN(test_features_bad);
 	return T_DONE();
 }
