@@ -3,12 +3,9 @@
  * backward passes (the Ray paper's models: an attribute layer, then R-GCN
  * or relation-aware attention layers, then a shallow decoder).
  *
- * Graph.  Messages run along both directions of every training triple
- * (h, r, t): h -> t with type r and t -> h with type r + n_relations, so
- * there are 2 * n_relations message types.  The graph is stored by
- * destination (CSR): the messages into node i are off[i] .. off[i + 1],
- * each with its source, type and R-GCN normaliser 1 / c_{i,r} (c_{i,r} =
- * the number of messages of type r into i).
+ * Graph: gnn/graph.h (messages by destination, 2 * n_relations types,
+ * R-GCN normalisers).  Features: attrs/features.h (the feature directory
+ * kg-encode-attrs writes, read into struct kg_features).
  *
  * Attribute layer (layer 0).  Each attribute has its own matrix: index
  * kinds (one-hot, multi-hot) [slots, d0] whose rows are looked up, text
@@ -49,8 +46,12 @@
  *     R-GCN block:  Q [T, B, din / B, dout / B];
  *     attention:    W [din, dout], a_dst, a_src, a_rel [dout each],
  *                   e [T, dout].
- * (W0 is Ws for attention.)  Nothing here reports errors except the loaders and
- * kg_gnn_init, which return -1 after kg_error().
+ * (W0 is Ws for attention.)  Nothing here reports errors except
+ * kg_gnn_init, which returns -1 after kg_error().
+ *
+ * Files: init.c (parameters), attr_layer.c, layers_rgcn.c, layers_attn.c
+ * (each layer's passes), state.c (buffers and message orders), gnn.c (the
+ * passes over all layers); kernels.h and layers.h are internal.
  */
 #ifndef KG_GNN_H
 #define KG_GNN_H
@@ -58,68 +59,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "io/npy.h"
+#include "attrs/features.h"
 #include "core/util.h"
+#include "gnn/graph.h"
 
 #define KG_GNN_MAX_LAYERS 3
 
 enum kg_gnn_encoder { KG_GNN_RGCN, KG_GNN_RELGNN };
 enum kg_gnn_decomp { KG_GNN_BASIS, KG_GNN_BLOCK };
-
-/* Message graph (see above). */
-struct kg_gnn_graph {
-	uint64_t n_nodes;
-	uint32_t n_types;	/* 2 * n_relations */
-	uint64_t n_msgs;
-	uint64_t *off;		/* [n_nodes + 1] */
-	int32_t *src;		/* [n_msgs] */
-	int32_t *type;		/* [n_msgs] */
-	float *norm;		/* [n_msgs] 1 / c_{i,r} */
-};
-
-#define KG_GNN_GRAPH_INIT { 0, 0, 0, NULL, NULL, NULL, NULL }
-
-/* Build the message graph of n triples hrt (IDs < n_nodes, relations <
- * n_relations, checked by the caller).  Never fails (aborts on OOM). */
-void kg_gnn_graph_build(struct kg_gnn_graph *g, uint64_t n_nodes,
-    uint32_t n_relations, const int32_t *hrt, uint64_t n);
-void kg_gnn_graph_release(struct kg_gnn_graph *g);
-/* Set every norm of g to 1 / c_{i,r} from its messages (for a graph whose
- * messages were sampled or dropped).  cnt: g->n_types zeroed counters,
- * left zeroed. */
-void kg_gnn_graph_normalise(struct kg_gnn_graph *g, uint32_t *cnt);
-
-/* One attribute's arrays, mapped from a feature directory. */
-struct kg_gnn_attr {
-	char *name;
-	int text;		/* 0: index kind, 1: dense vector */
-	uint64_t width;		/* slots (index) or dim (text) */
-	int64_t *off;		/* [n + 1] (copied to int64) */
-	const int32_t *idx;
-	const float *vec;	/* [n, width] */
-	const uint8_t *has;	/* [n] */
-	struct kg_npy a_idx, a_vec, a_has;
-};
-
-struct kg_gnn_features {
-	uint64_t n;		/* rows */
-	size_t n_attrs;
-	struct kg_gnn_attr *attrs;
-};
-
-#define KG_GNN_FEATURES_INIT { 0, 0, NULL }
-
-/*
- * Load the arrays of a feature directory "dir" (kg-encode-attrs merge
- * output, or the features/ slice of a kg-expand part) for n rows; the
- * attribute list comes from config.attributes of the manifest in
- * "manifest_dir" (the feature directory itself when NULL).  Checks every
- * shape, offsets monotone and indices within the slots.  0, or -1 after
- * kg_error() with nothing to release.
- */
-int kg_gnn_features_load(struct kg_gnn_features *f, const char *dir,
-    const char *manifest_dir, uint64_t n);
-void kg_gnn_features_release(struct kg_gnn_features *f);
 
 struct kg_gnn_config {
 	enum kg_gnn_encoder encoder;
@@ -165,7 +112,7 @@ struct kg_gnn {
  * blocks).  0, or -1 after kg_error().
  */
 int kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
-    const struct kg_gnn_features *f, uint64_t seed);
+    const struct kg_features *f, uint64_t seed);
 void kg_gnn_release(struct kg_gnn *m);
 /* A learned row's initial value, N(0, 1/d0) drawn from (seed, id) alone:
  * every process holding entity id starts its row alike. */
@@ -208,6 +155,15 @@ struct kg_gnn_state {
 
 #define KG_GNN_STATE_INIT { 0 }
 
+/*
+ * Size s for graphs of up to n nodes and n_msgs messages, so that passes
+ * over such graphs allocate nothing (but the per-pair and per-thread
+ * scratch of block R-GCN, which grows with headroom).  The passes call
+ * it themselves with their graph's sizes; a caller that knows bounds
+ * calls it once beforehand.
+ */
+void kg_gnn_state_reserve(const struct kg_gnn *m, struct kg_gnn_state *s,
+    uint64_t n, uint64_t n_msgs);
 void kg_gnn_state_release(struct kg_gnn_state *s);
 
 /*
@@ -216,7 +172,7 @@ void kg_gnn_state_release(struct kg_gnn_state *s);
  * Output in s->h[L] (n x dL).
  */
 void kg_gnn_forward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
-    const struct kg_gnn_features *f, const int32_t *frow,
+    const struct kg_features *f, const int32_t *frow,
     const int32_t *lrow, struct kg_rng *rng, struct kg_gnn_state *s);
 
 /*
@@ -235,13 +191,13 @@ void kg_gnn_forward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
  * several OpenMP threads, or the two pools oversubscribe the cores.
  */
 void kg_gnn_backward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
-    const struct kg_gnn_features *f, const int32_t *frow,
+    const struct kg_features *f, const int32_t *frow,
     const int32_t *lrow, struct kg_gnn_state *s, float *dout, float *grad);
 
 /* 1 when a node whose feature row is frow takes its input from the
  * learned table (no attribute values, or learned only). */
 int kg_gnn_uses_learned(const struct kg_gnn *m,
-    const struct kg_gnn_features *f, uint64_t frow);
+    const struct kg_features *f, uint64_t frow);
 
 /* "rgcn"/"RGCN", "relgnn"/"RelGNN"; 0 or -1 after kg_error(). */
 int kg_gnn_encoder_parse(const char *name, enum kg_gnn_encoder *e);

@@ -344,7 +344,7 @@ select_adaptive(const struct kg_model *m, const float *h, const float *rel,
  */
 static int
 model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
-    const struct kg_gnn_features *f, uint64_t seed, uint64_t n_rows,
+    const struct kg_features *f, uint64_t seed, uint64_t n_rows,
     const int32_t *gid)
 {
 	struct kg_gnn_config dc = *c;
@@ -1161,7 +1161,7 @@ out:
 }
 
 float *
-kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
+kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
     uint64_t n_nodes, const int32_t *hrt, uint64_t n)
 {
 	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
@@ -1314,7 +1314,7 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 
 static int
 write_model(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
-    const struct kg_dataset *ds, const struct kg_gnn_features *gf,
+    const struct kg_dataset *ds, const struct kg_features *gf,
     const struct kg_gnn_trained *t, int nranks, const uint64_t *rss)
 {
 	struct kg_outdir od = KG_OUTDIR_INIT;
@@ -1386,8 +1386,8 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 {
 	struct kg_dist solo = KG_DIST_INIT;
 	struct kg_dataset ds = KG_DATASET_INIT;
-	struct kg_gnn_features gf = KG_GNN_FEATURES_INIT;
-	struct kg_gnn_features pf = KG_GNN_FEATURES_INIT;
+	struct kg_features gf = KG_FEATURES_INIT;
+	struct kg_features pf = KG_FEATURES_INIT;
 	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
 	struct kg_gnn_train_opts oo = *o;
 	struct kg_gnn_problem p;
@@ -1424,7 +1424,7 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		kg_error("too many relations");
 		goto out;
 	}
-	if (r->features != NULL && kg_gnn_features_load(&gf, r->features,
+	if (r->features != NULL && kg_features_load(&gf, r->features,
 	    NULL, ds.n_entities) < 0)
 		goto out;
 	oo.enc.n_relations = (uint32_t)ds.n_relations;
@@ -1464,7 +1464,7 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		p.owner = pt.owner.data;
 		if (r->features != NULL) {
 			fdir = kg_path_join(pdir, "features");
-			if (kg_gnn_features_load(&pf, fdir, r->features,
+			if (kg_features_load(&pf, fdir, r->features,
 			    p.n_nodes) < 0)
 				goto out;
 			p.feat = &pf;
@@ -1498,8 +1498,8 @@ out:
 	free(rss);
 	free(ckdir);
 	kg_gnn_trained_release(&t);
-	kg_gnn_features_release(&gf);
-	kg_gnn_features_release(&pf);
+	kg_features_release(&gf);
+	kg_features_release(&pf);
 	part_release(&pt);
 	kg_dataset_release(&ds);
 	free(pdir);

@@ -131,7 +131,7 @@ struct kg_gnn_problem {
 	const int32_t *frow;		/* NULL: identity */
 	const int32_t *lrow;		/* global IDs; NULL: identity */
 	const int32_t *owner;		/* NULL: this rank owns every node */
-	const struct kg_gnn_features *feat;	/* may be NULL */
+	const struct kg_features *feat;	/* may be NULL */
 };
 
 /* The trained parameters: encoder and decoder relation table. */
@@ -169,7 +169,7 @@ void kg_gnn_trained_release(struct kg_gnn_trained *t);
  * over the n triples hrt of n_nodes nodes (global numbering, feature row
  * = learned row = node).  Returns n_nodes x dL floats (caller frees).
  */
-float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_gnn_features *f,
+float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
     uint64_t n_nodes, const int32_t *hrt, uint64_t n);
 
 /*

@@ -48,7 +48,7 @@ make_graph(void)
  * above; nodes 2, 5 and 6 without a value), one text of dim 3 (nodes 0, 2
  * and 4).  Nodes 5 and 6 have neither and fall back to learned rows. */
 static void
-make_features(struct kg_gnn_features *f)
+make_features(struct kg_features *f)
 {
 	memset(f, 0, sizeof(*f));
 	f->n = NN;
@@ -56,8 +56,7 @@ make_features(struct kg_gnn_features *f)
 	f->attrs = kg_xcalloc(2, sizeof(*f->attrs));
 	f->attrs[0].name = kg_xstrdup("cat");
 	f->attrs[0].width = 4;
-	f->attrs[0].off = kg_xmallocarray(NN + 1, sizeof(int64_t));
-	memcpy(f->attrs[0].off, off0, sizeof(off0));
+	f->attrs[0].off = off0;
 	f->attrs[0].idx = idx0;
 	f->attrs[0].has = has0;
 	f->attrs[1].name = kg_xstrdup("txt");
@@ -71,7 +70,7 @@ make_features(struct kg_gnn_features *f)
  * drawn from a freshly seeded stream (the same masks every call). */
 static double
 objective(const struct kg_gnn *m, const struct kg_gnn_graph *g,
-    const struct kg_gnn_features *f, struct kg_gnn_state *s, const float *c,
+    const struct kg_features *f, struct kg_gnn_state *s, const float *c,
     int drop)
 {
 	struct kg_rng r;
@@ -88,7 +87,7 @@ objective(const struct kg_gnn *m, const struct kg_gnn_graph *g,
 /* Compare the backward pass with central differences for every
  * parameter; returns the number of mismatches. */
 static size_t
-check_encoder(struct kg_gnn *m, const struct kg_gnn_features *f, int drop)
+check_encoder(struct kg_gnn *m, const struct kg_features *f, int drop)
 {
 	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
 	struct kg_gnn_state s = KG_GNN_STATE_INIT;
@@ -159,7 +158,7 @@ static void
 run_check(enum kg_gnn_encoder e, enum kg_gnn_decomp dc, uint32_t layers,
     int learned_only, float dropout)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn m = KG_GNN_INIT;
 	struct kg_gnn_config c = config(e, dc, layers);
 	size_t bad;
@@ -172,7 +171,7 @@ run_check(enum kg_gnn_encoder e, enum kg_gnn_decomp dc, uint32_t layers,
 	bad = check_encoder(&m, &f, dropout > 0.0f);
 	T_CHECKF(bad == 0, "%zu of %zu gradients differ", bad, m.n_params);
 	kg_gnn_release(&m);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 static void
@@ -269,7 +268,7 @@ static uint8_t thas0[TN], thas1[TN];
 static float tvec1[TN * 5];
 
 static void
-make_big(struct kg_gnn_features *f)
+make_big(struct kg_features *f)
 {
 	struct kg_rng r;
 	int i, k;
@@ -298,8 +297,7 @@ make_big(struct kg_gnn_features *f)
 	f->attrs = kg_xcalloc(2, sizeof(*f->attrs));
 	f->attrs[0].name = kg_xstrdup("cat");
 	f->attrs[0].width = 6;
-	f->attrs[0].off = kg_xmallocarray(TN + 1, sizeof(int64_t));
-	memcpy(f->attrs[0].off, toff0, sizeof(toff0));
+	f->attrs[0].off = toff0;
 	f->attrs[0].idx = tidx0;
 	f->attrs[0].has = thas0;
 	f->attrs[1].name = kg_xstrdup("txt");
@@ -312,7 +310,7 @@ make_big(struct kg_gnn_features *f)
 /* Output and gradients with nt threads, into out and grad. */
 static void
 run_threads(const struct kg_gnn *m, const struct kg_gnn_graph *g,
-    const struct kg_gnn_features *f, struct kg_gnn_state *s, int nt,
+    const struct kg_features *f, struct kg_gnn_state *s, int nt,
     int drop, float *out, float *grad)
 {
 	size_t n = TN * m->c.dims[m->c.n_layers], k;
@@ -334,7 +332,7 @@ static void
 check_threads(enum kg_gnn_encoder e, enum kg_gnn_decomp dc, uint32_t layers,
     float dropout)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn m = KG_GNN_INIT;
 	struct kg_gnn_config c = config(e, dc, layers);
 	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
@@ -384,7 +382,7 @@ check_threads(enum kg_gnn_encoder e, enum kg_gnn_decomp dc, uint32_t layers,
 	kg_gnn_state_release(&s1);
 	kg_gnn_graph_release(&g);
 	kg_gnn_release(&m);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 static void

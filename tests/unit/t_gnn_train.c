@@ -34,7 +34,7 @@ static uint8_t has[NE];
  * hub c(e)); the first NREG - NTEST regular entities are trained (plus
  * random relation-1 triples among them), the others only tested. */
 static void
-make_problem(struct kg_gnn_features *f)
+make_problem(struct kg_features *f)
 {
 	struct kg_rng r;
 	int32_t e;
@@ -74,8 +74,7 @@ make_problem(struct kg_gnn_features *f)
 	f->attrs = kg_xcalloc(1, sizeof(*f->attrs));
 	f->attrs[0].name = kg_xstrdup("category");
 	f->attrs[0].width = K + 1;
-	f->attrs[0].off = kg_xmallocarray(NE + 1, sizeof(int64_t));
-	memcpy(f->attrs[0].off, off, sizeof(off));
+	f->attrs[0].off = off;
 	f->attrs[0].idx = idx;
 	f->attrs[0].has = has;
 }
@@ -102,7 +101,7 @@ base_opts(struct kg_gnn_train_opts *o)
 }
 
 static void
-base_problem(struct kg_gnn_problem *p, const struct kg_gnn_features *f)
+base_problem(struct kg_gnn_problem *p, const struct kg_features *f)
 {
 	memset(p, 0, sizeof(*p));
 	p->n_nodes = NE;
@@ -117,7 +116,7 @@ base_problem(struct kg_gnn_problem *p, const struct kg_gnn_features *f)
 
 /* Tail MRR of the test triples among all entities. */
 static double
-test_mrr(const struct kg_gnn_trained *t, const struct kg_gnn_features *f)
+test_mrr(const struct kg_gnn_trained *t, const struct kg_features *f)
 {
 	float *h = kg_gnn_embed(&t->enc, f, NE, train, n_train);
 	size_t d = t->dec.dim, rw = t->dec.rel_width, i;
@@ -146,7 +145,7 @@ test_mrr(const struct kg_gnn_trained *t, const struct kg_gnn_features *f)
 static void
 attributes_help(void)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
@@ -167,7 +166,7 @@ attributes_help(void)
 	T_CHECK(ma > 0.8);
 	kg_gnn_trained_release(&a);
 	kg_gnn_trained_release(&b);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 /* Fan-outs at least every degree keep every message of the 2-hop
@@ -176,7 +175,7 @@ attributes_help(void)
 static void
 minibatch_covers_full(void)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
@@ -208,14 +207,14 @@ minibatch_covers_full(void)
 	T_CHECK(isfinite(b.last_loss) && b.last_loss < 0.6);
 	kg_gnn_trained_release(&a);
 	kg_gnn_trained_release(&b);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 static void
 train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout,
     double edrop)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
@@ -251,7 +250,7 @@ train_twice(enum kg_gnn_encoder e, uint32_t cand, float dropout,
 	}
 	kg_gnn_trained_release(&a);
 	kg_gnn_trained_release(&b);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 static void
@@ -284,7 +283,7 @@ relgnn_adaptive_negatives(void)
 static void
 resume_is_bit_identical(void)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
@@ -335,7 +334,7 @@ resume_is_bit_identical(void)
 	}
 	rmdir(dir);
 	free((char *)ck.dir);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 /* The same graph numbered the other way round (as a rank's part numbers
@@ -345,7 +344,7 @@ resume_is_bit_identical(void)
 static void
 local_numbering(void)
 {
-	struct kg_gnn_features f;
+	struct kg_features f;
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
@@ -389,7 +388,7 @@ local_numbering(void)
 	kg_gnn_trained_release(&a);
 	kg_gnn_trained_release(&b);
 	free(perm_train);
-	kg_gnn_features_release(&f);
+	kg_features_release(&f);
 }
 
 static void
