@@ -41,6 +41,10 @@
  * sources form the next frontier; the encoder then runs over the union of
  * the reached nodes and the kept messages, with 1 / c_{i,r} counted over
  * the kept messages.  nfanout = 0 runs the whole graph every step.
+ * Drawing f of a node's messages costs O(f) whatever its degree, and a
+ * step allocates nothing once the first steps are done: the buffers are
+ * sized from bounds before the first one (gnn/sample.h,
+ * gnn/train_state.h).
  *
  * Batch sizes: batch_size is the global number of positives per step;
  * each of P ranks takes batch_size / P (at least 1) of its own core

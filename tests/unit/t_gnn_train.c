@@ -7,9 +7,13 @@
  * adaptive negatives; a run resumed from a checkpoint is bit-identical to
  * an uninterrupted one; the local numbering of the nodes (a rank's part)
  * does not change what is learned, the learned table coming back by
- * global ID.
+ * global ID; after its first steps a training step allocates nothing
+ * (counted by the allocator below).
  */
+#include <errno.h>
 #include <math.h>
+#include <omp.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +25,68 @@
 #include "io/outdir.h"
 #include "test.h"
 #include "core/util.h"
+
+/*
+ * Every allocation of this program, counted while "counting" is set: the
+ * test defines the allocator's entry points over glibc's own (its
+ * documented way to replace malloc).  Not under AddressSanitizer, which
+ * replaces them itself.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define COUNT_ALLOCS 0
+#else
+#define COUNT_ALLOCS 1
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void *__libc_memalign(size_t, size_t);
+
+static atomic_int counting;
+static atomic_ulong n_allocs;
+
+static void
+count(void)
+{
+	if (atomic_load(&counting))
+		atomic_fetch_add(&n_allocs, 1);
+}
+
+void *
+malloc(size_t n)
+{
+	count();
+	return __libc_malloc(n);
+}
+
+void *
+calloc(size_t n, size_t sz)
+{
+	count();
+	return __libc_calloc(n, sz);
+}
+
+void *
+realloc(void *p, size_t n)
+{
+	count();
+	return __libc_realloc(p, n);
+}
+
+int
+posix_memalign(void **p, size_t align, size_t n)
+{
+	count();
+	*p = __libc_memalign(align, n);
+	return *p != NULL ? 0 : ENOMEM;
+}
+
+void *
+aligned_alloc(size_t align, size_t n)
+{
+	count();
+	return __libc_memalign(align, n);
+}
+#endif
 
 enum { K = 4, NREG = 80, NE = K + NREG, NTEST = 20 };
 
@@ -391,6 +457,118 @@ local_numbering(void)
 	kg_features_release(&f);
 }
 
+#if COUNT_ALLOCS
+/* Allocations of a whole kg_gnn_train run of max_step steps. */
+static unsigned long
+allocs_of_run(struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    uint64_t max_step)
+{
+	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
+	unsigned long n;
+	int rc;
+
+	o->max_step = max_step;
+	atomic_store(&n_allocs, 0);
+	atomic_store(&counting, 1);
+	rc = kg_gnn_train(&t, o, p, NULL);
+	atomic_store(&counting, 0);
+	n = atomic_load(&n_allocs);
+	T_CHECK(rc == 0 && t.steps == max_step);
+	kg_gnn_trained_release(&t);
+	return n;
+}
+
+/* Steps 4 .. 24 of a run allocate nothing: a run of 24 steps allocates
+ * what a run of 3 does. */
+static void
+check_steady(const char *what, struct kg_gnn_train_opts *o,
+    const struct kg_gnn_problem *p)
+{
+	unsigned long a, b;
+
+	o->epochs = 1000;
+	(void)allocs_of_run(o, p, 2);	/* OpenMP's threads, once */
+	a = allocs_of_run(o, p, 3);
+	b = allocs_of_run(o, p, 24);
+	T_CHECKF(a > 0 && a == b, "%s: %lu allocations in 3 steps, %lu in 24",
+	    what, a, b);
+}
+
+/* A random graph of 3000 nodes with hubs, learned embeddings only:
+ * bounds of the sampled graphs well below the node count. */
+enum { BN = 3000, BM = 20000 };
+static int32_t big_hrt[3 * BM];
+
+static void
+big_problem(struct kg_gnn_problem *p)
+{
+	struct kg_rng r;
+	uint64_t i;
+
+	kg_rng_seed(&r, 13, 0);
+	for (i = 0; i < BM; i++) {
+		big_hrt[3 * i] = (int32_t)kg_rng_below(&r,
+		    kg_rng_below(&r, 4) == 0 ? 5 : BN);
+		big_hrt[3 * i + 1] = (int32_t)kg_rng_below(&r, 2);
+		big_hrt[3 * i + 2] = (int32_t)kg_rng_below(&r, BN);
+	}
+	memset(p, 0, sizeof(*p));
+	p->n_nodes = BN;
+	p->n_relations = 2;
+	p->graph_hrt = big_hrt;
+	p->n_graph = BM;
+	p->core_hrt = big_hrt;
+	p->n_core = BM;
+	p->n_train_global = BM;
+}
+#endif
+
+static void
+steps_allocate_nothing(void)
+{
+#if COUNT_ALLOCS
+	struct kg_features f;
+	struct kg_gnn_train_opts o;
+	struct kg_gnn_problem p;
+	int threads = omp_get_max_threads();
+
+	/* One OpenMP thread makes libgomp allocate a team per parallel
+	 * region; two reuse theirs. */
+	omp_set_num_threads(2);
+	big_problem(&p);
+	base_opts(&o);
+	o.enc.n_learned = BN;
+	o.enc.n_layers = 2;
+	o.enc.dims[2] = 8;
+	o.batch_size = 8;
+	o.nfanout = 2;
+	o.fanout[0] = 4;
+	o.fanout[1] = 3;
+	o.edge_dropout = 0.2;
+	o.enc.dropout = 0.1f;
+	check_steady("R-GCN, fan-outs, edge dropout, learned rows", &o, &p);
+	o.enc.encoder = KG_GNN_RELGNN;
+	o.neg_candidates = 2;
+	check_steady("RelGNN, fan-outs, adaptive negatives", &o, &p);
+	make_problem(&f);
+	base_opts(&o);
+	base_problem(&p, &f);
+	o.enc.n_layers = 2;
+	o.enc.dims[2] = 8;
+	o.enc.decomp = KG_GNN_BLOCK;
+	check_steady("block R-GCN, whole graph, attributes", &o, &p);
+	o.enc.decomp = KG_GNN_BASIS;
+	o.nfanout = 2;
+	o.fanout[0] = 2;
+	o.fanout[1] = 2;
+	check_steady("R-GCN, fan-outs, attributes", &o, &p);
+	kg_features_release(&f);
+	omp_set_num_threads(threads);
+#else
+	T_SKIP("AddressSanitizer owns the allocator");
+#endif
+}
+
 static void
 bad_options(void)
 {
@@ -424,6 +602,7 @@ main(void)
 	T_RUN(relgnn_adaptive_negatives);
 	T_RUN(resume_is_bit_identical);
 	T_RUN(local_numbering);
+	T_RUN(steps_allocate_nothing);
 	T_RUN(bad_options);
 	return T_DONE();
 }

@@ -1,0 +1,348 @@
+/*
+ * gnn/ckpt: checkpoints of GNN training (gnn_train.h's struct
+ * kg_gnn_ckpt): at every epoch end the whole state goes into a directory,
+ * replaced atomically; rank 0 writes the shared (dense) part, state.json
+ * and the manifest, every rank its own rows and sampler state (rank-NNN
+ * files), so a resumed run is bit-identical to an uninterrupted one.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "gnn/train_state.h"
+#include "io/manifest.h"
+#include "io/npy.h"
+#include "io/outdir.h"
+#include "kge/train.h"
+
+/* The options that fix the shapes of a checkpoint; a resume must match
+ * them. */
+static json_t *
+ckpt_shape(const struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn *m = &ts->out->enc;
+	const struct kg_gnn_train_opts *o = ts->o;
+	json_t *s = json_object(), *dims = json_array();
+	uint32_t l;
+
+	for (l = 0; l <= m->c.n_layers; l++)
+		json_array_append_new(dims, json_integer(m->c.dims[l]));
+	json_object_set_new(s, "encoder",
+	    json_string(kg_gnn_encoder_name(m->c.encoder)));
+	json_object_set_new(s, "gnn_decomposition", json_string(
+	    m->c.decomp == KG_GNN_BASIS ? "basis" : "block"));
+	json_object_set_new(s, "gnn_dims", dims);
+	json_object_set_new(s, "gnn_num_bases", json_integer(m->c.n_bases));
+	json_object_set_new(s, "gnn_learned_only",
+	    json_boolean(m->c.learned_only));
+	json_object_set_new(s, "gnn_dense_params",
+	    json_integer((json_int_t)ts->n_dense));
+	json_object_set_new(s, "model", json_string(kg_model_name(o->decoder)));
+	json_object_set_new(s, "relations",
+	    json_integer((json_int_t)ts->p->n_relations));
+	json_object_set_new(s, "entities",
+	    json_integer((json_int_t)o->enc.n_learned));
+	json_object_set_new(s, "nranks", json_integer(ts->d->size));
+	return s;
+}
+
+static char *
+rank_file(int rank, const char *what)
+{
+	return kg_xasprintf("rank-%03d-%s.npy", rank, what);
+}
+
+/* What each rank writes, in this order (free each name). */
+static const char *const rank_what[5] = { "learned", "learned_state",
+    "nodes", "order", "sampler" };
+
+static void
+rank_files(int rank, char *f[5])
+{
+	size_t i;
+
+	for (i = 0; i < 5; i++)
+		f[i] = rank_file(rank, rank_what[i]);
+}
+
+/* Write n x w (w = 0: a vector of n) of dtype dt into dir/name. */
+static int
+put_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
+    uint64_t w, const void *data)
+{
+	char *path = kg_path_join(dir, name);
+	uint64_t sh[2] = { n, w };
+	int rc = kg_npy_write(path, dt, w ? 2 : 1, sh, data);
+
+	free(path);
+	return rc;
+}
+
+/* Read dir/name into data, requiring dtype dt and shape n x w (w = 0: a
+ * vector of n). */
+static int
+get_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
+    uint64_t w, void *data)
+{
+	struct kg_npy a = KG_NPY_INIT;
+	char *path = kg_path_join(dir, name);
+	int rc = kg_npy_read_expect(path, dt, w ? 2 : 1, &a);
+
+	if (rc == 0 && (a.shape[0] != n || (w && a.shape[1] != w))) {
+		kg_error("checkpoint file '%s' does not have the shape of "
+		    "this run (%" PRIu64 " x %" PRIu64 ")", path, n, w ? w : 1);
+		rc = -1;
+	}
+	if (rc == 0)
+		memcpy(data, a.data, a.nbytes);
+	kg_npy_release(&a);
+	free(path);
+	return rc;
+}
+
+/* This rank's files: its learned rows and their Adam state, its nodes'
+ * global IDs (checked on resume), its permutation and its RNG + cursor. */
+static int
+ckpt_write_rank(const char *dir, const struct kg_gnn_tstate *ts, int rank)
+{
+	const struct kg_gnn *m = &ts->out->enc;
+	uint64_t smp[5];
+	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	char *f[5];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < ts->n_loc; i++)
+		gid[i] = ts->p->lrow ? ts->p->lrow[i] : (int32_t)i;
+	memcpy(smp, ts->rng.s, sizeof(ts->rng.s));
+	smp[4] = ts->cursor;
+	rank_files(rank, f);
+	rc = put_arr(dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
+	    m->w + m->learned) < 0 ||
+	    put_arr(dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
+	    ts->st_learn) < 0 ||
+	    put_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0 ||
+	    put_arr(dir, f[3], KG_DT_U8, ts->p->n_core, 0, ts->order) < 0 ||
+	    put_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0 ? -1 : 0;
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+	free(gid);
+	return rc;
+}
+
+/* Rank 0's files: the dense parameters and their Adam states, state.json
+ * and the manifest of every rank's files. */
+static int
+ckpt_write_shared(const char *dir, const struct kg_gnn_tstate *ts)
+{
+	static const char *const shared[] = { "dense.npy", "dense_state.npy",
+	    "relations.npy", "relation_state.npy", "state.json" };
+	const struct kg_gnn_trained *out = ts->out;
+	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	json_t *st = ckpt_shape(ts);
+	char *js;
+	size_t i;
+	int r, rc = -1;
+
+	json_object_set_new(st, "epoch", json_integer(ts->epoch));
+	json_object_set_new(st, "steps", json_integer((json_int_t)out->steps));
+	json_object_set_new(st, "last_loss", json_real(out->last_loss));
+	json_object_set_new(st, "seed",
+	    json_integer((json_int_t)ts->o->seed));
+	js = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
+	json_decref(st);
+	kg_manifest_init(&man, ck->argc, ck->argv);
+	if (put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	    out->enc.w + ts->n_lf) < 0 ||
+	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
+	    ts->st_enc) < 0 ||
+	    put_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    out->rel) < 0 ||
+	    put_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
+	    0, ts->st_rel) < 0 ||
+	    kg_write_text(dir, "state.json", js) < 0)
+		goto out;
+	for (i = 0; i < KG_ARRAY_LEN(shared); i++)
+		if (kg_manifest_add_file(&man, dir, shared[i]) < 0)
+			goto out;
+	for (r = 0; r < ts->d->size; r++)
+		for (i = 0; i < KG_ARRAY_LEN(rank_what); i++) {
+			char *f = rank_file(r, rank_what[i]);
+			int bad = kg_manifest_add_file(&man, dir, f) < 0;
+
+			free(f);
+			if (bad)
+				goto out;
+		}
+	rc = kg_manifest_write(&man, dir);
+out:
+	kg_manifest_release(&man);
+	free(js);
+	return rc;
+}
+
+int
+kg_gnn_any_rank(struct kg_dist *d, int bad)
+{
+	uint64_t b = bad != 0;
+
+	kg_dist_max_u64(d, &b, 1);
+	return b != 0;
+}
+
+/* Save the state into ck->dir (collective): rank 0 opens the temporary
+ * directory, every rank writes its files there, rank 0 adds the shared
+ * ones and the manifest and renames it into place. */
+int
+kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
+	struct kg_dist *d = ts->d;
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	uint64_t len = 0;
+	char *tmp;
+	int bad;
+
+	if (d->rank == 0 && kg_outdir_begin(&od, ck->dir, 1) == 0)
+		len = strlen(od.tmp) + 1;
+	kg_dist_bcast(d, &len, sizeof(len), 0);
+	if (len == 0)
+		return -1;
+	tmp = d->rank == 0 ? kg_xstrdup(od.tmp) : kg_xmalloc(len);
+	kg_dist_bcast(d, tmp, len, 0);
+	bad = kg_gnn_any_rank(d, ckpt_write_rank(tmp, ts, d->rank) < 0);
+	if (d->rank == 0) {
+		if (!bad && ckpt_write_shared(tmp, ts) < 0)
+			bad = 1;
+		if (bad)
+			kg_outdir_abort(&od);
+		else if (kg_outdir_commit(&od) < 0)
+			bad = 1;
+	}
+	free(tmp);
+	return kg_gnn_any_rank(d, bad) ? -1 : 0;
+}
+
+/* This rank's files in dir: its nodes (checked against this run's),
+ * learned rows and their Adam state, permutation, RNG and cursor. */
+static int
+ckpt_read_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
+{
+	struct kg_gnn *enc = &ts->out->enc;
+	uint64_t smp[5], i, nc = ts->p->n_core;
+	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	char *f[5];
+	int rc = -1;
+
+	rank_files(rank, f);
+	if (get_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0)
+		goto out;
+	for (i = 0; i < ts->n_loc; i++)
+		if (gid[i] != (ts->p->lrow ? ts->p->lrow[i] : (int32_t)i)) {
+			kg_error("checkpoint '%s' holds other nodes for rank %d "
+			    "(another expansion or dataset?)", dir, rank);
+			goto out;
+		}
+	if (get_arr(dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
+	    enc->w + enc->learned) < 0 ||
+	    get_arr(dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
+	    ts->st_learn) < 0 ||
+	    get_arr(dir, f[3], KG_DT_U8, nc, 0, ts->order) < 0 ||
+	    get_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0)
+		goto out;
+	for (i = 0; i < nc; i++)
+		if (ts->order[i] >= nc)
+			break;
+	if (i < nc || smp[4] >= nc) {
+		kg_error("checkpoint '%s': rank %d's permutation is out of "
+		    "range", dir, rank);
+		goto out;
+	}
+	memcpy(ts->rng.s, smp, sizeof(ts->rng.s));
+	ts->cursor = smp[4];
+	rc = 0;
+out:
+	for (i = 0; i < 5; i++)
+		free(f[i]);
+	free(gid);
+	return rc;
+}
+
+/* Restore the state from ck->dir after checking that it fits this run;
+ * 0, or -1 after kg_error() on this rank. */
+static int
+ckpt_load_rank(struct kg_gnn_tstate *ts)
+{
+	const char *dir = ts->o->ckpt->dir;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	struct kg_gnn_trained *out = ts->out;
+	json_error_t jerr;
+	char *path = kg_path_join(dir, "state.json");
+	json_t *have = json_load_file(path, 0, &jerr);
+	json_t *want = ckpt_shape(ts);
+	int rc = -1;
+
+	if (have == NULL) {
+		kg_error("cannot read checkpoint '%s': %s", path, jerr.text);
+		goto out;
+	}
+	/* Every file the ranks wrote, complete and of the recorded shape. */
+	if (kg_checkpoint_shape_check(dir, want, have) < 0 ||
+	    kg_manifest_load(&man, dir, NULL) < 0 ||
+	    kg_manifest_verify(&man, dir, 0) < 0 ||
+	    ckpt_read_rank(dir, ts, ts->d->rank) < 0)
+		goto out;
+	if (get_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	    out->enc.w + ts->n_lf) < 0 ||
+	    get_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
+	    ts->st_enc) < 0 ||
+	    get_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    out->rel) < 0 ||
+	    get_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
+	    0, ts->st_rel) < 0)
+		goto out;
+	ts->epoch = (uint32_t)json_integer_value(json_object_get(have,
+	    "epoch"));
+	out->steps = (uint64_t)json_integer_value(json_object_get(have,
+	    "steps"));
+	out->last_loss = json_number_value(json_object_get(have,
+	    "last_loss"));
+	rc = 0;
+out:
+	kg_manifest_release(&man);
+	json_decref(have);
+	json_decref(want);
+	free(path);
+	return rc;
+}
+
+/* Resume when asked (collective); 0 or -1 on every rank. */
+int
+kg_gnn_ckpt_resume(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
+	const struct kg_gnn_train_opts *o = ts->o;
+	struct kg_dist *d = ts->d;
+	uint64_t exists = 0;
+
+	if (ck == NULL || !ck->resume || ck->dir == NULL)
+		return 0;
+	if (d->rank == 0)
+		exists = (uint64_t)kg_path_exists(ck->dir);
+	kg_dist_bcast(d, &exists, sizeof(exists), 0);
+	if (!exists) {
+		if (!o->quiet && d->rank == 0)
+			kg_warn("no checkpoint '%s' to resume from; starting "
+			    "afresh", ck->dir);
+		return 0;
+	}
+	if (kg_gnn_any_rank(d, ckpt_load_rank(ts) < 0))
+		return -1;
+	if (!o->quiet && d->rank == 0)
+		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",
+		    kg_progname(), ts->epoch, ck->dir);
+	return 0;
+}

@@ -1,0 +1,128 @@
+/*
+ * gnn/model_write: the model directory of a GNN training run; see
+ * train_io.h.  kg-eval ranks it as a shallow model (entities.npy,
+ * relations.npy, config model = the decoder); gnn_weights.npy and the
+ * gnn_* config keys describe the encoder.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+
+#include "gnn/train_io.h"
+#include "io/manifest.h"
+#include "io/modeldir.h"
+#include "io/outdir.h"
+#include "kge/train.h"
+
+static json_t *
+config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
+    const struct kg_gnn_trained *t, int nranks)
+{
+	json_t *c = json_object(), *dims = json_array();
+	uint32_t l;
+
+	for (l = 0; l <= o->enc.n_layers; l++)
+		json_array_append_new(dims, json_integer(o->enc.dims[l]));
+	json_object_set_new(c, "encoder",
+	    json_string(kg_gnn_encoder_name(o->enc.encoder)));
+	json_object_set_new(c, "gnn_layers", json_integer(o->enc.n_layers));
+	json_object_set_new(c, "gnn_dims", dims);
+	json_object_set_new(c, "gnn_decomposition", json_string(
+	    o->enc.decomp == KG_GNN_BASIS ? "basis" : "block"));
+	json_object_set_new(c, "gnn_num_bases", json_integer(t->enc.c.n_bases));
+	json_object_set_new(c, "gnn_learned_only",
+	    json_boolean(t->enc.c.learned_only));
+	json_object_set_new(c, "gnn_n_params", json_integer(
+	    (json_int_t)t->enc.n_params));
+	json_object_set_new(c, "dropout", json_real(o->enc.dropout));
+	json_object_set_new(c, "edge_dropout", json_real(o->edge_dropout));
+	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
+	json_object_set_new(c, "lr", json_real(o->lr));
+	json_object_set_new(c, "regularization_coef", json_real(o->reg));
+	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
+	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));
+	json_object_set_new(c, "neg_candidates",
+	    json_integer(o->neg_candidates));
+	json_object_set_new(c, "epochs", json_integer(o->epochs));
+	json_object_set_new(c, "seed", json_integer((json_int_t)o->seed));
+	json_object_set_new(c, "ranks", json_integer(nranks));
+	if (o->nfanout > 0) {
+		json_t *f = json_array();
+
+		for (l = 0; l < o->nfanout; l++)
+			json_array_append_new(f, json_integer(o->fanout[l]));
+		json_object_set_new(c, "fanout", f);
+	}
+	if (r->features != NULL)
+		json_object_set_new(c, "features", json_string(r->features));
+	if (r->expanded != NULL)
+		json_object_set_new(c, "expanded", json_string(r->expanded));
+	return c;
+}
+
+int
+kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
+    const struct kg_dataset *ds, const struct kg_features *gf,
+    const struct kg_gnn_trained *t, int nranks, const uint64_t *rss)
+{
+	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	const struct kg_triples *tr = &ds->split[KG_SPLIT_TRAIN];
+	float *emb = NULL;
+	char *path = NULL;
+	json_t *cfg, *v;
+	const char *key;
+	uint64_t shape[1];
+	int rc = -1;
+
+	if (kg_outdir_begin(&od, r->output, r->force) < 0)
+		return -1;
+	kg_manifest_init(&man, r->argc, r->argv);
+	emb = kg_gnn_embed(&t->enc, gf, ds->n_entities, tr->hrt, tr->n);
+	if (kg_check_finite("entities.npy", emb, ds->n_entities,
+	    t->dec.dim) < 0 ||
+	    kg_manifest_add_input(&man, "dataset", r->dataset) < 0 ||
+	    (r->features != NULL &&
+	    kg_manifest_add_input(&man, "features", r->features) < 0) ||
+	    (r->expanded != NULL &&
+	    kg_manifest_add_input(&man, "expanded", r->expanded) < 0) ||
+	    kg_modeldir_write(od.tmp, &t->dec, 0, ds->n_entities,
+	    ds->n_relations, emb, t->rel, r->dataset, &man) < 0)
+		goto out;
+	path = kg_outdir_file(&od, "gnn_weights.npy");
+	shape[0] = t->enc.n_params;
+	if (kg_npy_write(path, KG_DT_F4, 1, shape, t->enc.w) < 0 ||
+	    kg_manifest_add_file(&man, od.tmp, "gnn_weights.npy") < 0)
+		goto out;
+	cfg = config_json(o, r, t, nranks);
+	json_object_foreach(cfg, key, v)
+		kg_manifest_set_config(&man, key, json_incref(v));
+	json_decref(cfg);
+	kg_manifest_set_figure(&man, "final_loss", json_real(t->last_loss));
+	kg_manifest_set_figure(&man, "seconds_per_epoch",
+	    json_real(t->seconds_per_epoch));
+	kg_manifest_set_figure(&man, "steps", json_integer(
+	    (json_int_t)t->steps));
+	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
+	    (json_int_t)kg_peak_rss_kib()));
+	{
+		/* Each rank's peak at the end of training (rank 0's before
+		 * the final embedding pass). */
+		json_t *a = json_array();
+		int k;
+
+		for (k = 0; k < nranks; k++)
+			json_array_append_new(a, json_integer((json_int_t)
+			    rss[k]));
+		kg_manifest_set_figure(&man, "peak_rss_kib_per_rank", a);
+	}
+	if (kg_manifest_write(&man, od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&od);
+out:
+	if (rc < 0)
+		kg_outdir_abort(&od);
+	kg_manifest_release(&man);
+	free(emb);
+	free(path);
+	return rc;
+}

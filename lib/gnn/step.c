@@ -1,0 +1,287 @@
+/*
+ * gnn/step: one step of GNN training (gnn_train.h) and the workspace it
+ * runs in, allocated once; see train_state.h.
+ */
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gnn/train_state.h"
+#include "kge/train.h"
+
+/* ---- the workspace ---- */
+
+/* Bounds of the graph a step encodes (train_state.h). */
+static void
+graph_bounds(const struct kg_gnn_tstate *ts, uint64_t *max_nodes,
+    uint64_t *max_msgs)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint64_t n_seeds = 2 * (uint64_t)ts->w.nb * (ts->w.nc + 1);
+
+	if (o->nfanout == 0) {
+		*max_nodes = ts->full.n_nodes;
+		*max_msgs = ts->full.n_msgs;
+	} else
+		kg_gnn_sample_bounds(n_seeds, o->fanout, o->nfanout,
+		    &ts->full, max_nodes, max_msgs);
+}
+
+static uint32_t
+max_fanout(const struct kg_gnn_train_opts *o)
+{
+	uint32_t k, f = 0;
+
+	for (k = 0; k < o->nfanout; k++)
+		if (o->fanout[k] > f)
+			f = o->fanout[k];
+	return f;
+}
+
+void
+kg_gnn_work_init(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	struct kg_gnn_work *w = &ts->w;
+	size_t nb, nc, d0 = ts->d0;
+	uint64_t mn, mm;
+
+	nb = w->nb = o->batch_size / (uint32_t)ts->d->size ?
+	    o->batch_size / (uint32_t)ts->d->size : 1;
+	nc = w->nc = o->neg_candidates > 1 ?
+	    (size_t)o->neg * o->neg_candidates : o->neg;
+	graph_bounds(ts, &mn, &mm);
+	w->max_nodes = mn;
+	w->max_msgs = mm;
+	w->pos = kg_xmallocarray(3 * nb, sizeof(*w->pos));
+	w->cand = kg_xmallocarray(3 * nb * nc, sizeof(*w->cand));
+	w->negs = kg_xmallocarray(3 * nb * o->neg, sizeof(*w->negs));
+	w->seeds = kg_xmallocarray(2 * nb * (nc + 1), sizeof(*w->seeds));
+	w->dist = kg_xmallocarray(nc * (size_t)omp_get_max_threads(),
+	    sizeof(*w->dist));
+	w->grad = kg_xcalloc(ts->n_all + 1, sizeof(float));
+	w->gh = kg_xmallocarray(mn * ts->dl + 1, sizeof(float));
+	w->mark = kg_xcalloc(ts->n_loc + 1, 1);
+	w->ids = kg_xmallocarray(mn + 1, sizeof(*w->ids));
+	w->lr = kg_xmallocarray(mn + 1, sizeof(*w->lr));
+	w->rows = kg_xmallocarray((mn + 1) * d0, sizeof(*w->rows));
+	if (o->nfanout > 0)
+		kg_gnn_sampler_init(&w->sb, &ts->full, mn, mm, max_fanout(o));
+	if (o->edge_dropout > 0.0)
+		kg_gnn_edrop_init(&w->ed, mn, mm, ts->full.n_types);
+	kg_gnn_state_reserve(&ts->out->enc, &w->st, mn, mm);
+}
+
+void
+kg_gnn_work_release(struct kg_gnn_work *w)
+{
+	free(w->pos);
+	free(w->cand);
+	free(w->negs);
+	free(w->seeds);
+	free(w->dist);
+	free(w->grad);
+	free(w->gh);
+	free(w->mark);
+	free(w->ids);
+	free(w->lr);
+	free(w->rows);
+	kg_sparse_rows_release(&w->merged);
+	kg_gnn_sampler_release(&w->sb);
+	kg_gnn_edrop_release(&w->ed);
+	kg_gnn_state_release(&w->st);
+	kg_gnn_decode_work_release(&w->dwork);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- one step ---- */
+
+static int32_t
+draw_pool(const struct kg_gnn_problem *p, struct kg_rng *rng)
+{
+	return p->pool != NULL ? p->pool[kg_rng_below(rng, p->n_pool)] :
+	    (int32_t)kg_rng_below(rng, p->n_nodes);
+}
+
+/* The batch: nb positives from a fresh permutation per pass over the
+ * core triples, each corrupted nc times (head or tail, equal odds, from
+ * the negative pool). */
+static void
+draw_batch(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn_work *w = &ts->w;
+	size_t i, j;
+
+	for (i = 0; i < w->nb; i++) {
+		if (ts->cursor == 0)
+			for (j = p->n_core; j > 1; j--) {
+				uint64_t r = kg_rng_below(&ts->rng, j);
+				uint64_t t = ts->order[j - 1];
+
+				ts->order[j - 1] = ts->order[r];
+				ts->order[r] = t;
+			}
+		memcpy(w->pos + 3 * i, p->core_hrt + 3 * ts->order[ts->cursor],
+		    3 * sizeof(int32_t));
+		ts->cursor = (ts->cursor + 1) % p->n_core;
+	}
+	for (i = 0; i < w->nb; i++)
+		for (j = 0; j < w->nc; j++) {
+			int32_t *c = w->cand + 3 * (i * w->nc + j);
+
+			memcpy(c, w->pos + 3 * i, 3 * sizeof(int32_t));
+			c[kg_rng_below(&ts->rng, 2) ? 0 : 2] = draw_pool(p,
+			    &ts->rng);
+		}
+}
+
+/* Sample the neighbourhood of the batch's entities and rewrite the
+ * batch in the sample's local IDs. */
+static void
+sample_batch(struct kg_gnn_tstate *ts)
+{
+	struct kg_gnn_work *w = &ts->w;
+	size_t i, ns = 0, nb = w->nb, nc = w->nc;
+
+	for (i = 0; i < nb; i++) {
+		w->seeds[ns++] = w->pos[3 * i];
+		w->seeds[ns++] = w->pos[3 * i + 2];
+	}
+	for (i = 0; i < nb * nc; i++) {
+		w->seeds[ns++] = w->cand[3 * i];
+		w->seeds[ns++] = w->cand[3 * i + 2];
+	}
+	kg_gnn_sample(&w->sb, &ts->full, ts->o->fanout, ts->o->nfanout,
+	    ts->p->frow, w->seeds, ns, &ts->rng);
+	ns = 0;
+	for (i = 0; i < nb; i++) {
+		w->pos[3 * i] = w->seeds[ns++];
+		w->pos[3 * i + 2] = w->seeds[ns++];
+	}
+	for (i = 0; i < nb * nc; i++) {
+		w->cand[3 * i] = w->seeds[ns++];
+		w->cand[3 * i + 2] = w->seeds[ns++];
+	}
+}
+
+/* Keep, per positive, the neg candidates scored closest to it. */
+static void
+select_adaptive(const struct kg_model *m, const float *h, const float *rel,
+    const int32_t *pos, size_t nb, int32_t *cand, size_t nc,
+    size_t neg, int32_t *negs, float *dists)
+{
+	size_t d = m->dim, rw = m->rel_width;
+
+	/* Positives are independent; dist holds nc floats per thread. */
+#pragma omp parallel for schedule(static)
+	for (size_t i = 0; i < nb; i++) {
+		const int32_t *t = pos + 3 * i;
+		float *dist = dists + (size_t)omp_get_thread_num() * nc;
+		int32_t *ci = cand + 3 * i * nc;
+		size_t j, k;
+		float sp = kg_model_score(m, h + (size_t)t[0] * d,
+		    rel + (size_t)t[1] * rw, h + (size_t)t[2] * d);
+
+		for (j = 0; j < nc; j++) {
+			const int32_t *c = ci + 3 * j;
+
+			dist[j] = fabsf(kg_model_score(m, h + (size_t)c[0] * d,
+			    rel + (size_t)c[1] * rw, h + (size_t)c[2] * d) - sp);
+		}
+		/* Partial selection sort: nc is small (neg x candidates). */
+		for (k = 0; k < neg; k++) {
+			size_t best = k;
+
+			for (j = k + 1; j < nc; j++)
+				if (dist[j] < dist[best])
+					best = j;
+			if (best != k) {
+				float td = dist[k];
+				int32_t tc[3];
+
+				dist[k] = dist[best];
+				dist[best] = td;
+				memcpy(tc, ci + 3 * k, sizeof(tc));
+				memcpy(ci + 3 * k, ci + 3 * best, sizeof(tc));
+				memcpy(ci + 3 * best, tc, sizeof(tc));
+			}
+			memcpy(negs + 3 * (i * neg + k), ci + 3 * k,
+			    3 * sizeof(int32_t));
+		}
+	}
+}
+
+/* Forward, negatives, decoder and backward over g; the gradients land in
+ * w->grad (the learned rows' and the dense ones'). */
+static double
+encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
+    const int32_t *frow, const int32_t *lrow)
+{
+	struct kg_gnn_trained *out = ts->out;
+	struct kg_gnn_work *w = &ts->w;
+	const struct kg_gnn_train_opts *o = ts->o;
+	const float *h;
+	double loss;
+
+	kg_gnn_forward(&out->enc, g, ts->p->feat, frow, lrow, &ts->rng,
+	    &w->st);
+	h = w->st.h[out->enc.c.n_layers];
+	if (w->nc > o->neg)
+		select_adaptive(&out->dec, h, out->rel, w->pos, w->nb, w->cand,
+		    w->nc, o->neg, w->negs, w->dist);
+	else
+		memcpy(w->negs, w->cand, 3 * w->nb * w->nc * sizeof(*w->negs));
+	memset(w->gh, 0, g->n_nodes * ts->dl * sizeof(float));
+	memset(w->grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) * sizeof(float));
+	loss = kg_gnn_decode(&out->dec, &o->loss, h, g->n_nodes, out->rel,
+	    ts->p->n_relations, w->pos, w->nb, w->negs, o->neg,
+	    1.0f / (float)w->nb, w->gh, w->grad + out->enc.n_params, &w->dwork);
+	kg_gnn_backward(&out->enc, g, ts->p->feat, frow, lrow, &w->st, w->gh,
+	    w->grad);
+	return loss;
+}
+
+/* The regulariser, the learned rows' sync and the dense parameters'
+ * averaged Adam step. */
+static void
+update(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
+    const int32_t *frow, const int32_t *lrow)
+{
+	struct kg_gnn_trained *out = ts->out;
+	float *grad = ts->w.grad, *grel = grad + out->enc.n_params;
+
+	if (ts->o->reg > 0.0) {
+		kg_regularise(out->enc.w + ts->n_lf, grad + ts->n_lf,
+		    ts->n_dense, ts->o->reg, 2, 1.0);
+		kg_regularise(out->rel, grel, ts->n_rel_f, ts->o->reg, 2, 1.0);
+	}
+	kg_gnn_learned_sync(ts, g, frow, lrow, grad);
+	kg_dist_average_f32(ts->d, grad + ts->n_lf, ts->n_all - ts->n_lf);
+	kg_adam_row(out->enc.w + ts->n_lf, ts->st_enc, grad + ts->n_lf,
+	    ts->n_dense, &ts->adam);
+	kg_adam_row(out->rel, ts->st_rel, grel, ts->n_rel_f, &ts->adam);
+}
+
+double
+kg_gnn_step(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_graph *g = &ts->full;
+	const int32_t *frow = ts->p->frow, *lrow = NULL;
+	double loss;
+
+	draw_batch(ts);
+	if (ts->o->nfanout > 0) {
+		sample_batch(ts);
+		g = &ts->w.sb.g;
+		frow = ts->w.sb.frow;
+		lrow = ts->w.sb.lrow;
+	}
+	if (ts->o->edge_dropout > 0.0)
+		g = kg_gnn_edge_drop(&ts->w.ed, g, ts->o->edge_dropout,
+		    &ts->rng);
+	loss = encode_decode(ts, g, frow, lrow);
+	update(ts, g, frow, lrow);
+	return loss;
+}

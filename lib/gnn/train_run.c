@@ -1,0 +1,197 @@
+/*
+ * gnn/train_run: a GNN training run from directories (gnn_train.h's
+ * kg_gnn_train_run): inputs read and checked, kg_gnn_train, the model
+ * directory written.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gnn/train_io.h"
+#include "io/outdir.h"
+
+/* What a rank trains on, and the files that hold it. */
+struct inputs {
+	struct kg_dataset ds;
+	struct kg_features gf;		/* the whole feature directory */
+	struct kg_features pf;		/* this rank's part's slice */
+	struct kg_gnn_part pt;
+	struct kg_gnn_problem p;
+};
+
+static void
+inputs_release(struct inputs *in)
+{
+	kg_features_release(&in->gf);
+	kg_features_release(&in->pf);
+	kg_gnn_part_release(&in->pt);
+	kg_dataset_release(&in->ds);
+}
+
+static char *
+part_dir(const char *expanded, int k)
+{
+	char *name = kg_xasprintf("part-%03d", k);
+	char *dir = kg_path_join(expanded, name);
+
+	free(name);
+	return dir;
+}
+
+/* One rank per part: every rank checks the same two paths, so all fail
+ * alike rather than some waiting in a collective. */
+static int
+check_parts(const char *expanded, const struct kg_dist *d)
+{
+	char *beyond = part_dir(expanded, d->size);
+	char *last = part_dir(expanded, d->size - 1);
+	int ok = !kg_path_exists(beyond) && kg_path_exists(last);
+
+	free(beyond);
+	free(last);
+	if (!ok)
+		kg_error("'%s': run one rank per part (%d ranks)", expanded,
+		    d->size);
+	return ok ? 0 : -1;
+}
+
+/* This rank's kg-expand part, and its slice of the features. */
+static int
+part_problem(struct inputs *in, const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, const struct kg_dist *d)
+{
+	struct kg_gnn_problem *p = &in->p;
+	struct kg_gnn_part *pt = &in->pt;
+	char *pdir, *fdir;
+	int rc = -1;
+
+	if (check_parts(r->expanded, d) < 0)
+		return -1;
+	pdir = part_dir(r->expanded, d->rank);
+	fdir = kg_path_join(pdir, "features");
+	if (kg_gnn_part_load(pt, pdir, in->ds.n_entities, p->n_relations) < 0)
+		goto out;
+	p->n_nodes = pt->nodes.shape[0];
+	p->graph_hrt = pt->edges.data;
+	p->n_graph = pt->edges.shape[0];
+	p->core_hrt = pt->core_hrt;
+	p->n_core = pt->n_core;
+	p->pool = o->pool_seeds ? pt->pool.data : NULL;
+	p->n_pool = pt->pool.shape[0];
+	p->lrow = pt->nodes.data;
+	p->owner = pt->owner.data;
+	if (r->features != NULL) {
+		if (kg_features_load(&in->pf, fdir, r->features,
+		    p->n_nodes) < 0)
+			goto out;
+		p->feat = &in->pf;
+	}
+	rc = 0;
+out:
+	free(pdir);
+	free(fdir);
+	return rc;
+}
+
+/* The dataset, the features, and the problem: this rank's part under
+ * kg-expand, else the whole training graph.  0, -1 or KG_ERR_VERSION
+ * after kg_error(). */
+static int
+inputs_load(struct inputs *in, const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, const struct kg_dist *d)
+{
+	const struct kg_triples *tr;
+	int rc = kg_dataset_load(&in->ds, r->dataset);
+
+	if (rc < 0)
+		return rc;
+	tr = &in->ds.split[KG_SPLIT_TRAIN];
+	if (in->ds.n_relations > INT32_MAX / 2) {
+		kg_error("too many relations");
+		return -1;
+	}
+	if (r->features != NULL && (rc = kg_features_load(&in->gf,
+	    r->features, NULL, in->ds.n_entities)) < 0)
+		return rc;
+	in->p.n_relations = (uint32_t)in->ds.n_relations;
+	if (r->expanded != NULL)
+		return part_problem(in, r, o, d);
+	in->p.n_nodes = in->ds.n_entities;
+	in->p.graph_hrt = tr->hrt;
+	in->p.n_graph = tr->n;
+	in->p.core_hrt = tr->hrt;
+	in->p.n_core = tr->n;
+	in->p.feat = r->features != NULL ? &in->gf : NULL;
+	return 0;
+}
+
+/* Rank 0 writes the model directory, with every rank's peak RSS. */
+static int
+write_output(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
+    const struct inputs *in, const struct kg_gnn_trained *t,
+    struct kg_dist *d)
+{
+	uint64_t *rss = kg_xcalloc((size_t)d->size, sizeof(*rss));
+	int rc = 0;
+
+	rss[d->rank] = kg_peak_rss_kib();
+	kg_dist_sum_u64(d, rss, (size_t)d->size);
+	if (d->rank == 0)
+		rc = kg_gnn_model_write(r, o, &in->ds, r->features != NULL ?
+		    &in->gf : NULL, t, d->size, rss);
+	free(rss);
+	return rc;
+}
+
+int
+kg_gnn_train_run(const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, struct kg_dist *d)
+{
+	struct kg_dist solo = KG_DIST_INIT;
+	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
+	struct kg_gnn_train_opts oo = *o;
+	struct kg_gnn_ckpt ck;
+	struct inputs in;
+	char *ckdir;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	if (d == NULL)
+		d = &solo;
+	/* Every rank sees the same paths (a shared file system), so all
+	 * fail alike here. */
+	if (kg_path_exists(r->output) && !r->force) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    r->output);
+		return -1;
+	}
+	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", r->output);
+	ck.dir = ckdir;
+	ck.resume = r->resume;
+	ck.save = !r->no_checkpoint;
+	ck.argc = r->argc;
+	ck.argv = r->argv;
+	oo.ckpt = &ck;
+	rc = inputs_load(&in, r, o, d);
+	if (rc < 0)
+		goto out;
+	rc = -1;
+	oo.enc.n_relations = in.p.n_relations;
+	oo.enc.n_learned = in.ds.n_entities;
+	in.p.n_train_global = in.p.n_core;
+	kg_dist_sum_u64(d, &in.p.n_train_global, 1);
+	if (kg_gnn_train(&t, &oo, &in.p, d) < 0 ||
+	    write_output(r, &oo, &in, &t, d) < 0)
+		goto out;
+	/* A checkpoint nobody named goes with the run that needed it. */
+	if (d->rank == 0 && ck.save && !r->keep_checkpoint &&
+	    r->checkpoint_dir == NULL && kg_path_exists(ckdir))
+		kg_rmtree(ckdir);
+	rc = 0;
+out:
+	free(ckdir);
+	kg_gnn_trained_release(&t);
+	inputs_release(&in);
+	return rc;
+}

@@ -1,0 +1,123 @@
+/*
+ * gnn/train_state: what kg_gnn_train (gnn_train.h) carries from step to
+ * step, shared by its parts (internal to lib/gnn):
+ *   gnn_train.c  the driver: checks, set-up, the epochs;
+ *   step.c       one step and its workspace;
+ *   learned.c    the learned table by rows (its sync across ranks, the
+ *                final gather on rank 0);
+ *   ckpt.c       checkpoints (save at epoch ends, resume).
+ *
+ * The workspace (struct kg_gnn_work) is allocated once, before the first
+ * step, from bounds: the batch sizes are fixed, and the encoded graph has
+ * at most max_nodes nodes and max_msgs messages (the whole graph, or the
+ * sampling bounds of gnn/sample.h).  A step then allocates nothing; only
+ * buffers without a cheap bound (the decoder's, block R-GCN's per-pair
+ * scratch) grow during the first steps and stay.
+ */
+#ifndef KG_GNN_TRAIN_STATE_H
+#define KG_GNN_TRAIN_STATE_H
+
+#include "gnn/gnn_decode.h"
+#include "gnn/gnn_train.h"
+#include "gnn/sample.h"
+#include "kge/optim.h"
+
+/* Global ID -> local row, sorted by global ID (both below 2^31). */
+struct kg_gnn_gl_pair {
+	uint32_t g, l;
+};
+
+struct kg_gnn_work {
+	size_t nb, nc;		/* positives per step, candidates each */
+	uint64_t max_nodes, max_msgs;	/* bounds of the encoded graph */
+	int32_t *pos;		/* [nb, 3] */
+	int32_t *cand;		/* [nb * nc, 3] */
+	int32_t *negs;		/* [nb * neg, 3] */
+	int32_t *seeds;		/* [2 nb (nc + 1)] */
+	float *dist;		/* adaptive negatives: nc per thread */
+	float *grad;		/* every parameter's gradient */
+	float *gh;		/* dL/d(encoder output) [max_nodes, dL] */
+	uint8_t *mark;		/* learned rows taken this step [n_loc] */
+	uint64_t *ids;		/* packed learned rows: global IDs */
+	uint64_t *lr;		/* their local rows */
+	float *rows;		/* their gradients */
+	struct kg_sparse_rows merged;
+	struct kg_gnn_sampler sb;
+	struct kg_gnn_edrop ed;
+	struct kg_gnn_state st;
+	struct kg_gnn_decode_work dwork;
+};
+
+/* Everything of a run besides the parameters in out; a checkpoint holds
+ * both. */
+struct kg_gnn_tstate {
+	struct kg_gnn_trained *out;
+	const struct kg_gnn_problem *p;
+	const struct kg_gnn_train_opts *o;
+	struct kg_dist *d;
+	size_t n_loc, d0, dl;
+	size_t n_lf;		/* learned table floats (offset 0) */
+	size_t n_dense;		/* the other encoder parameters */
+	size_t n_rel_f;		/* decoder relation floats */
+	size_t n_all;		/* encoder + decoder parameters */
+	float *st_enc;		/* Adam: 2 n_dense + 1 */
+	float *st_learn;	/* n_loc x (2 d0 + 1) */
+	float *st_rel;		/* 2 n_rel_f + 1 */
+	struct kg_adam adam;
+	struct kg_gnn_gl_pair *map;	/* n_loc */
+	struct kg_rng rng;
+	uint64_t *order, cursor;	/* positives: permutation, next */
+	uint32_t epoch;			/* epochs done */
+	struct kg_gnn_graph full;	/* the problem's whole graph */
+	struct kg_gnn_work w;
+};
+
+/* step.c */
+/* Allocate ts->w for ts's options and problem (full built already). */
+void kg_gnn_work_init(struct kg_gnn_tstate *ts);
+void kg_gnn_work_release(struct kg_gnn_work *w);
+/* One step; returns the summed loss of this rank's positives. */
+double kg_gnn_step(struct kg_gnn_tstate *ts);
+
+/* learned.c */
+/* ts->map from the problem's global IDs; 0, or -1 after kg_error() when
+ * one is out of range or repeated. */
+int kg_gnn_learned_map(struct kg_gnn_tstate *ts);
+/*
+ * An encoder with a learned table of n_rows rows, row i for global ID
+ * gid[i] (NULL: i).  kg_gnn_init draws the other parameters independently
+ * of n_rows, which differs between ranks.  0 or -1 after kg_error().
+ */
+int kg_gnn_model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_features *f, uint64_t seed, uint64_t n_rows,
+    const int32_t *gid);
+/*
+ * The learned rows this step used (nodes of g without attribute values;
+ * lrow gives each node its local row): pack their gradients by global ID
+ * (zeroing them in grad), sum them over the ranks, and take one lazy Adam
+ * step on each merged row this rank holds (with the L2 term of the row),
+ * so every rank holding a row applies the same update.  Rows are averaged
+ * over the ranks like the dense gradients.  Collective.
+ */
+void kg_gnn_learned_sync(struct kg_gnn_tstate *ts,
+    const struct kg_gnn_graph *g, const int32_t *frow, const int32_t *lrow,
+    float *grad);
+/*
+ * Rank 0 takes the whole learned table: every rank sends the rows of the
+ * nodes it owns (by global ID), rank 0 puts them into an encoder of
+ * o->enc.n_learned rows (the first sender of a row wins; a row nobody
+ * sends keeps its initial value) with the dense parameters of its own.
+ * Collective; 0 or -1 after kg_error() on rank 0.
+ */
+int kg_gnn_learned_gather(struct kg_gnn_tstate *ts);
+
+/* ckpt.c (both collective: 0 on every rank or -1 on every rank) */
+/* Resume from o->ckpt when asked and the directory exists. */
+int kg_gnn_ckpt_resume(struct kg_gnn_tstate *ts);
+/* Save the state into o->ckpt->dir, replacing it atomically. */
+int kg_gnn_ckpt_save(struct kg_gnn_tstate *ts);
+
+/* 1 on every rank when any rank passes bad != 0.  Collective. */
+int kg_gnn_any_rank(struct kg_dist *d, int bad);
+
+#endif
