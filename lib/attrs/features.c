@@ -328,7 +328,7 @@ bind_index(struct kg_features *f, struct kg_features_attr *at,
 	const struct kg_features_array *o = kg_features_dir_find(&f->dir,
 	    oname);
 	const struct kg_npy *ix = NULL;
-	uint64_t i, nnz;
+	uint64_t nnz = 0;
 	int rc = -1;
 
 	if (o == NULL || o->kind != KG_FEATURES_CSR_OFFSETS)
@@ -339,6 +339,8 @@ bind_index(struct kg_features *f, struct kg_features_attr *at,
 		ix = bind(f, dir, iname, KG_DT_I4, 1, nnz, 0);
 	}
 	if (ix != NULL) {
+		uint64_t i;
+
 		take_offsets(at, &o->a, f->n);
 		at->idx = ix->data;
 		for (i = 0; i < nnz; i++)

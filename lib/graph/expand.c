@@ -444,6 +444,31 @@ put(const char *pdir, const char *pname, struct kg_manifest *pm,
 	return rc;
 }
 
+/* The part's slices of the feature directory, in pdir/features/. */
+static int
+write_features(const struct kg_features_dir *fs,
+    const struct kg_expand_part *xp, const char *pdir, const char *pname,
+    struct kg_manifest *pm, struct kg_manifest *m, const char *top)
+{
+	char *fdir = kg_path_join(pdir, "features"), *name;
+	size_t i;
+	int rc = -1;
+
+	if (mkdir(fdir, 0755) != 0)
+		kg_error_errno("cannot create '%s'", fdir);
+	else
+		rc = write_slices(fs, xp, fdir);
+	for (i = 0; rc == 0 && i < fs->n_arrays; i++) {
+		if (fs->arr[i].kind == KG_FEATURES_OTHER)
+			continue;
+		name = kg_xasprintf("features/%s", fs->arr[i].name);
+		rc = record(pdir, pname, pm, m, top, name);
+		free(name);
+	}
+	free(fdir);
+	return rc;
+}
+
 static int
 write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
     const struct kg_features_dir *fs, const char *top, struct kg_manifest *m,
@@ -451,7 +476,7 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 {
 	struct kg_manifest pm = KG_MANIFEST_INIT;
 	char pname[32];
-	char *pdir, *fdir = NULL;
+	char *pdir;
 	uint64_t nn[1] = { xp->n_nodes }, ns[1] = { xp->n_seeds };
 	uint64_t ne[1] = { xp->n_edges }, tri[2] = { xp->n_edges, 3 };
 	int32_t *pool, *owner;
@@ -487,27 +512,9 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	    put(pdir, pname, &pm, m, top, "core_mask.npy", KG_DT_U1, 1, ne,
 	    xp->core_mask) < 0)
 		goto out;
-	if (n_sliced(fs) > 0) {
-		fdir = kg_path_join(pdir, "features");
-		if (mkdir(fdir, 0755) != 0) {
-			kg_error_errno("cannot create '%s'", fdir);
-			goto out;
-		}
-		if (write_slices(fs, xp, fdir) < 0)
-			goto out;
-		for (i = 0; i < fs->n_arrays; i++) {
-			char *name;
-
-			if (fs->arr[i].kind == KG_FEATURES_OTHER)
-				continue;
-			name = kg_xasprintf("features/%s", fs->arr[i].name);
-			rc = record(pdir, pname, &pm, m, top, name);
-			free(name);
-			if (rc < 0)
-				goto out;
-		}
-		rc = -1;
-	}
+	if (n_sliced(fs) > 0 &&
+	    write_features(fs, xp, pdir, pname, &pm, m, top) < 0)
+		goto out;
 	kg_manifest_set_config(&pm, "hops", json_integer(o->hops));
 	kg_manifest_set_figure(&pm, "part", json_integer(xp->part));
 	fig_u64(&pm, "nodes", xp->n_nodes);
@@ -522,7 +529,6 @@ out:
 	free(pool);
 	free(owner);
 	free(pdir);
-	free(fdir);
 	return rc;
 }
 
