@@ -1,4 +1,5 @@
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,12 +76,44 @@ struct gnn_cli {
 	int model_set;
 };
 
+/* --fanout A,B: one whole number per graph layer. */
+static int
+parse_fanout(const char *arg, struct kg_gnn_train_opts *o)
+{
+	double fan[KG_GNN_MAX_LAYERS];
+	size_t nf, k;
+
+	if (kg_parse_double_list("--fanout", arg, 1, 1e6, fan,
+	    KG_GNN_MAX_LAYERS, &nf) < 0)
+		return -1;
+	for (k = 0; k < nf; k++)
+		if (fan[k] != floor(fan[k])) {
+			kg_error("--fanout: %g is not a whole number", fan[k]);
+			return -1;
+		}
+	o->nfanout = (uint32_t)nf;
+	for (k = 0; k < nf; k++)
+		o->fanout[k] = (uint32_t)fan[k];
+	return 0;
+}
+
+static int
+parse_decomp(const char *arg, enum kg_gnn_decomp *dc)
+{
+	if (strcmp(arg, "basis") == 0 || strcmp(arg, "block") == 0) {
+		*dc = arg[1] == 'a' ? KG_GNN_BASIS : KG_GNN_BLOCK;
+		return 0;
+	}
+	kg_error("--decomposition: unknown value '%s' (expected basis or "
+	    "block)", arg);
+	return -1;
+}
+
 static int
 gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 {
 	struct kg_gnn_train_opts *o = &c->o;
-	double x, fan[KG_GNN_MAX_LAYERS];
-	size_t nf, k;
+	double x;
 
 	switch (ch) {
 	case G_MODEL:
@@ -95,14 +128,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_EXPANDED: c->r.expanded = arg; return 0;
 	case G_LAYERS: return kg_parse_u32("--layers", arg, 0,
 	    KG_GNN_MAX_LAYERS, &o->enc.n_layers);
-	case G_FANOUT:
-		if (kg_parse_double_list("--fanout", arg, 1, 1e6, fan,
-		    KG_GNN_MAX_LAYERS, &nf) < 0)
-			return -1;
-		o->nfanout = (uint32_t)nf;
-		for (k = 0; k < nf; k++)
-			o->fanout[k] = (uint32_t)fan[k];
-		return 0;
+	case G_FANOUT: return parse_fanout(arg, o);
 	case G_DROPOUT:
 		if (kg_parse_double("--dropout", arg, 0.0, 0.99, &x) < 0)
 			return -1;
@@ -112,15 +138,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	    &o->edge_dropout);
 	case G_BASES: return kg_parse_u32("--num_bases", arg, 1, 1u << 12,
 	    &o->enc.n_bases);
-	case G_DECOMP:
-		if (strcmp(arg, "basis") == 0 || strcmp(arg, "block") == 0) {
-			o->enc.decomp = arg[1] == 'a' ? KG_GNN_BASIS :
-			    KG_GNN_BLOCK;
-			return 0;
-		}
-		kg_error("--decomposition: unknown value '%s' (expected basis "
-		    "or block)", arg);
-		return -1;
+	case G_DECOMP: return parse_decomp(arg, &o->enc.decomp);
 	case G_LEARNED: o->enc.learned_only = 1; return 0;
 	case G_LR: return kg_parse_double("--lr", arg, 1e-12, 10.0, &o->lr);
 	case G_REG: return kg_parse_double("--regularization_coef", arg, 0.0,

@@ -96,6 +96,7 @@ expect_fail "gnn: missing dataset" 1 "gnn_train|kg-train" "$TRAIN" -q --model_na
 expect_fail "gnn: output exists" 1 "exists" "$TRAIN" $common ds rgcn --epochs 1
 expect_fail "gnn: bad layers" 2 "layers" "$TRAIN" $common ds bad2 --layers 4
 expect_fail "gnn: fan-outs per layer" 2 "fanout" "$TRAIN" $common ds bad3 --fanout 5
+expect_fail "gnn: whole fan-outs" 2 "2.5 is not a whole number" "$TRAIN" $common ds bad3 --fanout 2.5,3
 expect_fail "gnn: shallow decoder refused" 2 "decoder" "$TRAIN" $common ds bad4 --decoder RESCAL
 expect_fail "gnn: block needs divisible dims" 1 "divisible" "$TRAIN" $common ds bad5 --decomposition block --num_bases 5
 expect_fail "gnn: missing features dir" 1 "nope" "$TRAIN" $common ds bad6 --features ds/nope
@@ -129,6 +130,11 @@ if [ -x "$KG_BUILD/aux/kg_gen_enterprise" ]; then
 	expect_fail "gnn: features of another dataset" 1 "rows|shape" \
 	    "$TRAIN" -q --model_name RGCN ds bad8 --features ent/feat
 	if [ -e bad8 ]; then notok "gnn: bad features left output"; fi
+	# A feature dir of a format version this build does not know.
+	cp -r ent/feat ent/future
+	sed -i 's/"format_version": 1/"format_version": 7/' ent/future/manifest.json
+	expect_fail "gnn: features of an unknown version" 3 "7" \
+	    "$TRAIN" $e ent/ds bad13 --features ent/future
 else
 	skip "gnn: enterprise features: kg_gen_enterprise is not built"
 fi
