@@ -27,8 +27,8 @@
  * times the fan-out, so the sampled graph has at most S + sum_k F_k
  * nodes and sum_k F_k messages, F_0 = S f_0, F_{k+1} = F_k f_{k+1}
  * (kg_gnn_sample_bounds, capped by the graph's own sizes).  Buffers
- * sized so never grow; past the bounds they would grow (a safety net
- * that no step reaches).
+ * sized to the bounds never grow; a sample past them would grow them
+ * rather than overrun (a safety net that no sample reaches).
  *
  * Not thread-safe: one sampler per training process.
  */

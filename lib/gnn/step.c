@@ -47,10 +47,14 @@ kg_gnn_work_init(struct kg_gnn_tstate *ts)
 	size_t nb, nc, d0 = ts->d0;
 	uint64_t mn, mm;
 
-	nb = w->nb = o->batch_size / (uint32_t)ts->d->size ?
-	    o->batch_size / (uint32_t)ts->d->size : 1;
-	nc = w->nc = o->neg_candidates > 1 ?
-	    (size_t)o->neg * o->neg_candidates : o->neg;
+	/* Each rank's share of the global batch, at least 1. */
+	nb = o->batch_size / (uint32_t)ts->d->size;
+	if (nb == 0)
+		nb = 1;
+	nc = o->neg_candidates > 1 ? (size_t)o->neg * o->neg_candidates :
+	    o->neg;
+	w->nb = nb;
+	w->nc = nc;
 	graph_bounds(ts, &mn, &mm);
 	w->max_nodes = mn;
 	w->max_msgs = mm;
