@@ -176,5 +176,10 @@ kg_gnn_decode_work_release(struct kg_gnn_decode_work *w)
 	free(w->gr);
 	free(w->loss);
 	free(w->thr);
+	free(w->gh_);
+	free(w->gr_);
+	free(w->gt_);
+	free(w->gcand);
+	free(w->cthr);
 	memset(w, 0, sizeof(*w));
 }
