@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <omp.h>
@@ -22,7 +23,8 @@ enum {
 	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_EDROP, G_BASES, G_DECOMP,
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
-	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_IGNORED
+	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
+	G_PROGRESS, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -59,12 +61,13 @@ static const struct option gnn_opts[] = {
 	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
 	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
 	{ "num_thread", required_argument, NULL, G_THREADS },
+	{ "batches_per_epoch", required_argument, NULL, G_BPE },
+	{ "neg_chunk_size", required_argument, NULL, G_CHUNK },
+	{ "blocks", no_argument, NULL, G_BLOCKS },
+	{ "progress", no_argument, NULL, G_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	/* kg-train options without a meaning for GNN training. */
-	{ "neg_chunk_size", required_argument, NULL, G_IGNORED },
-	{ "progress", no_argument, NULL, G_IGNORED },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -74,6 +77,7 @@ struct gnn_cli {
 	uint32_t hidden, dim;
 	uint32_t threads;	/* 0: OpenMP's default */
 	int model_set;
+	int progress;		/* --progress */
 };
 
 /* --fanout A,B: one whole number per graph layer. */
@@ -171,6 +175,12 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
 	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
 	    &c->threads);
+	case G_BPE: return kg_parse_u32("--batches_per_epoch", arg, 1,
+	    1u << 30, &o->batches_per_epoch);
+	case G_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
+	    1u << 24, &o->neg_chunk);
+	case G_BLOCKS: o->blocks = 1; return 0;
+	case G_PROGRESS: c->progress = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
 	}
@@ -234,10 +244,12 @@ kg_gnn_cli_usage(FILE *f)
 "                [--loss NAME] [--gamma G]\n"
 "                [--adversarial_temperature T] [--lr LR]\n"
 "                [--regularization_coef C] [--batch_size N]\n"
-"                [--neg_sample_size N] [--neg_candidates N]\n"
-"                [--neg_pool_seeds] [--epochs N] [--max_step N] [--seed N]\n"
-"                [--num_thread N] [--checkpoint_dir DIR] [--resume]\n"
-"                [--no_checkpoint] [--keep_checkpoint] [--force]\n"
+"                [--neg_sample_size N] [--neg_chunk_size N]\n"
+"                [--neg_candidates N] [--neg_pool_seeds] [--blocks]\n"
+"                [--epochs N] [--batches_per_epoch N] [--max_step N]\n"
+"                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
+"                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
+"                [--progress] [--force]\n"
 "                DATASET_DIR MODEL_DIR\n");
 }
 
@@ -313,6 +325,7 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();
 	if (c.threads > 0)

@@ -46,6 +46,10 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
 	}
+	if (o->blocks && o->nfanout == 0) {
+		kg_error("blocks need fan-outs (--fanout)");
+		return -1;
+	}
 	if (!(o->lr > 0.0) || o->reg < 0.0) {
 		kg_error("learning rate must be positive and regularisation "
 		    "non-negative");
@@ -80,13 +84,59 @@ setup_models(struct kg_gnn_tstate *ts)
 		    p->n_nodes, o->enc.n_learned);
 		return -1;
 	}
+	ts->need = kg_gnn_learned_need(&o->enc, p->feat, p->frow, ts->n_loc);
 	if (kg_gnn_learned_map(ts) < 0 ||
 	    kg_gnn_model_init(&out->enc, &o->enc, p->feat, o->seed, ts->n_loc,
-	    p->lrow) < 0 ||
+	    p->lrow, ts->need) < 0 ||
 	    kg_model_init(&out->dec, o->decoder, o->enc.dims[o->enc.n_layers],
 	    0, (float)o->gamma) < 0)
 		return -1;
 	return 0;
+}
+
+uint64_t
+kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r, uint64_t E)
+{
+	unsigned __int128 n = cum[R] ? cum[R] : 1;
+
+	return (uint64_t)((unsigned __int128)E * cum[r + 1] / n -
+	    (unsigned __int128)E * cum[r] / n);
+}
+
+uint64_t
+kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s)
+{
+	return (uint64_t)((unsigned __int128)e * (s + 1) / S -
+	    (unsigned __int128)e * s / S);
+}
+
+/* Steps per epoch, and with batches_per_epoch every rank's positives
+ * per epoch (collective). */
+static void
+plan_epoch(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint32_t R = (uint32_t)ts->d->size, r, N = o->batches_per_epoch;
+	uint64_t *cum;
+
+	if (N == 0) {
+		ts->steps_per_epoch = (ts->p->n_train_global + o->batch_size -
+		    1) / o->batch_size;
+		if (ts->steps_per_epoch == 0)
+			ts->steps_per_epoch = 1;
+		return;
+	}
+	ts->steps_per_epoch = (N + R - 1) / R;
+	cum = kg_xcalloc(R + 1, sizeof(*cum));
+	cum[ts->d->rank + 1] = ts->p->n_core;
+	kg_dist_sum_u64(ts->d, cum + 1, R);
+	for (r = 0; r < R; r++)
+		cum[r + 1] += cum[r];
+	ts->share = kg_xmallocarray(R, sizeof(*ts->share));
+	for (r = 0; r < R; r++)
+		ts->share[r] = kg_gnn_epoch_share(cum, R, r,
+		    (uint64_t)N * o->batch_size);
+	free(cum);
 }
 
 /* The decoder's relations, the optimiser states, the permutation, the
@@ -123,8 +173,48 @@ setup_state(struct kg_gnn_tstate *ts)
 		ts->order[i] = i;
 	kg_gnn_graph_build(&ts->full, p->n_nodes, p->n_relations,
 	    p->graph_hrt, p->n_graph);
+	plan_epoch(ts);
 	kg_gnn_work_init(ts);
 	kg_rng_seed(&ts->rng, o->seed, 1000 + (uint64_t)ts->d->rank);
+}
+
+/* Seconds as "1h02m", "3m05s" or "42s". */
+static void
+fmt_secs(char *buf, size_t len, double t)
+{
+	unsigned long s = t > 0.0 && t < 1e9 ? (unsigned long)(t + 0.5) : 0;
+
+	if (s >= 3600)
+		snprintf(buf, len, "%luh%02lum", s / 3600, s / 60 % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lum%02lus", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%lus", s);
+}
+
+/* Rank 0's progress line (o->progress): at most twice a second, the
+ * step, the rate and the time left for the run (the steps left at the
+ * mean rate so far). */
+static void
+show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
+    uint64_t steps_run, double t0, double *last)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint64_t S = ts->steps_per_epoch;
+	uint64_t left = (o->epochs - epoch - 1) * S + (S - done);
+	double now = kg_now(), rate;
+	char eta[32];
+
+	if (!o->progress || ts->d->rank != 0 || now - *last < 0.5)
+		return;
+	*last = now;
+	rate = steps_run / (now - t0);
+	if (o->max_step > 0 && o->max_step - ts->out->steps < left)
+		left = o->max_step - ts->out->steps;
+	fmt_secs(eta, sizeof(eta), rate > 0.0 ? (double)left / rate : 0.0);
+	fprintf(stderr, "\r%s: epoch %u/%u step %" PRIu64 "/%" PRIu64
+	    " %.2f s/step ETA %s   ", kg_progname(), epoch + 1, o->epochs,
+	    done, S, rate > 0.0 ? 1.0 / rate : 0.0, eta);
 }
 
 /* The epochs (from a resumed one on), a checkpoint after each whole
@@ -135,28 +225,32 @@ run_epochs(struct kg_gnn_tstate *ts)
 	const struct kg_gnn_train_opts *o = ts->o;
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_dist *d = ts->d;
-	uint64_t steps, step, done;
+	uint64_t steps = ts->steps_per_epoch, step, done, npos, run = 0;
 	uint32_t epoch, ran = 0;
-	double t0 = kg_now();
+	double t0 = kg_now(), last = t0;
 
-	steps = (ts->p->n_train_global + o->batch_size - 1) / o->batch_size;
-	if (steps == 0)
-		steps = 1;
 	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
 	    out->steps >= o->max_step); epoch++) {
 		double loss = 0.0, te = kg_now();
 
-		for (step = 0, done = 0; step < steps; step++) {
+		for (step = 0, done = 0, npos = 0; step < steps; step++) {
+			ts->estep = step;
 			loss += kg_gnn_step(ts);
+			npos += ts->step_pos;
 			out->steps++;
 			done++;
+			run++;
+			show_progress(ts, epoch, done, run, t0, &last);
 			if (o->max_step > 0 && out->steps >= o->max_step)
 				break;
 		}
 		kg_dist_sum_f64(d, &loss, 1);
-		out->last_loss = loss / (double)(done * ts->w.nb *
+		out->last_loss = o->batches_per_epoch ? loss / (double)(npos ?
+		    npos : 1) : loss / (double)(done * ts->w.nb *
 		    (size_t)d->size);
 		ran++;
+		if (o->progress && d->rank == 0)
+			fputs("\r\033[K", stderr);
 		if (!o->quiet && d->rank == 0)
 			fprintf(stderr, "%s: epoch %u loss %.6f (%.2f s)\n",
 			    kg_progname(), epoch + 1, out->last_loss,
@@ -182,9 +276,13 @@ tstate_release(struct kg_gnn_tstate *ts)
 	free(ts->st_rel);
 	free(ts->map);
 	free(ts->order);
+	free(ts->share);
+	free(ts->need);
+	ts->need = NULL;
 	ts->st_enc = ts->st_learn = ts->st_rel = NULL;
 	ts->map = NULL;
 	ts->order = NULL;
+	ts->share = NULL;
 }
 
 int
@@ -218,6 +316,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	free(ts.st_learn);
 	free(ts.st_enc);
 	ts.st_learn = ts.st_enc = NULL;
+	kg_gnn_learned_fill(&ts);
 	if (kg_gnn_any_rank(ts.d, kg_gnn_learned_gather(&ts) < 0))
 		goto out;
 	rc = 0;
@@ -226,21 +325,4 @@ out:
 	if (rc < 0)
 		kg_gnn_trained_release(out);
 	return rc;
-}
-
-float *
-kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
-    uint64_t n_nodes, const int32_t *hrt, uint64_t n)
-{
-	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
-	struct kg_gnn_state st = KG_GNN_STATE_INIT;
-	size_t dl = m->c.dims[m->c.n_layers];
-	float *out = kg_xmallocarray(n_nodes * dl + 1, sizeof(float));
-
-	kg_gnn_graph_build(&g, n_nodes, m->c.n_relations, hrt, n);
-	kg_gnn_forward(m, &g, f, NULL, NULL, NULL, &st);
-	memcpy(out, st.h[m->c.n_layers], n_nodes * dl * sizeof(float));
-	kg_gnn_state_release(&st);
-	kg_gnn_graph_release(&g);
-	return out;
 }

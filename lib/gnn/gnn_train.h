@@ -107,12 +107,19 @@ struct kg_gnn_train_opts {
 	int quiet;
 	const struct kg_gnn_ckpt *ckpt;	/* NULL: no checkpoints */
 	double edge_dropout;		/* share of messages dropped per step */
+	uint32_t batches_per_epoch;	/* 0: ceil(n_train / batch_size)
+					 * steps of one split batch */
+	uint32_t neg_chunk;		/* positives sharing their negatives;
+					 * 0: each positive its own */
+	int blocks;			/* fan-outs: each layer only where
+					 * the next one reads */
+	int progress;			/* rank 0: progress and ETA */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0 }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -171,10 +178,19 @@ void kg_gnn_trained_release(struct kg_gnn_trained *t);
 /*
  * Every node's final embedding: a full-graph forward pass without dropout
  * over the n triples hrt of n_nodes nodes (global numbering, feature row
- * = learned row = node).  Returns n_nodes x dL floats (caller frees).
+ * = learned row = node), the bits of kg_gnn_forward's output.  It runs
+ * layer by layer (gnn/embed.c): the peak is one layer's input and output,
+ * the products of its sources (R-GCN basis: n_bases of them) and the
+ * graph, about 3.5 GB at 2.8 million nodes, 46 million messages and width
+ * 64, where a training pass would hold some 13 GB; attention and block
+ * R-GCN take their per-message scratch for chunk destinations at a time
+ * (kg_gnn_embed: 65536).  OpenMP threads as gnn.h.  Returns n_nodes x dL
+ * floats (caller frees).
  */
 float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
     uint64_t n_nodes, const int32_t *hrt, uint64_t n);
+float *kg_gnn_embed_chunks(const struct kg_gnn *m, const struct kg_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n, uint64_t chunk);
 
 /*
  * The whole run from directories: the dataset, optional features

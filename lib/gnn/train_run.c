@@ -110,12 +110,14 @@ inputs_load(struct inputs *in, const struct kg_gnn_run *r,
 		kg_error("too many relations");
 		return -1;
 	}
+	in->p.n_relations = (uint32_t)in->ds.n_relations;
+	/* Under kg-expand a rank trains on its part's slice; the whole
+	 * features are read by rank 0 for the final embedding only. */
+	if (r->expanded != NULL)
+		return part_problem(in, r, o, d);
 	if (r->features != NULL && (rc = kg_features_load(&in->gf,
 	    r->features, NULL, in->ds.n_entities)) < 0)
 		return rc;
-	in->p.n_relations = (uint32_t)in->ds.n_relations;
-	if (r->expanded != NULL)
-		return part_problem(in, r, o, d);
 	in->p.n_nodes = in->ds.n_entities;
 	in->p.graph_hrt = tr->hrt;
 	in->p.n_graph = tr->n;
@@ -125,18 +127,22 @@ inputs_load(struct inputs *in, const struct kg_gnn_run *r,
 	return 0;
 }
 
-/* Rank 0 writes the model directory, with every rank's peak RSS. */
+/* Rank 0 writes the model directory, with every rank's peak RSS (at the
+ * end of training, before rank 0 reads the whole features of a run on
+ * parts and embeds every node). */
 static int
 write_output(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
-    const struct inputs *in, const struct kg_gnn_trained *t,
-    struct kg_dist *d)
+    struct inputs *in, const struct kg_gnn_trained *t, struct kg_dist *d)
 {
 	uint64_t *rss = kg_xcalloc((size_t)d->size, sizeof(*rss));
 	int rc = 0;
 
 	rss[d->rank] = kg_peak_rss_kib();
 	kg_dist_sum_u64(d, rss, (size_t)d->size);
-	if (d->rank == 0)
+	if (d->rank == 0 && r->features != NULL && r->expanded != NULL)
+		rc = kg_features_load(&in->gf, r->features, NULL,
+		    in->ds.n_entities) < 0 ? -1 : 0;
+	if (d->rank == 0 && rc == 0)
 		rc = kg_gnn_model_write(r, o, &in->ds, r->features != NULL ?
 		    &in->gf : NULL, t, d->size, rss);
 	free(rss);
