@@ -119,5 +119,5 @@ kg_gnn_backward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
 			dx[k] *= mask[k];
 		G = dx;
 	}
-	kg_gnn_attr_backward(m, f, frow, lrow, s->rows[0], G, grad);
+	kg_gnn_attr_backward(m, f, frow, lrow, s->rows[0], G, grad, s);
 }

@@ -138,6 +138,7 @@ struct kg_gnn_state {
 	/* Nodes of each level: rows[l] the input rows of graph layer l,
 	 * rows[L] the output's (all n unless the pass ran on blocks). */
 	uint64_t rows[KG_GNN_MAX_LAYERS + 1], cap_rows[KG_GNN_MAX_LAYERS + 1];
+	uint64_t cap_t1;		/* floats of t1 and dt */
 	int blocks;			/* each layer has its own index */
 	float *h[KG_GNN_MAX_LAYERS + 1];
 	float *hd[KG_GNN_MAX_LAYERS];	/* dropped-out inputs */
@@ -162,6 +163,14 @@ struct kg_gnn_state {
 	float *py;			/* one row per pair */
 	float *tscr;			/* per-thread scratch */
 	uint64_t cap_py, cap_tscr;
+	/* The attribute layer's backward: per node scale, per attribute its
+	 * entries grouped by slot (aoff, anode), and the table rows. */
+	const struct kg_features *afeat;
+	size_t an_attrs;
+	float *asc;
+	void *arows;
+	uint64_t **aoff, *amax, *acap, cap_asc, cap_arows;
+	uint32_t **anode;
 };
 
 #define KG_GNN_STATE_INIT { 0 }

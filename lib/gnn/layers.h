@@ -32,7 +32,9 @@ void kg_gnn_attr_forward(const struct kg_gnn *m,
     uint64_t n, float *out);
 void kg_gnn_attr_backward(const struct kg_gnn *m,
     const struct kg_features *f, const int32_t *frow, const int32_t *lrow,
-    uint64_t n, const float *dout, float *grad);
+    uint64_t n, const float *dout, float *grad, struct kg_gnn_state *s);
+/* Free the attribute layer's buffers in s. */
+void kg_gnn_attr_release(struct kg_gnn_state *s);
 
 /*
  * Graph layer l over the destinations of g (g->n_nodes of them) whose

@@ -184,13 +184,120 @@ kg_gnn_basis_msgs(const struct kg_gnn *m, uint32_t l,
 		}
 }
 
+/*
+ * Basis R-GCN on blocks, aggregating first: when the sources outnumber
+ * the destinations (a sampled block: 10 times at the first layer of
+ * fan-outs 25 and 10), agg_b[i] = sum over i's messages of norm A[r, b]
+ * x[src] (B rows of din per destination) and then out += agg_b V_b costs
+ * GEMMs over the destinations, where x V_b over every source would cost
+ * them over the sources.  Each agg row is summed by one thread in CSR
+ * order.  agg goes to t1 (B blocks of n_dst rows).
+ */
+static void
+basis_aggregate(const struct kg_gnn *m, uint32_t l,
+    const struct kg_gnn_graph *g, const float *x, float *agg)
+{
+	size_t din = m->c.dims[l], B = m->c.n_bases, n = g->n_nodes;
+	const float *A = m->w + m->lay[l].a;
+	long i;
+
+#pragma omp parallel for schedule(dynamic, 256)
+	for (i = 0; i < (long)n; i++) {
+		size_t c;
+
+		for (c = 0; c < B; c++)
+			memset(agg + (c * n + (size_t)i) * din, 0,
+			    din * sizeof(float));
+		for (uint64_t q = g->off[i]; q < g->off[i + 1]; q++) {
+			const float *xj = x + (size_t)g->src[q] * din;
+			size_t r = (size_t)g->type[q];
+
+			if (q + AHEAD < g->off[i + 1])
+				prefetch_row(x + (size_t)g->src[q + AHEAD] *
+				    din, din);
+			for (c = 0; c < B; c++)
+				axpy(din, g->norm[q] * A[r * B + c], xj,
+				    agg + (c * n + (size_t)i) * din);
+		}
+	}
+}
+
+static void
+basis_forward_agg(const struct kg_gnn *m, uint32_t l,
+    const struct kg_gnn_graph *g, const float *x, float *out,
+    struct kg_gnn_state *s)
+{
+	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], B = m->c.n_bases;
+	size_t n = g->n_nodes, b;
+
+	basis_aggregate(m, l, g, x, s->t1);
+	for (b = 0; b < B; b++)
+		mm(n, dout, din, s->t1 + b * n * din,
+		    m->w + m->lay[l].v + b * din * dout, 1.0f, out);
+}
+
+/* Its backward: dV_b = agg_b^T G, dagg_b = G V_b^T (in dt), then dA by
+ * type and dx by source through the messages. */
+static void
+basis_backward_agg(const struct kg_gnn *m, uint32_t l,
+    const struct kg_gnn_graph *g, uint64_t n_src, const float *x,
+    const float *G, float *dx, struct kg_gnn_state *s, float *grad)
+{
+	const struct kg_gnn_layer_off *o = &m->lay[l];
+	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], B = m->c.n_bases;
+	size_t n = g->n_nodes, b;
+	const float *A = m->w + o->a, *da = s->dt;
+	float *gA = grad + o->a;
+	long r, j;
+
+	/* Later layers reused t1: aggregate again. */
+	basis_aggregate(m, l, g, x, s->t1);
+	for (b = 0; b < B; b++) {
+		mm_tn(n, dout, din, s->t1 + b * n * din, G,
+		    grad + o->v + b * din * dout);
+		mm_nt(n, dout, din, G, m->w + o->v + b * din * dout, 0.0f,
+		    s->dt + b * n * din);
+	}
+#pragma omp parallel for schedule(dynamic, 1)
+	for (r = 0; r < (long)g->n_types; r++) {
+		uint64_t q;
+
+		for (q = s->toff[r]; q < s->toff[r + 1]; q++) {
+			uint64_t e = s->by_type[q];
+			size_t i = (size_t)s->dst[e], c;
+			const float *xj = x + (size_t)g->src[e] * din;
+
+			for (c = 0; c < B; c++)
+				gA[(size_t)r * B + c] += g->norm[e] *
+				    dot(din, da + (c * n + i) * din, xj);
+		}
+	}
+#pragma omp parallel for schedule(dynamic, 256)
+	for (j = 0; j < (long)n_src; j++) {
+		float *row = dx + (size_t)j * din;
+		uint64_t q;
+
+		for (q = s->soff[j]; q < s->soff[j + 1]; q++) {
+			uint64_t e = s->by_src[q];
+			size_t i = (size_t)s->dst[e], c;
+			size_t rr = (size_t)g->type[e];
+
+			for (c = 0; c < B; c++)
+				axpy(din, g->norm[e] * A[rr * B + c],
+				    da + (c * n + i) * din, row);
+		}
+	}
+}
+
 void
 kg_gnn_rgcn_forward(const struct kg_gnn *m, uint32_t l,
     const struct kg_gnn_graph *g, uint64_t n_src, const float *x, float *out,
     struct kg_gnn_state *s)
 {
 	kg_gnn_self_forward(m, l, g->n_nodes, x, out);
-	if (m->c.decomp == KG_GNN_BASIS) {
+	if (m->c.decomp == KG_GNN_BASIS && n_src > g->n_nodes)
+		basis_forward_agg(m, l, g, x, out, s);
+	else if (m->c.decomp == KG_GNN_BASIS) {
 		kg_gnn_src_products(m, l, n_src, x, s->t1);
 		kg_gnn_basis_msgs(m, l, g, n_src, s->t1, out);
 	} else
@@ -277,7 +384,9 @@ kg_gnn_rgcn_backward(const struct kg_gnn *m, uint32_t l,
     const float *G, float *dx, struct kg_gnn_state *s, float *grad)
 {
 	kg_gnn_self_backward(m, l, g->n_nodes, n_src, x, G, dx, grad);
-	if (m->c.decomp == KG_GNN_BASIS)
+	if (m->c.decomp == KG_GNN_BASIS && n_src > g->n_nodes)
+		basis_backward_agg(m, l, g, n_src, x, G, dx, s, grad);
+	else if (m->c.decomp == KG_GNN_BASIS)
 		basis_backward(m, l, g, n_src, x, G, dx, s, grad);
 	else
 		block_backward(m, l, g, n_src, x, G, dx, s, grad);

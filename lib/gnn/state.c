@@ -42,6 +42,7 @@ kg_gnn_state_release(struct kg_gnn_state *s)
 	free(s->pdst);
 	free(s->py);
 	free(s->tscr);
+	kg_gnn_attr_release(s);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -67,16 +68,19 @@ regrow(void *pp, uint64_t n, size_t sz)
 }
 
 /* The per-node rows of every layer: rows[l] nodes at level l (the input
- * of graph layer l, and rows[L] the output); the backward scratch and
- * the per-source products follow the sources of each layer, at most
- * rows[0]. */
+ * of graph layer l, and rows[L] the output).  The backward scratch
+ * follows the sources of each layer, at most rows[0]; so do the
+ * per-source products (attention's z and dz), except basis R-GCN's,
+ * which have one row per destination on blocks (layers_rgcn.c) and
+ * never more than rows[1]. */
 static void
 reserve_nodes(const struct kg_gnn *m, struct kg_gnn_state *s,
     const uint64_t *rows)
 {
 	size_t md = kg_gnn_max_dim(m), B = m->c.n_bases;
 	uint32_t l, L = m->c.n_layers;
-	int grown = 0;
+	int basis = m->c.encoder == KG_GNN_RGCN && m->c.decomp == KG_GNN_BASIS;
+	uint64_t nt = (basis && L > 0 ? rows[1] : rows[0]) * md * B;
 
 	for (l = 0; l <= L; l++)
 		if (rows[l] > s->cap_rows[l]) {
@@ -90,12 +94,14 @@ reserve_nodes(const struct kg_gnn *m, struct kg_gnn_state *s,
 				regrow(&s->pre[l - 1], rows[l] * md,
 				    sizeof(float));
 			s->cap_rows[l] = rows[l];
-			grown |= l == 0;
 		}
-	if (!grown)
+	if (nt > s->cap_t1) {
+		regrow(&s->t1, nt, sizeof(float));
+		regrow(&s->dt, nt, sizeof(float));
+		s->cap_t1 = nt;
+	}
+	if (rows[0] <= s->cap_n)
 		return;
-	regrow(&s->t1, rows[0] * md * B, sizeof(float));
-	regrow(&s->dt, rows[0] * md * B, sizeof(float));
 	regrow(&s->dh, rows[0] * md, sizeof(float));
 	regrow(&s->dh2, rows[0] * md, sizeof(float));
 	regrow(&s->nsum, rows[0], sizeof(float));
