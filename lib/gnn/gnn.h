@@ -163,14 +163,12 @@ struct kg_gnn_state {
 	float *py;			/* one row per pair */
 	float *tscr;			/* per-thread scratch */
 	uint64_t cap_py, cap_tscr;
-	/* The attribute layer's backward: per node scale, per attribute its
-	 * entries grouped by slot (aoff, anode), and the table rows. */
+	/* The attribute layer's backward: each node's terms ato[i] ..
+	 * ato[i + 1] (table offset, coefficient); amax: the most terms of
+	 * an entity of afeat. */
 	const struct kg_features *afeat;
-	size_t an_attrs;
-	float *asc;
-	void *arows;
-	uint64_t **aoff, *amax, *acap, cap_asc, cap_arows;
-	uint32_t **anode;
+	uint64_t *ato, *aoff, amax, cap_ato, cap_aterm;
+	float *acoef;
 };
 
 #define KG_GNN_STATE_INIT { 0 }
