@@ -192,9 +192,9 @@ fmt_secs(char *buf, size_t len, double t)
 		snprintf(buf, len, "%lus", s);
 }
 
-/* Rank 0's progress line (o->progress): at most twice a second, the
- * step, the rate and the time left for the run (the steps left at the
- * mean rate so far). */
+/* Rank 0's progress line (o->progress): after the first step, then at
+ * most twice a second, the step, the rate and the time left for the run
+ * (the steps left at the mean rate so far). */
 static void
 show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
     uint64_t steps_run, double t0, double *last)
@@ -227,7 +227,7 @@ run_epochs(struct kg_gnn_tstate *ts)
 	struct kg_dist *d = ts->d;
 	uint64_t steps = ts->steps_per_epoch, step, done, npos, run = 0;
 	uint32_t epoch, ran = 0;
-	double t0 = kg_now(), last = t0;
+	double t0 = kg_now(), last = 0.0;
 
 	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
 	    out->steps >= o->max_step); epoch++) {
