@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/compute.h"
 #include "gnn/train_state.h"
 
 int
@@ -295,6 +296,10 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 
 	memset(out, 0, sizeof(*out));
 	memset(&ts, 0, sizeof(ts));
+	/* OpenBLAS threads of their own would fight the OpenMP threads
+	 * (gnn.h, Threads): half the speed of a sampled step at 200k nodes
+	 * on 2 cores. */
+	kg_compute_init();
 	ts.out = out;
 	ts.p = p;
 	ts.o = o;
