@@ -212,6 +212,7 @@ kg_gnn_init_rows(struct kg_gnn *m, const struct kg_gnn_config *c,
 	/* Learned rows from their own streams, so that the other parameters
 	 * do not depend on how many rows there are (a rank holds only its
 	 * part's). */
+#pragma omp parallel for schedule(static, 4096)
 	for (i = 0; i < c->n_learned; i++)
 		if (need == NULL || need[i])
 			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,

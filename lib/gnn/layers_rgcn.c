@@ -177,6 +177,11 @@ kg_gnn_basis_msgs(const struct kg_gnn *m, uint32_t l,
 		for (uint64_t q = g->off[i]; q < g->off[i + 1]; q++) {
 			size_t r = (size_t)g->type[q], j = (size_t)g->src[q];
 
+			/* The rows are random reads into B n_src rows. */
+			if (q + AHEAD < g->off[i + 1])
+				for (size_t c = 0; c < B; c++)
+					prefetch_row(t1 + (c * n_src + (size_t)
+					    g->src[q + AHEAD]) * dout, dout);
 			for (size_t c = 0; c < B; c++)
 				axpy(dout, g->norm[q] * A[r * B + c],
 				    t1 + (c * n_src + j) * dout,

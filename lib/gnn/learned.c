@@ -56,6 +56,8 @@ kg_gnn_learned_fill(struct kg_gnn_tstate *ts)
 
 	if (ts->need == NULL)
 		return;
+	/* Each row from its own stream: any thread count, the same bits. */
+#pragma omp parallel for schedule(static, 4096)
 	for (i = 0; i < ts->n_loc; i++)
 		if (!ts->need[i])
 			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,

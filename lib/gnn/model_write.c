@@ -72,12 +72,16 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	json_t *cfg, *v;
 	const char *key;
 	uint64_t shape[1];
+	uint32_t l;
+	double t_emb;
 	int rc = -1;
 
 	if (kg_outdir_begin(&od, r->output, r->force) < 0)
 		return -1;
 	kg_manifest_init(&man, r->argc, r->argv);
+	t_emb = kg_now();
 	emb = kg_gnn_embed(&t->enc, gf, ds->n_entities, tr->hrt, tr->n);
+	t_emb = kg_now() - t_emb;
 	if (kg_check_finite("entities.npy", emb, ds->n_entities,
 	    t->dec.dim) < 0 ||
 	    kg_manifest_add_input(&man, "dataset", r->dataset) < 0 ||
@@ -100,8 +104,21 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	kg_manifest_set_figure(&man, "final_loss", json_real(t->last_loss));
 	kg_manifest_set_figure(&man, "seconds_per_epoch",
 	    json_real(t->seconds_per_epoch));
+	kg_manifest_set_figure(&man, "seconds_final_embedding",
+	    json_real(t_emb));
 	kg_manifest_set_figure(&man, "steps", json_integer(
 	    (json_int_t)t->steps));
+	if (t->steps > 0) {
+		/* What a step of rank 0 encoded, on average. */
+		json_t *a = json_array();
+
+		for (l = 0; l <= o->enc.n_layers; l++)
+			json_array_append_new(a, json_real(t->sum_rows[l] /
+			    (double)t->steps));
+		kg_manifest_set_figure(&man, "mean_step_nodes", a);
+		kg_manifest_set_figure(&man, "mean_step_messages",
+		    json_real(t->sum_msgs / (double)t->steps));
+	}
 	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
 	    (json_int_t)kg_peak_rss_kib()));
 	{

@@ -404,6 +404,9 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	if (o->edge_dropout > 0.0)
 		g = kg_gnn_edge_drop(&ts->w.ed, g, o->edge_dropout, &ts->rng);
 	loss = encode_decode(ts, g, blocks, frow, lrow, scale);
+	for (l = 0; l <= L; l++)
+		ts->out->sum_rows[l] += (double)ts->w.st.rows[l];
+	ts->out->sum_msgs += (double)g->n_msgs;
 	update(ts, g, frow, lrow);
 	return loss;
 }
