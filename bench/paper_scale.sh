@@ -10,7 +10,7 @@
 #
 # Stages: kg_gen_enterprise, kg-ingest, kg-encode-attrs (fit, 2 transform
 # shards in parallel, merge), kg-partition (METIS, 2 and 4 parts),
-# kg-expand (2 hops, per-hop caps KG_BENCH_CAPS, default 10,3; the
+# kg-expand (2 hops, per-hop caps KG_BENCH_CAPS, default 5,2; the
 # uncapped 2-part expansion is made too, for its replication only).
 # Evaluation: kg-eval on the test split, ROC AUC (one negative per
 # positive) and MRR against KG_BENCH_NEG sampled candidates per side
@@ -42,7 +42,7 @@ nodes=${KG_BENCH_NODES:-2800000}
 epochs=${KG_BENCH_EPOCHS:-3}
 models=${KG_BENCH_MODELS:-RGCN RelGNN}
 ranks_list=${KG_BENCH_RANKS:-1 2 4}
-caps=${KG_BENCH_CAPS:-10,3}
+caps=${KG_BENCH_CAPS:-5,2}
 neg=${KG_BENCH_NEG:-1000}
 work=${KG_BENCH_WORK:-/work/tmp/paper_scale.$$}
 out=${KG_BENCH_OUT:-$top/bench/results/paper_scale.json}
