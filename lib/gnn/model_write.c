@@ -59,6 +59,43 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	return c;
 }
 
+/* The run's figures: loss, times, what a step encoded, peak RSS (each
+ * rank's at the end of training, rank 0's total with the final
+ * embedding). */
+static void
+set_figures(struct kg_manifest *man, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_trained *t, int nranks, const uint64_t *rss,
+    double t_emb)
+{
+	json_t *a;
+	uint32_t l;
+	int k;
+
+	kg_manifest_set_figure(man, "final_loss", json_real(t->last_loss));
+	kg_manifest_set_figure(man, "seconds_per_epoch",
+	    json_real(t->seconds_per_epoch));
+	kg_manifest_set_figure(man, "seconds_final_embedding",
+	    json_real(t_emb));
+	kg_manifest_set_figure(man, "steps", json_integer(
+	    (json_int_t)t->steps));
+	if (t->steps > 0) {
+		/* What a step of rank 0 encoded, on average. */
+		a = json_array();
+		for (l = 0; l <= o->enc.n_layers; l++)
+			json_array_append_new(a, json_real(t->sum_rows[l] /
+			    (double)t->steps));
+		kg_manifest_set_figure(man, "mean_step_nodes", a);
+		kg_manifest_set_figure(man, "mean_step_messages",
+		    json_real(t->sum_msgs / (double)t->steps));
+	}
+	kg_manifest_set_figure(man, "peak_rss_kib", json_integer(
+	    (json_int_t)kg_peak_rss_kib()));
+	a = json_array();
+	for (k = 0; k < nranks; k++)
+		json_array_append_new(a, json_integer((json_int_t)rss[k]));
+	kg_manifest_set_figure(man, "peak_rss_kib_per_rank", a);
+}
+
 int
 kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
     const struct kg_dataset *ds, const struct kg_features *gf,
@@ -72,7 +109,6 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	json_t *cfg, *v;
 	const char *key;
 	uint64_t shape[1];
-	uint32_t l;
 	double t_emb;
 	int rc = -1;
 
@@ -101,37 +137,7 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	json_object_foreach(cfg, key, v)
 		kg_manifest_set_config(&man, key, json_incref(v));
 	json_decref(cfg);
-	kg_manifest_set_figure(&man, "final_loss", json_real(t->last_loss));
-	kg_manifest_set_figure(&man, "seconds_per_epoch",
-	    json_real(t->seconds_per_epoch));
-	kg_manifest_set_figure(&man, "seconds_final_embedding",
-	    json_real(t_emb));
-	kg_manifest_set_figure(&man, "steps", json_integer(
-	    (json_int_t)t->steps));
-	if (t->steps > 0) {
-		/* What a step of rank 0 encoded, on average. */
-		json_t *a = json_array();
-
-		for (l = 0; l <= o->enc.n_layers; l++)
-			json_array_append_new(a, json_real(t->sum_rows[l] /
-			    (double)t->steps));
-		kg_manifest_set_figure(&man, "mean_step_nodes", a);
-		kg_manifest_set_figure(&man, "mean_step_messages",
-		    json_real(t->sum_msgs / (double)t->steps));
-	}
-	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
-	    (json_int_t)kg_peak_rss_kib()));
-	{
-		/* Each rank's peak at the end of training (rank 0's before
-		 * the final embedding pass). */
-		json_t *a = json_array();
-		int k;
-
-		for (k = 0; k < nranks; k++)
-			json_array_append_new(a, json_integer((json_int_t)
-			    rss[k]));
-		kg_manifest_set_figure(&man, "peak_rss_kib_per_rank", a);
-	}
+	set_figures(&man, o, t, nranks, rss, t_emb);
 	if (kg_manifest_write(&man, od.tmp) < 0)
 		goto out;
 	rc = kg_outdir_commit(&od);
