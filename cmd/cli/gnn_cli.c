@@ -24,7 +24,7 @@ enum {
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
-	G_PROGRESS, G_IGNORED
+	G_PROGRESS, G_LRSCALE, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -64,6 +64,7 @@ static const struct option gnn_opts[] = {
 	{ "batches_per_epoch", required_argument, NULL, G_BPE },
 	{ "neg_chunk_size", required_argument, NULL, G_CHUNK },
 	{ "blocks", no_argument, NULL, G_BLOCKS },
+	{ "lr_scale_ranks", required_argument, NULL, G_LRSCALE },
 	{ "progress", no_argument, NULL, G_PROGRESS },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -111,6 +112,23 @@ parse_decomp(const char *arg, enum kg_gnn_decomp *dc)
 	kg_error("--decomposition: unknown value '%s' (expected basis or "
 	    "block)", arg);
 	return -1;
+}
+
+static int
+parse_lr_scale(const char *arg, enum kg_gnn_lr_scale *sc)
+{
+	if (strcmp(arg, "none") == 0)
+		*sc = KG_GNN_LR_SCALE_NONE;
+	else if (strcmp(arg, "sqrt") == 0)
+		*sc = KG_GNN_LR_SCALE_SQRT;
+	else if (strcmp(arg, "linear") == 0)
+		*sc = KG_GNN_LR_SCALE_LINEAR;
+	else {
+		kg_error("--lr_scale_ranks: unknown value '%s' (expected none, "
+		    "sqrt or linear)", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -180,6 +198,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
 	    1u << 24, &o->neg_chunk);
 	case G_BLOCKS: o->blocks = 1; return 0;
+	case G_LRSCALE: return parse_lr_scale(arg, &o->lr_scale);
 	case G_PROGRESS: c->progress = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
@@ -246,7 +265,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--regularization_coef C] [--batch_size N]\n"
 "                [--neg_sample_size N] [--neg_chunk_size N]\n"
 "                [--neg_candidates N] [--neg_pool_seeds] [--blocks]\n"
-"                [--epochs N] [--batches_per_epoch N] [--max_step N]\n"
+"                [--epochs N] [--batches_per_epoch N]\n"
+"                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
 "                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
 "                [--progress] [--force]\n"

@@ -26,7 +26,9 @@
  *   --neg_sample_size N (8), --neg_chunk_size N (positives sharing
  *   their negatives; default none), --neg_candidates N, --neg_pool_seeds,
  *   --blocks (with --fanout: each layer only where the next one reads),
- *   --epochs N (10), --batches_per_epoch N (the paper's epoch), --max_step
+ *   --epochs N (10), --batches_per_epoch N (the paper's epoch),
+ *   --lr_scale_ranks none|sqrt|linear (with it, lr x sqrt(R) or x R on R
+ *   ranks, whose steps take R batches), --max_step
  *   N, --seed N, --checkpoint_dir DIR, --resume, --no_checkpoint,
  *   --keep_checkpoint, --num_thread N (OpenMP threads of the encoder;
  *   without it and OMP_NUM_THREADS, the ranks mpirun starts on one machine

@@ -169,6 +169,11 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->st_rel = kg_xcalloc(2 * ts->n_rel_f + 1, sizeof(float));
 	ts->adam = adam;
 	ts->adam.lr = (float)o->lr;
+	if (o->batches_per_epoch > 0 && o->lr_scale == KG_GNN_LR_SCALE_SQRT)
+		ts->adam.lr = (float)(o->lr * sqrt((double)ts->d->size));
+	else if (o->batches_per_epoch > 0 &&
+	    o->lr_scale == KG_GNN_LR_SCALE_LINEAR)
+		ts->adam.lr = (float)(o->lr * (double)ts->d->size);
 	ts->order = kg_xmallocarray(p->n_core, sizeof(*ts->order));
 	for (i = 0; i < p->n_core; i++)
 		ts->order[i] = i;

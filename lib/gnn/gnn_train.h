@@ -92,7 +92,9 @@
  * every rank exactly once, and otherwise every triple is drawn within
  * ceil(n / E) epochs.  A step's gradients are scaled by R / (the step's
  * positives over all ranks), so that their average over the ranks is the
- * mean over every positive of the step.
+ * mean over every positive of the step.  R ranks thus take 1 / R of the
+ * steps of one rank over the same positives; lr_scale multiplies the
+ * learning rate by sqrt(R) or R to make up for it (off by default).
  *
  * Negatives under kg-expand parts come from every node of the rank's
  * expanded part (its seeds and its halo), or with pool_seeds from the
@@ -130,6 +132,13 @@ struct kg_gnn_ckpt {
 	char **argv;
 };
 
+/* The learning rate on R ranks under the paper's epoch, whose steps
+ * take R batches: as given, times sqrt(R), or times R (the linear
+ * scaling rule of large-batch SGD). */
+enum kg_gnn_lr_scale {
+	KG_GNN_LR_SCALE_NONE, KG_GNN_LR_SCALE_SQRT, KG_GNN_LR_SCALE_LINEAR
+};
+
 struct kg_gnn_train_opts {
 	struct kg_gnn_config enc;	/* dims, layers, encoder, dropout */
 	enum kg_model_kind decoder;	/* DistMult, TransE_l1/l2, ComplEx */
@@ -157,12 +166,13 @@ struct kg_gnn_train_opts {
 	int blocks;			/* fan-outs: each layer only where
 					 * the next one reads */
 	int progress;			/* rank 0: progress and ETA */
+	enum kg_gnn_lr_scale lr_scale;	/* paper's epoch: lr x f(ranks) */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0 }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message

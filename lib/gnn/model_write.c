@@ -37,6 +37,19 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	json_object_set_new(c, "edge_dropout", json_real(o->edge_dropout));
 	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
 	json_object_set_new(c, "lr", json_real(o->lr));
+	if (o->batches_per_epoch > 0) {
+		static const char *const sc[3] = { "none", "sqrt", "linear" };
+
+		json_object_set_new(c, "batches_per_epoch",
+		    json_integer(o->batches_per_epoch));
+		json_object_set_new(c, "lr_scale_ranks",
+		    json_string(sc[o->lr_scale]));
+	}
+	if (o->neg_chunk > 0)
+		json_object_set_new(c, "neg_chunk_size",
+		    json_integer(o->neg_chunk));
+	if (o->blocks)
+		json_object_set_new(c, "blocks", json_true());
 	json_object_set_new(c, "regularization_coef", json_real(o->reg));
 	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
 	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));

@@ -4,7 +4,8 @@
 # core triple of each rank exactly once (each rank's permutation comes
 # back to its start) and N x batch = half of them leaves each rank half
 # way; one rank under mpirun equals the plain process bit for bit with
-# blocks, shared negatives and the paper's epoch; -q prints nothing,
+# blocks, shared negatives and the paper's epoch; --lr_scale_ranks linear
+# on 2 ranks is twice the learning rate; -q prints nothing,
 # --progress a progress line; a run killed with SIGKILL in the middle of
 # an epoch resumes from its last checkpoint to the bits of an
 # uninterrupted run; bad values are refused.
@@ -17,7 +18,7 @@ if [ ! -x "$GEN" ] || ! command -v python3 >/dev/null; then
 	exit 0
 fi
 mkdir ent
-"$GEN" -o ent/data -n 300 -s 1 2>/dev/null
+"$GEN" -o ent/data -n 350 -s 1 2>/dev/null
 D=ent/data
 kg-ingest -q -o ds --types $D/types.tsv --train $D/train.tsv \
     --valid $D/valid.tsv --test $D/test.tsv &&
@@ -97,6 +98,17 @@ if command -v mpirun >/dev/null; then
 	else
 		skip "gnn paper: half an epoch: $n triples have no even batch"
 	fi
+	# On 2 ranks --lr_scale_ranks linear is twice the learning rate.
+	q="--expanded x2 --epochs 1 --batches_per_epoch 4 --batch_size 32"
+	q="$q --no_checkpoint"
+	$MPI ${t/--lr 0.01/--lr 0.02} $q ds lr2 2>/dev/null
+	$MPI $t $q --lr_scale_ranks linear ds lrs 2>/dev/null
+	if cmp -s lr2/gnn_weights.npy lrs/gnn_weights.npy &&
+	    ! cmp -s lr2/gnn_weights.npy cover/gnn_weights.npy; then
+		ok "gnn paper: --lr_scale_ranks linear doubles the rate on 2 ranks"
+	else
+		notok "gnn paper: --lr_scale_ranks linear"
+	fi
 	p="--epochs 2 --batches_per_epoch 6 --batch_size 64 --no_checkpoint"
 	$t $p ds plain 2>/dev/null
 	timeout 120 mpirun -np 1 $t $p ds one 2>/dev/null
@@ -152,6 +164,8 @@ expect_fail "gnn paper: batches per epoch positive" 2 "batches_per_epoch" \
     $TRAIN -q --model_name RGCN --batches_per_epoch 0 ds bad2
 expect_fail "gnn paper: chunk size positive" 2 "neg_chunk_size" \
     $TRAIN -q --model_name RGCN --neg_chunk_size 0 ds bad3
+expect_fail "gnn paper: learning-rate scaling by name" 2 "lr_scale_ranks" \
+    $TRAIN -q --model_name RGCN --lr_scale_ranks cubic ds bad4
 if ls -d bad* 2>/dev/null | grep -q .; then
 	notok "gnn paper: refused runs left output"
 fi
