@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute/compute.h"
 #include "attrs/attrs.h"
-#include "io/manifest.h"
+#include "cli/tool.h"
+#include "compute/compute.h"
 #include "core/util.h"
 
 static void
@@ -101,7 +101,7 @@ main(int argc, char *argv[])
 	struct kg_attrs_opts o;
 	const char *cmd;
 	uint32_t threads = 0;
-	int ch, rc, is_fit, is_transform, is_merge;
+	int ch, is_fit, is_transform, is_merge;
 
 	kg_setprogname(argv[0]);
 	/*
@@ -116,14 +116,10 @@ main(int argc, char *argv[])
 	o.argc = argc;
 	o.argv = argv;
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 ||
-	    strcmp(argv[1], "--help") == 0)) {
-		usage(stdout);
-		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
-	}
-	if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
-		printf("kg-encode-attrs %s\n", KG_VERSION);
-		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
-	}
+	    strcmp(argv[1], "--help") == 0))
+		return kg_tool_help(usage);
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+		return kg_tool_version("kg-encode-attrs");
 	if (argc < 2) {
 		usage(stderr);
 		return KG_EXIT_USAGE;
@@ -166,13 +162,9 @@ main(int argc, char *argv[])
 		case 'q': o.quiet = 1; break;
 		case OPT_PROGRESS: o.progress = 1; break;
 		case 'h':
-			usage(stdout);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
-			    KG_EXIT_OK;
+			return kg_tool_help(usage);
 		case OPT_VERSION:
-			printf("kg-encode-attrs %s\n", KG_VERSION);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
-			    KG_EXIT_OK;
+			return kg_tool_version("kg-encode-attrs");
 		default:
 			usage(stderr);
 			return KG_EXIT_USAGE;
@@ -201,11 +193,6 @@ main(int argc, char *argv[])
 	}
 	if (threads > 0)
 		omp_set_num_threads((int)threads);
-	rc = is_fit ? kg_attrs_run_fit(&o) : is_transform ?
-	    kg_attrs_run_transform(&o) : kg_attrs_run_merge(&o);
-	rc = rc == KG_ERR_VERSION ? KG_EXIT_VERSION : rc < 0 ? KG_EXIT_FAIL :
-	    KG_EXIT_OK;
-	if (kg_close_stdout() < 0)
-		rc = KG_EXIT_FAIL;
-	return rc;
+	return kg_tool_exit(is_fit ? kg_attrs_run_fit(&o) : is_transform ?
+	    kg_attrs_run_transform(&o) : kg_attrs_run_merge(&o));
 }

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ingest/ingest.h"
+#include "cli/tool.h"
 #include "core/util.h"
+#include "ingest/ingest.h"
 
 enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
@@ -99,7 +100,7 @@ main(int argc, char *argv[])
 	static const char *const stdin_only[] = { "-" };
 	double split[3] = { 0, 0, 0 };
 	size_t nsplit;
-	int ch, rc, quiet = 0, progress = 0, delim_set = 0;
+	int ch, quiet = 0, progress = 0, delim_set = 0;
 
 	kg_setprogname(argv[0]);
 	o.argc = argc;		/* the whole command line, for the manifest */
@@ -108,11 +109,9 @@ main(int argc, char *argv[])
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'h':
-			usage(stdout);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+			return kg_tool_help(usage);
 		case OPT_VERSION:
-			printf("kg-ingest %s\n", KG_VERSION);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+			return kg_tool_version("kg-ingest");
 		case 'q':
 			quiet = 1;
 			break;
@@ -215,20 +214,15 @@ main(int argc, char *argv[])
 	}
 	if (o.tab.format == KG_TAB_CSV && !delim_set)
 		o.tab.delim = ',';
-	/* A split that does not add up is bad input rather than bad syntax:
-	 * the issue asks for exit status 1 here. */
 	if (o.use_split) {
 		memcpy(o.split, split, sizeof(split));
 		if (kg_ingest_check_split(o.split) < 0)
-			return KG_EXIT_FAIL;
+			return KG_EXIT_USAGE;
 	}
 	if (o.train == NULL) {
 		o.inputs = argc > 0 ? (const char *const *)argv : stdin_only;
 		o.n_inputs = argc > 0 ? (size_t)argc : 1;
 	}
 	o.progress = !quiet && (progress || isatty(STDERR_FILENO));
-	rc = kg_ingest_run(&o) < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
-	if (kg_close_stdout() < 0)
-		rc = KG_EXIT_FAIL;
-	return rc;
+	return kg_tool_exit(kg_ingest_run(&o));
 }

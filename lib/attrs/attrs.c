@@ -139,7 +139,9 @@ kg_attrs_collect(struct kg_attrs_data *d, const struct kg_attr_schema *s,
 	d->lo = lo;
 	d->hi = hi;
 	d->cols = kg_xcalloc(s->n_attrs, sizeof(*d->cols));
+	d->named = kg_xcalloc(s->n_attrs + 1, 1);
 	memset(&r, 0, sizeof(r));
+	r.named = d->named;
 	r.schema = s;
 	r.entities = entities;
 	r.fn = on_value;
@@ -182,6 +184,7 @@ kg_attrs_data_release(struct kg_attrs_data *d)
 		free(c->order);
 	}
 	free(d->cols);
+	free(d->named);
 	memset(d, 0, sizeof(*d));
 }
 

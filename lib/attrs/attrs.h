@@ -62,9 +62,10 @@ struct kg_attrs_data {
 	uint64_t lo, hi;
 	struct kg_attrs_col *cols;	/* one per schema attribute */
 	uint64_t n_rows, n_values, n_errors, n_skipped_entities;
+	uint8_t *named;		/* per attribute: 1 if a table names it */
 };
 
-#define KG_ATTRS_DATA_INIT { NULL, 0, 0, NULL, 0, 0, 0, 0 }
+#define KG_ATTRS_DATA_INIT { NULL, 0, 0, NULL, 0, 0, 0, 0, NULL }
 
 /*
  * Read the tables (paths[i] is where schema table i is) and keep the

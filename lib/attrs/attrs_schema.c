@@ -187,17 +187,16 @@ valid_output(const char *s)
 }
 
 static int
-parse_table(const char *file, size_t idx, json_t *t, struct kg_attr_table *tab)
+parse_table_at(const char *file, const char *where, json_t *t,
+    struct kg_attr_table *tab)
 {
 	static const char *const keys[] = { "path", "form", "delimiter",
 		"quote", "header", "columns", "unknown_entities",
 		"unknown_attributes", "literals", "multiline", NULL };
-	char where[64];
 	const char *path, *form, *s;
 	json_t *cols;
 	size_t i;
 
-	snprintf(where, sizeof(where), "tables[%zu]", idx);
 	if (!json_is_object(t)) {
 		kg_error("%s: %s: expected an object", file, where);
 		return -1;
@@ -295,8 +294,8 @@ parse_table(const char *file, size_t idx, json_t *t, struct kg_attr_table *tab)
 }
 
 static int
-parse_attr(const char *file, const char *name, json_t *a,
-    struct kg_attr_spec *sp)
+parse_attr_at(const char *file, const char *where, const char *name,
+    json_t *a, struct kg_attr_spec *sp)
 {
 	static const char *const k_num[] = { "kind", "output", "strategy",
 		"n_bins", NULL };
@@ -313,10 +312,8 @@ parse_attr(const char *file, const char *name, json_t *a,
 		[KG_ATTR_CATEGORICAL] = k_cat, [KG_ATTR_MULTILABEL] = k_multi,
 		[KG_ATTR_TEXT] = k_text,
 	};
-	char where[256];
 	const char *s;
 
-	snprintf(where, sizeof(where), "attributes.%s", name);
 	sp->name = kg_xstrdup(name);
 	if (name[0] == '\0') {
 		kg_error("%s: attributes: empty attribute name", file);
@@ -453,6 +450,30 @@ check_file_names(const struct kg_attr_schema *s, const char *what)
 		free(names[i]);
 	free(names);
 	free(owner);
+	return rc;
+}
+
+
+/* The key path in messages ("tables[2]", "attributes.NAME") is built to
+ * its full length, however long the name. */
+static int
+parse_table(const char *file, size_t idx, json_t *t, struct kg_attr_table *tab)
+{
+	char *where = kg_xasprintf("tables[%zu]", idx);
+	int rc = parse_table_at(file, where, t, tab);
+
+	free(where);
+	return rc;
+}
+
+static int
+parse_attr(const char *file, const char *name, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	char *where = kg_xasprintf("attributes.%s", name);
+	int rc = parse_attr_at(file, where, name, a, sp);
+
+	free(where);
 	return rc;
 }
 

@@ -151,6 +151,13 @@ lookup_entity(struct row_state *st, int64_t *ent)
 	    shorten(name, len, sb, sizeof(sb))) < 0 ? -1 : 1;
 }
 
+static void
+mark_named(struct kg_attr_reader *r, int64_t attr)
+{
+	if (r->named != NULL && attr >= 0)
+		r->named[attr] = 1;
+}
+
 static int
 wide_header(struct row_state *st)
 {
@@ -183,6 +190,7 @@ wide_header(struct row_state *st)
 				    (unsigned long long)st->row_line, name);
 				return -1;
 			}
+		mark_named(st->r, st->col_attr[i]);
 	}
 	return 0;
 }
@@ -231,6 +239,7 @@ process_row(struct row_state *st)
 		return data_error(st, "attribute '%s' is not in the schema",
 		    shorten(v, len, sb, sizeof(sb)));
 	}
+	mark_named(st->r, attr);
 	if ((rc = lookup_entity(st, &ent)) != 0)
 		return rc < 0 ? -1 : 0;
 	v = field(st, 2, &len);
@@ -374,9 +383,11 @@ kg_attr_read_table(struct kg_attr_reader *r, const struct kg_attr_table *t,
 	if (t->wide && !t->header) {
 		st.n_cols = t->n_columns;
 		st.col_attr = kg_xcalloc(st.n_cols, sizeof(int64_t));
-		for (i = 0; i < st.n_cols; i++)
+		for (i = 0; i < st.n_cols; i++) {
 			st.col_attr[i] = kg_attr_schema_find(r->schema,
 			    t->columns[i], strlen(t->columns[i]));
+			mark_named(r, st.col_attr[i]);
+		}
 	}
 	gz = gzopen(path, "rb");
 	if (gz == NULL) {

@@ -92,8 +92,12 @@ void kg_text_encode(const struct kg_text_model *m, const char *doc, size_t len,
     struct kg_text_scratch *sc, float *out);
 
 /*
- * Run the external encoder on n texts; out gets n * dim floats.  0, or -1
- * after kg_error() (exit status, short or long output, non-finite value).
+ * Run the external encoder on n texts; out gets n * dim floats.  The
+ * command runs as "sh -c cmd" in a process group of its own that is
+ * stopped (SIGTERM, then SIGKILL after about two seconds) when the tool
+ * gets a fatal signal (lib/io/fatal.h) or the command writes more than
+ * expected.  0, or -1 after kg_error() (exit status, short or long
+ * output, non-finite value).
  */
 int kg_text_command(const char *cmd, uint32_t dim, size_t n,
     const char *const *docs, const size_t *lens, float *out);

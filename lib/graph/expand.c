@@ -475,7 +475,7 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
     int argc, char *const argv[], const struct kg_expand_opts *o)
 {
 	struct kg_manifest pm = KG_MANIFEST_INIT;
-	char pname[32];
+	char *pname = kg_xasprintf("part-%03" PRIu32, xp->part);
 	char *pdir;
 	uint64_t nn[1] = { xp->n_nodes }, ns[1] = { xp->n_seeds };
 	uint64_t ne[1] = { xp->n_edges }, tri[2] = { xp->n_edges, 3 };
@@ -483,10 +483,10 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	uint64_t i;
 	int rc = -1;
 
-	snprintf(pname, sizeof(pname), "part-%03" PRIu32, xp->part);
 	pdir = kg_path_join(top, pname);
 	if (mkdir(pdir, 0755) != 0) {
 		kg_error_errno("cannot create '%s'", pdir);
+		free(pname);
 		free(pdir);
 		return -1;
 	}
@@ -528,6 +528,7 @@ out:
 	kg_manifest_release(&pm);
 	free(pool);
 	free(owner);
+	free(pname);
 	free(pdir);
 	return rc;
 }

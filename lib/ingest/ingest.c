@@ -21,7 +21,7 @@
 #include "ingest/ingest.h"
 #include "io/manifest.h"
 #include "io/npy.h"
-#include "io/outdir.h"
+#include "io/stage.h"
 #include "io/tabread.h"
 #include "core/util.h"
 
@@ -34,7 +34,8 @@
 static const char *const split_names[3] = { "train", "valid", "test" };
 
 /*
- * A set of triples (--dedup): each slot holds the index + 1 of a triple in
+ * A set of triples (repeats are counted always, dropped with --dedup):
+ * each slot holds the index + 1 of a triple in
  * the triple array (low 34 bits: 17 billion triples, far more than memory
  * holds) and the top 30 bits of its hash.  The slot position is taken from
  * the top bits of the hash, so the table doubles by re-placing slots from
@@ -163,7 +164,7 @@ quote_name(char *out, size_t cap, const char *s, size_t len)
 	out[k] = '\0';
 }
 
-/* ---- the triple set (--dedup) ---- */
+/* ---- the triple set (repeats, dropped with --dedup) ---- */
 
 /* A hash of a triple: two rounds of the splitmix64 finaliser, inline
  * (this runs once per triple with --dedup). */
@@ -463,6 +464,40 @@ dedup_batch(struct ingest *st, uint64_t first)
 }
 
 /*
+ * Without --dedup, repeated triples are still counted: one pass over all
+ * the triples read, in input order, with the set sized once for them (no
+ * doubling, which held the old and the new table together) and freed at
+ * the end.  Measured on 4M triples of 1M entities (kg-ingest 0.85 s,
+ * 101 MB before) it adds about 0.3 s and 66 MB of peak memory.
+ */
+static void
+count_repeats(struct ingest *st)
+{
+	uint64_t hash[DEDUP_BATCH], i, j, m;
+	unsigned bits = 10;
+
+	while (((uint64_t)3 << bits) < (st->n + 1) * 4)
+		bits++;
+	st->seen.bits = bits;
+	st->seen.cap = (uint64_t)1 << bits;
+	st->seen.slots = kg_xcalloc(st->seen.cap, sizeof(uint64_t));
+	advise_huge(st->seen.slots, st->seen.cap * sizeof(uint64_t));
+	for (i = 0; i < st->n; i += m) {
+		m = st->n - i < DEDUP_BATCH ? st->n - i : DEDUP_BATCH;
+		for (j = 0; j < m; j++) {
+			hash[j] = triple_hash(&st->trip[3 * (i + j)]);
+			__builtin_prefetch(&st->seen.slots[hash[j] >>
+			    (64 - bits)]);
+		}
+		for (j = 0; j < m; j++)
+			st->dups += !tset_add(&st->seen, st->trip, i + j,
+			    hash[j]);
+	}
+	free(st->seen.slots);
+	memset(&st->seen, 0, sizeof(st->seen));
+}
+
+/*
  * Read one input.  split is 0..2 for split files, -1 for split mode;
  * file_index numbers split-mode inputs for error messages.
  *
@@ -692,10 +727,10 @@ write_triples(struct ingest *st, const char *dir)
 	int s, opened = 0, rc = -1;
 
 	for (s = 0; s < 3; s++) {
-		char name[16], *path;
+		char *name = kg_xasprintf("%s.npy", split_names[s]);
+		char *path = kg_path_join(dir, name);
 
-		snprintf(name, sizeof(name), "%s.npy", split_names[s]);
-		path = kg_path_join(dir, name);
+		free(name);
 		rc = kg_npy_writer_open(&w[s], path, st->id64 ? KG_DT_I8 :
 		    KG_DT_I4, 2, &row);
 		free(path);
@@ -988,7 +1023,7 @@ set_figures(struct kg_manifest *m, const struct ingest *st, double secs)
 	FIG("unseen_kept", st->unseen_kept);
 	json_object_set_new(d, "bad_lines", json_integer((json_int_t)st->bad));
 	json_object_set_new(d, "duplicates", json_integer((json_int_t)
-	    st->dups));
+	    (st->o->dedup ? st->dups : 0)));
 	json_object_set_new(d, "unseen", json_integer((json_int_t)
 	    st->unseen_dropped));
 	kg_manifest_set_figure(m, "dropped", d);
@@ -1042,10 +1077,14 @@ read_all(struct ingest *st)
 		}
 		st->n_ent = kg_dict_size(&st->ent);
 		st->n_rel = kg_dict_size(&st->rel);
+		if (!o->dedup)
+			count_repeats(st);
 	} else {
 		for (i = 0; i < o->n_inputs; i++)
 			if (read_input(st, o->inputs[i], -1, i) < 0)
 				return -1;
+		if (!o->dedup)
+			count_repeats(st);
 		if (o->use_split) {
 			assign_splits(st);
 			if (apply_unseen_split(st) < 0)
@@ -1067,11 +1106,11 @@ read_all(struct ingest *st)
 }
 
 static int
-write_all(struct ingest *st, struct kg_outdir *od, struct kg_manifest *m)
+write_all(struct ingest *st, struct kg_stage *stage)
 {
 	static const char *const files[] = { "entities.tsv", "relations.tsv",
 	    "train.npy", "valid.npy", "test.npy", "types.npy", "types.tsv" };
-	const char *dir = od->tmp;
+	const char *dir = stage->dir;
 	size_t i, nfiles = st->o->types != NULL ? 7 : 5;
 
 	st->id64 = st->n_ent > INT32_MAX || st->n_rel > INT32_MAX;
@@ -1094,7 +1133,7 @@ write_all(struct ingest *st, struct kg_outdir *od, struct kg_manifest *m)
 			return -1;
 	}
 	for (i = 0; i < nfiles; i++)
-		if (kg_manifest_add_file(m, dir, files[i]) < 0)
+		if (kg_stage_add_file(stage, files[i]) < 0)
 			return -1;
 	return 0;
 }
@@ -1116,19 +1155,27 @@ ingest_release(struct ingest *st)
 	free(st->type_of);
 }
 
-int
-kg_ingest_run(const struct kg_ingest_opts *o)
+/* Every file the options name, for checking the output against. */
+static const char **
+input_files(const struct kg_ingest_opts *o, size_t *n)
 {
-	struct ingest st;
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest m = KG_MANIFEST_INIT;
-	int k, rc = -1;
+	const char **in = kg_xcalloc(o->n_inputs + 4, sizeof(*in));
+	size_t i, k = 0;
 
-	memset(&st, 0, sizeof(st));
-	st.o = o;
-	kg_dict_init(&st.ent);
-	kg_dict_init(&st.rel);
-	kg_dict_init(&st.types);
+	in[k++] = o->train;
+	in[k++] = o->valid;
+	in[k++] = o->test;
+	in[k++] = o->types;
+	for (i = 0; i < o->n_inputs; i++)
+		in[k++] = o->inputs[i];
+	*n = k;
+	return in;
+}
+
+/* Checks of the options that the command line may have skipped. */
+static int
+check_opts(const struct kg_ingest_opts *o)
+{
 	if (kg_ingest_check_columns(o->columns) < 0 ||
 	    (o->use_split && kg_ingest_check_split(o->split) < 0))
 		return -1;
@@ -1138,44 +1185,72 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 		    1 << (64 - LINE_BITS));
 		return -1;
 	}
+	return 0;
+}
+
+static void
+set_config(struct kg_manifest *m, const struct kg_ingest_opts *o)
+{
+	json_t *c = config_json(o), *v;
+	const char *key;
+
+	json_object_foreach(c, key, v)
+		kg_manifest_set_config(m, key, json_incref(v));
+	json_decref(c);
+}
+
+int
+kg_ingest_run(const struct kg_ingest_opts *o)
+{
+	struct ingest st;
+	struct kg_stage stage = KG_STAGE_INIT;
+	struct kg_stage_input *in;
+	const char **files;
+	size_t i, n;
+	int k, rc = -1;
+
+	if (check_opts(o) < 0)
+		return -1;
+	memset(&st, 0, sizeof(st));
+	st.o = o;
+	kg_dict_init(&st.ent);
+	kg_dict_init(&st.rel);
+	kg_dict_init(&st.types);
 	for (k = 0; k < 3; k++)
 		st.col[k] = (int)(strchr(o->columns, "hrt"[k]) - o->columns);
 	st.t0 = kg_now();
 	st.cpu0 = cpu_seconds();
 	st.next_progress = st.t0 + 1.0;
-	/* Refuse an existing output before reading anything. */
-	if (kg_outdir_begin(&od, o->output, o->force) < 0)
-		goto out;
-	if (read_all(&st) < 0)
-		goto out;
-	if (o->types != NULL && read_types(&st) < 0)
-		goto out;
+	/* Refuse an existing output, or one holding an input, before
+	 * reading anything. */
+	files = input_files(o, &n);
+	in = kg_xcalloc(n, sizeof(*in));
+	for (i = 0; i < n; i++)
+		in[i].path = files[i];
+	rc = kg_stage_begin(&stage, o->output, o->force, in, n, o->argc,
+	    o->argv);
+	free(in);
+	free(files);
+	if (rc < 0 || read_all(&st) < 0 ||
+	    (o->types != NULL && read_types(&st) < 0))
+		goto fail;
 	st.t_read = kg_now();
 	st.cpu_read = cpu_seconds();
-	kg_manifest_init(&m, o->argc, o->argv);
-	if (write_all(&st, &od, &m) < 0)
-		goto out;
+	if (write_all(&st, &stage) < 0)
+		goto fail;
 	st.t_write = kg_now();
-	{
-		json_t *c = config_json(o), *v;
-		const char *key;
-
-		json_object_foreach(c, key, v)
-			kg_manifest_set_config(&m, key, json_incref(v));
-		json_decref(c);
-	}
-	set_figures(&m, &st, kg_now() - st.t0);
+	set_config(&stage.manifest, o);
+	set_figures(&stage.manifest, &st, kg_now() - st.t0);
 	if (o->progress)
 		fprintf(stderr, "%s: %" PRIu64 " lines, %" PRIu64 " entities, "
 		    "%" PRIu64 " relations, %.2f s\n", kg_progname(), st.lines,
 		    st.n_ent, st.n_rel, kg_now() - st.t0);
-	if (kg_manifest_write(&m, od.tmp) < 0)
-		goto out;
-	rc = kg_outdir_commit(&od);
+	rc = kg_stage_commit(&stage);
+	goto out;
+fail:
+	rc = -1;
 out:
-	if (rc < 0)
-		kg_outdir_abort(&od);
-	kg_manifest_release(&m);
+	kg_stage_release(&stage);
 	ingest_release(&st);
 	return rc;
 }

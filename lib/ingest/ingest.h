@@ -18,11 +18,12 @@
  * NUL, tab or line break, or longer than KG_DICT_MAX_NAME) are fatal
  * unless max_errors allows skipping them; each one is reported as
  * "file:line: message".  Memory: 12 bytes per triple read plus the two
- * dictionaries (lib/io/dict.h); with dedup 8 to 16 bytes more per triple.  Valid and test
- * triples naming an entity or relation absent from train are kept,
- * dropped (counted) or an error, by "unseen".  With "dedup", a triple
- * equal to an earlier one (same split or an earlier split) is dropped and
- * counted.
+ * dictionaries (lib/io/dict.h), and 8 to 16 bytes more per triple for
+ * the set that finds repeated triples.  Valid and test triples naming an
+ * entity or relation absent from train are kept, dropped (counted) or an
+ * error, by "unseen".  A triple equal to an earlier one (same split or an
+ * earlier split) is counted in the figure "duplicates"; with "dedup" it
+ * is also dropped (and counted in "dropped.duplicates").
  *
  * Output (through lib/io/outdir.h, so nothing is left behind on error):
  * entities.tsv, relations.tsv, train.npy, valid.npy, test.npy (int32

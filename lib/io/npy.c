@@ -84,37 +84,45 @@ shape_count(int ndim, const uint64_t *shape, size_t itemsize,
 /*
  * Build the header (magic .. final newline) with the data starting at a
  * multiple of NPY_ALIGN.  "pad_to" forces a minimum total header length so
- * the streaming writer can rewrite it in place.  Returns the length.
+ * the streaming writer can rewrite it in place.  Returns the length, or 0
+ * when it does not fit in cap.
  */
 static size_t
 build_header(char *buf, size_t cap, enum kg_dtype dt, int ndim,
     const uint64_t *shape, size_t pad_to)
 {
-	char dict[512];
-	size_t n = 0, total, hlen;
+	struct kg_strbuf dict = { NULL, 0, 0 };
+	char num[32];
+	size_t n, total, hlen;
 	int i;
 
-	n += (size_t)snprintf(dict + n, sizeof(dict) - n,
-	    "{'descr': '%s', 'fortran_order': False, 'shape': (",
-	    kg_dtype_descr(dt));
-	for (i = 0; i < ndim; i++)
-		n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s%llu",
-		    i ? ", " : "", (unsigned long long)shape[i]);
-	n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s), }",
-	    ndim == 1 ? "," : "");
+	kg_strbuf_add(&dict, "{'descr': '");
+	kg_strbuf_add(&dict, kg_dtype_descr(dt));
+	kg_strbuf_add(&dict, "', 'fortran_order': False, 'shape': (");
+	for (i = 0; i < ndim; i++) {
+		/* 20 digits at most: the buffer cannot truncate. */
+		snprintf(num, sizeof(num), "%s%llu", i ? ", " : "",
+		    (unsigned long long)shape[i]);
+		kg_strbuf_add(&dict, num);
+	}
+	kg_strbuf_add(&dict, ndim == 1 ? ",), }" : "), }");
+	n = dict.len;
 	total = 10 + n + 1;
 	total = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
 	if (total < pad_to)
 		total = pad_to;
-	if (total > cap)
+	if (total > cap) {
+		free(dict.s);
 		return 0;
+	}
 	hlen = total - 10;
 	memcpy(buf, "\x93NUMPY\x01\x00", 8);
 	buf[8] = (char)(hlen & 0xff);
 	buf[9] = (char)(hlen >> 8);
-	memcpy(buf + 10, dict, n);
+	memcpy(buf + 10, dict.s, n);
 	memset(buf + 10 + n, ' ', total - 10 - n - 1);
 	buf[total - 1] = '\n';
+	free(dict.s);
 	return total;
 }
 
@@ -488,6 +496,10 @@ kg_npy_write(const char *path, enum kg_dtype dt, int ndim,
 		return -1;
 	}
 	hlen = build_header(hdr, sizeof(hdr), dt, ndim, shape, 0);
+	if (hlen == 0) {
+		kg_error("%s: header too long", path);
+		return -1;
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		kg_error_errno("cannot create '%s'", path);

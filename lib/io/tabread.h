@@ -9,7 +9,8 @@
  * fields may hold the delimiter, doubled quotes and newlines; strict mode,
  * so a stray quote is an error).  Spaces are kept as part of fields.
  *
- * In both formats empty lines are skipped, lines whose first byte is '#'
+ * A UTF-8 byte-order mark at the start of the input is skipped.  In both
+ * formats empty lines are skipped, lines whose first byte is '#'
  * are skipped as comments when opts.comments is set (a CSV line only when
  * no record is open), and the first record is skipped when opts.header is
  * set.  Line numbers count physical lines from 1; a record's line is the

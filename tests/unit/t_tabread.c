@@ -138,6 +138,56 @@ t_tsv_delimiter_and_gzip(void)
 }
 
 /* A 9 MB line (the buffer starts at 4 MB) between short ones. */
+/*
+ * A UTF-8 byte-order mark at the start is not part of the first field
+ * (TSV, CSV, gzip, with a header or a comment first); one anywhere else
+ * is data (issue 12, item 6).
+ */
+static void
+t_bom(void)
+{
+	static const char tsv[] = "\xef\xbb\xbf" "a\tr\tb\n\xef\xbb\xbf" "c\tr\td\n";
+	static const char csv[] = "\xef\xbb\xbf" "\"a\",r,b\nc,r,d\n";
+	static const char hdr[] = "\xef\xbb\xbf" "# x\nh\tr\tt\na\tr\tb\n";
+	static const char two[] = "\xef\xbb";
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path, *got;
+	int rc;
+
+	path = write_file("bom.tsv", tsv, sizeof(tsv) - 1);
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "a|r|b@1;\xef\xbb\xbf" "c|r|d@2;") ==
+	    0, "%s", got);
+	free(got);
+	free(path);
+	path = write_gz("bom.tsv.gz", tsv, sizeof(tsv) - 1);
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strncmp(got, "a|r|b@1;", 8) == 0, "%s", got);
+	free(got);
+	free(path);
+	o.header = 1;
+	path = write_file("bomh.tsv", hdr, sizeof(hdr) - 1);
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "a|r|b@3;") == 0, "%s", got);
+	free(got);
+	free(path);
+	o.header = 0;
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	path = write_file("bom.csv", csv, sizeof(csv) - 1);
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "a|r|b@1;c|r|d@2;") == 0, "%s", got);
+	free(got);
+	free(path);
+	/* Part of a mark is data. */
+	o = (struct kg_tab_opts)KG_TAB_OPTS_INIT;
+	path = write_file("two.tsv", two, sizeof(two) - 1);
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "\xef\xbb@1;") == 0, "%s", got);
+	free(got);
+	free(path);
+}
+
 static void
 t_long_line(void)
 {
@@ -402,6 +452,7 @@ main(void)
 	kg_setprogname("t_tabread");
 	T_RUN(t_tsv);
 	T_RUN(t_tsv_delimiter_and_gzip);
+	T_RUN(t_bom);
 	T_RUN(t_long_line);
 	T_RUN(t_csv);
 	T_RUN(t_random_against_reference);

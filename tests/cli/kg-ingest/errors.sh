@@ -40,7 +40,7 @@ expect_fail "unreadable valid file" 1 '^kg-ingest: absent.tsv: cannot open: No s
     kg-ingest -o out --train cols4.tsv --valid absent.tsv --max-errors 1
 expect_fail "truncated gzip" 1 '^kg-ingest: cut.tsv.gz: truncated gzip input$' \
     kg-ingest -o out cut.tsv.gz
-expect_fail "split not summing to 1" 1 '^kg-ingest: --split: fractions 0.8,0.1,0.2 sum to 1.1, not 1$' \
+expect_fail "split not summing to 1 is bad usage" 2 '^kg-ingest: --split: fractions 0.8,0.1,0.2 sum to 1.1, not 1$' \
     kg-ingest -o out --split 0.8,0.1,0.2 big.tsv.gz
 expect_fail "split fraction out of range" 2 '^kg-ingest: --split: ' \
     kg-ingest -o out --split 1.5,-0.5 big.tsv.gz
