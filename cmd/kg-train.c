@@ -21,6 +21,7 @@
 #include "dist/dist.h"
 #include "dist/dist_train.h"
 #include "kge/train.h"
+#include "kge/train_job.h"
 #include "core/util.h"
 
 static void
