@@ -88,7 +88,8 @@ save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
 		json_array_append_new(own, json_integer(v->loc[p]));
 	json_object_set_new(st, "partition_rank", own);
 	cfg = json_pack("{s:s}", "partitions", v->x->partitions);
-	rc = kg_ckpt_commit(w, st, v->log.s, v->j->argc, v->j->argv, cfg);
+	rc = kg_ckpt_commit(w, st, v->log.s ? v->log.s : "", v->j->argc,
+	    v->j->argv, cfg);
 	json_decref(st);
 	json_decref(cfg);
 	return rc;

@@ -93,8 +93,8 @@ kg_ckpt_commit(struct kg_ckpt_writer *w, json_t *state, const char *log,
 
 	kg_manifest_init(&man, argc, argv);
 	if (js == NULL || kg_write_text(w->od.tmp, "state.json", js) < 0 ||
-	    kg_write_text(w->od.tmp, "train_log.jsonl", log ? log : "") < 0 ||
-	    add_every_file(&man, w->od.tmp) < 0)
+	    (log != NULL && kg_write_text(w->od.tmp, "train_log.jsonl",
+	    log) < 0) || add_every_file(&man, w->od.tmp) < 0)
 		goto out;
 	if (config != NULL)
 		json_object_foreach(config, key, v)

@@ -43,7 +43,7 @@ struct kg_ckpt_writer {
 /* Start replacing the checkpoint dir (kept as it is until commit).  0, or
  * -1 after kg_error(). */
 int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir);
-/* Write state.json (state borrowed), train_log.jsonl (log NULL: empty)
+/* Write state.json (state borrowed), train_log.jsonl (log NULL: none)
  * and the manifest (argv, and config keys unless config is NULL), then
  * rename into place.  0, or -1 after kg_error() with the temporary
  * removed.  Releases w either way. */

@@ -72,7 +72,7 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
 	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
 	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
 	json_object_set_new(st, "seed", json_integer((json_int_t)tr->o.seed));
-	rc = kg_ckpt_commit(&w, st, log, 0, NULL, NULL);
+	rc = kg_ckpt_commit(&w, st, log ? log : "", 0, NULL, NULL);
 	json_decref(st);
 	return rc;
 }

@@ -43,6 +43,8 @@ close_sources(struct tab_part *q)
 	kg_store_src_close(&q->src[1]);
 }
 
+/* Make buf partition p's resident buffer, or (NULL) leave it not
+ * resident. */
 static void
 make_resident(struct tab *t, uint32_t p, float *buf)
 {
@@ -50,8 +52,8 @@ make_resident(struct tab *t, uint32_t p, float *buf)
 
 	q->buf = buf;
 	q->pub.w = buf;
-	q->pub.state = t->st.state_width ? buf + q->pub.rows * t->st.dim :
-	    NULL;
+	q->pub.state = buf != NULL && t->st.state_width ? buf + q->pub.rows *
+	    t->st.dim : NULL;
 }
 
 /* Fill buf with partition p's rows and state from wherever they are. */

@@ -5,6 +5,7 @@
  * are deterministic, and a run split by a checkpoint gives bit-identical
  * parameters.
  */
+#include <unistd.h>
 #include <zlib.h>
 
 #include "eval/eval.h"
@@ -314,6 +315,25 @@ t_resume_bit_identical(void)
 	kg_error_mute(0);
 	T_CHECKF(strstr(kg_error_last(), "dim 16") != NULL &&
 	    strstr(kg_error_last(), "--hidden_dim gives 24") != NULL, "%s",
+	    kg_error_last());
+	kg_trainer_release(&b);
+	/* A damaged partition file is caught by the manifest, by name. */
+	small_opts(&o, KG_MODEL_TRANSR);
+	o.dim = 16;
+	o.rel_optim = KG_OPTIM_ADAM;
+	o.reg_coef = 1e-4;
+	T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n, umls.split[0],
+	    umls.n[0], NULL, 0, NULL, 0) == 0);
+	{
+		char *e = kg_path_join(dir, "entities-p0.npy");
+
+		T_CHECK(truncate(e, 100) == 0);
+		free(e);
+	}
+	kg_error_mute(1);
+	T_CHECK(kg_trainer_load(&b, dir, &log) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "entities-p0.npy") != NULL, "%s",
 	    kg_error_last());
 	kg_trainer_release(&b);
 	free(dir);
