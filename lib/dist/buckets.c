@@ -1,9 +1,9 @@
 /*
  * buckets: the PyTorch-BigGraph-style bucket driver of kg-train; see
- * dist_train.h.  Partitions live in a parking store (lib/store/store.h):
- * a rank pins the two it trains in a round, takes a partition out of the
- * store to send it to the rank that needs it next, and puts a received
- * one in; the store parks what nobody pins when it needs the memory.
+ * dist_train.h.  Set-up, the rounds and epochs of the schedule, the log
+ * and figures.  Partitions live in a parking store (lib/store/store.h)
+ * and move between rounds in buckets_sync.c; checkpoints and the model
+ * dir are written in buckets_io.c.
  */
 #include "dist/buckets_impl.h"
 
@@ -156,129 +156,6 @@ teardown(struct kg_buckets *v)
 	free(v->mine.s);
 }
 
-/* need[p]: the rank that holds partition p in round "round", or -1. */
-static void
-round_needs(const struct kg_buckets *v, uint32_t round, int32_t *need)
-{
-	uint32_t p, k;
-
-	for (p = 0; p < v->P; p++)
-		need[p] = -1;
-	if (round >= v->s.nrounds)
-		return;
-	for (k = 0; k < v->s.nranks; k++) {
-		const int32_t *h = kg_dist_sched_hold(&v->s, round, k);
-
-		if (h[0] >= 0)
-			need[h[0]] = (int32_t)k;
-		if (h[1] >= 0)
-			need[h[1]] = (int32_t)k;
-	}
-}
-
-/* Take the partitions that leave this rank (those in memory first,
- * "resident" selects which), each with its send. */
-static int
-take_outgoing(struct kg_buckets *v, const int32_t *need, int resident,
-    float **sbuf, struct kg_dist_xfer *xf, size_t *nx)
-{
-	int me = v->d->rank;
-	uint32_t p;
-
-	for (p = 0; p < v->P; p++) {
-		if (v->loc[p] != me || need[p] < 0 || need[p] == me ||
-		    sbuf[p] != NULL || kg_store_resident(v->st, p) != resident)
-			continue;
-		if ((sbuf[p] = kg_store_take(v->st, p)) == NULL)
-			return -1;
-		xf[(*nx)++] = (struct kg_dist_xfer){ sbuf[p],
-		    kg_store_part_floats(v->st, p) * sizeof(float), need[p],
-		    (int)p, 1 };
-	}
-	return 0;
-}
-
-/* Pin partition p for the round. */
-static int
-pin(struct kg_buckets *v, uint32_t p)
-{
-	if (v->pinned[p])
-		return 0;
-	if (kg_store_acquire(v->st, p) == NULL)
-		return -1;
-	v->pinned[p] = 1;
-	return 0;
-}
-
-/*
- * Move the partitions so that every rank holds what round "round" needs.
- * Every rank runs the same bookkeeping on loc; each acts on its own part.
- * What is in memory is dealt with before anything that makes the store
- * read, so that nothing needed is parked only to be read back: unpin what
- * this rank no longer needs, take what leaves it from memory, pin what it
- * keeps, then take what leaves it from disk and make buffers for what
- * comes in (the store parks idle partitions to make room), exchange, and
- * pin what arrived or was parked here.
- */
-static int
-transition(struct kg_buckets *v, uint32_t round)
-{
-	uint32_t P = v->P, p;
-	int me = v->d->rank, rc = -1;
-	int32_t *need = kg_xmallocarray(P, sizeof(*need));
-	float **rbuf = kg_xcalloc(P, sizeof(*rbuf));
-	float **sbuf = kg_xcalloc(P, sizeof(*sbuf));
-	struct kg_dist_xfer *xf = kg_xcalloc(2 * (size_t)P + 1, sizeof(*xf));
-	size_t nx = 0;
-
-	round_needs(v, round, need);
-	for (p = 0; p < P; p++)
-		if (v->pinned[p] && need[p] != me) {
-			kg_store_release(v->st, p, 0);
-			v->pinned[p] = 0;
-		}
-	if (take_outgoing(v, need, 1, sbuf, xf, &nx) < 0)
-		goto out;
-	for (p = 0; p < P; p++)
-		if (need[p] == me && kg_store_resident(v->st, p) &&
-		    pin(v, p) < 0)
-			goto out;
-	if (take_outgoing(v, need, 0, sbuf, xf, &nx) < 0)
-		goto out;
-	for (p = 0; p < P; p++) {
-		if (need[p] != me || v->loc[p] < 0 || v->loc[p] == me)
-			continue;
-		if ((rbuf[p] = kg_store_buf_alloc(v->st, p)) == NULL)
-			goto out;
-		xf[nx++] = (struct kg_dist_xfer){ rbuf[p],
-		    kg_store_part_floats(v->st, p) * sizeof(float), v->loc[p],
-		    (int)p, 0 };
-	}
-	kg_dist_exchange(v->d, xf, nx);
-	for (p = 0; p < P; p++) {
-		kg_store_buf_free(v->st, p, sbuf[p]);
-		sbuf[p] = NULL;
-		if (rbuf[p] != NULL && kg_store_put(v->st, p, rbuf[p]) < 0)
-			goto out;
-		rbuf[p] = NULL;
-		if (need[p] == me && pin(v, p) < 0)
-			goto out;
-		if (need[p] >= 0)
-			v->loc[p] = need[p];
-	}
-	rc = 0;
-out:
-	for (p = 0; p < P; p++) {
-		kg_store_buf_free(v->st, p, rbuf[p]);
-		kg_store_buf_free(v->st, p, sbuf[p]);
-	}
-	free(need);
-	free(rbuf);
-	free(sbuf);
-	free(xf);
-	return rc;
-}
-
 /* Gather the positives of bucket (a, b), shuffled for the epoch. */
 static uint64_t
 bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
@@ -317,54 +194,6 @@ bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
 		memcpy(v->pos + 3 * k, t, sizeof(t));
 	}
 	return n;
-}
-
-/*
- * Merge the ranks' relation tables: each rank's change since the last
- * merge is summed onto the merged value (the sum of everyone's updates,
- * what one shared table would hold), for the parameters and for their
- * optimiser state.  A plain average would divide the relations' step by
- * the rank count.  Nothing to do with one rank.
- */
-static void
-merge_table(struct kg_buckets *v, float *x, float *base, size_t n)
-{
-	double *delta;
-	size_t i;
-
-	if (v->d->size == 1)
-		return;
-	delta = kg_xmallocarray(n, sizeof(*delta));
-	for (i = 0; i < n; i++)
-		delta[i] = (double)x[i] - (double)base[i];
-	kg_dist_sum_f64(v->d, delta, n);
-	for (i = 0; i < n; i++)
-		base[i] = x[i] = (float)((double)base[i] + delta[i]);
-	free(delta);
-}
-
-static void
-sync_relations(struct kg_buckets *v)
-{
-	merge_table(v, v->tr.rel, v->rel_base, v->tr.n_rel_rows *
-	    v->tr.model.rel_width);
-	merge_table(v, v->tr.rel_state, v->rel_state_base,
-	    v->tr.n_rel_rows * v->tr.rel_state_width);
-}
-
-/* The merge base: the tables as every rank has them now. */
-static void
-sync_base(struct kg_buckets *v)
-{
-	size_t nr = v->tr.n_rel_rows * v->tr.model.rel_width;
-	size_t ns = v->tr.n_rel_rows * v->tr.rel_state_width;
-
-	if (v->rel_base == NULL) {
-		v->rel_base = kg_xmallocarray(nr, sizeof(float));
-		v->rel_state_base = kg_xmallocarray(ns, sizeof(float));
-	}
-	memcpy(v->rel_base, v->tr.rel, nr * sizeof(float));
-	memcpy(v->rel_state_base, v->tr.rel_state, ns * sizeof(float));
 }
 
 /* Train this rank's buckets of one round, logging each; stats[0] and
@@ -410,15 +239,15 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 
 	stats[0] = stats[1] = 0.0;
 	for (round = 0; round < v->s.nrounds; round++) {
-		if (transition(v, round) < 0 || run_round(v, round, stats) < 0)
+		if (kg_buckets_transition(v, round) < 0 || run_round(v, round, stats) < 0)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);
 		if (v->x->rel_sync > 0 && (round + 1) % v->x->rel_sync == 0 &&
 		    round + 1 < v->s.nrounds)
-			sync_relations(v);
+			kg_buckets_sync_relations(v);
 	}
-	sync_relations(v);
+	kg_buckets_sync_relations(v);
 	kg_dist_sum_f64(v->d, stats, 2);
 	*secs = kg_now() - t0;
 	return 0;
@@ -461,7 +290,7 @@ train_epochs(struct kg_buckets *v)
 	uint64_t bytes[1];
 	int rc;
 
-	sync_base(v);
+	kg_buckets_sync_base(v);
 	while (v->tr.epoch < v->o->epochs) {
 		uint64_t bytes0 = d->bytes_sent;
 

@@ -1,9 +1,10 @@
 /*
  * buckets_impl: the state of the bucket driver (lib/dist only).
  *
- *   buckets.c     set-up, the schedule's rounds (moving partitions
- *                 between ranks through the store), the epoch loop
- *   buckets_io.c  its checkpoints and model dir, written collectively
+ *   buckets.c       set-up, the schedule's rounds and epochs, figures
+ *   buckets_sync.c what ranks exchange between rounds: partitions
+ *                  (through the store) and relation changes
+ *   buckets_io.c    checkpoints and the model dir, written collectively
  */
 #ifndef KG_BUCKETS_IMPL_H
 #define KG_BUCKETS_IMPL_H
@@ -39,6 +40,18 @@ struct kg_buckets {
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
 };
+
+/*
+ * Move the partitions so that every rank holds (pins) the two that round
+ * "round" of the schedule gives it; 0, or -1 after kg_error() on this
+ * rank (peers may be waiting: the caller aborts).
+ */
+int kg_buckets_transition(struct kg_buckets *v, uint32_t round);
+/* Merge the ranks' relation tables (parameters and optimiser state):
+ * each rank's change since the last merge is summed onto the base. */
+void kg_buckets_sync_relations(struct kg_buckets *v);
+/* Take the tables as they are now as the merge base. */
+void kg_buckets_sync_base(struct kg_buckets *v);
 
 /* 0 on every rank, or -1 on every rank when any rank passed rc < 0. */
 int kg_buckets_agree(struct kg_buckets *v, int rc);
