@@ -21,6 +21,7 @@
 #include "dist/dist.h"
 #include "dist/dist_train.h"
 #include "kge/train.h"
+#include "kge/train_job.h"
 #include "core/util.h"
 
 static void
@@ -151,6 +152,7 @@ struct state {
 	struct kg_train_job j;
 	struct kg_dist_train_opts x;
 	int double_ent;
+	int epochs_given;	/* --epochs, on the command line or config */
 };
 
 static int
@@ -217,8 +219,9 @@ apply(struct state *s, int ch, const char *arg)
 	    &o->init_scale);
 	case O_CLIP: return kg_parse_double("--max_grad_norm", arg, 0, 1e12,
 	    &o->clip);
-	case O_EPOCHS: return kg_parse_u32("--epochs", arg, 1, 1u << 24,
-	    &o->epochs);
+	case O_EPOCHS:
+		s->epochs_given = 1;
+		return kg_parse_u32("--epochs", arg, 1, 1u << 24, &o->epochs);
 	case O_MAXSTEP: return kg_parse_u64("--max_step", arg, 1, UINT64_MAX,
 	    &o->max_step);
 	case O_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
@@ -296,6 +299,10 @@ parse_args(int argc, char **av, struct state *s)
 		usage(stderr);
 		return KG_EXIT_USAGE + 1;
 	}
+	/* DGL-KE's habit: --max_step alone bounds training, not the
+	 * default epoch count as well. */
+	if (s->o.max_step > 0 && !s->epochs_given)
+		s->o.epochs = 0;
 	if (s->double_ent && (s->o.model == KG_MODEL_COMPLEX ||
 	    s->o.model == KG_MODEL_ROTATE))
 		s->o.dim *= 2;
@@ -387,6 +394,7 @@ main(int argc, char *argv[])
 	s.o = z;
 	s.j = zj;
 	s.double_ent = 0;
+	s.epochs_given = 0;
 	s.x = zx;
 	s.x.rel_sync = 1;
 	s.j.argc = argc;

@@ -458,3 +458,59 @@ kg_rng_normal(struct kg_rng *r)
 		u1 = 1e-300;
 	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
+
+/* ---- full reads and writes ---- */
+
+#define FULL_CHUNK ((size_t)1 << 30)
+
+int
+kg_write_full(int fd, const void *buf, size_t n, int64_t at)
+{
+	const char *p = buf;
+
+	while (n > 0) {
+		size_t len = n < FULL_CHUNK ? n : FULL_CHUNK;
+		ssize_t w = at >= 0 ? pwrite(fd, p, len, (off_t)at) :
+		    write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		if (w == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+		if (at >= 0)
+			at += w;
+	}
+	return 0;
+}
+
+int
+kg_pread_full(int fd, void *buf, size_t n, int64_t at)
+{
+	char *p = buf;
+
+	while (n > 0) {
+		size_t len = n < FULL_CHUNK ? n : FULL_CHUNK;
+		ssize_t r = at >= 0 ? pread(fd, p, len, (off_t)at) :
+		    read(fd, p, len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += r;
+		n -= (size_t)r;
+		if (at >= 0)
+			at += r;
+	}
+	return 0;
+}

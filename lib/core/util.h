@@ -178,4 +178,16 @@ kg_rng_uniform(struct kg_rng *r)
 /* Standard normal deviate (Box-Muller, one value per call). */
 double kg_rng_normal(struct kg_rng *r);
 
+/*
+ * Full reads and writes of a descriptor (the one loop for short writes
+ * and EINTR).  "at" >= 0 reads or writes at that offset (pread/pwrite,
+ * the file position is left alone); at < 0 uses and advances the file
+ * position.  Both return 0 once all n bytes are done, or -1 with errno
+ * set and nothing reported (the caller names the file): a read that
+ * meets the end of the file first fails with errno EIO.  Chunks of at
+ * most 1 GiB, so any n works.
+ */
+int kg_write_full(int fd, const void *buf, size_t n, int64_t at);
+int kg_pread_full(int fd, void *buf, size_t n, int64_t at);
+
 #endif

@@ -449,24 +449,6 @@ kg_npy_release(struct kg_npy *a)
 }
 
 static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
 check_ndim(const char *path, enum kg_dtype dt, int ndim)
 {
 	if (kg_dtype_size(dt) == 0) {
@@ -505,8 +487,8 @@ kg_npy_write(const char *path, enum kg_dtype dt, int ndim,
 		kg_error_errno("cannot create '%s'", path);
 		return -1;
 	}
-	if (write_all(fd, hdr, hlen) < 0 || write_all(fd, data, nbytes) < 0 ||
-	    fsync(fd) < 0) {
+	if (kg_write_full(fd, hdr, hlen, -1) < 0 ||
+	    kg_write_full(fd, data, nbytes, -1) < 0 || fsync(fd) < 0) {
 		kg_error_errno("cannot write '%s'", path);
 		close(fd);
 		unlink(path);
@@ -560,7 +542,7 @@ kg_npy_writer_open(struct kg_npy_writer *w, const char *path,
 	w->buf = kg_xmalloc(w->buf_cap);
 	/* A placeholder header of the final length, rewritten at close. */
 	build_header(hdr, sizeof(hdr), dt, ndim, w->shape, STREAM_HEADER);
-	if (write_all(w->fd, hdr, STREAM_HEADER) < 0) {
+	if (kg_write_full(w->fd, hdr, STREAM_HEADER, -1) < 0) {
 		kg_error_errno("cannot write '%s'", path);
 		kg_npy_writer_abort(w);
 		return -1;
@@ -573,7 +555,7 @@ writer_flush(struct kg_npy_writer *w)
 {
 	if (w->buf_len == 0 || w->failed)
 		return w->failed ? -1 : 0;
-	if (write_all(w->fd, w->buf, w->buf_len) < 0) {
+	if (kg_write_full(w->fd, w->buf, w->buf_len, -1) < 0) {
 		kg_error_errno("cannot write '%s'", w->path);
 		w->failed = 1;
 		return -1;
@@ -657,4 +639,13 @@ kg_npy_writer_abort(struct kg_npy_writer *w)
 	free(w->path);
 	w->buf = w->path = NULL;
 	w->fd = -1;
+}
+
+size_t
+kg_npy_header(char *buf, size_t cap, enum kg_dtype dt, int ndim,
+    const uint64_t *shape)
+{
+	if (kg_dtype_size(dt) == 0 || ndim < 0 || ndim > KG_NPY_MAXDIM)
+		return 0;
+	return build_header(buf, cap, dt, ndim, shape, 0);
 }
