@@ -312,7 +312,7 @@ project_randomized(struct kg_text_model *m, const double *g, uint32_t v)
 	b = kg_xmallocarray((size_t)l * l, sizeof(double));
 	w = kg_xmallocarray(l, sizeof(double));
 	vec = kg_xmallocarray(v, sizeof(double));
-	kg_rng_seed(&rng, 0x7e47, 0);
+	kg_rng_stream(&rng, 0x7e47, KG_STREAM_TEXT_SVD, 0, 0, 0, 0);
 	for (i = 0; i < (size_t)v * l; i++)
 		z[i] = kg_rng_normal(&rng);
 	kg_dsymm_lu(v, l, 1.0, g, v, z, v, 0.0, y, v);

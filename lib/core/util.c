@@ -437,28 +437,6 @@ kg_path_exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
-void
-kg_rng_seed(struct kg_rng *r, uint64_t seed, uint64_t stream)
-{
-	uint64_t sm = seed ^ (stream * 0xd1342543de82ef95ULL);
-	int i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = kg_splitmix64(&sm);
-	if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
-		r->s[0] = 1;
-}
-
-double
-kg_rng_normal(struct kg_rng *r)
-{
-	double u1 = kg_rng_uniform(r), u2 = kg_rng_uniform(r);
-
-	if (u1 < 1e-300)
-		u1 = 1e-300;
-	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
 /* ---- full reads and writes ---- */
 
 #define FULL_CHUNK ((size_t)1 << 30)

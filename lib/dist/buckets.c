@@ -86,7 +86,7 @@ init_trainer(struct kg_buckets *v)
 	const struct kg_train_opts *o = v->o;
 	struct kg_store_layout l = kg_train_layout(o, v->ds.n_entities, v->P,
 	    v->pb.offsets);
-	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_PART_INIT);
+	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_BUCKET_ENTITY_INIT);
 	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = o->reciprocal ?
 	    2 * n : n, i;
 	int32_t *known;
@@ -183,8 +183,8 @@ bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
 		y[1] = x[1] + nrel;
 		y[2] = x[0];
 	}
-	kg_rng_seed(&rng, v->o->seed, KG_STREAM_BUCKET_SHUFFLE +
-	    (uint64_t)v->tr.epoch * P * P + bk);
+	kg_rng_stream(&rng, v->o->seed, KG_STREAM_BUCKET_SHUFFLE, v->tr.epoch,
+	    a, b, 0);
 	for (i = n; i > 1; i--) {
 		uint64_t k = kg_rng_below(&rng, i);
 		int32_t t[3];
@@ -213,8 +213,7 @@ run_round(struct kg_buckets *v, uint32_t round, double stats[2])
 		uint64_t n = bucket_positives(v, a, c), done = 0;
 		double loss = 0.0, tb = kg_now();
 
-		if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, b[i], 0, &loss,
-		    &done) < 0)
+		if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, 0, &loss, &done) < 0)
 			return -1;
 		stats[0] += loss;
 		stats[1] += (double)done;

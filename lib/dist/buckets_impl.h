@@ -13,10 +13,6 @@
 #include "graph/partition.h"
 #include "io/dataset.h"
 
-/* RNG streams of the driver (the trainer uses 1 << 61 and 1 << 62). */
-#define KG_STREAM_PART_INIT (1ULL << 59)
-#define KG_STREAM_BUCKET_SHUFFLE (1ULL << 58)
-
 struct kg_buckets {
 	struct kg_dist *d;
 	const struct kg_train_opts *o;

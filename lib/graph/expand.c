@@ -226,7 +226,7 @@ kg_expand_part(struct kg_expand *x, uint32_t part,
 		    " hops, %" PRIu32 " fan-outs)", part, o->hops, o->nfanout);
 		return -1;
 	}
-	kg_rng_seed(&rng, o->seed, part);
+	kg_rng_stream(&rng, o->seed, KG_STREAM_EXPAND, part, 0, 0, 0);
 	xp->part = part;
 	xp->n_nodes = xp->n_edges = 0;
 

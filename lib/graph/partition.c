@@ -143,7 +143,7 @@ part_random(uint64_t n, uint32_t nparts, uint64_t seed, int32_t *part)
 	uint32_t *perm = kg_xmallocarray(n, sizeof(*perm));
 	uint64_t i;
 
-	kg_rng_seed(&rng, seed, 0);
+	kg_rng_stream(&rng, seed, KG_STREAM_PARTITION, 0, 0, 0, 0);
 	for (i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
 	for (i = n; i > 1; i--) {

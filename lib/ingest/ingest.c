@@ -599,7 +599,7 @@ assign_splits(struct ingest *st)
 	for (i = 0; i < st->n; i++)
 		st->label[i] = i < st->n - nv - nt ? 0 : i < st->n - nt ? 1 : 2;
 	/* Fisher-Yates over the labels: exact counts, input order kept. */
-	kg_rng_seed(&rng, st->o->seed, 0);
+	kg_rng_stream(&rng, st->o->seed, KG_STREAM_INGEST_SPLIT, 0, 0, 0, 0);
 	for (i = st->n; i > 1; i--) {
 		j = kg_rng_below(&rng, i);
 		tmp = st->label[i - 1];

@@ -148,7 +148,7 @@ struct bucket_run {
 	const uint64_t *order;
 	size_t nch;
 	uint64_t n;		/* positives, for the progress line */
-	uint32_t ph, pt, bucket;
+	uint32_t ph, pt;
 	double t0, last;
 	uint64_t seen;
 	int bad;
@@ -166,8 +166,8 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 	for (i = 0; i < ch->len; i++)
 		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
 		    3 * sizeof(int32_t));
-	kg_rng_seed(&rng, tr->o.seed, (uint64_t)tr->epoch << 40 |
-	    (uint64_t)r->bucket << 32 | (uint64_t)c);
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_CHUNK, tr->epoch, r->ph,
+	    r->pt, c);
 	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
 	return kg_train_chunk(tr, ws, &rng, ch,
 	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
@@ -221,8 +221,8 @@ run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
 
 int
 kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
-    const int32_t *hrt, uint64_t n, uint32_t bucket, uint64_t max_batches,
-    double *loss_sum, uint64_t *done)
+    const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
+    uint64_t *done)
 {
 	struct kg_chunk *chunks;
 	uint64_t *order;
@@ -247,7 +247,6 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	    max_batches * tr->o.batch_size : n;
 	r.ph = ph;
 	r.pt = pt;
-	r.bucket = bucket;
 	r.t0 = r.last = kg_now();
 	run_chunks(tr, &r, loss_sum, done);
 	kg_store_release(tr->ents, ph, 1);
@@ -280,7 +279,7 @@ epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 	perm = kg_xmallocarray(m, sizeof(*perm));
 	for (i = 0; i < m; i++)
 		perm[i] = i;
-	kg_rng_seed(&rng, tr->o.seed, KG_STREAM_SHUFFLE + tr->epoch);
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
 	for (i = m; i > 1; i--) {
 		uint64_t j = kg_rng_below(&rng, i), t = perm[i - 1];
 
@@ -323,7 +322,7 @@ kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 		max_batches = tr->o.max_step - tr->step;
 	}
 	buf = epoch_positives(tr, hrt, n, &np);
-	rc = kg_trainer_bucket(tr, 0, 0, buf, np, 0, max_batches, &loss,
+	rc = kg_trainer_bucket(tr, 0, 0, buf, np, max_batches, &loss,
 	    &done);
 	free(buf);
 	*trained = done;
