@@ -33,7 +33,7 @@ usage(FILE *fp)
 	    "\n"
 	    "Draw a model's training curves (loss and validation MRR against "
 	    "epoch and\n"
-	    "wall-clock time) or a kg-eval report's MRR and Hits@1/3/10 per "
+	    "training time) or a kg-eval report's MRR and Hits@1/3/10 per "
 	    "relation,\n"
 	    "as PNG or SVG, with gnuplot.  The input is a model directory (its\n"
 	    "train_log.jsonl), a training log, or a kg-eval JSON report (made "

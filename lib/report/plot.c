@@ -192,7 +192,7 @@ log_panel(struct kg_strbuf *sb, const struct kg_trainlog *log,
 		kg_strbuf_add(sb, e1 - e0 <= 10 ? "set xtics 1\n" :
 		    "set xtics autofreq\n");
 	} else
-		kg_strbuf_add(sb, "set xlabel 'wall-clock seconds'\n"
+		kg_strbuf_add(sb, "set xlabel 'training time (s)'\n"
 		    "set autoscale x\nset xtics autofreq\n");
 	sb_printf(sb, "set ylabel '%s'\n", valid ? "validation MRR" :
 	    "training loss");

@@ -8,7 +8,7 @@
  * the script sets no terminal, so gnuplot draws on its default one
  * ("kg-plot --script ... | gnuplot -p").
  *
- * Training curves: loss against epoch and against wall-clock time, and
+ * Training curves: loss against epoch and against training time, and
  * below them the validation MRR likewise when the log has any; the time
  * panels only when the log has the times.  $loss rows are
  * "epoch <TAB> seconds <TAB> loss", $valid rows "epoch <TAB> seconds

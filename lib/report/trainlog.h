@@ -5,7 +5,8 @@
  * The log holds one JSON object a line.  The lines kgpipe's trainers
  * write, and what is read from them:
  *   - epoch lines: "epoch" (integer >= 1) and "loss" (number), optionally
- *     "seconds" (that epoch's wall-clock time, >= 0) and "valid_mrr" (in
+ *     "seconds" (that epoch's wall-clock training time, >= 0;
+ *     the trainers leave validation out) and "valid_mrr" (in
  *     [0, 1], on the epochs where --valid_every validated).  Written by the
  *     shallow trainer (lib/kge/train.c), --dist ssgd and the bucket
  *     trainer's epoch summary (lib/dist/dist_train.c); other keys ("step",
@@ -22,8 +23,8 @@
 #include <stdint.h>
 
 /*
- * Per-epoch series, all of length n.  wall[i] is the time since the
- * start of training at the end of epoch[i] (the running sum of
+ * Per-epoch series, all of length n.  wall[i] is the wall-clock time
+ * spent training up to the end of epoch[i] (the running sum of
  * "seconds"), NaN for every epoch when some epoch line lacks "seconds"
  * (has_wall is then 0).  valid[i] is NaN on epochs without validation;
  * n_valid counts the others.
