@@ -4,7 +4,7 @@
 # the exact command to run.  On a system without dpkg we only warn.
 pkgs="gcc make pkg-config libopenmpi-dev openmpi-bin libopenblas-dev
 libmetis-dev libcsv-dev libjansson-dev libxxhash-dev zlib1g-dev
-python3-numpy mandoc jq"
+python3-numpy mandoc jq gnuplot-nox"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "kgpipe: warning: not a Debian system; make sure these (or" \
