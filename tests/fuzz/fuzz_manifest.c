@@ -60,10 +60,11 @@ lookups(const struct kg_manifest *m)
 	size_t i;
 
 	for (i = 0; i < KG_ARRAY_LEN(paths); i++) {
-		(void)kg_manifest_get(m, paths[i]);
+		json_t *v = kg_manifest_get(m, paths[i]);
+
 		if (kg_manifest_get_u64(m, paths[i], &u) == 0)
-			FUZZ_CHECK(json_is_integer(kg_manifest_get(m,
-			    paths[i])), "kg_manifest_get_u64 read a non-integer");
+			FUZZ_CHECK(json_is_integer(v),
+			    "kg_manifest_get_u64 read a non-integer");
 	}
 }
 
@@ -92,10 +93,11 @@ check_dataset(const struct kg_dataset *ds)
 	for (s = 0; s < KG_NSPLITS; s++)
 		for (i = 0; i < ds->split[s].n; i++) {
 			const int32_t *t = ds->split[s].hrt + 3 * i;
+			uint64_t ne = ds->n_entities, nr = ds->n_relations;
 
-			FUZZ_CHECK(t[0] >= 0 && (uint64_t)t[0] < ds->n_entities &&
-			    t[2] >= 0 && (uint64_t)t[2] < ds->n_entities &&
-			    t[1] >= 0 && (uint64_t)t[1] < ds->n_relations,
+			FUZZ_CHECK(t[0] >= 0 && (uint64_t)t[0] < ne &&
+			    t[2] >= 0 && (uint64_t)t[2] < ne &&
+			    t[1] >= 0 && (uint64_t)t[1] < nr,
 			    "a loaded dataset has an ID out of range");
 		}
 	if (ds->types != NULL)

@@ -49,7 +49,8 @@ round_trip(const struct kg_npy *a)
 	    b.count == a->count && b.nbytes == a->nbytes,
 	    "the copy's header differs");
 	for (i = 0; i < a->ndim; i++)
-		FUZZ_CHECK(b.shape[i] == a->shape[i], "the copy's shape differs");
+		FUZZ_CHECK(b.shape[i] == a->shape[i],
+		    "the copy's shape differs");
 	FUZZ_CHECK(a->nbytes == 0 || memcmp(a->data, b.data, a->nbytes) == 0,
 	    "the copy's data differ");
 	FUZZ_CHECK((uintptr_t)b.data % 64 == 0,
