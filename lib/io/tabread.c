@@ -400,7 +400,9 @@ csv_field_cb(void *s, size_t len, void *data)
 {
 	struct kg_tabread *r = data;
 
-	if (r->store_len + len > r->store_cap) {
+	/* ">=": the store exists even when every field so far is empty, so
+	 * a field's pointer is never NULL + 0. */
+	if (r->store_len + len >= r->store_cap) {
 		r->store_cap = (r->store_len + len) * 2 + 4096;
 		r->store = kg_xrealloc(r->store, r->store_cap);
 	}

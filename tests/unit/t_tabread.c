@@ -262,6 +262,31 @@ t_csv(void)
 	free(gzpath);
 }
 
+/* A first record whose fields are all empty (found by the fuzzer, as
+ * "\b,,"-like input): every field is a valid empty string, never a NULL
+ * pointer or NULL + 0. */
+static void
+t_csv_empty_fields(void)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path = write_file("e.csv", ",,\n\"\",x\n", 8);
+	struct kg_tabread *r;
+	struct kg_field f[4];
+	size_t n, k;
+
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 1 && n == 3);
+	for (k = 0; k < 3; k++)
+		T_CHECK(f[k].s != NULL && f[k].len == 0);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 1 && n == 2);
+	T_CHECK(f[0].s != NULL && f[0].len == 0 && f[1].len == 1);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 0);
+	kg_tabread_close(r);
+	free(path);
+}
+
 /*
  * 200,000 random lines (1 to 5 fields of 0 to 40 bytes, some CRLF, blank
  * or comment lines), about 5 MB, so lines straddle every read: records
@@ -455,6 +480,7 @@ main(void)
 	T_RUN(t_bom);
 	T_RUN(t_long_line);
 	T_RUN(t_csv);
+	T_RUN(t_csv_empty_fields);
 	T_RUN(t_random_against_reference);
 	T_RUN(t_errors);
 	return T_DONE();
