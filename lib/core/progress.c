@@ -40,7 +40,7 @@ format_rate(char *buf, size_t cap, double r)
 		r /= 1000.0;
 		k++;
 	}
-	snprintf(buf, cap, r < 10.0 && k > 0 ? "%.1f%s" : "%.0f%s", r,
+	snprintf(buf, cap, r < 10.0 ? "%.1f%s" : "%.0f%s", r,
 	    suffix[k]);
 }
 
