@@ -44,9 +44,8 @@ format_rate(char *buf, size_t cap, double r)
 	    suffix[k]);
 }
 
-/* A duration as "42 s", "3m05s" or "2h10m". */
-static void
-format_secs(char *buf, size_t cap, double s)
+void
+kg_progress_duration(char *buf, size_t cap, double s)
 {
 	long t = lround(s);
 
@@ -68,24 +67,25 @@ kg_progress_format(char *buf, size_t cap, const char *what,
 
 	format_rate(r, sizeof(r), rate);
 	if (final && total > 0) {
-		snprintf(buf, cap, "%s %llu/%llu %s in %.1f s, %s/s", what,
+		snprintf(buf, cap, "%s %llu/%llu %s in %.1f s, %s %s/s", what,
 		    (unsigned long long)done, (unsigned long long)total, unit,
-		    seconds, r);
+		    seconds, r, unit);
 		return;
 	}
 	if (final) {
-		snprintf(buf, cap, "%s %llu %s in %.1f s, %s/s", what,
-		    (unsigned long long)done, unit, seconds, r);
+		snprintf(buf, cap, "%s %llu %s in %.1f s, %s %s/s", what,
+		    (unsigned long long)done, unit, seconds, r, unit);
 		return;
 	}
 	if (total == 0 || rate <= 0 || done > total) {
-		snprintf(buf, cap, "%s %llu %s, %s/s", what,
-		    (unsigned long long)done, unit, r);
+		snprintf(buf, cap, "%s %llu %s, %s %s/s", what,
+		    (unsigned long long)done, unit, r, unit);
 		return;
 	}
-	format_secs(t, sizeof(t), (double)(total - done) / rate);
-	snprintf(buf, cap, "%s %llu/%llu %s, %s/s, eta %s", what,
-	    (unsigned long long)done, (unsigned long long)total, unit, r, t);
+	kg_progress_duration(t, sizeof(t), (double)(total - done) / rate);
+	snprintf(buf, cap, "%s %llu/%llu %s, %s %s/s, eta %s", what,
+	    (unsigned long long)done, (unsigned long long)total, unit, r,
+	    unit, t);
 }
 
 void

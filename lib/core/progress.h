@@ -1,7 +1,7 @@
 /*
  * progress: the progress line of a long stage, on stderr.
  *
- *   kg-eval: ranking 12000/26400 queries, 3.4k/s, eta 4 s
+ *   kg-eval: ranking 12000/26400 queries, 3.4k queries/s, eta 4 s
  *
  * Every tool shows it when stderr is a terminal or --progress is given,
  * and never under -q (kg_progress_wanted).  On a terminal the line is
@@ -52,12 +52,15 @@ void kg_progress_end(struct kg_progress *p, uint64_t done);
 
 /*
  * The text of a line (without "\r" or "\n") into buf[cap]: running
- * ("ranking 12000/26400 queries, 3.4k/s, eta 4 s") or final ("ranking
- * 26400/26400 queries in 7.8 s, 3.4k/s"; without a total "ranking 26400
- * queries in ...").  Exposed for tests.
+ * ("ranking 12000/26400 queries, 3.4k queries/s, eta 4 s") or final
+ * ("ranking 26400/26400 queries in 7.8 s, 3.4k queries/s"; without a
+ * total "ranking 26400 queries in ...").  Exposed for tests.
  */
 void kg_progress_format(char *buf, size_t cap, const char *what,
     const char *unit, uint64_t done, uint64_t total, double seconds,
     int final);
+
+/* A duration as "42 s", "3m05s" or "2h10m" into buf[cap]. */
+void kg_progress_duration(char *buf, size_t cap, double seconds);
 
 #endif
