@@ -169,11 +169,9 @@ answer_all(struct run *r)
 {
 	const struct kg_predict_run_opts *o = r->o;
 	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim };
-	int failed = 0;
+	int failed = 0, header = !o->no_header;
 	int64_t n;
 
-	if (r->dist.rank == 0 && !o->no_header)
-		kg_answers_header(r->out.f, &fmt);
 	while ((n = next_chunk(r, failed)) > 0) {
 		kg_topk_reset(&r->top, (size_t)n);
 		r->po.progress_base = r->answered;
@@ -183,6 +181,11 @@ answer_all(struct run *r)
 		if (r->dist.rank != 0)
 			continue;
 		kg_topk_sort(&r->top);
+		/* After the first chunk parsed: a bad first line leaves stdout
+		 * empty. */
+		if (header)
+			kg_answers_header(r->out.f, &fmt);
+		header = 0;
 		kg_answers_write(r->out.f, &fmt, &r->names, r->q, (size_t)n,
 		    &r->top);
 		if (ferror(r->out.f)) {
@@ -193,6 +196,8 @@ answer_all(struct run *r)
 	}
 	if (n < 0)
 		return -1;
+	if (header && r->dist.rank == 0)
+		kg_answers_header(r->out.f, &fmt);	/* no queries at all */
 	kg_progress_end(&r->prog, r->answered);
 	return r->dist.rank == 0 ? kg_outfile_commit(&r->out) : 0;
 }
