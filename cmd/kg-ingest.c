@@ -376,13 +376,54 @@ check_layout(int argc, struct cli *c)
 	return 0;
 }
 
+/* Parse argv and run; the exit status.  c owns what it holds. */
+static int
+run(int argc, char **av, struct cli *c)
+{
+	int ch, n, k;
+
+	n = take_data_files(argc, av, c);
+	while ((ch = getopt_long(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
+		if (ch == 'h')
+			return kg_tool_help(usage);
+		if (ch == OPT_VERSION)
+			return kg_tool_version("kg-ingest");
+		if (ch == '?' || apply(ch, optarg, c) < 0) {
+			usage(stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	if (c->o.output == NULL) {
+		kg_error("no output directory (-o)");
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	k = n - optind;
+	if (check_layout(k, c) < 0)
+		return KG_EXIT_USAGE;
+	if (c->layout == L_UDD || c->layout == L_BUILT_IN ||
+	    c->layout == L_FOLDER)
+		return run_dglke(c);
+	if (c->layout == L_RAW_UDD) {
+		if (join_files(c, 1, 3) < 0)
+			return KG_EXIT_USAGE;
+		c->o.train = c->paths[0];
+		c->o.valid = c->paths[1];
+		c->o.test = c->paths[2];
+	}
+	if (check_triples(k, av + optind, c) < 0)
+		return KG_EXIT_USAGE;
+	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
+	return kg_tool_exit(kg_ingest_run(&c->o));
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct cli c;
 	struct kg_ingest_opts z = KG_INGEST_OPTS_INIT;
-	char **av = kg_xcalloc((size_t)argc + 8, sizeof(char *));
-	int ch, n, rc;
+	char **av = kg_xcalloc((size_t)argc + 1, sizeof(char *));
+	int rc, i;
 
 	kg_setprogname(argv[0]);
 	memset(&c, 0, sizeof(c));
@@ -390,40 +431,9 @@ main(int argc, char *argv[])
 	c.o.argc = argc;	/* the whole command line, for the manifest */
 	c.o.argv = argv;
 	memcpy(av, argv, (size_t)argc * sizeof(char *));
-	n = take_data_files(argc, av, &c);
-	while ((ch = getopt_long(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
-		if (ch == 'h')
-			return kg_tool_help(usage);
-		if (ch == OPT_VERSION)
-			return kg_tool_version("kg-ingest");
-		if (ch == '?' || apply(ch, optarg, &c) < 0) {
-			usage(stderr);
-			return KG_EXIT_USAGE;
-		}
-	}
-	if (c.o.output == NULL) {
-		kg_error("no output directory (-o)");
-		usage(stderr);
-		return KG_EXIT_USAGE;
-	}
-	if (check_layout(n - optind, &c) < 0)
-		return KG_EXIT_USAGE;
-	if (c.layout == L_UDD || c.layout == L_BUILT_IN ||
-	    c.layout == L_FOLDER)
-		return run_dglke(&c);
-	if (c.layout == L_RAW_UDD) {
-		if (join_files(&c, 1, 3) < 0)
-			return KG_EXIT_USAGE;
-		c.o.train = c.paths[0];
-		c.o.valid = c.paths[1];
-		c.o.test = c.paths[2];
-	}
-	if (check_triples(n - optind, av + optind, &c) < 0)
-		return KG_EXIT_USAGE;
-	c.o.progress = kg_progress_wanted(c.quiet, c.progress);
-	rc = kg_tool_exit(kg_ingest_run(&c.o));
-	for (n = 0; n < 5; n++)
-		free(c.paths[n]);
+	rc = run(argc, av, &c);
+	for (i = 0; i < 5; i++)
+		free(c.paths[i]);
 	free(c.files);
 	free(av);
 	return rc;

@@ -316,8 +316,9 @@ count_repeats(const struct run *st)
 	int s;
 
 	for (s = 0; s < 3; s++) {
-		memcpy(all + 3 * at, st->trip[s], st->n[s] * 3 *
-		    sizeof(int32_t));
+		if (st->n[s] > 0)
+			memcpy(all + 3 * at, st->trip[s], st->n[s] * 3 *
+			    sizeof(int32_t));
 		at += st->n[s];
 	}
 	/* memcmp order is a total order on the bytes, all we need. */
