@@ -136,44 +136,6 @@ static const char *const aliases[][2] = {
 /* DGL-KE options that take several values (argparse nargs='+'). */
 static const char *const multi_value[] = { "--gpu", "--data_files" };
 
-/* What to use instead of each ignored DGL-KE option. */
-static const char *const ignored_hint[][2] = {
-	{ "valid", "use --valid_every N (validation every N epochs)" },
-	{ "eval_interval", "it counts steps; use --valid_every N (epochs)" },
-	{ "save_path", "the model directory is the MODEL_DIR operand" },
-	{ "test", "evaluate with kg-eval DATASET_DIR MODEL_DIR" },
-	{ "data_path", "make DATASET_DIR with kg-ingest, which takes it" },
-	{ "dataset", "make DATASET_DIR with kg-ingest, which takes it" },
-	{ "format", "make DATASET_DIR with kg-ingest, which takes it" },
-	{ "data_files", "make DATASET_DIR with kg-ingest, which takes it" },
-	{ "delimiter", "make DATASET_DIR with kg-ingest, which takes it" },
-	{ "num_proc", "use --num_thread N, or mpirun with --dist ssgd or "
-	    "--partitions" },
-	{ "log_interval", "use --progress" },
-	{ "batch_size_eval", "kg-eval takes --batch" },
-	{ "neg_sample_size_eval", "kg-eval takes --neg-sample" },
-	{ "neg_deg_sample_eval", "kg-eval takes --neg-mode degree" },
-	{ "eval_percent", "kg-eval evaluates the whole split" },
-	{ "no_eval_filter", "kg-eval takes --raw" },
-	{ "force_sync_interval", "see --dist and --rel_sync" },
-	{ "async_update", "see --dist and --rel_sync" },
-	{ "rel_part", "see --dist and --rel_sync" },
-	{ "soft_rel_part", "see --dist and --rel_sync" },
-	{ "no_save_emb", "the model directory always holds the embeddings" },
-	{ "has_edge_importance", "edge weights are not supported" },
-};
-
-static const char *
-hint_of(const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < KG_ARRAY_LEN(ignored_hint); k++)
-		if (strcmp(name, ignored_hint[k][0]) == 0)
-			return ignored_hint[k][1];
-	return "it has no meaning here (kgpipe runs on CPUs)";
-}
-
 struct state {
 	struct kg_train_opts o;
 	struct kg_train_job j;
@@ -367,7 +329,8 @@ parse_args(int argc, char **av, struct state *s)
 			if (ch == O_IGNORED)
 				kg_warn("ignoring DGL-KE option --%s: %s",
 				    long_opts[idx].name,
-				    hint_of(long_opts[idx].name));
+				    kg_train_ignored_hint(
+				    long_opts[idx].name));
 			if (apply(s, ch, optarg) < 0)
 				return KG_EXIT_USAGE + 1;
 		}
