@@ -7,6 +7,7 @@
 
 #include "attrs/features.h"
 #include "io/npy.h"
+#include "core/progress.h"
 #include "core/util.h"
 
 #define UNSEEN 255
@@ -557,6 +558,21 @@ u64_array(const uint64_t *x, uint32_t n)
 	return a;
 }
 
+/* The line of a part done, with the rate and the time left at the mean
+ * time per part so far (lib/core/progress.h's duration). */
+static void
+part_line(uint32_t p, uint32_t P, const struct kg_expand_part *xp, double t0)
+{
+	double secs = kg_now() - t0;
+	char eta[32];
+
+	kg_progress_duration(eta, sizeof(eta), secs / (p + 1) * (P - p - 1));
+	fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %" PRIu64
+	    " entities, %" PRIu64 " triples (%.1f s, %.2f parts/s, eta %s)\n",
+	    kg_progname(), p + 1, P, xp->n_nodes, xp->n_edges, secs,
+	    secs > 0 ? (p + 1) / secs : 0.0, eta);
+}
+
 int
 kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
     const char *dir, const char *features, struct kg_manifest *m,
@@ -587,10 +603,7 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 		st->sum_nodes += xp.n_nodes;
 		st->sum_edges += xp.n_edges;
 		if (progress)
-			fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %"
-			    PRIu64 " entities, %" PRIu64 " triples (%.1f s)\n",
-			    kg_progname(), p + 1, P, xp.n_nodes, xp.n_edges,
-			    kg_now() - t0);
+			part_line(p, P, &xp, t0);
 	}
 	st->node_replication = x->n_nodes ?
 	    (double)st->sum_nodes / (double)x->n_nodes : 0.0;

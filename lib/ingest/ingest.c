@@ -13,10 +13,12 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "core/progress.h"
 #include "io/dict.h"
 #include "ingest/ingest.h"
 #include "io/manifest.h"
@@ -74,6 +76,8 @@ struct ingest {
 	uint64_t bad, dups, unseen_dropped, unseen_kept;
 	uint64_t typed, types_unknown, n_types;
 	double t0, next_progress, t_read, t_write;
+	struct kg_progress prog;	/* MB of plain files, else lines */
+	int bytes_mode;
 	double cpu0, cpu_read;		/* process CPU seconds */
 	int id64;
 	struct kg_dict types;
@@ -257,17 +261,68 @@ tset_add(struct tset *s, const uint32_t *trip, uint64_t idx, uint64_t h)
 
 /* ---- reading ---- */
 
+/* Progress so far, reader r included (NULL: between files): MB of
+ * plain files, whose total is known, or lines. */
+static uint64_t
+progress_units(const struct ingest *st, const struct kg_tabread *r)
+{
+	if (st->bytes_mode)
+		return (st->bytes + (r ? kg_tabread_bytes(r) : 0)) >> 20;
+	return st->lines + (r ? kg_tabread_lines(r) : 0);
+}
+
 static void
-progress(struct ingest *st)
+progress(struct ingest *st, const struct kg_tabread *r)
 {
 	double now = kg_now();
 
 	if (now < st->next_progress)
 		return;
 	st->next_progress = now + 1.0;
-	fprintf(stderr, "%s: %" PRIu64 " lines, %.2f M lines/s, "
-	    "%" PRIu64 " entities\r", kg_progname(), st->lines,
-	    (double)st->lines / (now - st->t0) / 1e6, kg_dict_size(&st->ent));
+	kg_progress_update(&st->prog, progress_units(st, r));
+}
+
+/* Start the progress line: with an ETA when the inputs are plain
+ * files. */
+static void
+progress_begin(struct ingest *st)
+{
+	const struct kg_ingest_opts *o = st->o;
+	const char *split[3] = { o->train, o->valid, o->test };
+	uint64_t total = o->train != NULL ? kg_ingest_plain_bytes(split, 3) :
+	    kg_ingest_plain_bytes((const char *const *)o->inputs,
+	    o->n_inputs);
+
+	st->bytes_mode = total > 0;
+	kg_progress_begin(&st->prog, o->progress, "reading", total ? "MB" :
+	    "lines", total >> 20);
+}
+
+uint64_t
+kg_ingest_plain_bytes(const char *const *paths, size_t n)
+{
+	uint64_t sum = 0;
+	unsigned char magic[2];
+	struct stat sb;
+	size_t i;
+	FILE *f;
+
+	for (i = 0; i < n; i++) {
+		if (paths[i] == NULL)
+			continue;
+		if (strcmp(paths[i], "-") == 0 || stat(paths[i], &sb) != 0 ||
+		    !S_ISREG(sb.st_mode) || (f = fopen(paths[i], "rb")) ==
+		    NULL)
+			return 0;
+		if (fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f &&
+		    magic[1] == 0x8b) {
+			fclose(f);
+			return 0;
+		}
+		fclose(f);
+		sum += (uint64_t)sb.st_size;
+	}
+	return sum;
 }
 
 /* The names of one record, hashed, with candidate IDs from the table. */
@@ -562,11 +617,8 @@ read_input(struct ingest *st, const char *path, int split,
 		if (o->dedup)
 			dedup_batch(st, first);
 		st->records += (uint64_t)nb;
-		if (o->progress && kg_now() >= st->next_progress) {
-			st->lines += kg_tabread_lines(r);
-			progress(st);
-			st->lines -= kg_tabread_lines(r);
-		}
+		if (o->progress)
+			progress(st, r);
 	}
 	if (nb < 0)
 		goto fail;
@@ -1231,8 +1283,13 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	    o->argv);
 	free(in);
 	free(files);
-	if (rc < 0 || read_all(&st) < 0 ||
-	    (o->types != NULL && read_types(&st) < 0))
+	if (rc < 0)
+		goto fail;
+	progress_begin(&st);
+	if (read_all(&st) < 0)
+		goto fail;
+	kg_progress_end(&st.prog, progress_units(&st, NULL));
+	if (o->types != NULL && read_types(&st) < 0)
 		goto fail;
 	st.t_read = kg_now();
 	st.cpu_read = cpu_seconds();
