@@ -1,34 +1,5 @@
 #!/bin/sh
-# Checks the packages `make fuzz` needs besides the build's own (tests/
-# deps.sh): clang, its sanitizer and libFuzzer runtimes, and its OpenMP.
-# As tests/deps.sh does, missing packages are installed with apt-get when
-# we run as root; otherwise we stop and print the command to run.
-pkgs="clang libclang-rt-dev libomp-dev"
-
-if ! command -v dpkg-query >/dev/null 2>&1; then
-	echo "kgpipe: warning: not a Debian system; make sure clang with" \
-	    "libFuzzer and OpenMP is installed" >&2
-	exit 0
-fi
-missing=
-for p in $pkgs; do
-	st=$(dpkg-query -W -f '${db:Status-Status}' "$p" 2>/dev/null)
-	[ "$st" = installed ] || missing="$missing $p"
-done
-[ -z "$missing" ] && exit 0
-if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "kgpipe: installing missing packages:$missing" >&2
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >/dev/null 2>&1 || apt-get update
-	# shellcheck disable=SC2086
-	apt-get install -y -qq --no-install-recommends $missing >/dev/null ||
-	    apt-get install -y --no-install-recommends $missing || {
-		echo "kgpipe: apt-get could not install:$missing" >&2
-		exit 1
-	}
-	exit 0
-fi
-echo "kgpipe: missing packages:$missing" >&2
-echo "kgpipe: install them with:" >&2
-echo "    sudo apt-get install$missing" >&2
-exit 1
+# The packages `make fuzz` needs besides the build's own: clang, its
+# sanitizer and libFuzzer runtimes, and its OpenMP; installed (as root) or
+# named as tests/deps.sh does for the build's.
+exec sh "$(dirname "$0")/../deps.sh" clang libclang-rt-dev libomp-dev

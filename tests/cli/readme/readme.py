@@ -67,6 +67,8 @@ def blocks_of(path):
         for line in lines:
             if line.endswith("\\"):
                 part += line[:-1]
+            elif line.rstrip().endswith("|"):
+                part += line + " "    # a pipeline goes on
             else:
                 logical.append((part + line).strip())
                 part = ""
@@ -78,8 +80,11 @@ def blocks_of(path):
 
 
 def is_output(lines):
-    """A sample of output or a diagram, not commands."""
-    return bool(re.match(r"^[\w.-]+: ", lines[0])) or "->" in lines[0]
+    """A sample of output or a diagram, not commands: a tool's message, a
+    diagram, a tab-separated table or JSON lines."""
+    first = lines[0]
+    return (bool(re.match(r"^[\w.-]+: ", first)) or "->" in first or
+            "\t" in first or first.startswith("{"))
 
 
 def words(cmd):
