@@ -121,6 +121,14 @@ kg_xmallocarray(size_t n, size_t size)
 	return kg_xmalloc(n * size);
 }
 
+size_t
+kg_xmul(size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		oom();
+	return n * size;
+}
+
 void *
 kg_xcalloc(size_t n, size_t size)
 {

@@ -67,6 +67,9 @@ void kg_error_mute(int mute);
 void *kg_xmalloc(size_t size);
 void *kg_xcalloc(size_t n, size_t size);
 void *kg_xmallocarray(size_t n, size_t size);
+/* n * size, or "out of memory" and exit(1) when it overflows (the size of
+ * a buffer about to be allocated). */
+size_t kg_xmul(size_t n, size_t size);
 void *kg_xrealloc(void *p, size_t size);
 void *kg_xreallocarray(void *p, size_t n, size_t size);
 char *kg_xstrdup(const char *s);
