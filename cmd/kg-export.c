@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/modelsrc_opts.h"
 #include "cli/tool.h"
 #include "core/util.h"
 #include "predict/export.h"
@@ -43,8 +44,7 @@ usage(FILE *f)
 }
 
 enum {
-	OPT_FORMAT = 256, OPT_TABLE, OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL,
-	OPT_RECIP, OPT_EMAP, OPT_RMAP, OPT_VERSION
+	OPT_FORMAT = 256, OPT_TABLE, OPT_FORCE, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -52,12 +52,7 @@ static const struct option long_opts[] = {
 	{ "table", required_argument, NULL, OPT_TABLE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "entities", required_argument, NULL, OPT_ENT },
-	{ "relations", required_argument, NULL, OPT_REL },
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "reciprocal", no_argument, NULL, OPT_RECIP },
-	{ "entity-map", required_argument, NULL, OPT_EMAP },
-	{ "relation-map", required_argument, NULL, OPT_RMAP },
+	KG_MODELSRC_LONG_OPTS,
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -80,15 +75,9 @@ apply(int ch, const char *arg, struct kg_export_opts *o)
 		return 0;
 	case 'o': o->output = arg; return 0;
 	case OPT_FORCE: o->force = 1; return 0;
-	case OPT_ENT: o->src.entities = arg; return 0;
-	case OPT_REL: o->src.relations = arg; return 0;
-	case OPT_MODEL: o->src.model = arg; return 0;
-	case OPT_RECIP: o->src.reciprocal = 1; return 0;
-	case OPT_EMAP: o->src.entity_map = arg; return 0;
-	case OPT_RMAP: o->src.relation_map = arg; return 0;
 	case 'q': o->src.quiet = 1; return 0;
 	}
-	return -1;
+	return kg_modelsrc_opt(ch, arg, &o->src) > 0 ? 0 : -1;
 }
 
 static int

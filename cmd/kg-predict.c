@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/modelsrc_opts.h"
 #include "cli/tool.h"
 #include "core/progress.h"
 #include "core/util.h"
@@ -59,8 +60,7 @@ usage(FILE *f)
 
 enum {
 	OPT_FILTER = 256, OPT_NEAREST, OPT_SIM, OPT_FORMAT, OPT_NO_HEADER,
-	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL,
-	OPT_GAMMA, OPT_RECIP, OPT_EMAP, OPT_RMAP, OPT_PROGRESS, OPT_VERSION
+	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -74,13 +74,8 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
-	{ "entities", required_argument, NULL, OPT_ENT },
-	{ "relations", required_argument, NULL, OPT_REL },
-	{ "model", required_argument, NULL, OPT_MODEL },
-	{ "gamma", required_argument, NULL, OPT_GAMMA },
-	{ "reciprocal", no_argument, NULL, OPT_RECIP },
-	{ "entity-map", required_argument, NULL, OPT_EMAP },
-	{ "relation-map", required_argument, NULL, OPT_RMAP },
+	KG_MODELSRC_LONG_OPTS,
+	KG_MODELSRC_GAMMA_OPT,
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "help", no_argument, NULL, 'h' },
@@ -126,19 +121,10 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 		return 0;
 	case 'o': o->output = arg; return 0;
 	case OPT_FORCE: o->force = 1; return 0;
-	case OPT_ENT: o->src.entities = arg; return 0;
-	case OPT_REL: o->src.relations = arg; return 0;
-	case OPT_MODEL: o->src.model = arg; return 0;
-	case OPT_GAMMA:
-		return kg_parse_double("--gamma", arg, -1e30, 1e30,
-		    &o->src.gamma);
-	case OPT_RECIP: o->src.reciprocal = 1; return 0;
-	case OPT_EMAP: o->src.entity_map = arg; return 0;
-	case OPT_RMAP: o->src.relation_map = arg; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case OPT_PROGRESS: *asked |= 1; return 0;
 	}
-	return -1;
+	return kg_modelsrc_opt(ch, arg, &o->src) > 0 ? 0 : -1;
 }
 
 /* The operands and the combinations; 0, or -1 after a message. */
