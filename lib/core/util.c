@@ -415,19 +415,28 @@ kg_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-int
-kg_write_text(const char *dir, const char *name, const char *text)
+FILE *
+kg_wfile_open(const char *dir, const char *name, char **path)
 {
-	char *path = kg_path_join(dir, name);
-	FILE *f = fopen(path, "w");
+	FILE *f;
+
+	*path = kg_path_join(dir, name);
+	if ((f = fopen(*path, "w")) == NULL) {
+		kg_error_errno("cannot create '%s'", *path);
+		free(*path);
+		*path = NULL;
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+int
+kg_wfile_close(FILE *f, char *path, int sync)
+{
 	int rc = 0;
 
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
-		return -1;
-	}
-	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
+	if (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0))
 		rc = -1;
 	if (fclose(f) != 0)
 		rc = -1;
@@ -435,6 +444,18 @@ kg_write_text(const char *dir, const char *name, const char *text)
 		kg_error_errno("cannot write '%s'", path);
 	free(path);
 	return rc;
+}
+
+int
+kg_write_text(const char *dir, const char *name, const char *text)
+{
+	char *path;
+	FILE *f = kg_wfile_open(dir, name, &path);
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return kg_wfile_close(f, path, 1);
 }
 
 int

@@ -124,6 +124,14 @@ char *kg_read_file(const char *path, size_t *len);
 /* Write text into dir/name (created or truncated) and fsync it.  0, or -1
  * after kg_error(). */
 int kg_write_text(const char *dir, const char *name, const char *text);
+/*
+ * A text file written in one go: kg_wfile_open creates dir/name (1 MB
+ * buffer) and sets *path to a new string naming it, or returns NULL
+ * after kg_error(); kg_wfile_close checks every write, fsyncs when sync is
+ * set, closes, reports "cannot write" and frees path.  0 or -1.
+ */
+FILE *kg_wfile_open(const char *dir, const char *name, char **path);
+int kg_wfile_close(FILE *f, char *path, int sync);
 /* 1 if path exists (any type), 0 if not. */
 int kg_path_exists(const char *path);
 

@@ -90,30 +90,18 @@ static int
 write_names(const char *dir, const char *file, const struct kg_dict *d,
     const uint32_t *inv, uint64_t n)
 {
-	char *path = kg_path_join(dir, file);
-	FILE *f = fopen(path, "w");
+	char *path;
+	FILE *f = kg_wfile_open(dir, file, &path);
 	uint64_t i;
-	int rc = 0;
 
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
+	if (f == NULL)
 		return -1;
-	}
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%" PRIu64 "\t", i);
 		fputs(kg_dict_name(d, inv != NULL ? inv[i] : (uint32_t)i), f);
 		putc('\n', f);
 	}
-	if (ferror(f) || fflush(f) != 0 || fsync(fileno(f)) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		kg_error_errno("cannot write '%s'", path);
-	free(path);
-	return rc;
+	return kg_wfile_close(f, path, 1);
 }
 
 int

@@ -138,31 +138,19 @@ static int
 projector_file(const char *dir, const char *name, const struct table *t,
     int vectors)
 {
-	char *path = kg_path_join(dir, name);
-	FILE *f = fopen(path, "w");
+	char *path;
+	FILE *f = kg_wfile_open(dir, name, &path);
 	uint64_t i;
-	int rc = 0;
 
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
+	if (f == NULL)
 		return -1;
-	}
-	setvbuf(f, NULL, _IOFBF, 1 << 20);
 	for (i = 0; i < t->rows; i++) {
 		if (vectors)
 			put_row(f, NULL, t->x + i * t->width, t->width, '\t');
 		else
 			fprintf(f, "%s\n", t->names[i]);
 	}
-	if (ferror(f) || fflush(f) != 0)
-		rc = -1;
-	if (fclose(f) != 0)
-		rc = -1;
-	if (rc < 0)
-		kg_error_errno("cannot write '%s'", path);
-	free(path);
-	return rc;
+	return kg_wfile_close(f, path, 0);
 }
 
 static int
