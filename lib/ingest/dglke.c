@@ -36,23 +36,6 @@ struct run {
 	double t0;
 };
 
-/* A field as a non-negative decimal below lim; 0 or -1. */
-static int
-field_id(const struct kg_field *f, uint64_t lim, uint64_t *out)
-{
-	char buf[24];
-	char *end;
-
-	if (f->len == 0 || f->len >= sizeof(buf) || f->s[0] < '0' ||
-	    f->s[0] > '9')
-		return -1;
-	memcpy(buf, f->s, f->len);
-	buf[f->len] = '\0';
-	errno = 0;
-	*out = strtoull(buf, &end, 10);
-	return *end != '\0' || errno != 0 || *out >= lim ? -1 : 0;
-}
-
 /* Short, one-line form of a field for messages. */
 static int
 flen(const struct kg_field *f)
@@ -73,7 +56,7 @@ dict_record(struct dict_in *di, const char *file, uint64_t line,
 		    "fields", file, line, nf);
 		return -1;
 	}
-	if (field_id(&f[0], UINT32_MAX, &id) < 0) {
+	if (kg_field_u64(&f[0], UINT32_MAX, &id) < 0) {
 		kg_error("%s:%" PRIu64 ": '%.*s' is not an ID", file, line,
 		    flen(&f[0]), f[0].s);
 		return -1;
@@ -188,7 +171,7 @@ resolve(const struct run *st, const struct dict_in *di,
 	int64_t k;
 
 	if (st->ids) {
-		if (field_id(f, di->n, &id) == 0)
+		if (kg_field_u64(f, di->n, &id) == 0)
 			return (int64_t)id;
 		kg_error("%s:%" PRIu64 ": %s '%.*s' is not an ID below %" PRIu64,
 		    file, line, what, flen(f), f->s, di->n);
@@ -294,7 +277,7 @@ detect(struct run *st)
 	    f[st->col[1]].s, f[st->col[1]].len) < 0) {
 		st->ids = 1;
 		for (k = 0; k < 3; k++)
-			if (field_id(&f[k], UINT64_MAX, &x) < 0)
+			if (kg_field_u64(&f[k], UINT64_MAX, &x) < 0)
 				st->ids = 0;
 	}
 	kg_tabread_close(r);

@@ -583,3 +583,19 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 	r->rec_line = line[k - 1];
 	return (int)k;
 }
+
+int
+kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out)
+{
+	char buf[24];
+	char *end;
+
+	if (f->len == 0 || f->len >= sizeof(buf) || f->s[0] < '0' ||
+	    f->s[0] > '9')
+		return -1;
+	memcpy(buf, f->s, f->len);
+	buf[f->len] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return *end != '\0' || errno != 0 || *out >= lim ? -1 : 0;
+}

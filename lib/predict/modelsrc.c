@@ -19,23 +19,6 @@ struct rowmap {
 	uint64_t n, cap;
 };
 
-/* Parse a row number; 0 or -1 (not a plain decimal number). */
-static int
-parse_row(const struct kg_field *f, uint64_t *out)
-{
-	char buf[32];
-	char *end;
-
-	if (f->len == 0 || f->len >= sizeof(buf) || f->s[0] < '0' ||
-	    f->s[0] > '9')
-		return -1;
-	memcpy(buf, f->s, f->len);
-	buf[f->len] = '\0';
-	errno = 0;
-	*out = strtoull(buf, &end, 10);
-	return *end != '\0' || errno != 0 ? -1 : 0;
-}
-
 /* One "row<TAB>name" record of line "line"; 0 or -1. */
 static int
 map_record(struct rowmap *m, const char *file, uint64_t line,
@@ -50,7 +33,7 @@ map_record(struct rowmap *m, const char *file, uint64_t line,
 		    file, (unsigned long long)line, nf);
 		return -1;
 	}
-	if (parse_row(&f[0], &row) < 0) {
+	if (kg_field_u64(&f[0], UINT64_MAX, &row) < 0) {
 		kg_error("%s:%llu: '%.*s' is not a row number", file,
 		    (unsigned long long)line, (int)(f[0].len > 40 ? 40 :
 		    f[0].len), f[0].s);
@@ -95,7 +78,8 @@ map_read(struct rowmap *m, const char *path, uint64_t rows)
 		return -1;
 	while ((rc = kg_tabread_next(r, f, 2, &nf)) == 1) {
 		/* A header ("id<TAB>label") names no row. */
-		if (first && nf == 2 && parse_row(&f[0], &row) < 0) {
+		if (first && nf == 2 &&
+		    kg_field_u64(&f[0], UINT64_MAX, &row) < 0) {
 			first = 0;
 			continue;
 		}

@@ -471,10 +471,48 @@ t_errors(void)
 	kg_error_mute(0);
 }
 
+/* kg_field_u64: plain decimals below the limit, nothing else. */
+static void
+t_field_u64(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t lim;
+		int rc;
+		uint64_t want;
+	} c[] = {
+		{ "0", 10, 0, 0 }, { "9", 10, 0, 9 }, { "10", 10, -1, 0 },
+		{ "007", 8, 0, 7 }, { "", 10, -1, 0 }, { "-1", 10, -1, 0 },
+		{ "+1", 10, -1, 0 }, { " 1", 10, -1, 0 }, { "1 ", 10, -1, 0 },
+		{ "1x", 10, -1, 0 }, { "0x1", 100, -1, 0 },
+		{ "18446744073709551614", UINT64_MAX, 0,
+		    18446744073709551614ULL },
+		{ "18446744073709551616", UINT64_MAX, -1, 0 },
+		{ "123456789012345678901234", UINT64_MAX, -1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		/* The field is not NUL-terminated: a digit follows it. */
+		char buf[64];
+		struct kg_field f = { buf, strlen(c[i].s) };
+		uint64_t v = 0;
+		int rc;
+
+		snprintf(buf, sizeof(buf), "%s7", c[i].s);
+		rc = kg_field_u64(&f, c[i].lim, &v);
+		T_CHECKF(rc == c[i].rc, "'%s': rc %d", c[i].s, rc);
+		if (rc == 0)
+			T_CHECKF(v == c[i].want, "'%s': %llu", c[i].s,
+			    (unsigned long long)v);
+	}
+}
+
 int
 main(void)
 {
 	kg_setprogname("t_tabread");
+	T_RUN(t_field_u64);
 	T_RUN(t_tsv);
 	T_RUN(t_tsv_delimiter_and_gzip);
 	T_RUN(t_bom);
