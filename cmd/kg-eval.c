@@ -1,36 +1,17 @@
 /*
  * kg-eval: link prediction (full or sampled ranking) and triple
- * classification of a trained model on a dataset split.  The work is in
- * lib/eval/eval.c; this file parses options, checks that model and dataset
- * agree, and writes the JSON report and the table.
+ * classification of a trained model on a dataset split.  Option parsing
+ * only; the work is in lib/eval/eval_run.c.
  */
 #include <getopt.h>
-#include <omp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include "compute/compute.h"
 #include "cli/tool.h"
-#include "io/dataset.h"
-#include "dist/dist.h"
-#include "eval/eval.h"
-#include "io/manifest.h"
-#include "kge/model.h"
-#include "io/modeldir.h"
+#include "core/progress.h"
 #include "core/util.h"
-
-struct opts {
-	const char *dataset, *modeldir, *ent, *rel, *model, *output;
-	double gamma;
-	int reciprocal, raw, per_relation, auc, quiet, force;
-	enum kg_split split;
-	enum kg_ties ties;
-	uint64_t auc_neg;
-	struct kg_eval_opts ev;
-};
+#include "eval/eval_run.h"
 
 static void
 usage(FILE *f)
@@ -42,7 +23,8 @@ usage(FILE *f)
 "               [--auc-neg k] [--seed n] [--threads n] [--batch n]\n"
 "               [--progress] [-o file [--force]] dataset model\n"
 "       kg-eval [options] --entities file --relations file --model name\n"
-"               [--gamma g] [--reciprocal] dataset\n"
+"               [--gamma g] [--reciprocal] [--entity-map file]\n"
+"               [--relation-map file] dataset\n"
 "\n"
 "Rank the true head and tail of every triple of a split among all\n"
 "entities and report MRR, MR and Hits@1/3/10 as JSON on stdout and as a\n"
@@ -60,12 +42,16 @@ usage(FILE *f)
 "      --batch n         queries per block (default 1024)\n"
 "  -o, --output file     write the report to file, not stdout\n"
 "      --force           replace an existing file\n"
-"      --entities file   entity embeddings (float32 .npy) ...\n"
+"      --entities file   entity embeddings (.npy; float64 is converted to\n"
+"                        float32 with a note) ...\n"
 "      --relations file  ... relation parameters ...\n"
 "      --model name      ... and the model: TransE_l1, TransE_l2, DistMult,\n"
 "                        ComplEx, RotatE, RESCAL or TransR\n"
 "      --gamma g         margin of the distance models (default 12)\n"
 "      --reciprocal      the relation array holds reciprocal relations\n"
+"      --entity-map file row<TAB>name lines giving each entity's row of\n"
+"                        --entities (default: the dataset's ID order)\n"
+"      --relation-map file  the same for --relations\n"
 "  -q, --quiet           no table, no progress\n"
 "      --progress        progress on stderr\n"
 "  -h, --help            this help\n"
@@ -76,7 +62,7 @@ enum {
 	OPT_SPLIT = 256, OPT_RAW, OPT_TIES, OPT_PER_REL, OPT_NEG, OPT_NEG_MODE,
 	OPT_AUC, OPT_AUC_NEG, OPT_SEED, OPT_THREADS, OPT_BATCH, OPT_PROGRESS,
 	OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL, OPT_GAMMA, OPT_RECIP,
-	OPT_VERSION
+	OPT_EMAP, OPT_RMAP, OPT_VERSION
 };
 
 static const struct option long_opts[] = {
@@ -99,6 +85,8 @@ static const struct option long_opts[] = {
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "gamma", required_argument, NULL, OPT_GAMMA },
 	{ "reciprocal", no_argument, NULL, OPT_RECIP },
+	{ "entity-map", required_argument, NULL, OPT_EMAP },
+	{ "relation-map", required_argument, NULL, OPT_RMAP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -118,20 +106,24 @@ pick(const char *opt, const char *s, const char *const *names, int n)
 	return -1;
 }
 
+/* The ranking's progress line (lib/core/progress.h). */
 static void
 show_progress(uint64_t done, uint64_t total, double secs, void *arg)
 {
-	double rate = secs > 0 ? (double)done / secs : 0;
+	struct kg_progress *p = arg;
 
-	(void)arg;
-	fprintf(stderr, "\rkg-eval: %llu/%llu queries, %.0f/s, eta %.0f s   %s",
-	    (unsigned long long)done, (unsigned long long)total, rate,
-	    rate > 0 ? (double)(total - done) / rate : 0.0,
-	    done == total ? "\n" : "");
+	(void)secs;
+	p->total = total;
+	if (done >= total)
+		kg_progress_end(p, done);
+	else
+		kg_progress_update(p, done);
 }
 
+/* Parse the command line into o.  Returns 0, 1 for --help, 2 for
+ * --version, or -1 after a message for bad usage. */
 static int
-parse_opts(int argc, char *argv[], struct opts *o)
+parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 {
 	static const char *const splits[] = { "valid", "test" };
 	static const char *const ties[] = { "realistic", "optimistic",
@@ -142,10 +134,8 @@ parse_opts(int argc, char *argv[], struct opts *o)
 
 	while ((ch = getopt_long(argc, argv, "ho:q", long_opts, NULL)) != -1) {
 		switch (ch) {
-		case 'h': usage(stdout); exit(KG_EXIT_OK);
-		case OPT_VERSION:
-			printf("kg-eval %s\n", KG_VERSION);
-			exit(KG_EXIT_OK);
+		case 'h': return 1;
+		case OPT_VERSION: return 2;
 		case OPT_SPLIT:
 			if ((i = pick("--split", optarg, splits, 2)) < 0)
 				return -1;
@@ -192,8 +182,8 @@ parse_opts(int argc, char *argv[], struct opts *o)
 		case OPT_PROGRESS: o->ev.progress = show_progress; break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORCE: o->force = 1; break;
-		case OPT_ENT: o->ent = optarg; break;
-		case OPT_REL: o->rel = optarg; break;
+		case OPT_ENT: o->entities = optarg; break;
+		case OPT_REL: o->relations = optarg; break;
 		case OPT_MODEL: o->model = optarg; break;
 		case OPT_GAMMA:
 			if (kg_parse_double("--gamma", optarg, -1e30, 1e30,
@@ -201,6 +191,8 @@ parse_opts(int argc, char *argv[], struct opts *o)
 				return -1;
 			break;
 		case OPT_RECIP: o->reciprocal = 1; break;
+		case OPT_EMAP: o->entity_map = optarg; break;
+		case OPT_RMAP: o->relation_map = optarg; break;
 		case 'q': o->quiet = 1; break;
 		default: return -1;
 		}
@@ -209,8 +201,13 @@ parse_opts(int argc, char *argv[], struct opts *o)
 		o->ev.progress = NULL;
 	argc -= optind;
 	argv += optind;
-	if (o->ent || o->rel || o->model) {
-		if (!o->ent || !o->rel || !o->model || argc != 1) {
+	if (!o->entities && (o->entity_map || o->relation_map)) {
+		kg_error("--entity-map and --relation-map apply to "
+		    "--entities and --relations");
+		return -1;
+	}
+	if (o->entities || o->relations || o->model) {
+		if (!o->entities || !o->relations || !o->model || argc != 1) {
 			kg_error("--entities, --relations and --model go "
 			    "together, with DATASET_DIR alone");
 			return -1;
@@ -230,195 +227,29 @@ parse_opts(int argc, char *argv[], struct opts *o)
 	return 0;
 }
 
-static int
-load_model(const struct opts *o, const struct kg_dataset *ds,
-    struct kg_modeldir *md)
-{
-	int rc = o->modeldir ? kg_modeldir_load(md, o->modeldir) :
-	    kg_modeldir_from_arrays(md, o->ent, o->rel, o->model,
-	    (float)o->gamma, o->reciprocal);
-
-	if (rc < 0)
-		return rc;
-	if (md->n_entities != ds->n_entities ||
-	    md->n_relations != ds->n_relations) {
-		kg_error("model has %llu entities and %llu relations, dataset "
-		    "'%s' has %llu and %llu", (unsigned long long)
-		    md->n_entities, (unsigned long long)md->n_relations,
-		    ds->dir, (unsigned long long)ds->n_entities,
-		    (unsigned long long)ds->n_relations);
-		kg_modeldir_release(md);
-		return -1;
-	}
-	return 0;
-}
-
-static int
-run(const struct opts *o, struct kg_dataset *ds, struct kg_modeldir *md,
-    struct kg_dist *dist)
-{
-	const struct kg_triples *test = &ds->split[o->split];
-	struct kg_filter filter = KG_FILTER_INIT;
-	struct kg_eval_opts ev = o->ev;
-	struct kg_eval_ranks rk;
-	struct kg_metrics m[3];
-	uint64_t *degree = NULL, i, nn = 0;
-	json_t *rep = json_object();
-	char **names = NULL;
-	double t0 = kg_now(), auc = 0;
-	int rc = -1;
-
-	if (test->n == 0) {
-		kg_error("split '%s' of '%s' is empty", kg_split_name(o->split),
-		    ds->dir);
-		goto out;
-	}
-	if (!o->raw) {
-		kg_filter_build(&filter, ds->split, KG_NSPLITS);
-		ev.filter = &filter;
-	}
-	if (ev.neg_sample > 0 && ev.neg_mode == KG_NEG_DEGREE) {
-		const struct kg_triples *tr = &ds->split[KG_SPLIT_TRAIN];
-
-		degree = kg_xcalloc(ds->n_entities, sizeof(*degree));
-		for (i = 0; i < tr->n; i++) {
-			degree[tr->hrt[3 * i]]++;
-			degree[tr->hrt[3 * i + 2]]++;
-		}
-		ev.degree = degree;
-	}
-	/* Under mpirun every rank ranks its share of the blocks; the sums
-	 * are the ranks one process would find. */
-	ev.shard = dist->rank;
-	ev.nshards = dist->size;
-	if (dist->rank != 0)
-		ev.progress = NULL;
-	if (kg_eval_rank(md, test, &ev, &rk) < 0)
-		goto out;
-	for (i = 0; i < 2; i++) {
-		kg_dist_sum_u64(dist, rk.opt[i], rk.n);
-		kg_dist_sum_u64(dist, rk.pess[i], rk.n);
-	}
-	json_object_set_new(rep, "seconds_rank", json_real(kg_now() - t0));
-	if (o->per_relation && (kg_dataset_names(ds, "relations.tsv", &names,
-	    &nn) < 0 || nn != ds->n_relations)) {
-		kg_names_free(names, nn);
-		names = NULL;
-	}
-	kg_eval_report_metrics(rep, &rk, test, o->ties,
-	    o->per_relation ? ds->n_relations : 0, names, m);
-	kg_eval_ranks_release(&rk);
-	if (o->auc) {
-		t0 = kg_now();
-		if (kg_eval_auc(md, test, o->raw ? NULL : &filter, o->auc_neg,
-		    ev.seed, &auc) < 0)
-			goto out;
-		json_object_set_new(rep, "auc", json_real(auc));
-		json_object_set_new(rep, "auc_negatives_per_positive",
-		    json_integer((json_int_t)o->auc_neg));
-		json_object_set_new(rep, "seconds_auc", json_real(kg_now() - t0));
-	}
-	json_object_update_new(rep, json_pack("{s:s, s:s, s:s, s:o, s:s, s:i, "
-	    "s:b, s:s, s:I, s:I, s:s, s:s, s:s, s:i}", "tool", "kg-eval",
-	    "version", KG_VERSION, "dataset", ds->dir,
-	    "model_dir", o->modeldir ? json_string(o->modeldir) : json_null(),
-	    "model", kg_model_name(md->model.kind), "dim", (int)md->model.dim,
-	    "reciprocal", md->reciprocal, "split", kg_split_name(o->split),
-	    "n_triples", (json_int_t)test->n,
-	    "n_entities", (json_int_t)ds->n_entities,
-	    "protocol", ev.neg_sample ? "sampled" : "full",
-	    "setting", o->raw ? "raw" : "filtered",
-	    "ties", kg_ties_name(o->ties),
-	    "threads", ev.threads > 0 ? ev.threads : omp_get_max_threads()));
-	json_object_set_new(rep, "ranks", json_integer(dist->size));
-	json_object_set_new(rep, "gamma", json_real(md->model.gamma));
-	if (!o->modeldir)
-		json_object_update_new(rep, json_pack("{s:s, s:s}", "entities",
-		    o->ent, "relations", o->rel));
-	if (ev.neg_sample)
-		json_object_update_new(rep, json_pack("{s:I, s:s, s:I}",
-		    "negatives", (json_int_t)ev.neg_sample, "neg_mode",
-		    ev.neg_mode == KG_NEG_DEGREE ? "degree" : "uniform",
-		    "seed", (json_int_t)ev.seed));
-	if (dist->rank != 0) {
-		rc = 0;
-		goto out;
-	}
-	if (kg_eval_write_report(rep, o->output, o->force) < 0)
-		goto out;
-	if (!o->quiet) {
-		fprintf(stderr, "kg-eval: %s, %s split, %llu triples, %s, %s "
-		    "ties, %s\n", kg_model_name(md->model.kind),
-		    kg_split_name(o->split), (unsigned long long)test->n,
-		    o->raw ? "raw" : "filtered", kg_ties_name(o->ties),
-		    ev.neg_sample ? "SAMPLED negatives" : "all entities");
-		kg_metrics_print(stderr, m);
-		if (o->auc)
-			fprintf(stderr, "  AUC %.4f\n", auc);
-	}
-	rc = 0;
-out:
-	json_decref(rep);
-	if (names != NULL)
-		kg_names_free(names, nn);
-	kg_filter_release(&filter);
-	free(degree);
-	return rc;
-}
-
 int
 main(int argc, char *argv[])
 {
-	struct opts o;
-	struct kg_dataset ds = KG_DATASET_INIT;
-	struct kg_modeldir md = KG_MODELDIR_INIT;
-	struct kg_eval_opts ev = KG_EVAL_OPTS_INIT;
-	struct kg_dist dist = KG_DIST_INIT;
+	struct kg_eval_run_opts o = KG_EVAL_RUN_OPTS_INIT;
+	static struct kg_progress prog = KG_PROGRESS_INIT;
 	int rc;
 
 	kg_setprogname(argv[0]);
 	kg_tool_tune_blas(argv);
-	memset(&o, 0, sizeof(o));
-	o.split = KG_SPLIT_TEST;
-	o.gamma = 12.0;
-	o.auc_neg = 1;
-	o.ev = ev;
 	if (isatty(STDERR_FILENO))
 		o.ev.progress = show_progress;
-	if (parse_opts(argc, argv, &o) < 0) {
+	rc = parse_opts(argc, argv, &o);
+	if (o.ev.progress != NULL) {
+		kg_progress_begin(&prog, 1, "ranking", "queries", 0);
+		o.ev.progress_arg = &prog;
+	}
+	if (rc == 1)
+		return kg_tool_help(usage);
+	if (rc == 2)
+		return kg_tool_version("kg-eval");
+	if (rc < 0) {
 		usage(stderr);
 		return KG_EXIT_USAGE;
 	}
-	/* Refuse an existing output before the work, not after it. */
-	if (o.output && !o.force && strcmp(o.output, "-") != 0 &&
-	    kg_path_exists(o.output)) {
-		kg_error("output '%s' exists; use --force", o.output);
-		return KG_EXIT_FAIL;
-	}
-	if (kg_dist_init(&dist, &argc, &argv) < 0)
-		return KG_EXIT_FAIL;
-	/* Threads come from OpenMP; BLAS must not start its own inside. */
-	kg_compute_init();
-	rc = kg_dataset_load(&ds, o.dataset);
-	if (rc == 0)
-		rc = load_model(&o, &ds, &md);
-	/* Loading read every row (the finiteness check), but a rank needs
-	 * only its range of candidates and the query rows: give the pages
-	 * back and let them fault in again as they are used. */
-	if (rc == 0 && dist.size > 1 && md.ent.map != NULL)
-		madvise(md.ent.map, md.ent.maplen, MADV_DONTNEED);
-	if (rc == KG_ERR_VERSION)
-		rc = KG_EXIT_VERSION;
-	else if (rc == 0)
-		rc = run(&o, &ds, &md, &dist) < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
-	else
-		rc = KG_EXIT_FAIL;
-	kg_modeldir_release(&md);
-	kg_dataset_release(&ds);
-	if (rc != KG_EXIT_OK)
-		kg_dist_abort(&dist, rc);
-	kg_dist_finalize(&dist);
-	if (kg_close_stdout() < 0)
-		rc = KG_EXIT_FAIL;
-	return rc;
+	return kg_tool_exit(kg_eval_run(&o, &argc, &argv));
 }

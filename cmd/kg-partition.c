@@ -2,20 +2,16 @@
  * kg-partition: cut a kg-ingest dataset's entities into P parts (METIS or
  * random), assign every training triple to one part, relabel entities so
  * that each part owns a contiguous ID range, and group the training
- * triples into P x P buckets.  The work is in lib/graph/partition.c.
+ * triples into P x P buckets.  Option parsing only; the work is in
+ * lib/graph/partition_run.c.
  */
 #include <getopt.h>
-#include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
-
 #include <unistd.h>
 
-#include "io/dataset.h"
-#include "io/manifest.h"
-#include "io/outdir.h"
-#include "graph/partition.h"
+#include "cli/tool.h"
 #include "core/util.h"
+#include "graph/partition_run.h"
 
 /* The bucket table has P * P entries; this keeps it within 8 MiB. */
 #define MAX_PARTS 1024
@@ -60,99 +56,36 @@ static const struct option long_opts[] = {
 	{ NULL, 0, NULL, 0 }
 };
 
-static void
-set_config(struct kg_manifest *m, const struct kg_partition_opts *o)
-{
-	kg_manifest_set_config(m, "method",
-	    json_string(kg_part_method_name(o->method)));
-	kg_manifest_set_config(m, "edges",
-	    json_string(kg_edge_assign_name(o->edges)));
-	kg_manifest_set_config(m, "nparts", json_integer(o->nparts));
-	kg_manifest_set_config(m, "seed", json_integer((json_int_t)o->seed));
-	kg_manifest_set_config(m, "imbalance", json_real(o->imbalance));
-	kg_manifest_set_config(m, "lambda", json_real(o->lambda));
-}
-
-static int
-run(const struct kg_partition_opts *o, const char *in, const char *out,
-    int force, int quiet, int progress, int argc, char *argv[])
-{
-	struct kg_dataset ds = KG_DATASET_INIT;
-	struct kg_partition pt = KG_PARTITION_INIT;
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest m = KG_MANIFEST_INIT;
-	const struct kg_triples *tr;
-	int rc;
-
-	rc = kg_dataset_load(&ds, in);
-	if (rc < 0)
-		return rc == KG_ERR_VERSION ? KG_EXIT_VERSION : KG_EXIT_FAIL;
-	tr = &ds.split[KG_SPLIT_TRAIN];
-	rc = KG_EXIT_FAIL;
-	if (o->nparts > ds.n_entities) {
-		kg_error("%s: cannot cut %" PRIu64 " entities into %" PRIu32
-		    " parts", in, ds.n_entities, o->nparts);
-		goto out;
-	}
-	if (kg_outdir_begin(&od, out, force) < 0)
-		goto out;
-	if (progress)
-		fprintf(stderr, "kg-partition: %" PRIu64 " entities, %" PRIu64
-		    " training triples, %s into %" PRIu32 " parts\n",
-		    ds.n_entities, tr->n, kg_part_method_name(o->method),
-		    o->nparts);
-	if (kg_partition_compute(&pt, ds.n_entities, tr->hrt, tr->n, o) < 0)
-		goto out;
-	if (progress)
-		fprintf(stderr, "kg-partition: partitioned in %.3f s, "
-		    "writing '%s'\n", pt.seconds_total, out);
-	kg_manifest_init(&m, argc, argv);
-	if (kg_manifest_add_input(&m, "dataset", in) < 0 ||
-	    kg_partition_write(&pt, od.tmp, &m) < 0)
-		goto out;
-	set_config(&m, o);
-	if (kg_manifest_write(&m, od.tmp) < 0 || kg_outdir_commit(&od) < 0)
-		goto out;
-	if (!quiet)
-		kg_partition_print_stats(&pt, stderr);
-	rc = KG_EXIT_OK;
-out:
-	kg_outdir_abort(&od);
-	kg_manifest_release(&m);
-	kg_partition_release(&pt);
-	kg_dataset_release(&ds);
-	return rc;
-}
-
 int
 main(int argc, char *argv[])
 {
-	struct kg_partition_opts o = KG_PARTITION_OPTS_INIT;
-	const char *out = NULL;
-	int ch, force = 0, quiet = 0, progress = 0, rc;
+	struct kg_partition_run_opts o = KG_PARTITION_RUN_OPTS_INIT;
+	int ch;
 
 	kg_setprogname(argv[0]);
-	o.nparts = 2;
+	o.part.nparts = 2;
+	o.argc = argc;
+	o.argv = argv;
 	while ((ch = getopt_long(argc, argv, "o:p:m:e:i:l:s:fqh", long_opts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'o':
-			out = optarg;
+			o.output = optarg;
 			break;
 		case 'p':
 			if (kg_parse_u32("--parts", optarg, 1, MAX_PARTS,
-			    &o.nparts) < 0)
+			    &o.part.nparts) < 0)
 				return KG_EXIT_USAGE;
 			break;
 		case 'm':
-			if (kg_part_method_parse(optarg, &o.method) < 0) {
+			if (kg_part_method_parse(optarg, &o.part.method) < 0) {
 				kg_error("--method: unknown method '%s' "
 				    "(metis, random)", optarg);
 				return KG_EXIT_USAGE;
 			}
 			break;
 		case 'e':
-			if (kg_edge_assign_parse(optarg, &o.edges) < 0) {
+			if (kg_edge_assign_parse(optarg, &o.part.edges) < 0) {
 				kg_error("--edges: unknown assignment '%s' "
 				    "(head, tail, vertex-cut)", optarg);
 				return KG_EXIT_USAGE;
@@ -160,53 +93,45 @@ main(int argc, char *argv[])
 			break;
 		case 'i':
 			if (kg_parse_double("--imbalance", optarg, 0.001, 10.0,
-			    &o.imbalance) < 0)
+			    &o.part.imbalance) < 0)
 				return KG_EXIT_USAGE;
 			break;
 		case 'l':
 			if (kg_parse_double("--lambda", optarg, 0.0, 1e6,
-			    &o.lambda) < 0)
+			    &o.part.lambda) < 0)
 				return KG_EXIT_USAGE;
 			break;
 		case 's':
 			if (kg_parse_u64("--seed", optarg, 0, UINT64_MAX,
-			    &o.seed) < 0)
+			    &o.part.seed) < 0)
 				return KG_EXIT_USAGE;
 			break;
 		case 'f':
-			force = 1;
+			o.force = 1;
 			break;
 		case 'q':
-			quiet = 1;
+			o.quiet = 1;
 			break;
 		case 'P':
-			progress = 1;
+			o.progress = 1;
 			break;
 		case 'h':
-			usage(stdout);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
-			    KG_EXIT_OK;
+			return kg_tool_help(usage);
 		case 'V':
-			printf("kg-partition %s\n", KG_VERSION);
-			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
-			    KG_EXIT_OK;
+			return kg_tool_version("kg-partition");
 		default:
 			usage(stderr);
 			return KG_EXIT_USAGE;
 		}
 	}
-	if (argc - optind != 1 || out == NULL) {
-		if (out == NULL)
-			kg_error("no output directory (-o)");
-		else
-			kg_error("expected one dataset directory");
+	if (argc - optind != 1 || o.output == NULL) {
+		kg_error("%s", o.output == NULL ? "no output directory (-o)" :
+		    "expected one dataset directory");
 		usage(stderr);
 		return KG_EXIT_USAGE;
 	}
-	if (!quiet && isatty(STDERR_FILENO))
-		progress = 1;
-	rc = run(&o, argv[optind], out, force, quiet, progress, argc, argv);
-	if (kg_close_stdout() < 0 && rc == KG_EXIT_OK)
-		rc = KG_EXIT_FAIL;
-	return rc;
+	o.dataset = argv[optind];
+	if (!o.quiet && isatty(STDERR_FILENO))
+		o.progress = 1;
+	return kg_tool_exit(kg_partition_run(&o));
 }

@@ -4,6 +4,8 @@
 #ifndef KG_TOOL_H
 #define KG_TOOL_H
 
+#include <stdio.h>
+
 /*
  * Where OpenBLAS failed to recognise the CPU (virtual machines), set
  * OPENBLAS_CORETYPE to fitting kernels and execute this program again
@@ -13,5 +15,20 @@
  * on with the kernels it has.
  */
 void kg_tool_tune_blas(char *argv[]);
+
+/*
+ * --help and --version: print usage(stdout), or "NAME VERSION", close
+ * stdout and return the exit status (KG_EXIT_OK, or KG_EXIT_FAIL when
+ * stdout could not be written).
+ */
+int kg_tool_help(void (*usage)(FILE *));
+int kg_tool_version(const char *name);
+
+/*
+ * The exit status for what a kg_<stage>_run() returned: KG_EXIT_OK for 0,
+ * KG_EXIT_VERSION for KG_ERR_VERSION, else KG_EXIT_FAIL.  Closes stdout
+ * first; a write error there turns success into KG_EXIT_FAIL.
+ */
+int kg_tool_exit(int rc);
 
 #endif

@@ -7,9 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/progress.h"
 #include "io/dataset.h"
 #include "io/manifest.h"
-#include "io/outdir.h"
+#include "io/stage.h"
 #include "core/util.h"
 
 #define TOOL "kg-encode-attrs"
@@ -91,11 +92,24 @@ add_files(struct kg_manifest *man, const char *dir)
 	return rc;
 }
 
+/*
+ * One line per step (lib/core/progress.h's wording): the entities it
+ * covered, its time and rate.  Each step is one call, so there is no
+ * ETA within it.  *t is the step's start and becomes the next's.
+ */
 static void
-progress(const struct kg_attrs_opts *o, const char *what, double t0)
+progress(const struct kg_attrs_opts *o, const char *what, uint64_t n,
+    double *t)
 {
-	if ((o->progress || isatty(2)) && !o->quiet)
-		fprintf(stderr, "%s: %s (%.2f s)\n", TOOL, what, kg_now() - t0);
+	char line[160];
+	double now = kg_now();
+
+	if (kg_progress_wanted(o->quiet, o->progress)) {
+		kg_progress_format(line, sizeof(line), what, "entities", n, 0,
+		    now - *t, 1);
+		fprintf(stderr, "%s: %s\n", TOOL, line);
+	}
+	*t = now;
 }
 
 static json_t *
@@ -136,6 +150,112 @@ data_figures(struct kg_manifest *man, const struct kg_attrs_data *d)
 	    json_integer((json_int_t)d->n_skipped_entities));
 }
 
+/*
+ * The inputs of a stage that reads a dataset (and a model) and tables:
+ * the directories are recorded in the manifest, the schema and the tables
+ * only checked against the output.  A new array of n_tables + 3.
+ */
+static struct kg_stage_input *
+stage_inputs(const struct kg_attrs_opts *o, char *const *tables,
+    size_t n_tables, size_t *n)
+{
+	struct kg_stage_input *in = kg_xcalloc(n_tables + 3, sizeof(*in));
+	size_t i, k = 0;
+
+	in[k].role = "dataset";
+	in[k++].path = o->dataset;
+	if (o->model != NULL) {
+		in[k].role = "model";
+		in[k++].path = o->model;
+	}
+	if (o->schema != NULL)
+		in[k++].path = o->schema;
+	for (i = 0; i < n_tables; i++)
+		in[k++].path = tables[i];
+	*n = k;
+	return in;
+}
+
+static int
+begin(struct kg_stage *st, const struct kg_attrs_opts *o,
+    char *const *tables, size_t n_tables)
+{
+	size_t n;
+	struct kg_stage_input *in = stage_inputs(o, tables, n_tables, &n);
+	int rc = kg_stage_begin(st, o->output, o->force, in, n, o->argc,
+	    o->argv);
+
+	free(in);
+	return rc;
+}
+
+/*
+ * A schema attribute that no table names (no wide table has its column,
+ * no long table a row of it) would silently become an all-missing
+ * feature; it is a mistake in the schema or the tables.
+ */
+static int
+check_attrs_named(const struct kg_attr_schema *s,
+    const struct kg_attrs_data *d)
+{
+	size_t i;
+
+	for (i = 0; i < s->n_attrs; i++)
+		if (!d->named[i]) {
+			kg_error("%s: attributes.%s: no table has a column "
+			    "'%s'", s->path, s->attrs[i].name,
+			    s->attrs[i].name);
+			return -1;
+		}
+	return 0;
+}
+
+/* The tables of the model, with their paths and checksums. */
+static int
+record_tables(struct kg_attrs_model *model, char *const *paths, size_t n)
+{
+	char sum[32];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		json_t *t = json_object();
+		char *abs = realpath(paths[i], NULL);
+
+		if (kg_checksum_file(paths[i], sum) < 0) {
+			free(abs);
+			json_decref(t);
+			return -1;
+		}
+		json_object_set_new(t, "path", json_string(abs ? abs :
+		    paths[i]));
+		json_object_set_new(t, "checksum", json_string(sum));
+		json_array_append_new(model->tables, t);
+		free(abs);
+	}
+	return 0;
+}
+
+static void
+fit_manifest(struct kg_manifest *man, const struct kg_attrs_opts *o,
+    const struct kg_attrs_model *model, const struct kg_attrs_data *data,
+    uint64_t n_entities, double t0)
+{
+	kg_manifest_set_config(man, "schema", json_string(o->schema));
+	kg_manifest_set_config(man, "tables", json_incref(model->tables));
+	kg_manifest_set_config(man, "max_errors",
+	    json_integer((json_int_t)o->max_errors));
+	kg_manifest_set_config(man, "text_command", o->text_command ?
+	    json_string(o->text_command) : json_null());
+	kg_manifest_set_config(man, "attributes", kg_attrs_describe(model));
+	kg_manifest_set_figure(man, "entities",
+	    json_integer((json_int_t)n_entities));
+	data_figures(man, data);
+	kg_manifest_set_figure(man, "attributes", attr_figures(model));
+	kg_manifest_set_figure(man, "seconds", json_real(kg_now() - t0));
+	kg_manifest_set_figure(man, "peak_rss_kib",
+	    json_integer((json_int_t)kg_peak_rss_kib()));
+}
+
 int
 kg_attrs_run_fit(const struct kg_attrs_opts *o)
 {
@@ -144,10 +264,9 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	struct kg_dict ents = KG_DICT_INIT;
 	struct kg_attrs_data data = KG_ATTRS_DATA_INIT;
 	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest man = KG_MANIFEST_INIT;
-	char **paths = NULL, *sdir = NULL, *base, sum[32];
-	double t0 = kg_now();
+	struct kg_stage st = KG_STAGE_INIT;
+	char **paths = NULL, *sdir = NULL, *base;
+	double t0 = kg_now(), t1 = t0;
 	size_t i;
 	int rc;
 
@@ -156,64 +275,33 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	rc = load_entities(o->dataset, &ds, &ents);
 	if (rc < 0)
 		goto out;
-	rc = -1;
-	if (kg_outdir_begin(&od, o->output, o->force) < 0)
-		goto out;
 	sdir = kg_xstrdup(o->schema);
 	base = o->tables_dir ? (char *)o->tables_dir : dirname(sdir);
 	paths = kg_xcalloc(schema.n_tables, sizeof(char *));
 	for (i = 0; i < schema.n_tables; i++)
 		paths[i] = table_path(base, schema.tables[i].path);
-	if (kg_attrs_collect(&data, &schema, (const char *const *)paths, &ents,
-	    0, ds.n_entities, o->max_errors) < 0)
+	rc = begin(&st, o, paths, schema.n_tables);
+	if (rc < 0)
 		goto out;
-	progress(o, "read the tables", t0);
+	rc = -1;
+	if (kg_attrs_collect(&data, &schema, (const char *const *)paths, &ents,
+	    0, ds.n_entities, o->max_errors) < 0 ||
+	    check_attrs_named(&schema, &data) < 0)
+		goto out;
+	progress(o, "read the tables of", ds.n_entities, &t1);
 	if (kg_attrs_fit(&model, &schema, &data, ds.n_entities,
 	    o->text_command) < 0)
 		goto out;
-	progress(o, "fitted the encoders", t0);
-	for (i = 0; i < schema.n_tables; i++) {
-		json_t *t = json_object();
-		char *abs = realpath(paths[i], NULL);
-
-		if (kg_checksum_file(paths[i], sum) < 0) {
-			free(abs);
-			json_decref(t);
-			goto out;
-		}
-		json_object_set_new(t, "path", json_string(abs ? abs :
-		    paths[i]));
-		json_object_set_new(t, "checksum", json_string(sum));
-		json_array_append_new(model.tables, t);
-		free(abs);
-	}
-	if (kg_attrs_model_write(&model, od.tmp) < 0)
+	progress(o, "fitted the encoders to", ds.n_entities, &t1);
+	if (record_tables(&model, paths, schema.n_tables) < 0 ||
+	    kg_attrs_model_write(&model, st.dir) < 0 ||
+	    add_files(&st.manifest, st.dir) < 0)
 		goto out;
-	kg_manifest_init(&man, o->argc, o->argv);
-	if (kg_manifest_add_input(&man, "dataset", o->dataset) < 0 ||
-	    add_files(&man, od.tmp) < 0)
-		goto out;
-	kg_manifest_set_config(&man, "schema", json_string(o->schema));
-	kg_manifest_set_config(&man, "tables", json_incref(model.tables));
-	kg_manifest_set_config(&man, "max_errors",
-	    json_integer((json_int_t)o->max_errors));
-	kg_manifest_set_config(&man, "text_command", o->text_command ?
-	    json_string(o->text_command) : json_null());
-	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
-	kg_manifest_set_figure(&man, "entities",
-	    json_integer((json_int_t)ds.n_entities));
-	data_figures(&man, &data);
-	kg_manifest_set_figure(&man, "attributes", attr_figures(&model));
-	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
-	kg_manifest_set_figure(&man, "peak_rss_kib",
-	    json_integer((json_int_t)kg_peak_rss_kib()));
-	if (kg_manifest_write(&man, od.tmp) < 0)
-		goto out;
-	rc = kg_outdir_commit(&od);
-	progress(o, "wrote the model", t0);
+	fit_manifest(&st.manifest, o, &model, &data, ds.n_entities, t0);
+	rc = kg_stage_commit(&st);
+	progress(o, "wrote the model of", ds.n_entities, &t1);
 out:
-	kg_outdir_abort(&od);
-	kg_manifest_release(&man);
+	kg_stage_release(&st);
 	kg_attrs_model_release(&model);
 	kg_attrs_data_release(&data);
 	free_paths(paths, schema.n_tables);
@@ -250,6 +338,70 @@ load_model(const char *dir, struct kg_attrs_model *m, char sum[32])
 	return kg_attrs_model_read(m, dir);
 }
 
+/*
+ * Where the model's tables are (the fitted paths, or the schema's names
+ * under --tables-dir), each checked against its checksum at fit.  A new
+ * array of model->schema.n_tables paths, or NULL after kg_error().
+ */
+static char **
+model_tables(const struct kg_attrs_model *model, const char *tables_dir)
+{
+	size_t n = model->schema.n_tables, i;
+	char **paths = kg_xcalloc(n, sizeof(char *)), sum[32];
+
+	for (i = 0; i < n; i++) {
+		json_t *t = json_array_get(model->tables, i);
+		const char *rec = json_string_value(json_object_get(t, "path"));
+		const char *want = json_string_value(json_object_get(t,
+		    "checksum"));
+
+		paths[i] = tables_dir != NULL ? table_path(tables_dir,
+		    model->schema.tables[i].path) : kg_xstrdup(rec ? rec : "");
+		if (kg_checksum_file(paths[i], sum) < 0)
+			goto fail;
+		if (want == NULL || strcmp(want, sum) != 0) {
+			kg_error("%s: table changed since fit (checksum %s, "
+			    "model has %s)", paths[i], sum,
+			    want ? want : "none");
+			goto fail;
+		}
+	}
+	return paths;
+fail:
+	free_paths(paths, n);
+	return NULL;
+}
+
+static json_t *
+pair(uint64_t a, uint64_t b)
+{
+	json_t *p = json_array();
+
+	json_array_append_new(p, json_integer((json_int_t)a));
+	json_array_append_new(p, json_integer((json_int_t)b));
+	return p;
+}
+
+static void
+transform_manifest(struct kg_manifest *man, const struct kg_attrs_opts *o,
+    const struct kg_attrs_model *model, const struct kg_attrs_data *data,
+    const char *msum, double t0)
+{
+	uint64_t n = data->hi - data->lo;
+
+	kg_manifest_set_config(man, "range", pair(data->lo, data->hi));
+	kg_manifest_set_config(man, "shard", pair(o->shard, o->n_shards));
+	kg_manifest_set_config(man, "model_checksum", json_string(msum));
+	kg_manifest_set_config(man, "attributes", kg_attrs_describe(model));
+	kg_manifest_set_figure(man, "entities", json_integer((json_int_t)n));
+	data_figures(man, data);
+	kg_manifest_set_figure(man, "seconds", json_real(kg_now() - t0));
+	kg_manifest_set_figure(man, "entities_per_second",
+	    json_real((double)n / (kg_now() - t0 + 1e-9)));
+	kg_manifest_set_figure(man, "peak_rss_kib",
+	    json_integer((json_int_t)kg_peak_rss_kib()));
+}
+
 int
 kg_attrs_run_transform(const struct kg_attrs_opts *o)
 {
@@ -257,13 +409,11 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	struct kg_dict ents = KG_DICT_INIT;
 	struct kg_attrs_data data = KG_ATTRS_DATA_INIT;
 	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest man = KG_MANIFEST_INIT;
-	char **paths = NULL, msum[32], sum[32];
-	json_t *figs = NULL, *range;
-	double t0 = kg_now();
+	struct kg_stage st = KG_STAGE_INIT;
+	char **paths = NULL, msum[32];
+	json_t *figs = NULL;
+	double t0 = kg_now(), t1 = t0;
 	uint64_t lo, hi;
-	size_t i;
 	int rc;
 
 	rc = load_model(o->model, &model, msum);
@@ -279,69 +429,33 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 		    (unsigned long long)model.n_entities);
 		goto out;
 	}
-	paths = kg_xcalloc(model.schema.n_tables, sizeof(char *));
-	for (i = 0; i < model.schema.n_tables; i++) {
-		json_t *t = json_array_get(model.tables, i);
-		const char *rec = json_string_value(json_object_get(t, "path"));
-		const char *want = json_string_value(json_object_get(t,
-		    "checksum"));
-
-		paths[i] = o->tables_dir != NULL ? table_path(o->tables_dir,
-		    model.schema.tables[i].path) : kg_xstrdup(rec ? rec : "");
-		if (kg_checksum_file(paths[i], sum) < 0)
-			goto out;
-		if (want == NULL || strcmp(want, sum) != 0) {
-			kg_error("%s: table changed since fit (checksum %s, "
-			    "model has %s)", paths[i], sum,
-			    want ? want : "none");
-			goto out;
-		}
-	}
+	paths = model_tables(&model, o->tables_dir);
+	if (paths == NULL)
+		goto out;
 	lo = ds.n_entities * o->shard / o->n_shards;
 	hi = ds.n_entities * (o->shard + 1) / o->n_shards;
-	if (kg_outdir_begin(&od, o->output, o->force) < 0)
+	rc = begin(&st, o, paths, model.schema.n_tables);
+	if (rc < 0)
 		goto out;
+	rc = -1;
 	if (kg_attrs_collect(&data, &model.schema, (const char *const *)paths,
 	    &ents, lo, hi, o->max_errors) < 0)
 		goto out;
-	progress(o, "read the tables", t0);
+	progress(o, "read the tables of", hi - lo, &t1);
 	figs = json_object();
-	if (kg_attrs_encode(&model, &data, o->text_command, od.tmp, figs) < 0)
+	if (kg_attrs_encode(&model, &data, o->text_command, st.dir, figs) < 0)
 		goto out;
-	progress(o, "encoded", t0);
-	kg_manifest_init(&man, o->argc, o->argv);
-	if (kg_manifest_add_input(&man, "dataset", o->dataset) < 0 ||
-	    kg_manifest_add_input(&man, "model", o->model) < 0 ||
-	    add_files(&man, od.tmp) < 0)
+	progress(o, "encoded", hi - lo, &t1);
+	if (add_files(&st.manifest, st.dir) < 0)
 		goto out;
-	range = json_array();
-	json_array_append_new(range, json_integer((json_int_t)lo));
-	json_array_append_new(range, json_integer((json_int_t)hi));
-	kg_manifest_set_config(&man, "range", range);
-	range = json_array();
-	json_array_append_new(range, json_integer(o->shard));
-	json_array_append_new(range, json_integer(o->n_shards));
-	kg_manifest_set_config(&man, "shard", range);
-	kg_manifest_set_config(&man, "model_checksum", json_string(msum));
-	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
-	kg_manifest_set_figure(&man, "entities",
-	    json_integer((json_int_t)(hi - lo)));
-	data_figures(&man, &data);
-	kg_manifest_set_figure(&man, "attributes", figs);
+	transform_manifest(&st.manifest, o, &model, &data, msum, t0);
+	kg_manifest_set_figure(&st.manifest, "attributes", figs);
 	figs = NULL;
-	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
-	kg_manifest_set_figure(&man, "entities_per_second",
-	    json_real((double)(hi - lo) / (kg_now() - t0 + 1e-9)));
-	kg_manifest_set_figure(&man, "peak_rss_kib",
-	    json_integer((json_int_t)kg_peak_rss_kib()));
-	if (kg_manifest_write(&man, od.tmp) < 0)
-		goto out;
-	rc = kg_outdir_commit(&od);
+	rc = kg_stage_commit(&st);
 out:
 	if (figs != NULL)
 		json_decref(figs);
-	kg_outdir_abort(&od);
-	kg_manifest_release(&man);
+	kg_stage_release(&st);
 	kg_attrs_data_release(&data);
 	free_paths(paths, model.schema.n_tables);
 	kg_attrs_model_release(&model);
@@ -401,8 +515,8 @@ int
 kg_attrs_run_merge(const struct kg_attrs_opts *o)
 {
 	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest man = KG_MANIFEST_INIT;
+	struct kg_stage st = KG_STAGE_INIT;
+	struct kg_stage_input *in = NULL;
 	struct shard_info *sh;
 	const char **dirs;
 	char msum[32];
@@ -441,31 +555,35 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 		}
 		dirs[i] = sh[i].dir;
 	}
-	if (kg_outdir_begin(&od, o->output, o->force) < 0)
+	in = kg_xcalloc(o->n_inputs + 1, sizeof(*in));
+	in[0].role = "model";
+	in[0].path = o->model;
+	for (i = 0; i < o->n_inputs; i++) {
+		in[i + 1].role = "shard";
+		in[i + 1].path = dirs[i];
+	}
+	rc = kg_stage_begin(&st, o->output, o->force, in, o->n_inputs + 1,
+	    o->argc, o->argv);
+	if (rc < 0)
 		goto out;
-	if (kg_attrs_merge_arrays(&model, dirs, o->n_inputs, od.tmp) < 0)
+	rc = -1;
+	if (kg_attrs_merge_arrays(&model, dirs, o->n_inputs, st.dir) < 0 ||
+	    add_files(&st.manifest, st.dir) < 0)
 		goto out;
-	kg_manifest_init(&man, o->argc, o->argv);
-	if (kg_manifest_add_input(&man, "model", o->model) < 0)
-		goto out;
-	for (i = 0; i < o->n_inputs; i++)
-		if (kg_manifest_add_input(&man, "shard", dirs[i]) < 0)
-			goto out;
-	if (add_files(&man, od.tmp) < 0)
-		goto out;
-	kg_manifest_set_config(&man, "shards",
+	kg_manifest_set_config(&st.manifest, "shards",
 	    json_integer((json_int_t)o->n_inputs));
-	kg_manifest_set_config(&man, "model_checksum", json_string(msum));
-	kg_manifest_set_config(&man, "attributes", kg_attrs_describe(&model));
-	kg_manifest_set_figure(&man, "entities",
+	kg_manifest_set_config(&st.manifest, "model_checksum",
+	    json_string(msum));
+	kg_manifest_set_config(&st.manifest, "attributes",
+	    kg_attrs_describe(&model));
+	kg_manifest_set_figure(&st.manifest, "entities",
 	    json_integer((json_int_t)model.n_entities));
-	kg_manifest_set_figure(&man, "seconds", json_real(kg_now() - t0));
-	if (kg_manifest_write(&man, od.tmp) < 0)
-		goto out;
-	rc = kg_outdir_commit(&od);
+	kg_manifest_set_figure(&st.manifest, "seconds",
+	    json_real(kg_now() - t0));
+	rc = kg_stage_commit(&st);
 out:
-	kg_outdir_abort(&od);
-	kg_manifest_release(&man);
+	kg_stage_release(&st);
+	free(in);
 	free(sh);
 	free(dirs);
 	kg_attrs_model_release(&model);

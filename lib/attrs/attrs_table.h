@@ -44,6 +44,11 @@ struct kg_attr_reader {
 	uint64_t n_rows;	/* data rows read */
 	uint64_t n_values;	/* values passed to fn and accepted */
 	uint64_t n_skipped_entities;	/* rows of unknown entities skipped */
+	/* Optional (NULL: not kept): named[a] becomes 1 when a table names
+	 * schema attribute a, as a wide table's column or in a long table's
+	 * attribute field, whatever its values (rows of unknown entities
+	 * count; rows skipped unparsed for an entity range do not). */
+	uint8_t *named;
 };
 
 /*

@@ -22,9 +22,10 @@
  *           is fixed so that its largest-magnitude entry is positive.
  *           When V < dim the remaining components are zero.
  *
- * External encoder: the texts, one per line (line ends and NULs inside a
- * text become spaces), go to "sh -c CMD" on its standard input; its
- * standard output must be exactly n * dim little-endian float32 values.
+ * External encoder (attrs_textcmd.c): the texts, one per line (line ends
+ * and NULs inside a text become spaces), go to "sh -c CMD" on its standard
+ * input; its standard output must be exactly n * dim little-endian float32
+ * values.
  */
 #ifndef KG_ATTRS_TEXT_H
 #define KG_ATTRS_TEXT_H
@@ -92,8 +93,12 @@ void kg_text_encode(const struct kg_text_model *m, const char *doc, size_t len,
     struct kg_text_scratch *sc, float *out);
 
 /*
- * Run the external encoder on n texts; out gets n * dim floats.  0, or -1
- * after kg_error() (exit status, short or long output, non-finite value).
+ * Run the external encoder on n texts; out gets n * dim floats.  The
+ * command runs as "sh -c cmd" in a process group of its own that is
+ * stopped (SIGTERM, then SIGKILL after about two seconds) when the tool
+ * gets a fatal signal (lib/io/fatal.h) or the command writes more than
+ * expected.  0, or -1 after kg_error() (exit status, short or long
+ * output, non-finite value).
  */
 int kg_text_command(const char *cmd, uint32_t dim, size_t n,
     const char *const *docs, const size_t *lens, float *out);

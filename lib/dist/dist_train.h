@@ -1,6 +1,8 @@
 /*
- * dist_train: kg-train's distributed driver (PyTorch-BigGraph-style
- * partition buckets) on top of lib/kge/train.h and lib/dist/dist.h.
+ * dist_train: kg-train's distributed drivers on top of lib/kge/train.h,
+ * lib/store/store.h and lib/dist/dist.h: PyTorch-BigGraph-style partition
+ * buckets (lib/dist/buckets.c) and synchronous data-parallel SGD
+ * (lib/dist/ssgd.c).
  *
  * Input: a dataset dir and a kg-partition output (P partitions, new IDs
  * contiguous per partition, P x P edge buckets).  Every rank loads the
@@ -12,16 +14,18 @@
  * inverses of bucket (b, a)'s triples, which have heads in a and tails
  * in b.
  *
- * Partitions between rounds: a partition that its holder needs again
- * stays in memory; one that another rank needs next is sent there with a
- * point-to-point message; one that nobody needs in the next round is
- * "parked" on the holder's local disk (a file under TMPDIR, as PBG swaps
- * to disk) and sent from there when it is needed again.  Parking on the
- * last holder keeps every rank's memory at its two working partitions
- * (plus the ones in flight) whatever P is, and needs no shared
- * filesystem.  A partition is initialised by its first holder from a
- * random stream of (seed, partition), so the start does not depend on
- * the rank count.
+ * Partitions between rounds live in each rank's embedding store
+ * (kg_store_open_park): a partition that its holder needs again stays
+ * pinned in memory; one that another rank needs next is taken out of the
+ * store and sent there with a point-to-point message; one that nobody
+ * needs is unpinned, and the store "parks" it on the holder's local disk
+ * (an unlinked file under TMPDIR, as PBG swaps to disk, gone however the
+ * process ends) when it wants the memory, and reads it back when it is
+ * needed again.  Parking on the last holder keeps every rank's memory at
+ * its two working partitions (plus the ones in flight) whatever P is,
+ * and needs no shared filesystem.  A partition is drawn by its first
+ * holder from a random stream of (seed, partition), so the start does
+ * not depend on the rank count.
  *
  * Relation parameters (and their optimiser state) are replicated: every
  * rank updates its copy, and the copies are merged (MPI_Allreduce) every
@@ -34,8 +38,8 @@
  * "round", "rank", "bucket": [head part, tail part], "triples", "loss"},
  * then one line per epoch with the loss, timing and bytes sent.
  *
- * Checkpoints (every epoch end unless turned off): a directory with
- * relations.npy, relation_state.npy, state.json (epoch, shapes, nparts,
+ * Checkpoints (every epoch end unless turned off) in the layout of
+ * lib/io/ckpt.h, the single process's with more partitions: relations.npy, relation_state.npy, state.json (epoch, shapes, nparts,
  * nranks and which rank wrote each partition), train_log.jsonl and, from
  * each rank, entities-pN.npy and entity_state-pN.npy for the partitions
  * it holds or parks.  Rank 0 writes the shared files and renames the
@@ -43,10 +47,10 @@
  * on a filesystem all ranks see when they run on several machines.
  * --resume needs the same number of ranks and partitions.
  *
- * The model dir is the normal kg-train model dir: rank 0 collects the
- * partitions one at a time and writes each row at its ORIGINAL entity ID
- * (the partition's new-to-old map), so kg-eval and kg-partition-unaware
- * readers need nothing else.
+ * The model dir is the normal kg-train model dir (lib/io/modeldir.h):
+ * rank 0 collects the partitions one at a time and its table writer puts
+ * each row at its ORIGINAL entity ID (the partition's new-to-old map), so
+ * kg-eval and kg-partition-unaware readers need nothing else.
  *
  * With one rank (a plain process, or mpirun -np 1) the same code runs and
  * gives bit-identical output.
@@ -58,6 +62,7 @@
 
 #include "dist/dist.h"
 #include "kge/train.h"
+#include "kge/train_job.h"
 
 enum kg_dist_mode { KG_DIST_NONE, KG_DIST_BUCKETS, KG_DIST_SSGD };
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "store/store.h"
 
 /* Output rows of one block stay below this many floats per thread, so a
  * graph with millions of entities gets small blocks instead of gigabytes
@@ -187,12 +188,16 @@ struct block_buf {
 	int32_t *neg;		/* sampled negatives */
 	struct keyval *negsorted;	/* (entity, column), by entity */
 	float *s;		/* true score per query (full ranking) */
+	float *trow;		/* one entity row read from the store */
+	float *tile;		/* a tile of candidates, when not in place */
 	uint64_t *g, *e;	/* counts per query over the tiles */
 	size_t *kpos;		/* next known positive per query */
 };
 
 struct rank_job {
 	const struct kg_modeldir *md;
+	struct kg_store *ents;	/* md's entity rows */
+	int failed;		/* a read from the store failed */
 	const struct kg_triples *test;
 	const struct kg_eval_opts *opts;
 	const uint64_t *order;	/* triples sorted by relation */
@@ -204,12 +209,23 @@ struct rank_job {
 	struct kg_eval_ranks *ranks;
 };
 
+/* Copy n entity rows from first into dst; a failure is recorded in the
+ * job (and the rows left as they are). */
+static void
+read_rows(struct rank_job *job, uint64_t first, uint64_t n, float *dst)
+{
+	if (kg_store_read(job->ents, first, n, dst) < 0) {
+#pragma omp atomic write
+		job->failed = 1;
+	}
+}
+
 /*
  * Gather the query rows of one block.  Returns the scoring side (TAIL for
  * head queries of reciprocal models).
  */
 static enum kg_side
-gather_block(const struct rank_job *job, enum kg_side side, uint64_t first,
+gather_block(struct rank_job *job, enum kg_side side, uint64_t first,
     size_t nb, struct block_buf *b)
 {
 	const struct kg_modeldir *md = job->md;
@@ -228,8 +244,7 @@ gather_block(const struct rank_job *job, enum kg_side side, uint64_t first,
 
 		if (side == KG_SIDE_HEAD && md->reciprocal)
 			r += md->n_relations;
-		memcpy(b->fixed + i * d, md->entities + (uint64_t)fixed * d,
-		    d * sizeof(float));
+		read_rows(job, (uint64_t)fixed, 1, b->fixed + i * d);
 		memcpy(b->rel + i * w, md->relations + r * w,
 		    w * sizeof(float));
 		b->qindex[i] = q;
@@ -275,13 +290,19 @@ uncount(float v, float s, uint64_t *greater, uint64_t *equal)
 /* Score of the true entity of query i of the block (scoring side
  * sside), computed the same way whichever process asks. */
 static float
-true_score(const struct rank_job *job, enum kg_side sside, size_t i,
+true_score(struct rank_job *job, enum kg_side sside, size_t i,
     const struct block_buf *b)
 {
 	const struct kg_modeldir *md = job->md;
 	uint32_t d = md->model.dim, w = md->model.rel_width;
-	const float *t = md->entities + (uint64_t)b->target[i] * d;
+	const float *t = kg_store_view(job->ents, (uint64_t)b->target[i], 1,
+	    b->trow);
 
+	if (t == NULL) {
+#pragma omp atomic write
+		job->failed = 1;
+		return NAN;
+	}
 	return sside == KG_SIDE_TAIL ?
 	    kg_model_score(&md->model, b->fixed + i * d, b->rel + i * w, t) :
 	    kg_model_score(&md->model, t, b->rel + i * w, b->fixed + i * d);
@@ -293,11 +314,11 @@ true_score(const struct rank_job *job, enum kg_side sside, size_t i,
  * then take the true entity and the known positives of the tile out.
  */
 static void
-rank_full_block(const struct rank_job *job, enum kg_side side,
+rank_full_block(struct rank_job *job, enum kg_side side,
     enum kg_side sside, size_t nb, struct block_buf *b)
 {
 	const struct kg_modeldir *md = job->md;
-	size_t d = md->model.dim, i, k;
+	size_t i, k;
 	uint64_t t0;
 
 	for (i = 0; i < nb; i++) {
@@ -312,9 +333,15 @@ rank_full_block(const struct rank_job *job, enum kg_side side,
 		size_t nc = job->hi - t0 < KG_EVAL_TILE ?
 		    (size_t)(job->hi - t0) : KG_EVAL_TILE;
 		uint64_t t1 = t0 + nc;
+		const float *cand = kg_store_view(job->ents, t0, nc, b->tile);
 
+		if (cand == NULL) {
+#pragma omp atomic write
+			job->failed = 1;
+			return;
+		}
 		kg_model_score_many(&md->model, sside, nb, b->fixed, b->rel,
-		    md->entities + t0 * d, nc, b->out, b->work);
+		    cand, nc, b->out, b->work);
 		for (i = 0; i < nb; i++) {
 			const float *row = b->out + i * nc;
 			uint64_t t = (uint64_t)b->target[i], g, e;
@@ -406,7 +433,7 @@ cmp_key_only(const void *a, const void *b)
  * negatives) followed by N shared negatives.
  */
 static void
-rank_sampled_block(const struct rank_job *job, enum kg_side side,
+rank_sampled_block(struct rank_job *job, enum kg_side side,
     enum kg_side sside, uint64_t task, size_t nb, struct block_buf *b)
 {
 	const struct kg_modeldir *md = job->md;
@@ -414,7 +441,7 @@ rank_sampled_block(const struct rank_job *job, enum kg_side side,
 	size_t nneg = job->opts->neg_sample, nc = nb + nneg, i, j, k;
 	struct kg_rng rng;
 
-	kg_rng_seed(&rng, job->opts->seed, task);
+	kg_rng_stream(&rng, job->opts->seed, KG_STREAM_EVAL_NEG, task, 0, 0, 0);
 	for (j = 0; j < nneg; j++) {
 		b->neg[j] = draw_negative(job, &rng);
 		b->negsorted[j].key = (uint64_t)b->neg[j];
@@ -422,12 +449,9 @@ rank_sampled_block(const struct rank_job *job, enum kg_side side,
 	}
 	qsort(b->negsorted, nneg, sizeof(*b->negsorted), cmp_key_only);
 	for (i = 0; i < nb; i++)
-		memcpy(b->cand + i * d,
-		    md->entities + (uint64_t)b->target[i] * d,
-		    d * sizeof(float));
+		read_rows(job, (uint64_t)b->target[i], 1, b->cand + i * d);
 	for (j = 0; j < nneg; j++)
-		memcpy(b->cand + (nb + j) * d,
-		    md->entities + (uint64_t)b->neg[j] * d, d * sizeof(float));
+		read_rows(job, (uint64_t)b->neg[j], 1, b->cand + (nb + j) * d);
 	kg_model_score_many(&md->model, sside, nb, b->fixed, b->rel, b->cand,
 	    nc, b->out, b->work);
 	for (i = 0; i < nb; i++) {
@@ -472,6 +496,10 @@ block_buf_init(struct block_buf *b, const struct rank_job *job)
 	b->g = kg_xmallocarray(B, sizeof(*b->g));
 	b->e = kg_xmallocarray(B, sizeof(*b->e));
 	b->kpos = kg_xmallocarray(B, sizeof(*b->kpos));
+	b->trow = kg_xmallocarray(m->dim, sizeof(float));
+	if (nneg == 0)
+		b->tile = kg_xmallocarray((size_t)KG_EVAL_TILE * m->dim,
+		    sizeof(float));
 	if (nneg > 0) {
 		b->cand = kg_xmallocarray(nc * m->dim, sizeof(float));
 		b->neg = kg_xmallocarray(nneg, sizeof(*b->neg));
@@ -497,10 +525,12 @@ block_buf_release(struct block_buf *b)
 	free(b->g);
 	free(b->e);
 	free(b->kpos);
+	free(b->trow);
+	free(b->tile);
 }
 
 static void
-run_blocks(const struct rank_job *job)
+run_blocks(struct rank_job *job)
 {
 	const struct kg_eval_opts *o = job->opts;
 	uint64_t ntasks = 2 * job->nblocks, total = 2 * job->test->n;
@@ -608,11 +638,28 @@ kg_eval_ranks_release(struct kg_eval_ranks *ranks)
 	*ranks = (struct kg_eval_ranks)KG_EVAL_RANKS_INIT;
 }
 
+/* md's entity store: the one it lends, or a new read-only one over its
+ * array (*own gets it, to free). */
+static struct kg_store *
+entity_store(const struct kg_modeldir *md, struct kg_store **own)
+{
+	*own = NULL;
+	if (md->ents != NULL)
+		return md->ents;
+	if (md->entities == NULL) {
+		kg_error("the model has no entity rows");
+		return NULL;
+	}
+	*own = kg_store_open_rows(md->entities, md->n_entities, md->model.dim);
+	return *own;
+}
+
 int
 kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
     const struct kg_eval_opts *opts, struct kg_eval_ranks *ranks)
 {
 	struct rank_job job;
+	struct kg_store *own;
 	uint64_t *cumdeg = NULL, i;
 	int s;
 
@@ -650,6 +697,10 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 	}
 	memset(&job, 0, sizeof(job));
 	job.md = md;
+	if ((job.ents = entity_store(md, &own)) == NULL) {
+		free(cumdeg);
+		return -1;
+	}
 	job.test = test;
 	job.opts = opts;
 	job.cumdeg = cumdeg;
@@ -689,6 +740,11 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 		free((void *)job.order);
 	}
 	free(cumdeg);
+	kg_store_free(own);
+	if (job.failed) {
+		kg_eval_ranks_release(ranks);
+		return -1;
+	}
 	return 0;
 }
 
@@ -947,15 +1003,34 @@ kg_auc(const float *pos, size_t np, const float *neg, size_t nn)
 	return sum / ((double)np * (double)nn);
 }
 
+/* The score of (h, r, t) with rows read from the store (rows: scratch
+ * for two entity rows); a failed read sets *failed. */
+static float
+score_triple(const struct kg_modeldir *md, struct kg_store *st, int32_t h,
+    const float *r, int32_t t, float *rows, int *failed)
+{
+	uint32_t d = md->model.dim;
+	const float *x = kg_store_view(st, (uint64_t)h, 1, rows);
+	const float *y = kg_store_view(st, (uint64_t)t, 1, rows + d);
+
+	if (x == NULL || y == NULL) {
+		*failed = 1;
+		return NAN;
+	}
+	return kg_model_score(&md->model, x, r, y);
+}
+
 int
 kg_eval_auc(const struct kg_modeldir *md, const struct kg_triples *test,
     const struct kg_filter *filter, uint64_t k, uint64_t seed, double *auc)
 {
 	const struct kg_model *m = &md->model;
-	uint32_t d = m->dim, w = m->rel_width;
+	uint32_t w = m->rel_width;
 	uint64_t i, j, ne = md->n_entities;
-	float *pos, *neg;
+	struct kg_store *own, *st;
+	float *pos, *neg, *rows;
 	struct kg_rng rng;
+	int failed = 0;
 
 	if (check_ids(md, test) < 0)
 		return -1;
@@ -964,15 +1039,17 @@ kg_eval_auc(const struct kg_modeldir *md, const struct kg_triples *test,
 		    "negatives");
 		return -1;
 	}
+	if ((st = entity_store(md, &own)) == NULL)
+		return -1;
 	pos = kg_xmallocarray(test->n, sizeof(float));
 	neg = kg_xmallocarray(test->n, k * sizeof(float));
-	kg_rng_seed(&rng, seed, 0);
+	rows = kg_xmallocarray(2 * (size_t)m->dim, sizeof(float));
+	kg_rng_stream(&rng, seed, KG_STREAM_EVAL_AUC, 0, 0, 0, 0);
 	for (i = 0; i < test->n; i++) {
 		const int32_t *x = test->hrt + 3 * i;
 		const float *r = md->relations + (uint64_t)x[1] * w;
 
-		pos[i] = kg_model_score(m, md->entities + (uint64_t)x[0] * d, r,
-		    md->entities + (uint64_t)x[2] * d);
+		pos[i] = score_triple(md, st, x[0], r, x[2], rows, &failed);
 		for (j = 0; j < k; j++) {
 			int head = (int)kg_rng_below(&rng, 2);
 			int32_t h = x[0], t = x[2];
@@ -987,13 +1064,14 @@ kg_eval_auc(const struct kg_modeldir *md, const struct kg_triples *test,
 				    !kg_filter_contains(filter, h, x[1], t))
 					break;
 			}
-			neg[i * k + j] = kg_model_score(m,
-			    md->entities + (uint64_t)h * d, r,
-			    md->entities + (uint64_t)t * d);
+			neg[i * k + j] = score_triple(md, st, h, r, t, rows,
+			    &failed);
 		}
 	}
 	*auc = kg_auc(pos, test->n, neg, test->n * k);
 	free(pos);
 	free(neg);
-	return 0;
+	free(rows);
+	kg_store_free(own);
+	return failed ? -1 : 0;
 }

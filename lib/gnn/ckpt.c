@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "core/testhook.h"
 #include "gnn/train_state.h"
 #include "io/manifest.h"
 #include "io/npy.h"
@@ -264,7 +265,10 @@ kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 			bad = 1;
 	}
 	free(tmp);
-	return kg_gnn_any_rank(d, bad) ? -1 : 0;
+	if (kg_gnn_any_rank(d, bad))
+		return -1;
+	kg_test_after_checkpoint();
+	return 0;
 }
 
 /* This rank's files in dir: its nodes (checked against this run's),

@@ -154,7 +154,7 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->dl = o->enc.dims[o->enc.n_layers];
 	ts->n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
 	out->rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
-	kg_rng_seed(&ts->rng, o->seed, 0x72656c);
+	kg_rng_stream(&ts->rng, o->seed, KG_STREAM_GNN_RELATION_INIT, 0, 0, 0, 0);
 	for (i = 0; i < ts->n_rel_f; i++)
 		out->rel[i] = (float)((2.0 * kg_rng_uniform(&ts->rng) - 1.0) *
 		    sqrt(6.0 / (double)(p->n_relations + ts->dl)));
@@ -181,7 +181,8 @@ setup_state(struct kg_gnn_tstate *ts)
 	    p->graph_hrt, p->n_graph);
 	plan_epoch(ts);
 	kg_gnn_work_init(ts);
-	kg_rng_seed(&ts->rng, o->seed, 1000 + (uint64_t)ts->d->rank);
+	kg_rng_stream(&ts->rng, o->seed, KG_STREAM_GNN_TRAIN,
+	    (uint64_t)ts->d->rank, 0, 0, 0);
 }
 
 /* Seconds as "1h02m", "3m05s" or "42s". */

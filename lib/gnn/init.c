@@ -50,7 +50,7 @@ kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed, uint64_t id)
 	struct kg_rng r;
 	size_t k;
 
-	kg_rng_seed(&r, seed, (0x6c726f77ULL << 32) | id);
+	kg_rng_stream(&r, seed, KG_STREAM_GNN_LEARNED_ROW, id, 0, 0, 0);
 	for (k = 0; k < d0; k++)
 		row[k] = (float)(kg_rng_normal(&r) / sqrt((double)d0));
 }
@@ -159,7 +159,7 @@ init_dense(struct kg_gnn *m, uint64_t seed)
 	struct kg_rng rng;
 	uint32_t l;
 
-	kg_rng_seed(&rng, seed, 0x676e6e);
+	kg_rng_stream(&rng, seed, KG_STREAM_GNN_INIT, 0, 0, 0, 0);
 	for (i = 0; i < m->n_attrs; i++) {
 		float *w = m->w + m->attr_off[i];
 

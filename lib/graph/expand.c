@@ -7,6 +7,7 @@
 
 #include "attrs/features.h"
 #include "io/npy.h"
+#include "core/progress.h"
 #include "core/util.h"
 
 #define UNSEEN 255
@@ -258,7 +259,7 @@ kg_expand_part(struct kg_expand *x, uint32_t part,
 		    " hops, %" PRIu32 " fan-outs)", part, o->hops, o->nfanout);
 		return -1;
 	}
-	kg_rng_seed(&rng, o->seed, part);
+	kg_rng_stream(&rng, o->seed, KG_STREAM_EXPAND, part, 0, 0, 0);
 	xp->part = part;
 	xp->n_nodes = xp->n_edges = 0;
 
@@ -507,7 +508,7 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
     int argc, char *const argv[], const struct kg_expand_opts *o)
 {
 	struct kg_manifest pm = KG_MANIFEST_INIT;
-	char pname[32];
+	char *pname = kg_xasprintf("part-%03" PRIu32, xp->part);
 	char *pdir;
 	uint64_t nn[1] = { xp->n_nodes }, ns[1] = { xp->n_seeds };
 	uint64_t ne[1] = { xp->n_edges }, tri[2] = { xp->n_edges, 3 };
@@ -515,10 +516,10 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	uint64_t i;
 	int rc = -1;
 
-	snprintf(pname, sizeof(pname), "part-%03" PRIu32, xp->part);
 	pdir = kg_path_join(top, pname);
 	if (mkdir(pdir, 0755) != 0) {
 		kg_error_errno("cannot create '%s'", pdir);
+		free(pname);
 		free(pdir);
 		return -1;
 	}
@@ -562,6 +563,7 @@ out:
 	kg_manifest_release(&pm);
 	free(pool);
 	free(owner);
+	free(pname);
 	free(pdir);
 	return rc;
 }
@@ -588,6 +590,21 @@ u64_array(const uint64_t *x, uint32_t n)
 	for (i = 0; i < n; i++)
 		json_array_append_new(a, json_integer((json_int_t)x[i]));
 	return a;
+}
+
+/* The line of a part done, with the rate and the time left at the mean
+ * time per part so far (lib/core/progress.h's duration). */
+static void
+part_line(uint32_t p, uint32_t P, const struct kg_expand_part *xp, double t0)
+{
+	double secs = kg_now() - t0;
+	char eta[32];
+
+	kg_progress_duration(eta, sizeof(eta), secs / (p + 1) * (P - p - 1));
+	fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %" PRIu64
+	    " entities, %" PRIu64 " triples (%.1f s, %.2f parts/s, eta %s)\n",
+	    kg_progname(), p + 1, P, xp->n_nodes, xp->n_edges, secs,
+	    secs > 0 ? (p + 1) / secs : 0.0, eta);
 }
 
 int
@@ -620,10 +637,7 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 		st->sum_nodes += xp.n_nodes;
 		st->sum_edges += xp.n_edges;
 		if (progress)
-			fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %"
-			    PRIu64 " entities, %" PRIu64 " triples (%.1f s)\n",
-			    kg_progname(), p + 1, P, xp.n_nodes, xp.n_edges,
-			    kg_now() - t0);
+			part_line(p, P, &xp, t0);
 	}
 	st->node_replication = x->n_nodes ?
 	    (double)st->sum_nodes / (double)x->n_nodes : 0.0;

@@ -148,9 +148,27 @@ struct kg_partition_book {
 #define KG_PARTITION_BOOK_INIT { KG_MANIFEST_INIT, 0, 0, 0, NULL, NULL, \
 	NULL, NULL, NULL, NULL, NULL, { KG_NPY_INIT } }
 
-/* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
+/*
+ * Load dir (lib/graph/partition_book.c).  Every ID array is checked
+ * against the counts of the manifest before use: parts in [0, P), a
+ * relabelling that is a permutation giving each part its own ID range,
+ * bucket offsets that grow from 0 to the number of training triples, and
+ * bucket rows of entity IDs below n whose head and tail lie in the
+ * bucket's two parts.  0, -1 after kg_error(), or KG_ERR_VERSION (exit 3).
+ */
 int kg_partition_book_load(struct kg_partition_book *b, const char *dir);
 void kg_partition_book_release(struct kg_partition_book *b);
+
+struct kg_dataset;
+
+/*
+ * Check that book b (read from pdir) was made from dataset ds: ds's
+ * manifest checksum is the book's "dataset" input, the entity and
+ * training-triple counts agree, and every bucket row's relation ID is
+ * below ds's relation count.  0, or -1 after kg_error().
+ */
+int kg_partition_book_check_dataset(const struct kg_partition_book *b,
+    const struct kg_dataset *ds, const char *pdir);
 
 /* The part owning new ID "id" given P + 1 offsets (binary search). */
 static inline uint32_t

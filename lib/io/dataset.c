@@ -1,5 +1,6 @@
 #include "io/dataset.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,19 +18,19 @@ kg_split_name(enum kg_split s)
 static int
 load_split(struct kg_dataset *ds, enum kg_split s)
 {
-	char name[32];
-	char *path;
+	char *name = kg_xasprintf("%s.npy", split_names[s]);
+	char *path = kg_path_join(ds->dir, name);
 	struct kg_npy *a = &ds->arr[s];
 	const int32_t *p;
 	uint64_t i;
 
-	snprintf(name, sizeof(name), "%s.npy", split_names[s]);
-	path = kg_path_join(ds->dir, name);
 	if (!kg_path_exists(path)) {
-		free(path);
 		kg_error("'%s' has no %s", ds->dir, name);
+		free(name);
+		free(path);
 		return -1;
 	}
+	free(name);
 	if (kg_npy_read(path, a) < 0) {
 		free(path);
 		return -1;
@@ -66,18 +67,30 @@ fail:
 	return -1;
 }
 
+/*
+ * types.npy: one type ID per entity, -1 for none, each below the count
+ * of types in the manifest (figures.types, at most one per entity), so a
+ * reader can size per-type tables by it.
+ */
 static int
 load_types(struct kg_dataset *ds)
 {
 	char *path = kg_path_join(ds->dir, "types.npy");
 	struct kg_npy *a = &ds->arr[KG_NSPLITS];
 	const int32_t *t;
-	uint64_t i;
+	uint64_t i, n_types;
 	int32_t max = -1;
 
 	if (!kg_path_exists(path)) {
 		free(path);
 		return 0;
+	}
+	if (kg_manifest_get_u64(&ds->manifest, "figures.types", &n_types) < 0 ||
+	    n_types > ds->n_entities) {
+		kg_error("%s/manifest.json: figures.types missing or above the "
+		    "%llu entities", ds->dir,
+		    (unsigned long long)ds->n_entities);
+		goto fail_quiet;
 	}
 	if (kg_npy_read_expect(path, KG_DT_I4, 1, a) < 0)
 		goto fail_quiet;
@@ -89,9 +102,10 @@ load_types(struct kg_dataset *ds)
 	}
 	t = a->data;
 	for (i = 0; i < a->shape[0]; i++) {
-		if (t[i] < -1) {
-			kg_error("%s: row %llu: bad type ID %d", path,
-			    (unsigned long long)i, t[i]);
+		if (t[i] < -1 || (t[i] >= 0 && (uint64_t)t[i] >= n_types)) {
+			kg_error("%s: row %llu: type ID %d out of range (%llu "
+			    "types)", path, (unsigned long long)i, t[i],
+			    (unsigned long long)n_types);
 			goto fail;
 		}
 		if (t[i] > max)
@@ -128,6 +142,13 @@ kg_dataset_load(struct kg_dataset *ds, const char *dir)
 	    &ds->n_relations) < 0) {
 		kg_error("%s/manifest.json: figures.entities or "
 		    "figures.relations missing", dir);
+		goto fail;
+	}
+	/* IDs are int32 (an int64 dataset is refused by load_split). */
+	if (ds->n_entities > (uint64_t)INT32_MAX + 1 ||
+	    ds->n_relations > (uint64_t)INT32_MAX + 1) {
+		kg_error("%s/manifest.json: figures.entities or "
+		    "figures.relations above 2^31", dir);
 		goto fail;
 	}
 	for (s = 0; s < KG_NSPLITS; s++)

@@ -6,8 +6,11 @@
  * head, relation, tail), types.npy (int32 [n_entities]) and types.tsv when
  * node types were given.  Loading checks the manifest (tool kg-ingest,
  * format version), that every recorded file matches its shape and dtype,
- * and that every ID is in range.  Arrays are mmapped and exposed as int32;
- * an int64 dataset (IDs past 2^31) is refused with a clear message for now.
+ * and that every ID is in range: triples against the manifest's entity and
+ * relation counts (figures.entities, figures.relations, at most 2^31),
+ * type IDs against figures.types (at most the entity count).  Arrays are
+ * mmapped and exposed as int32; an int64 dataset (IDs past 2^31) is
+ * refused with a clear message for now.
  */
 #ifndef KG_DATASET_H
 #define KG_DATASET_H
@@ -29,7 +32,8 @@ struct kg_dataset {
 	struct kg_manifest manifest;
 	uint64_t n_entities;
 	uint64_t n_relations;
-	uint64_t n_types;	/* 0 without types.npy */
+	uint64_t n_types;	/* largest type ID + 1 (<= figures.types); 0
+				 * without types.npy */
 	struct kg_triples split[KG_NSPLITS];
 	const int32_t *types;	/* n_entities type IDs, or NULL */
 	struct kg_npy arr[KG_NSPLITS + 1];	/* backing mappings */

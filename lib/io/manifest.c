@@ -311,6 +311,85 @@ fail:
 	return -1;
 }
 
+/*
+ * An entry of "files" as every writer makes it: an object with "bytes" (a
+ * non-negative integer) and "checksum" (a string), and for a .npy file
+ * "dtype" (a string) and "shape" (an array of non-negative integers).  A
+ * reader trusts these to check the files, so a malformed entry is an
+ * error naming the manifest and the key rather than a check skipped.
+ */
+/* A file name a manifest may list: relative, inside the directory ("a"
+ * or "sub/a"), with no empty, "." or ".." component. */
+static int
+plain_name(const char *name)
+{
+	const char *p = name;
+
+	if (*p == '\0' || *p == '/')
+		return 0;
+	while (*p != '\0') {
+		size_t len = strcspn(p, "/");
+
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += len;
+		if (*p == '/')
+			p++;
+		if (*p == '\0' && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
+static int
+check_entry(const char *mpath, const char *name, json_t *entry)
+{
+	json_t *v, *js;
+	size_t i;
+	const char *bad = NULL;
+
+	if (!plain_name(name)) {
+		kg_error("%s: files: '%s' is not a file name inside the "
+		    "directory", mpath, name);
+		return -1;
+	}
+	if (!json_is_object(entry)) {
+		kg_error("%s: files.%s is not an object", mpath, name);
+		return -1;
+	}
+	v = json_object_get(entry, "bytes");
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		bad = "bytes";
+	else if (!json_is_string(json_object_get(entry, "checksum")))
+		bad = "checksum";
+	else if (has_suffix(name, ".npy") &&
+	    !json_is_string(json_object_get(entry, "dtype")))
+		bad = "dtype";
+	if (bad != NULL) {
+		kg_error("%s: files.%s.%s is missing or not a%s", mpath, name,
+		    bad, strcmp(bad, "bytes") == 0 ? " non-negative integer" :
+		    " string");
+		return -1;
+	}
+	if (!has_suffix(name, ".npy"))
+		return 0;
+	js = json_object_get(entry, "shape");
+	if (!json_is_array(js) || json_array_size(js) > KG_NPY_MAXDIM) {
+		kg_error("%s: files.%s.shape is missing or not an array of at "
+		    "most %d sizes", mpath, name, KG_NPY_MAXDIM);
+		return -1;
+	}
+	json_array_foreach(js, i, v)
+		if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			kg_error("%s: files.%s.shape[%zu] is not a "
+			    "non-negative integer", mpath, name, i);
+			return -1;
+		}
+	return 0;
+}
+
+/* The .npy header against a checked entry: same dtype and shape. */
 static int
 verify_npy(const char *path, const char *name, json_t *entry)
 {
@@ -320,81 +399,86 @@ verify_npy(const char *path, const char *name, json_t *entry)
 	size_t off;
 	json_t *jd = json_object_get(entry, "dtype");
 	json_t *js = json_object_get(entry, "shape");
+	int bad;
 
 	if (kg_npy_read_header(path, &dt, &ndim, shape, &off) < 0)
 		return -1;
-	if (json_is_string(jd) &&
-	    strcmp(json_string_value(jd), kg_dtype_descr(dt)) != 0) {
+	if (strcmp(json_string_value(jd), kg_dtype_descr(dt)) != 0) {
 		kg_error("%s: dtype %s, the manifest says %s", path,
 		    kg_dtype_descr(dt), json_string_value(jd));
 		return -1;
 	}
-	if (json_is_array(js)) {
-		int bad = (int)json_array_size(js) != ndim;
-
-		for (i = 0; !bad && i < ndim; i++)
-			bad = (uint64_t)json_integer_value(
-			    json_array_get(js, (size_t)i)) != shape[i];
-		if (bad) {
-			kg_error("%s: shape does not match the manifest entry "
-			    "for '%s'", path, name);
-			return -1;
-		}
+	bad = (int)json_array_size(js) != ndim;
+	for (i = 0; !bad && i < ndim; i++)
+		bad = (uint64_t)json_integer_value(json_array_get(js,
+		    (size_t)i)) != shape[i];
+	if (bad) {
+		kg_error("%s: shape does not match the manifest entry for "
+		    "'%s'", path, name);
+		return -1;
 	}
 	return 0;
+}
+
+/* One file against its entry: present, size, header, checksum. */
+static int
+verify_file(const char *dir, const char *name, json_t *entry, int checksums)
+{
+	char *path = kg_path_join(dir, name);
+	json_t *jb = json_object_get(entry, "bytes");
+	json_t *jc = json_object_get(entry, "checksum");
+	struct stat st;
+	char sum[32];
+	int rc = -1;
+
+	if (stat(path, &st) != 0) {
+		kg_error_errno("'%s' is listed in the manifest but cannot be "
+		    "read", path);
+		goto out;
+	}
+	if ((json_int_t)st.st_size != json_integer_value(jb)) {
+		kg_error("%s: %lld bytes, the manifest says %lld%s", path,
+		    (long long)st.st_size, (long long)json_integer_value(jb),
+		    (json_int_t)st.st_size < json_integer_value(jb) ?
+		    " (truncated?)" : "");
+		goto out;
+	}
+	if (has_suffix(name, ".npy") && verify_npy(path, name, entry) < 0)
+		goto out;
+	if (checksums) {
+		if (kg_checksum_file(path, sum) < 0)
+			goto out;
+		if (strcmp(sum, json_string_value(jc)) != 0) {
+			kg_error("%s: checksum %s, the manifest says %s (file "
+			    "changed or corrupt)", path, sum,
+			    json_string_value(jc));
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	free(path);
+	return rc;
 }
 
 int
 kg_manifest_verify(const struct kg_manifest *m, const char *dir,
     int checksums)
 {
+	char *mpath = kg_path_join(dir, MANIFEST_NAME);
 	const char *name;
 	json_t *entry;
+	int rc = 0;
 
 	json_object_foreach(json_object_get(m->root, "files"), name, entry) {
-		char *path = kg_path_join(dir, name);
-		json_t *jb = json_object_get(entry, "bytes");
-		json_t *jc = json_object_get(entry, "checksum");
-		struct stat st;
-		char sum[32];
-
-		if (stat(path, &st) != 0) {
-			kg_error_errno("'%s' is listed in the manifest but "
-			    "cannot be read", path);
-			free(path);
-			return -1;
+		if (check_entry(mpath, name, entry) < 0 ||
+		    verify_file(dir, name, entry, checksums) < 0) {
+			rc = -1;
+			break;
 		}
-		if (json_is_integer(jb) &&
-		    (json_int_t)st.st_size != json_integer_value(jb)) {
-			kg_error("%s: %lld bytes, the manifest says %lld%s",
-			    path, (long long)st.st_size,
-			    (long long)json_integer_value(jb),
-			    (json_int_t)st.st_size < json_integer_value(jb) ?
-			    " (truncated?)" : "");
-			free(path);
-			return -1;
-		}
-		if (has_suffix(name, ".npy") &&
-		    verify_npy(path, name, entry) < 0) {
-			free(path);
-			return -1;
-		}
-		if (checksums && json_is_string(jc)) {
-			if (kg_checksum_file(path, sum) < 0) {
-				free(path);
-				return -1;
-			}
-			if (strcmp(sum, json_string_value(jc)) != 0) {
-				kg_error("%s: checksum %s, the manifest says "
-				    "%s (file changed or corrupt)", path, sum,
-				    json_string_value(jc));
-				free(path);
-				return -1;
-			}
-		}
-		free(path);
 	}
-	return 0;
+	free(mpath);
+	return rc;
 }
 
 json_t *

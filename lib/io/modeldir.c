@@ -60,19 +60,18 @@ static int
 config_u64(const struct kg_manifest *man, const char *dir, const char *key,
     int required, uint64_t *out)
 {
-	char path[64];
+	char *path = kg_xasprintf("config.%s", key);
+	int rc = 0;
 
-	snprintf(path, sizeof(path), "config.%s", key);
-	if (kg_manifest_get(man, path) == NULL && !required) {
+	if (kg_manifest_get(man, path) == NULL && !required)
 		*out = 0;
-		return 0;
-	}
-	if (kg_manifest_get_u64(man, path, out) < 0) {
+	else if (kg_manifest_get_u64(man, path, out) < 0) {
 		kg_error("%s/manifest.json: config.%s is missing or not a "
 		    "non-negative integer", dir, key);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	free(path);
+	return rc;
 }
 
 static int
@@ -225,6 +224,26 @@ kg_modeldir_release(struct kg_modeldir *md)
 	*md = (struct kg_modeldir)KG_MODELDIR_INIT;
 }
 
+/* The config keys every model dir has (see modeldir.h). */
+static void
+set_model_config(struct kg_manifest *man, const struct kg_model *m,
+    int reciprocal, uint64_t n_entities, uint64_t n_relations,
+    const char *dataset)
+{
+	kg_manifest_set_config(man, "model",
+	    json_string(kg_model_name(m->kind)));
+	kg_manifest_set_config(man, "dim", json_integer(m->dim));
+	kg_manifest_set_config(man, "rel_dim", json_integer(m->rel_dim));
+	kg_manifest_set_config(man, "gamma", json_real(m->gamma));
+	kg_manifest_set_config(man, "reciprocal", json_boolean(reciprocal));
+	kg_manifest_set_config(man, "n_entities",
+	    json_integer((json_int_t)n_entities));
+	kg_manifest_set_config(man, "n_relations",
+	    json_integer((json_int_t)n_relations));
+	if (dataset != NULL)
+		kg_manifest_set_config(man, "dataset", json_string(dataset));
+}
+
 int
 kg_modeldir_write(const char *dir, const struct kg_model *m,
     int reciprocal, uint64_t n_entities, uint64_t n_relations,
@@ -242,21 +261,127 @@ kg_modeldir_write(const char *dir, const struct kg_model *m,
 	    kg_manifest_add_file(man, dir, "entities.npy") < 0 ||
 	    kg_manifest_add_file(man, dir, "relations.npy") < 0)
 		goto out;
-	kg_manifest_set_config(man, "model",
-	    json_string(kg_model_name(m->kind)));
-	kg_manifest_set_config(man, "dim", json_integer(m->dim));
-	kg_manifest_set_config(man, "rel_dim", json_integer(m->rel_dim));
-	kg_manifest_set_config(man, "gamma", json_real(m->gamma));
-	kg_manifest_set_config(man, "reciprocal", json_boolean(reciprocal));
-	kg_manifest_set_config(man, "n_entities",
-	    json_integer((json_int_t)n_entities));
-	kg_manifest_set_config(man, "n_relations",
-	    json_integer((json_int_t)n_relations));
-	if (dataset != NULL)
-		kg_manifest_set_config(man, "dataset", json_string(dataset));
+	set_model_config(man, m, reciprocal, n_entities, n_relations, dataset);
 	rc = 0;
 out:
 	free(ep);
 	free(rp);
+	return rc;
+}
+
+int
+kg_modeldir_begin(struct kg_modeldir_writer *w,
+    const struct kg_modeldir_spec *spec)
+{
+	char *ep, *sp = NULL;
+	int rc;
+
+	*w = (struct kg_modeldir_writer)KG_MODELDIR_WRITER_INIT;
+	w->spec = spec;
+	if (kg_outdir_begin(&w->od, spec->dir, spec->force) < 0)
+		return -1;
+	ep = kg_outdir_file(&w->od, "entities.npy");
+	if (spec->state_width > 0)
+		sp = kg_outdir_file(&w->od, "entity_state.npy");
+	rc = kg_table_writer_open(&w->table, ep, sp, spec->n_entities,
+	    spec->model->dim, spec->state_width, spec->order);
+	free(ep);
+	free(sp);
+	if (rc < 0)
+		kg_outdir_abort(&w->od);
+	return rc;
+}
+
+void
+kg_modeldir_abort(struct kg_modeldir_writer *w)
+{
+	kg_table_writer_abort(&w->table);
+	kg_outdir_abort(&w->od);
+}
+
+/* Write float32 [rows, cols] (cols 0: [rows]) as name into the temporary
+ * and record it. */
+static int
+put_array(struct kg_modeldir_writer *w, struct kg_manifest *man,
+    const char *name, uint64_t rows, uint64_t cols, const float *x)
+{
+	char *path = kg_outdir_file(&w->od, name);
+	uint64_t sh[2] = { rows, cols };
+	int rc = kg_npy_write(path, KG_DT_F4, cols ? 2 : 1, sh, x) < 0 ||
+	    kg_manifest_add_file(man, w->od.tmp, name) < 0 ? -1 : 0;
+
+	free(path);
+	return rc;
+}
+
+/* Every file but the entity table, into the temporary and man. */
+static int
+write_rest(struct kg_modeldir_writer *w, struct kg_manifest *man)
+{
+	const struct kg_modeldir_spec *s = w->spec;
+	uint64_t nr = s->n_relations * (s->reciprocal ? 2 : 1);
+	size_t i;
+
+	if (kg_manifest_add_file(man, w->od.tmp, "entities.npy") < 0 ||
+	    (s->state_width > 0 && kg_manifest_add_file(man, w->od.tmp,
+	    "entity_state.npy") < 0) ||
+	    put_array(w, man, "relations.npy", nr, s->model->rel_width,
+	    s->rel) < 0 ||
+	    (s->rel_state != NULL && put_array(w, man, "relation_state.npy",
+	    nr, s->rel_state_width, s->rel_state) < 0))
+		return -1;
+	for (i = 0; i < s->n_extra; i++)
+		if (put_array(w, man, s->extra[i].name, s->extra[i].n, 0,
+		    s->extra[i].x) < 0)
+			return -1;
+	if (s->log != NULL && (kg_write_text(w->od.tmp, "train_log.jsonl",
+	    s->log) < 0 || kg_manifest_add_file(man, w->od.tmp,
+	    "train_log.jsonl") < 0))
+		return -1;
+	return 0;
+}
+
+/* The inputs, config and figures of the manifest. */
+static int
+describe(const struct kg_modeldir_spec *s, struct kg_manifest *man)
+{
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (s->dataset != NULL && kg_manifest_add_input(man, "dataset",
+	    s->dataset) < 0)
+		return -1;
+	for (i = 0; s->inputs != NULL && s->inputs[i][0] != NULL; i++)
+		if (kg_manifest_add_input(man, s->inputs[i][0],
+		    s->inputs[i][1]) < 0)
+			return -1;
+	set_model_config(man, s->model, s->reciprocal, s->n_entities,
+	    s->n_relations, s->dataset);
+	if (s->config != NULL)
+		json_object_foreach(s->config, key, v)
+			kg_manifest_set_config(man, key, json_incref(v));
+	if (s->figures != NULL)
+		json_object_foreach(s->figures, key, v)
+			kg_manifest_set_figure(man, key, json_incref(v));
+	return 0;
+}
+
+int
+kg_modeldir_commit(struct kg_modeldir_writer *w)
+{
+	const struct kg_modeldir_spec *s = w->spec;
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	int rc = -1;
+
+	kg_manifest_init(&man, s->argc, s->argv);
+	if (kg_table_writer_close(&w->table) < 0 || describe(s, &man) < 0 ||
+	    write_rest(w, &man) < 0 || kg_manifest_write(&man, w->od.tmp) < 0)
+		goto out;
+	rc = kg_outdir_commit(&w->od);
+out:
+	if (rc < 0)
+		kg_modeldir_abort(w);
+	kg_manifest_release(&man);
 	return rc;
 }

@@ -19,9 +19,15 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "io/manifest.h"
-#include "kge/model.h"
 #include "io/npy.h"
+#include "io/outdir.h"
+#include "io/table_writer.h"
+#include "kge/model.h"
+
+struct kg_store;
 
 struct kg_modeldir {
 	struct kg_model model;
@@ -29,14 +35,22 @@ struct kg_modeldir {
 	uint64_t n_entities;
 	uint64_t n_relations;	/* of the dataset, not counting inverses */
 	uint64_t n_rel_rows;	/* rows of relations.npy */
-	const float *entities;	/* n_entities x model.dim, borrowed from ent */
+	/*
+	 * Where readers get the entity rows (lib/store/store.h): a store
+	 * lent by whoever made the model (a trainer validating its own
+	 * rows), or, when NULL, the array at entities, which a loaded
+	 * model dir maps from entities.npy (lib/eval opens a read-only
+	 * store over it).  Nothing here owns ents.
+	 */
+	struct kg_store *ents;
+	const float *entities;	/* n_entities x model.dim, in ent */
 	const float *relations;	/* n_rel_rows x model.rel_width */
 	struct kg_npy ent, rel;	/* backing mappings */
 	struct kg_manifest manifest;	/* root NULL for foreign arrays */
 };
 
-#define KG_MODELDIR_INIT { { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, NULL, NULL, \
-	KG_NPY_INIT, KG_NPY_INIT, KG_MANIFEST_INIT }
+#define KG_MODELDIR_INIT { { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, \
+	NULL, NULL, NULL, KG_NPY_INIT, KG_NPY_INIT, KG_MANIFEST_INIT }
 
 /*
  * Load a kg-train output directory: read the manifest (tool kg-train),
@@ -63,7 +77,67 @@ int kg_modeldir_from_arrays(struct kg_modeldir *md, const char *ent_path,
 void kg_modeldir_release(struct kg_modeldir *md);
 
 /*
- * Write entities.npy and relations.npy into "dir" (normally an outdir's
+ * Writing a model dir, the one writer of every trainer.  begin creates
+ * the temporary sibling of spec->dir (lib/io/outdir.h) and opens
+ * entities.npy, and entity_state.npy when state_width > 0, as a table
+ * writer (lib/io/table_writer.h).  The caller streams the entity rows
+ * into w->table: a store's partitions with kg_store_write
+ * (lib/store/store.h), pieces as they arrive from other ranks, or the
+ * whole table at once.  commit then writes relations.npy, optionally
+ * relation_state.npy, train_log.jsonl and the extra arrays, and a
+ * manifest with the inputs, the config keys listed above followed by
+ * spec->config, and spec->figures; and renames the directory into place.
+ * spec (and what it points to) is borrowed until commit or abort.
+ */
+struct kg_modeldir_array {
+	const char *name;	/* "gnn_weights.npy" */
+	uint64_t n;		/* float32 [n] */
+	const float *x;
+};
+
+struct kg_modeldir_spec {
+	const char *dir;
+	int force;		/* replace an existing dir (at commit) */
+	int argc;
+	char *const *argv;
+	const struct kg_model *model;
+	int reciprocal;
+	uint64_t n_entities, n_relations;
+	const int32_t *order;	/* table row i is entity order[i]; NULL: i */
+	uint32_t state_width;	/* entity_state.npy's; 0: no such file */
+	const float *rel;	/* n_rel_rows x model->rel_width */
+	const float *rel_state;	/* n_rel_rows x rel_state_width, or NULL */
+	uint64_t rel_state_width;
+	const char *log;	/* train_log.jsonl, or NULL: none */
+	const char *dataset;	/* input and config.dataset, or NULL */
+	const char *const (*inputs)[2];	/* more { role, dir } inputs, up to
+					 * { NULL, NULL }; may be NULL */
+	json_t *config, *figures;	/* may be NULL */
+	const struct kg_modeldir_array *extra;
+	size_t n_extra;
+};
+
+struct kg_modeldir_writer {
+	const struct kg_modeldir_spec *spec;
+	struct kg_outdir od;
+	struct kg_table_writer table;
+};
+
+#define KG_MODELDIR_WRITER_INIT { NULL, KG_OUTDIR_INIT, \
+	KG_TABLE_WRITER_INIT }
+
+/* 0, or -1 after kg_error() with nothing left behind. */
+int kg_modeldir_begin(struct kg_modeldir_writer *w,
+    const struct kg_modeldir_spec *spec);
+/* 0, or -1 after kg_error() with the temporary removed (an old dir
+ * stays).  Releases w either way. */
+int kg_modeldir_commit(struct kg_modeldir_writer *w);
+/* Remove the temporary; safe on INIT and twice. */
+void kg_modeldir_abort(struct kg_modeldir_writer *w);
+
+/*
+ * For callers that manage their own output dir (test tools): write
+ * entities.npy and relations.npy into "dir" (normally an outdir's
  * temporary), record both files in "man" and set the config keys listed
  * above (dataset only when not NULL).  ent holds n_entities x m->dim
  * floats and rel (reciprocal ? 2 : 1) * n_relations x m->rel_width.  The

@@ -84,37 +84,45 @@ shape_count(int ndim, const uint64_t *shape, size_t itemsize,
 /*
  * Build the header (magic .. final newline) with the data starting at a
  * multiple of NPY_ALIGN.  "pad_to" forces a minimum total header length so
- * the streaming writer can rewrite it in place.  Returns the length.
+ * the streaming writer can rewrite it in place.  Returns the length, or 0
+ * when it does not fit in cap.
  */
 static size_t
 build_header(char *buf, size_t cap, enum kg_dtype dt, int ndim,
     const uint64_t *shape, size_t pad_to)
 {
-	char dict[512];
-	size_t n = 0, total, hlen;
+	struct kg_strbuf dict = { NULL, 0, 0 };
+	char num[32];
+	size_t n, total, hlen;
 	int i;
 
-	n += (size_t)snprintf(dict + n, sizeof(dict) - n,
-	    "{'descr': '%s', 'fortran_order': False, 'shape': (",
-	    kg_dtype_descr(dt));
-	for (i = 0; i < ndim; i++)
-		n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s%llu",
-		    i ? ", " : "", (unsigned long long)shape[i]);
-	n += (size_t)snprintf(dict + n, sizeof(dict) - n, "%s), }",
-	    ndim == 1 ? "," : "");
+	kg_strbuf_add(&dict, "{'descr': '");
+	kg_strbuf_add(&dict, kg_dtype_descr(dt));
+	kg_strbuf_add(&dict, "', 'fortran_order': False, 'shape': (");
+	for (i = 0; i < ndim; i++) {
+		/* 20 digits at most: the buffer cannot truncate. */
+		snprintf(num, sizeof(num), "%s%llu", i ? ", " : "",
+		    (unsigned long long)shape[i]);
+		kg_strbuf_add(&dict, num);
+	}
+	kg_strbuf_add(&dict, ndim == 1 ? ",), }" : "), }");
+	n = dict.len;
 	total = 10 + n + 1;
 	total = (total + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
 	if (total < pad_to)
 		total = pad_to;
-	if (total > cap)
+	if (total > cap) {
+		free(dict.s);
 		return 0;
+	}
 	hlen = total - 10;
 	memcpy(buf, "\x93NUMPY\x01\x00", 8);
 	buf[8] = (char)(hlen & 0xff);
 	buf[9] = (char)(hlen >> 8);
-	memcpy(buf + 10, dict, n);
+	memcpy(buf + 10, dict.s, n);
 	memset(buf + 10 + n, ' ', total - 10 - n - 1);
 	buf[total - 1] = '\n';
+	free(dict.s);
 	return total;
 }
 
@@ -126,6 +134,115 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* Every syntax error in the header dict gets this one message. */
+static int
+malformed(const char *path)
+{
+	kg_error("%s: malformed npy header dict", path);
+	return -1;
+}
+
+/*
+ * Copy the quoted string at *pp (cut at cap - 1 bytes) into buf and move
+ * *pp past its closing quote.  -1 when no quoted string stands there or it
+ * does not fit; the caller reports.
+ */
+static int
+read_quoted(const char **pp, const char *end, char *buf, size_t cap)
+{
+	const char *p = *pp;
+	size_t n = 0;
+
+	if (p >= end || *p != '\'')
+		return -1;
+	for (p++; p < end && *p != '\'' && n < cap - 1; p++)
+		buf[n++] = *p;
+	buf[n] = '\0';
+	if (p >= end || *p != '\'')
+		return -1;
+	*pp = p + 1;
+	return 0;
+}
+
+/* The value of 'descr': a dtype we know. */
+static int
+parse_descr(const char *path, const char **pp, const char *end,
+    enum kg_dtype *dt)
+{
+	char d[16];
+
+	if (read_quoted(pp, end, d, sizeof(d)) < 0)
+		return malformed(path);
+	*dt = kg_dtype_parse(d);
+	if (*dt == KG_DT_NONE) {
+		kg_error("%s: unsupported dtype '%s' (want <i4, <i8, |u1, "
+		    "<u4, <u8, <f4 or <f8, little-endian)", path, d);
+		return -1;
+	}
+	return 0;
+}
+
+/* The value of 'fortran_order': False (C order) is all we read. */
+static int
+parse_fortran(const char *path, const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	if (end - p >= 5 && memcmp(p, "False", 5) == 0) {
+		*pp = p + 5;
+		return 0;
+	}
+	if (end - p >= 4 && memcmp(p, "True", 4) == 0) {
+		kg_error("%s: fortran_order arrays are not supported (write "
+		    "C order)", path);
+		return -1;
+	}
+	return malformed(path);
+}
+
+/* The value of 'shape': a tuple of at most KG_NPY_MAXDIM integers. */
+static int
+parse_shape(const char *path, const char **pp, const char *end, int *ndim,
+    uint64_t *shape)
+{
+	const char *p = *pp;
+	int nd = 0;
+
+	if (p >= end || *p != '(')
+		return malformed(path);
+	p++;
+	for (;;) {
+		char *e;
+		unsigned long long v;
+
+		p = skip_ws(p, end);
+		if (p < end && *p == ')')
+			break;
+		if (p >= end || *p < '0' || *p > '9')
+			return malformed(path);
+		if (nd == KG_NPY_MAXDIM) {
+			kg_error("%s: more than %d dimensions", path,
+			    KG_NPY_MAXDIM);
+			return -1;
+		}
+		errno = 0;
+		v = strtoull(p, &e, 10);
+		if (errno != 0 || e > end)
+			return malformed(path);
+		shape[nd++] = v;
+		p = skip_ws(e, end);
+		if (p < end && *p == ',')
+			p++;
+		else if (p < end && *p == ')')
+			break;
+		else
+			return malformed(path);
+	}
+	*pp = p + 1;
+	*ndim = nd;
+	return 0;
+}
+
 /*
  * Parse the header dict: exactly the keys descr, fortran_order and shape,
  * in any order, as numpy writes them.
@@ -134,109 +251,46 @@ static int
 parse_dict(const char *path, const char *p, const char *end,
     enum kg_dtype *dt, int *ndim, uint64_t *shape)
 {
-	int have_descr = 0, have_fortran = 0, have_shape = 0;
+	int have_descr = 0, have_fortran = 0, have_shape = 0, rc;
+	char key[32];
 
 	p = skip_ws(p, end);
 	if (p >= end || *p != '{')
-		goto bad;
+		return malformed(path);
 	p++;
 	for (;;) {
-		char key[32];
-		size_t kl = 0;
-
 		p = skip_ws(p, end);
 		if (p < end && *p == '}')
 			break;
-		if (p >= end || *p != '\'')
-			goto bad;
-		for (p++; p < end && *p != '\'' && kl < sizeof(key) - 1; p++)
-			key[kl++] = *p;
-		key[kl] = '\0';
-		if (p >= end || *p != '\'')
-			goto bad;
-		p = skip_ws(p + 1, end);
+		if (read_quoted(&p, end, key, sizeof(key)) < 0)
+			return malformed(path);
+		p = skip_ws(p, end);
 		if (p >= end || *p != ':')
-			goto bad;
+			return malformed(path);
 		p = skip_ws(p + 1, end);
 		if (strcmp(key, "descr") == 0) {
-			char d[16];
-			size_t dl = 0;
-
-			if (p >= end || *p != '\'')
-				goto bad;
-			for (p++; p < end && *p != '\'' && dl < sizeof(d) - 1;
-			    p++)
-				d[dl++] = *p;
-			d[dl] = '\0';
-			if (p >= end || *p != '\'')
-				goto bad;
-			p++;
-			*dt = kg_dtype_parse(d);
-			if (*dt == KG_DT_NONE) {
-				kg_error("%s: unsupported dtype '%s' (want "
-				    "<i4, <i8, |u1, <u4, <u8, <f4 or <f8, "
-				    "little-endian)", path, d);
-				return -1;
-			}
+			rc = parse_descr(path, &p, end, dt);
 			have_descr = 1;
 		} else if (strcmp(key, "fortran_order") == 0) {
-			if (end - p >= 5 && memcmp(p, "False", 5) == 0)
-				p += 5;
-			else if (end - p >= 4 && memcmp(p, "True", 4) == 0) {
-				kg_error("%s: fortran_order arrays are not "
-				    "supported (write C order)", path);
-				return -1;
-			} else
-				goto bad;
+			rc = parse_fortran(path, &p, end);
 			have_fortran = 1;
 		} else if (strcmp(key, "shape") == 0) {
-			int nd = 0;
-
-			if (p >= end || *p != '(')
-				goto bad;
-			p++;
-			for (;;) {
-				char *e;
-				unsigned long long v;
-
-				p = skip_ws(p, end);
-				if (p < end && *p == ')')
-					break;
-				if (p >= end || *p < '0' || *p > '9')
-					goto bad;
-				if (nd == KG_NPY_MAXDIM) {
-					kg_error("%s: more than %d dimensions",
-					    path, KG_NPY_MAXDIM);
-					return -1;
-				}
-				errno = 0;
-				v = strtoull(p, &e, 10);
-				if (errno != 0 || e > end)
-					goto bad;
-				shape[nd++] = v;
-				p = skip_ws(e, end);
-				if (p < end && *p == ',')
-					p++;
-				else if (p < end && *p == ')')
-					break;
-				else
-					goto bad;
-			}
-			p++;
-			*ndim = nd;
+			rc = parse_shape(path, &p, end, ndim, shape);
 			have_shape = 1;
 		} else {
 			kg_error("%s: unexpected key '%s' in npy header",
 			    path, key);
 			return -1;
 		}
+		if (rc < 0)
+			return -1;
 		p = skip_ws(p, end);
 		if (p < end && *p == ',')
 			p++;
 		else if (p < end && *p == '}')
 			break;
 		else
-			goto bad;
+			return malformed(path);
 	}
 	if (!have_descr || !have_fortran || !have_shape) {
 		kg_error("%s: npy header lacks '%s'", path, !have_descr ?
@@ -244,9 +298,6 @@ parse_dict(const char *path, const char *p, const char *end,
 		return -1;
 	}
 	return 0;
-bad:
-	kg_error("%s: malformed npy header dict", path);
-	return -1;
 }
 
 /* Validate the header in buf[0..len) (len >= what is there). */
@@ -441,24 +492,6 @@ kg_npy_release(struct kg_npy *a)
 }
 
 static int
-write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len > (1u << 30) ? (1u << 30) : len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int
 check_ndim(const char *path, enum kg_dtype dt, int ndim)
 {
 	if (kg_dtype_size(dt) == 0) {
@@ -488,13 +521,17 @@ kg_npy_write(const char *path, enum kg_dtype dt, int ndim,
 		return -1;
 	}
 	hlen = build_header(hdr, sizeof(hdr), dt, ndim, shape, 0);
+	if (hlen == 0) {
+		kg_error("%s: header too long", path);
+		return -1;
+	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		kg_error_errno("cannot create '%s'", path);
 		return -1;
 	}
-	if (write_all(fd, hdr, hlen) < 0 || write_all(fd, data, nbytes) < 0 ||
-	    fsync(fd) < 0) {
+	if (kg_write_full(fd, hdr, hlen, -1) < 0 ||
+	    kg_write_full(fd, data, nbytes, -1) < 0 || fsync(fd) < 0) {
 		kg_error_errno("cannot write '%s'", path);
 		close(fd);
 		unlink(path);
@@ -548,7 +585,7 @@ kg_npy_writer_open(struct kg_npy_writer *w, const char *path,
 	w->buf = kg_xmalloc(w->buf_cap);
 	/* A placeholder header of the final length, rewritten at close. */
 	build_header(hdr, sizeof(hdr), dt, ndim, w->shape, STREAM_HEADER);
-	if (write_all(w->fd, hdr, STREAM_HEADER) < 0) {
+	if (kg_write_full(w->fd, hdr, STREAM_HEADER, -1) < 0) {
 		kg_error_errno("cannot write '%s'", path);
 		kg_npy_writer_abort(w);
 		return -1;
@@ -561,7 +598,7 @@ writer_flush(struct kg_npy_writer *w)
 {
 	if (w->buf_len == 0 || w->failed)
 		return w->failed ? -1 : 0;
-	if (write_all(w->fd, w->buf, w->buf_len) < 0) {
+	if (kg_write_full(w->fd, w->buf, w->buf_len, -1) < 0) {
 		kg_error_errno("cannot write '%s'", w->path);
 		w->failed = 1;
 		return -1;
@@ -645,4 +682,13 @@ kg_npy_writer_abort(struct kg_npy_writer *w)
 	free(w->path);
 	w->buf = w->path = NULL;
 	w->fd = -1;
+}
+
+size_t
+kg_npy_header(char *buf, size_t cap, enum kg_dtype dt, int ndim,
+    const uint64_t *shape)
+{
+	if (kg_dtype_size(dt) == 0 || ndim < 0 || ndim > KG_NPY_MAXDIM)
+		return 0;
+	return build_header(buf, cap, dt, ndim, shape, 0);
 }

@@ -113,4 +113,13 @@ int kg_npy_writer_close(struct kg_npy_writer *w);
 /* Close and remove the file without finishing it. */
 void kg_npy_writer_abort(struct kg_npy_writer *w);
 
+/*
+ * The header kg_npy_write puts before an array of this shape (magic to
+ * final newline, data 64-byte aligned) into buf; returns its length, or
+ * 0 for a bad dtype or ndim or when it does not fit cap (1024 bytes
+ * always do).  For writers that place the data themselves.
+ */
+size_t kg_npy_header(char *buf, size_t cap, enum kg_dtype dt, int ndim,
+    const uint64_t *shape);
+
 #endif

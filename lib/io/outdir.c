@@ -4,88 +4,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
+#include "io/fatal.h"
 
-/*
- * Temporary directories to remove if a fatal signal arrives.  A tool has
- * one or two output directories at a time; a small fixed table avoids
- * allocation in the handler.
- */
-#define MAX_ACTIVE 8
-static char *volatile active[MAX_ACTIVE];
-/* A second name for each, prepared outside the handler. */
-static char *volatile dead[MAX_ACTIVE];
-static int handlers_installed;
-
-/*
- * The signal may run in one thread while another still writes into the
- * temporary.  Renaming it first makes every later create by path fail,
- * so the removal cannot race with a writer that adds a file behind
- * readdir's back.
- */
-static void
-on_signal(int sig)
-{
-	int i;
-
-	for (i = 0; i < MAX_ACTIVE; i++) {
-		if (active[i] == NULL)
-			continue;
-		if (rename(active[i], dead[i]) == 0)
-			kg_rmtree(dead[i]);
-		else
-			kg_rmtree(active[i]);
-	}
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static void
-track(char *path)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	size_t i;
-
-	if (!handlers_installed) {
-		for (i = 0; i < KG_ARRAY_LEN(sigs); i++) {
-			struct sigaction sa;
-
-			memset(&sa, 0, sizeof(sa));
-			sigaction(sigs[i], NULL, &sa);
-			if (sa.sa_handler == SIG_IGN)
-				continue;	/* respect nohup and friends */
-			sa.sa_handler = on_signal;
-			sigemptyset(&sa.sa_mask);
-			sa.sa_flags = 0;
-			sigaction(sigs[i], &sa, NULL);
-		}
-		handlers_installed = 1;
-	}
-	for (i = 0; i < MAX_ACTIVE; i++)
-		if (active[i] == NULL) {
-			dead[i] = kg_xasprintf("%s.dead", path);
-			active[i] = path;
-			return;
-		}
-}
-
-static void
-untrack(const char *path)
-{
-	int i;
-
-	for (i = 0; i < MAX_ACTIVE; i++)
-		if (active[i] == path) {
-			active[i] = NULL;
-			free(dead[i]);
-			dead[i] = NULL;
-		}
-}
+static int fsync_path(const char *path, int dir);
 
 int
 kg_rmtree(const char *path)
@@ -103,17 +31,14 @@ kg_rmtree(const char *path)
 	if (d == NULL)
 		return -1;
 	while ((e = readdir(d)) != NULL) {
-		char buf[4096];
+		char *sub;
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
-		if ((size_t)snprintf(buf, sizeof(buf), "%s/%s", path,
-		    e->d_name) >= sizeof(buf)) {
+		sub = kg_path_join(path, e->d_name);
+		if (kg_rmtree(sub) != 0)
 			rc = -1;
-			continue;
-		}
-		if (kg_rmtree(buf) != 0)
-			rc = -1;
+		free(sub);
 	}
 	closedir(d);
 	if (rmdir(path) != 0)
@@ -145,37 +70,129 @@ split_path(const char *path, char **parent, char **base)
 	}
 }
 
-int
-kg_outdir_begin(struct kg_outdir *od, const char *path, int force)
+/*
+ * A temporary or an aside copy of output "base" left by a process that no
+ * longer exists: ".BASE.tmp.PID", ".BASE.tmp.PID.dead" (renamed by the
+ * signal handler) or ".BASE.old.PID".  Returns the PID, or 0 when the name
+ * does not have exactly this form; *old tells the aside copy.
+ */
+static long
+stale_pid(const char *name, const char *base, int *old)
 {
-	struct kg_outdir z = KG_OUTDIR_INIT;
-	struct stat st;
-	char *parent, *base;
+	size_t bl = strlen(base);
+	const char *p;
+	char *end;
+	long pid;
 
-	*od = z;
+	if (name[0] != '.' || strncmp(name + 1, base, bl) != 0)
+		return 0;
+	p = name + 1 + bl;
+	if (strncmp(p, ".tmp.", 5) == 0)
+		*old = 0;
+	else if (strncmp(p, ".old.", 5) == 0)
+		*old = 1;
+	else
+		return 0;
+	p += 5;
+	if (*p < '1' || *p > '9')
+		return 0;
+	errno = 0;
+	pid = strtol(p, &end, 10);
+	if (errno != 0 || pid <= 0 || (pid_t)pid != pid)
+		return 0;
+	if (*end == '\0' || (!*old && strcmp(end, ".dead") == 0))
+		return pid;
+	return 0;
+}
+
+/*
+ * Remove what killed runs left next to "final" (git removes stale lock
+ * files the same way): only names of the exact forms above whose PID no
+ * longer exists (kill(pid, 0) fails with ESRCH).  An aside copy is the
+ * old output of a run killed between its two renames; when the output is
+ * missing it is put back rather than removed.
+ */
+static void
+remove_stale(const char *parent, const char *base, const char *final)
+{
+	DIR *d = opendir(parent);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		int old = 0;
+		long pid = stale_pid(e->d_name, base, &old);
+		char *p;
+
+		if (pid == 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		p = kg_path_join(parent, e->d_name);
+		if (old && !kg_path_exists(final) && rename(p, final) == 0)
+			kg_warn("restored '%s' from '%s', left by process %ld "
+			    "that ended while replacing it", final, p, pid);
+		else if (kg_rmtree(p) != 0)
+			kg_warn("cannot remove stale temporary '%s'", p);
+		free(p);
+	}
+	closedir(d);
+}
+
+/*
+ * The checks both kinds of output share: a path, a parent directory,
+ * stale temporaries removed, and an existing output only with force (and
+ * then of the same kind).  *parent and *base are new strings on success.
+ */
+static int
+prepare(const char *path, int force, int want_dir, char **parent,
+    char **base)
+{
+	struct stat st;
+
 	if (path == NULL || *path == '\0') {
 		kg_error("empty output path");
 		return -1;
 	}
+	split_path(path, parent, base);
+	if (stat(*parent, &st) != 0) {
+		kg_error_errno("output parent '%s' is not a directory",
+		    *parent);
+		goto fail;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		kg_error("output parent '%s' is not a directory", *parent);
+		goto fail;
+	}
+	remove_stale(*parent, *base, path);
 	if (lstat(path, &st) == 0) {
 		if (!force) {
 			kg_error("output '%s' exists; use --force to replace "
 			    "it", path);
-			return -1;
+			goto fail;
 		}
-		if (!S_ISDIR(st.st_mode)) {
-			kg_error("output '%s' exists and is not a directory",
-			    path);
-			return -1;
+		if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)) {
+			kg_error("output '%s' exists and is not a %s", path,
+			    want_dir ? "directory" : "regular file");
+			goto fail;
 		}
 	}
-	split_path(path, &parent, &base);
-	if (stat(parent, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		kg_error_errno("output parent '%s' is not a directory", parent);
-		free(parent);
-		free(base);
+	return 0;
+fail:
+	free(*parent);
+	free(*base);
+	return -1;
+}
+
+int
+kg_outdir_begin(struct kg_outdir *od, const char *path, int force)
+{
+	struct kg_outdir z = KG_OUTDIR_INIT;
+	char *parent, *base;
+
+	*od = z;
+	if (prepare(path, force, 1, &parent, &base) < 0)
 		return -1;
-	}
 	od->final = kg_xstrdup(path);
 	od->tmp = kg_xasprintf("%s/.%s.tmp.%ld", parent, base, (long)getpid());
 	free(parent);
@@ -183,10 +200,10 @@ kg_outdir_begin(struct kg_outdir *od, const char *path, int force)
 	od->force = force;
 	kg_rmtree(od->tmp);	/* a leftover of a killed run with our PID */
 	/* Tracked before it exists, so no signal can come in between. */
-	track(od->tmp);
+	kg_fatal_track_path(od->tmp);
 	if (mkdir(od->tmp, 0755) != 0) {
 		kg_error_errno("cannot create '%s'", od->tmp);
-		untrack(od->tmp);
+		kg_fatal_untrack_path(od->tmp);
 		free(od->final);
 		free(od->tmp);
 		*od = z;
@@ -194,6 +211,60 @@ kg_outdir_begin(struct kg_outdir *od, const char *path, int force)
 	}
 	od->active = 1;
 	return 0;
+}
+
+static int
+write_fd(int fd, const char *p, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+kg_outdir_write_file(const char *path, int force, const void *data,
+    size_t len)
+{
+	char *parent, *base, *tmp;
+	int fd, rc = -1;
+
+	if (prepare(path, force, 0, &parent, &base) < 0)
+		return -1;
+	tmp = kg_xasprintf("%s/.%s.tmp.%ld", parent, base, (long)getpid());
+	unlink(tmp);		/* a leftover of a killed run with our PID */
+	kg_fatal_track_path(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		kg_error_errno("cannot create '%s'", tmp);
+		goto out;
+	}
+	if (write_fd(fd, data, len) < 0 || fsync(fd) < 0) {
+		kg_error_errno("cannot write '%s'", tmp);
+		close(fd);
+		unlink(tmp);
+		goto out;
+	}
+	if (close(fd) < 0 || rename(tmp, path) < 0) {
+		kg_error_errno("cannot write '%s'", path);
+		unlink(tmp);
+		goto out;
+	}
+	fsync_path(parent, 1);
+	rc = 0;
+out:
+	kg_fatal_untrack_path(tmp);
+	free(tmp);
+	free(parent);
+	free(base);
+	return rc;
 }
 
 char *
@@ -262,7 +333,8 @@ release(struct kg_outdir *od)
 {
 	struct kg_outdir z = KG_OUTDIR_INIT;
 
-	untrack(od->tmp);
+	if (od->tmp != NULL)
+		kg_fatal_untrack_path(od->tmp);
 	free(od->final);
 	free(od->tmp);
 	*od = z;

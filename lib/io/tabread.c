@@ -42,6 +42,7 @@ struct kg_tabread {
 	char *buf;		/* unconsumed input is buf[pos..len) */
 	size_t cap, pos, len;
 	int eof;
+	int bom_checked;	/* a UTF-8 byte-order mark was looked for */
 	int no_refill;		/* batch: pointers out, the buffer must stay */
 	uint64_t lineno;	/* physical lines consumed */
 	uint64_t rec_line;	/* start line of the record last returned */
@@ -170,6 +171,23 @@ kg_tabread_close(struct kg_tabread *r)
 	free(r);
 }
 
+/*
+ * A UTF-8 byte-order mark (EF BB BF) that some editors put at the start
+ * of a file is not part of the first field.  gzread fills the first
+ * buffer completely unless the input is shorter, so the mark is whole in
+ * it when it is there.
+ */
+static void
+skip_bom(struct kg_tabread *r)
+{
+	if (r->bom_checked)
+		return;
+	r->bom_checked = 1;
+	if (r->len - r->pos >= 3 &&
+	    memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0)
+		r->pos += 3;
+}
+
 /* Read more input after the unconsumed bytes; 0, or -1 after kg_error().
  * Sets eof when nothing more comes. */
 static int
@@ -196,6 +214,7 @@ refill(struct kg_tabread *r)
 	if (got > 0) {
 		r->len += (size_t)got;
 		r->bytes += (uint64_t)got;
+		skip_bom(r);
 		return 0;
 	}
 	msg = gzerror(r->gz, &errnum);
@@ -381,7 +400,9 @@ csv_field_cb(void *s, size_t len, void *data)
 {
 	struct kg_tabread *r = data;
 
-	if (r->store_len + len > r->store_cap) {
+	/* ">=": the store exists even when every field so far is empty, so
+	 * a field's pointer is never NULL + 0. */
+	if (r->store_len + len >= r->store_cap) {
 		r->store_cap = (r->store_len + len) * 2 + 4096;
 		r->store = kg_xrealloc(r->store, r->store_cap);
 	}
@@ -561,4 +582,20 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 	r->no_refill = 0;
 	r->rec_line = line[k - 1];
 	return (int)k;
+}
+
+int
+kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out)
+{
+	char buf[24];
+	char *end;
+
+	if (f->len == 0 || f->len >= sizeof(buf) || f->s[0] < '0' ||
+	    f->s[0] > '9')
+		return -1;
+	memcpy(buf, f->s, f->len);
+	buf[f->len] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return *end != '\0' || errno != 0 || *out >= lim ? -1 : 0;
 }

@@ -9,7 +9,8 @@
  * fields may hold the delimiter, doubled quotes and newlines; strict mode,
  * so a stray quote is an error).  Spaces are kept as part of fields.
  *
- * In both formats empty lines are skipped, lines whose first byte is '#'
+ * A UTF-8 byte-order mark at the start of the input is skipped.  In both
+ * formats empty lines are skipped, lines whose first byte is '#'
  * are skipped as comments when opts.comments is set (a CSV line only when
  * no record is open), and the first record is skipped when opts.header is
  * set.  Line numbers count physical lines from 1; a record's line is the
@@ -85,5 +86,12 @@ uint64_t kg_tabread_bytes(const struct kg_tabread *r);
 
 /* Close and free; NULL is a no-op. */
 void kg_tabread_close(struct kg_tabread *r);
+
+/*
+ * A field holding a plain decimal number (digits only, no sign, no
+ * space) below lim into *out: 0, or -1 when it is anything else or too
+ * large.  Sets no error: the caller names the file and line.
+ */
+int kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out);
 
 #endif

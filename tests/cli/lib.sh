@@ -33,6 +33,23 @@ expect_fail() {
 	fi
 }
 
+# golden NAME CODE STDERR COMMAND...: the command must exit with CODE
+# and its whole stderr must be exactly STDERR (a golden output, as zstd
+# and git test theirs; give the lines separated by newlines).
+golden() {
+	local name=$1 code=$2 want=$3; shift 3
+	local err rc
+	err=$("$@" 2>&1 >/dev/null)
+	rc=$?
+	if [ "$rc" -ne "$code" ]; then
+		notok "$name (exit $rc, wanted $code; stderr: $err)"
+	elif [ "$err" != "$want" ]; then
+		notok "$name (stderr '$err', wanted '$want')"
+	else
+		ok "$name"
+	fi
+}
+
 # The shared real datasets, or empty.
 shared_data() {
 	if [ -n "${KG_SHARED_DATA:-}" ] && [ -d "$KG_SHARED_DATA/$1" ]; then

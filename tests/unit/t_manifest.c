@@ -1,3 +1,4 @@
+#include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -195,10 +196,215 @@ t_dataset_load(void)
 	free(dir);
 }
 
+/* Load dir's manifest, let edit change it, write it back. */
+static void
+edit_manifest(const char *dir, void (*edit)(json_t *files, void *arg),
+    void *arg)
+{
+	struct kg_manifest m;
+
+	T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+	edit(json_object_get(m.root, "files"), arg);
+	T_CHECK(kg_manifest_write(&m, dir) == 0);
+	kg_manifest_release(&m);
+}
+
+/* Set files."train.npy".KEY to the JSON text value. */
+struct entry_edit {
+	const char *key, *value;
+};
+
+static void
+set_train_key(json_t *files, void *arg)
+{
+	const struct entry_edit *e = arg;
+	json_t *entry = json_object_get(files, "train.npy");
+
+	if (e->value == NULL)
+		json_object_del(entry, e->key);
+	else
+		json_object_set_new(entry, e->key, json_loads(e->value,
+		    JSON_DECODE_ANY, NULL));
+}
+
+/*
+ * A manifest entry that is not what a writer makes is an error naming the
+ * manifest and the key, not a check skipped (issue 12, item 8).
+ */
+static void
+t_malformed_entries(void)
+{
+	static const struct entry_edit cases[] = {
+		{ "shape", "\"3,3\"" }, { "shape", "{\"n\": 3}" },
+		{ "shape", NULL }, { "shape", "[3, \"3\"]" },
+		{ "shape", "[3, -3]" }, { "dtype", "4" }, { "dtype", NULL },
+		{ "bytes", "\"200\"" }, { "checksum", "null" },
+	};
+	static const char *const want[] = {
+		"manifest.json: files.train.npy.shape is missing or not an "
+		    "array of at most 8 sizes",
+		"files.train.npy.shape is missing", "files.train.npy.shape",
+		"manifest.json: files.train.npy.shape[1] is not a non-negative "
+		    "integer",
+		"files.train.npy.shape[1]",
+		"manifest.json: files.train.npy.dtype is missing or not a "
+		    "string",
+		"files.train.npy.dtype", "files.train.npy.bytes",
+		"files.train.npy.checksum",
+	};
+	struct kg_manifest m;
+	struct kg_dataset ds;
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(cases); i++) {
+		char name[16];
+		char *dir;
+
+		snprintf(name, sizeof(name), "mal%zu", i);
+		dir = make_dataset(name, KG_FORMAT_VERSION);
+		edit_manifest(dir, set_train_key, (void *)&cases[i]);
+		T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+		kg_error_mute(1);
+		T_CHECK(kg_manifest_verify(&m, dir, 0) < 0);
+		T_CHECKF(strstr(kg_error_last(), want[i]) != NULL, "case %zu: "
+		    "%s", i, kg_error_last());
+		T_CHECK(kg_dataset_load(&ds, dir) < 0);
+		kg_error_mute(0);
+		kg_manifest_release(&m);
+		free(dir);
+	}
+}
+
+/* Rename the train.npy entry to the name in arg. */
+static void
+rename_train(json_t *files, void *arg)
+{
+	json_t *entry = json_object_get(files, "train.npy");
+
+	json_object_set(files, (const char *)arg, entry);
+	json_object_del(files, "train.npy");
+}
+
+/* A manifest may only list files inside its directory: "../x", "/x",
+ * "a/../b", "./x" and "a//b" are refused before anything is opened. */
+static void
+t_entry_names(void)
+{
+	static const char *const bad[] = { "../train.npy", "/etc/passwd",
+	    "a/../../train.npy", "./train.npy", "a//train.npy", "sub/" };
+	struct kg_manifest m;
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(bad); i++) {
+		char name[16];
+		char *dir;
+
+		snprintf(name, sizeof(name), "nm%zu", i);
+		dir = make_dataset(name, KG_FORMAT_VERSION);
+		edit_manifest(dir, rename_train, (void *)bad[i]);
+		T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+		kg_error_mute(1);
+		T_CHECKF(kg_manifest_verify(&m, dir, 0) < 0, "%s accepted",
+		    bad[i]);
+		T_CHECKF(strstr(kg_error_last(), "is not a file name inside") !=
+		    NULL, "%s: %s", bad[i], kg_error_last());
+		kg_error_mute(0);
+		kg_manifest_release(&m);
+		free(dir);
+	}
+}
+
+/* Add types.npy (and figures.types unless negative) to a dataset. */
+static void
+add_types(const char *dir, const int32_t types[4], long long n_types)
+{
+	struct kg_manifest m;
+	uint64_t shape[1] = { 4 };
+	char *p = kg_path_join(dir, "types.npy");
+
+	T_CHECK(kg_npy_write(p, KG_DT_I4, 1, shape, types) == 0);
+	free(p);
+	T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+	T_CHECK(kg_manifest_add_file(&m, dir, "types.npy") == 0);
+	if (n_types >= 0)
+		kg_manifest_set_figure(&m, "types", json_integer(n_types));
+	T_CHECK(kg_manifest_write(&m, dir) == 0);
+	kg_manifest_release(&m);
+}
+
+/*
+ * Type IDs are checked against figures.types before anyone sizes a table
+ * by them: 2^31 - 1 used to make n_types = max + 1 overflow (issue 12,
+ * item 3).
+ */
+static void
+t_types_range(void)
+{
+	static const int32_t good[4] = { 0, -1, 1, 0 };
+	static const int32_t huge[4] = { 0, INT32_MAX, 1, 0 };
+	static const int32_t neg[4] = { 0, -2, 1, 0 };
+	struct kg_dataset ds;
+	char *dir;
+
+	dir = make_dataset("ty0", KG_FORMAT_VERSION);
+	add_types(dir, good, 2);
+	T_CHECK(kg_dataset_load(&ds, dir) == 0);
+	T_CHECK(ds.n_types == 2 && ds.types != NULL && ds.types[1] == -1);
+	kg_dataset_release(&ds);
+	free(dir);
+
+	kg_error_mute(1);
+	dir = make_dataset("ty1", KG_FORMAT_VERSION);
+	add_types(dir, huge, 2);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "row 1: type ID 2147483647 out of "
+	    "range (2 types)") != NULL);
+	free(dir);
+	dir = make_dataset("ty2", KG_FORMAT_VERSION);
+	add_types(dir, neg, 2);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "type ID -2") != NULL);
+	free(dir);
+	dir = make_dataset("ty3", KG_FORMAT_VERSION);
+	add_types(dir, good, -1);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "figures.types missing") != NULL);
+	free(dir);
+	dir = make_dataset("ty4", KG_FORMAT_VERSION);
+	add_types(dir, huge, (long long)INT32_MAX + 1);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "above the 4 entities") != NULL);
+	free(dir);
+	kg_error_mute(0);
+}
+
+/* Entity and relation counts beyond int32 IDs are refused. */
+static void
+t_counts_range(void)
+{
+	char *dir = make_dataset("cnt", KG_FORMAT_VERSION);
+	struct kg_manifest m;
+	struct kg_dataset ds;
+
+	T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+	kg_manifest_set_figure(&m, "entities", json_integer(1LL << 40));
+	T_CHECK(kg_manifest_write(&m, dir) == 0);
+	kg_manifest_release(&m);
+	kg_error_mute(1);
+	T_CHECK(kg_dataset_load(&ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "above 2^31") != NULL);
+	kg_error_mute(0);
+	free(dir);
+}
+
 int
 main(void)
 {
 	kg_setprogname("t_manifest");
+	T_RUN(t_malformed_entries);
+	T_RUN(t_entry_names);
+	T_RUN(t_types_range);
+	T_RUN(t_counts_range);
 	T_RUN(t_write_load_verify);
 	T_RUN(t_detects_tampering);
 	T_RUN(t_version_and_garbage);

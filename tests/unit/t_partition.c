@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zlib.h>
 
+#include "io/dataset.h"
 #include "io/manifest.h"
 #include "io/npy.h"
 #include "graph/partition.h"
@@ -455,6 +456,122 @@ test_write_load(void)
 	free(hrt);
 }
 
+/* Write a array into dir/name, load the book, restore the array; the
+ * load's result. */
+static int
+load_with(const char *dir, const char *name, enum kg_dtype dt, int ndim,
+    const uint64_t *shape, const void *bad, const void *good)
+{
+	struct kg_partition_book b = KG_PARTITION_BOOK_INIT;
+	char *path = kg_path_join(dir, name);
+	int rc;
+
+	T_CHECK(kg_npy_write(path, dt, ndim, shape, bad) == 0);
+	rc = kg_partition_book_load(&b, dir);
+	kg_partition_book_release(&b);
+	T_CHECK(kg_npy_write(path, dt, ndim, shape, good) == 0);
+	free(path);
+	return rc;
+}
+
+/*
+ * Every ID array of the book is range-checked before use (issue 12, item
+ * 3): parts, bucket rows (entity IDs, and heads and tails in the bucket's
+ * parts) and, against the dataset, relation IDs.
+ */
+static void
+test_book_checks(void)
+{
+	uint64_t n = 120, m = 900, tri[2] = { 900, 3 }, ne[1] = { 900 };
+	int32_t *hrt = random_graph(n, m, 4, 11), *bad;
+	struct kg_partition_opts o = KG_PARTITION_OPTS_INIT;
+	struct kg_partition pt = KG_PARTITION_INIT;
+	struct kg_partition_book b = KG_PARTITION_BOOK_INIT;
+	struct kg_manifest man = KG_MANIFEST_INIT, dm = KG_MANIFEST_INIT;
+	struct kg_dataset ds;
+	char *dir = kg_path_join(t_tmpdir(), "book");
+	char *dsdir = kg_path_join(t_tmpdir(), "bookds");
+	uint64_t i;
+
+	T_CHECK(mkdir(dir, 0755) == 0 && mkdir(dsdir, 0755) == 0);
+	o.nparts = 3;
+	o.method = KG_PART_RANDOM;
+	T_CHECK(kg_partition_compute(&pt, n, hrt, m, &o) == 0);
+	kg_setprogname("kg-ingest");
+	kg_manifest_init(&dm, 0, NULL);
+	T_CHECK(kg_manifest_write(&dm, dsdir) == 0);
+	kg_manifest_release(&dm);
+	kg_setprogname("kg-partition");
+	kg_manifest_init(&man, 0, NULL);
+	T_CHECK(kg_manifest_add_input(&man, "dataset", dsdir) == 0);
+	T_CHECK(kg_partition_write(&pt, dir, &man) == 0);
+	T_CHECK(kg_manifest_write(&man, dir) == 0);
+	kg_manifest_release(&man);
+	kg_setprogname("t_partition");
+
+	bad = kg_xmallocarray(3 * m, sizeof(*bad));
+	kg_error_mute(1);
+	/* A head moved to a part that is not its bucket's. */
+	memcpy(bad, pt.bucket_hrt, 3 * m * sizeof(*bad));
+	bad[0] = (int32_t)pt.offsets[2];	/* row 0 is in bucket 0 */
+	T_CHECK(pt.bucket_off[1] > 0);
+	T_CHECK(load_with(dir, "train_buckets.npy", KG_DT_I4, 2, tri, bad,
+	    pt.bucket_hrt) < 0);
+	T_CHECK(strstr(kg_error_last(), "train_buckets.npy: row 0: (") !=
+	    NULL && strstr(kg_error_last(), "is not a triple of bucket 0") !=
+	    NULL);
+	/* An entity ID past the count. */
+	memcpy(bad, pt.bucket_hrt, 3 * m * sizeof(*bad));
+	bad[3 * (m - 1) + 2] = (int32_t)n;
+	T_CHECK(load_with(dir, "train_buckets.npy", KG_DT_I4, 2, tri, bad,
+	    pt.bucket_hrt) < 0);
+	T_CHECK(strstr(kg_error_last(), "(120 entities)") != NULL);
+	/* A negative relation. */
+	memcpy(bad, pt.bucket_hrt, 3 * m * sizeof(*bad));
+	bad[1] = -1;
+	T_CHECK(load_with(dir, "train_buckets.npy", KG_DT_I4, 2, tri, bad,
+	    pt.bucket_hrt) < 0);
+	/* A training row in part P. */
+	memcpy(bad, pt.edge_part, m * sizeof(*bad));
+	bad[5] = 3;
+	T_CHECK(load_with(dir, "edge_part.npy", KG_DT_I4, 1, ne, bad,
+	    pt.edge_part) < 0);
+	T_CHECK(strstr(kg_error_last(), "edge_part.npy: row 5: part 3 out of "
+	    "range (3 parts)") != NULL);
+	kg_error_mute(0);
+
+	/* Against the dataset: made from it, sizes, relation IDs. */
+	T_CHECK(kg_partition_book_load(&b, dir) == 0);
+	memset(&ds, 0, sizeof(ds));
+	ds.dir = dsdir;
+	ds.n_entities = n;
+	ds.n_relations = 4;
+	ds.split[KG_SPLIT_TRAIN].n = m;
+	T_CHECK(kg_partition_book_check_dataset(&b, &ds, dir) == 0);
+	kg_error_mute(1);
+	for (i = 0; i < m && pt.bucket_hrt[3 * i + 1] != 3; i++)
+		;
+	T_CHECK(i < m);
+	ds.n_relations = 3;
+	T_CHECK(kg_partition_book_check_dataset(&b, &ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "relation 3 out of range (3 "
+	    "relations") != NULL);
+	ds.n_relations = 4;
+	ds.split[KG_SPLIT_TRAIN].n = m - 1;
+	T_CHECK(kg_partition_book_check_dataset(&b, &ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "does not match the size") != NULL);
+	ds.dir = dir;	/* another manifest: not the book's dataset */
+	T_CHECK(kg_partition_book_check_dataset(&b, &ds, dir) < 0);
+	T_CHECK(strstr(kg_error_last(), "was not made from dataset") != NULL);
+	kg_error_mute(0);
+	kg_partition_book_release(&b);
+	free(bad);
+	free(dir);
+	free(dsdir);
+	kg_partition_release(&pt);
+	free(hrt);
+}
+
 /* ---- real data: a minimal reader of the gzip TSV splits ---- */
 
 struct intern {
@@ -590,6 +707,7 @@ main(void)
 	T_RUN(test_bad_nparts);
 	T_RUN(test_metis_failure);
 	T_RUN(test_write_load);
+	T_RUN(test_book_checks);
 	T_RUN(test_metis_fb15k237);
 	T_RUN(test_metis_wn18rr);
 	return T_DONE();

@@ -29,3 +29,31 @@ expect_fail "a failing command" 1 "exited with status 5" \
 expect_fail "a command with short output" 1 "expected 16" \
     kg-encode-attrs transform -d ds -m model -o bad --text-command 'head -c 3'
 check "no output left" test ! -e bad
+
+# Issue 12, item 5: the command runs in its own process group and is
+# stopped with the tool.  (A background job of a script ignores SIGINT,
+# so the signals sent here are SIGTERM and SIGHUP.)
+for sig in TERM HUP; do
+	rm -f child.pid
+	kg-encode-attrs transform -q -d ds -m model -o killed \
+	    --text-command 'echo $$ >child.pid; exec sleep 60' & tool=$!
+	for i in $(seq 50); do [ -s child.pid ] && break; sleep 0.1; done
+	kill -$sig $tool
+	wait $tool
+	rc=$?
+	child=$(cat child.pid 2>/dev/null)
+	check "SIG$sig: the tool dies of it" test "$rc" -gt 128
+	if [ -n "$child" ] && ! kill -0 "$child" 2>/dev/null; then
+		ok "SIG$sig: the text command is stopped with the tool"
+	else
+		notok "SIG$sig: the text command is stopped with the tool"
+		[ -n "$child" ] && kill "$child"
+	fi
+	check "SIG$sig: no output or temporary left" \
+	    sh -c '! ls -a | grep -q "killed"'
+done
+# A command that writes too much is stopped, not waited for.
+expect_fail "a command with endless output" 1 "wrote more than the 16 bytes" \
+    timeout 20 kg-encode-attrs transform -d ds -m model -o bad \
+    --text-command 'cat >/dev/null; yes'
+check "no output left" test ! -e bad

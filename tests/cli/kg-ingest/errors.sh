@@ -40,7 +40,7 @@ expect_fail "unreadable valid file" 1 '^kg-ingest: absent.tsv: cannot open: No s
     kg-ingest -o out --train cols4.tsv --valid absent.tsv --max-errors 1
 expect_fail "truncated gzip" 1 '^kg-ingest: cut.tsv.gz: truncated gzip input$' \
     kg-ingest -o out cut.tsv.gz
-expect_fail "split not summing to 1" 1 '^kg-ingest: --split: fractions 0.8,0.1,0.2 sum to 1.1, not 1$' \
+expect_fail "split not summing to 1 is bad usage" 2 '^kg-ingest: --split: fractions 0.8,0.1,0.2 sum to 1.1, not 1$' \
     kg-ingest -o out --split 0.8,0.1,0.2 big.tsv.gz
 expect_fail "split fraction out of range" 2 '^kg-ingest: --split: ' \
     kg-ingest -o out --split 1.5,-0.5 big.tsv.gz
@@ -83,7 +83,7 @@ rm -rf ty t.tsv conflict.types cols.types
 expect_fail "no -o" 2 '^kg-ingest: no output directory \(-o\)$' kg-ingest big.tsv.gz
 expect_fail "bad --columns" 2 "^kg-ingest: --columns: 'hrr' is not an order" kg-ingest -o x --columns hrr big.tsv.gz
 expect_fail "bad --unseen" 2 "^kg-ingest: --unseen: 'maybe' is not keep, drop or error$" kg-ingest -o x --unseen maybe big.tsv.gz
-expect_fail "bad --format" 2 "^kg-ingest: --format: 'xml' is not tsv or csv$" kg-ingest -o x --format xml big.tsv.gz
+expect_fail "bad --format" 2 "^kg-ingest: --format: 'xml' is not tsv, csv, raw_udd_hrt, udd_hrt \(or another order of h, r, t\) or built_in$" kg-ingest -o x --format xml big.tsv.gz
 expect_fail "bad --delimiter" 2 "^kg-ingest: --delimiter: 'ab' is not one character" kg-ingest -o x -d ab big.tsv.gz
 expect_fail "bad --max-errors" 2 "^kg-ingest: --max-errors: '-1' is not a non-negative integer$" kg-ingest -o x --max-errors -1 big.tsv.gz
 expect_fail "--valid without --train" 2 '^kg-ingest: --valid and --test need --train$' kg-ingest -o x --valid big.tsv.gz

@@ -1,0 +1,455 @@
+/*
+ * buckets: the PyTorch-BigGraph-style bucket driver of kg-train; see
+ * dist_train.h.  Set-up, the rounds and epochs of the schedule, the log
+ * and figures.  Partitions live in a parking store (lib/store/store.h)
+ * and move between rounds in buckets_sync.c; checkpoints and the model
+ * dir are written in buckets_io.c.
+ */
+#include "dist/buckets_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/modeldir.h"
+
+int
+kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)
+{
+	if (strcmp(s, "buckets") == 0)
+		*m = KG_DIST_BUCKETS;
+	else if (strcmp(s, "ssgd") == 0)
+		*m = KG_DIST_SSGD;
+	else
+		return -1;
+	return 0;
+}
+
+int
+kg_buckets_agree(struct kg_buckets *v, int rc)
+{
+	uint64_t bad = rc < 0;
+
+	kg_dist_max_u64(v->d, &bad, 1);
+	return bad ? -1 : 0;
+}
+
+/* The dataset and the partitions, checked against each other; 0, -1 or
+ * KG_ERR_VERSION. */
+static int
+load_inputs(struct kg_buckets *v)
+{
+	uint64_t n;
+	uint32_t p;
+	int rc;
+
+	rc = kg_dataset_load(&v->ds, v->j->dataset);
+	if (rc < 0)
+		return rc;
+	rc = kg_partition_book_load(&v->pb, v->x->partitions);
+	if (rc < 0)
+		return rc;
+	n = v->ds.split[KG_SPLIT_TRAIN].n;
+	if (v->pb.n_nodes != v->ds.n_entities || v->pb.n_edges != n) {
+		kg_error("partitions '%s' were made for %llu entities and %llu "
+		    "train triples, but dataset '%s' has %llu and %llu; re-run "
+		    "kg-partition", v->x->partitions,
+		    (unsigned long long)v->pb.n_nodes,
+		    (unsigned long long)v->pb.n_edges, v->j->dataset,
+		    (unsigned long long)v->ds.n_entities,
+		    (unsigned long long)n);
+		return -1;
+	}
+	if (v->o->use_types && v->ds.types == NULL) {
+		kg_error("--neg_types: dataset '%s' has no entity types",
+		    v->j->dataset);
+		return -1;
+	}
+	v->P = v->pb.nparts;
+	for (p = 0; p < v->P; p++)
+		if (v->pb.offsets[p + 1] <= v->pb.offsets[p]) {
+			kg_error("partition %u of '%s' is empty; use fewer "
+			    "partitions", p, v->x->partitions);
+			return -1;
+		}
+	return kg_dist_sched_build(&v->s, v->P, (uint32_t)v->d->size);
+}
+
+/* The parking store and the trainer over it, with the known positives in
+ * new IDs (the train triples and, with reciprocal relations, their
+ * inverses). */
+static int
+init_trainer(struct kg_buckets *v)
+{
+	const struct kg_train_opts *o = v->o;
+	struct kg_store_layout l = kg_train_layout(o, v->ds.n_entities, v->P,
+	    v->pb.offsets);
+	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_BUCKET_ENTITY_INIT);
+	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = o->reciprocal ?
+	    2 * n : n, i;
+	int32_t *known;
+	int rc;
+
+	v->st = kg_store_open_park(&l, &in, NULL);
+	if (v->st == NULL)
+		return -1;
+	known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
+	memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
+	for (i = n; i < nk; i++) {
+		const int32_t *x = v->pb.bucket_hrt + 3 * (i - n);
+
+		known[3 * i] = x[2];
+		known[3 * i + 1] = x[1] + (int32_t)v->ds.n_relations;
+		known[3 * i + 2] = x[0];
+	}
+	if (o->use_types) {
+		v->types = kg_xmallocarray(v->ds.n_entities, sizeof(*v->types));
+		for (i = 0; i < v->ds.n_entities; i++)
+			v->types[i] = v->ds.types[v->pb.new2old[i]];
+	}
+	rc = kg_trainer_init_store(&v->tr, o, v->st, v->ds.n_relations,
+	    v->pb.bucket_hrt, n, known, nk, v->types,
+	    (uint32_t)v->ds.n_types);
+	free(known);
+	return rc;
+}
+
+static int
+setup(struct kg_buckets *v)
+{
+	uint32_t p;
+	int rc = load_inputs(v);
+
+	if (rc < 0 || (rc = init_trainer(v)) < 0)
+		return rc;
+	v->loc = kg_xmallocarray(v->P, sizeof(*v->loc));
+	v->pinned = kg_xcalloc(v->P, sizeof(*v->pinned));
+	for (p = 0; p < v->P; p++)
+		v->loc[p] = -1;
+	return 0;
+}
+
+static void
+teardown(struct kg_buckets *v)
+{
+	uint32_t p;
+
+	for (p = 0; v->pinned != NULL && p < v->P; p++)
+		if (v->pinned[p])
+			kg_store_release(v->st, p, 0);
+	if (v->tr.ws != NULL)
+		kg_trainer_release(&v->tr);
+	kg_store_free(v->st);
+	free(v->types);
+	kg_dist_sched_release(&v->s);
+	kg_partition_book_release(&v->pb);
+	kg_dataset_release(&v->ds);
+	free(v->ckpt);
+	free(v->loc);
+	free(v->pinned);
+	free(v->pos);
+	free(v->rel_base);
+	free(v->rel_state_base);
+	free(v->log.s);
+	free(v->mine.s);
+}
+
+/* Gather the positives of bucket (a, b), shuffled for the epoch. */
+static uint64_t
+bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
+{
+	const int64_t *off = v->pb.bucket_off;
+	uint32_t P = v->P, bk = a * P + b, inv = b * P + a;
+	uint64_t n1 = (uint64_t)(off[bk + 1] - off[bk]), n2 = 0, n, i;
+	int32_t nrel = (int32_t)v->ds.n_relations;
+	struct kg_rng rng;
+
+	if (v->o->reciprocal)
+		n2 = (uint64_t)(off[inv + 1] - off[inv]);
+	n = n1 + n2;
+	if (3 * n > v->pos_cap) {
+		v->pos_cap = 3 * n;
+		v->pos = kg_xreallocarray(v->pos, v->pos_cap, sizeof(int32_t));
+	}
+	memcpy(v->pos, v->pb.bucket_hrt + 3 * off[bk], 3 * n1 *
+	    sizeof(int32_t));
+	for (i = 0; i < n2; i++) {
+		const int32_t *x = v->pb.bucket_hrt + 3 * (off[inv] + (int64_t)i);
+		int32_t *y = v->pos + 3 * (n1 + i);
+
+		y[0] = x[2];
+		y[1] = x[1] + nrel;
+		y[2] = x[0];
+	}
+	kg_rng_stream(&rng, v->o->seed, KG_STREAM_BUCKET_SHUFFLE, v->tr.epoch,
+	    a, b, 0);
+	for (i = n; i > 1; i--) {
+		uint64_t k = kg_rng_below(&rng, i);
+		int32_t t[3];
+
+		memcpy(t, v->pos + 3 * (i - 1), sizeof(t));
+		memcpy(v->pos + 3 * (i - 1), v->pos + 3 * k, sizeof(t));
+		memcpy(v->pos + 3 * k, t, sizeof(t));
+	}
+	return n;
+}
+
+/* Train this rank's buckets of one round, logging each; stats[0] and
+ * stats[1] get the loss sum and the positives added. */
+static int
+run_round(struct kg_buckets *v, uint32_t round, double stats[2])
+{
+	uint32_t P = v->P;
+	int me = v->d->rank;
+	size_t nb, i;
+	const uint32_t *b = kg_dist_sched_buckets(&v->s, round, (uint32_t)me,
+	    &nb);
+	char *line;
+
+	for (i = 0; i < nb; i++) {
+		uint32_t a = b[i] / P, c = b[i] % P;
+		uint64_t n = bucket_positives(v, a, c), done = 0;
+		double loss = 0.0, tb = kg_now();
+
+		if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, 0, &loss, &done) < 0)
+			return -1;
+		stats[0] += loss;
+		stats[1] += (double)done;
+		line = kg_xasprintf("{\"epoch\": %u, \"round\": %u, "
+		    "\"rank\": %d, \"bucket\": [%u, %u], "
+		    "\"triples\": %llu, \"loss\": %.9g, "
+		    "\"seconds\": %.4f}\n", v->tr.epoch + 1, round, me,
+		    a, c, (unsigned long long)done, done ?
+		    loss / (double)done : 0.0, kg_now() - tb);
+		kg_strbuf_add(&v->mine, line);
+		free(line);
+	}
+	return 0;
+}
+
+/* One epoch; *stats gets { loss sum, positives } over all ranks. */
+static int
+run_epoch(struct kg_buckets *v, double stats[2], double *secs)
+{
+	uint32_t round;
+	double t0 = kg_now();
+
+	stats[0] = stats[1] = 0.0;
+	for (round = 0; round < v->s.nrounds; round++) {
+		if (kg_buckets_transition(v, round) < 0 || run_round(v, round, stats) < 0)
+			return -1;
+		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
+		    v->s.nrounds + round + 1);
+		if (v->x->rel_sync > 0 && (round + 1) % v->x->rel_sync == 0 &&
+		    round + 1 < v->s.nrounds)
+			kg_buckets_sync_relations(v);
+	}
+	kg_buckets_sync_relations(v);
+	kg_dist_sum_f64(v->d, stats, 2);
+	*secs = kg_now() - t0;
+	return 0;
+}
+
+/* The epoch's lines: every rank's buckets, then rank 0's summary. */
+static void
+log_epoch(struct kg_buckets *v, const double st[2], double secs,
+    uint64_t bytes)
+{
+	char *gathered, *line;
+	double tps = secs > 0 ? st[1] / secs : 0.0;
+
+	kg_dist_gather_text(v->d, v->mine.s ? v->mine.s : "", 0, &gathered);
+	if (v->d->rank == 0) {
+		kg_strbuf_add(&v->log, gathered);
+		line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
+		    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
+		    "\"ranks\": %d, \"bytes_sent\": %llu}\n", v->tr.epoch,
+		    v->tr.last_loss, secs, tps, v->d->size,
+		    (unsigned long long)bytes);
+		kg_strbuf_add(&v->log, line);
+		free(line);
+		if (v->show)
+			fprintf(stderr, "%s: epoch %u/%u: loss %.5f, %.0f "
+			    "triples/s, %.1f s, %llu bytes sent\n",
+			    kg_progname(), v->tr.epoch, v->o->epochs,
+			    v->tr.last_loss, tps, secs,
+			    (unsigned long long)bytes);
+	}
+	free(gathered);
+}
+
+/* Every epoch, with its log and checkpoint; 0 or -1 on every rank. */
+static int
+train_epochs(struct kg_buckets *v)
+{
+	struct kg_dist *d = v->d;
+	double st[2], secs = 0.0;
+	uint64_t bytes[1];
+	int rc;
+
+	kg_buckets_sync_base(v);
+	while (v->tr.epoch < v->o->epochs) {
+		uint64_t bytes0 = d->bytes_sent;
+
+		v->mine.len = 0;
+		if (v->mine.s != NULL)
+			v->mine.s[0] = '\0';
+		rc = run_epoch(v, st, &secs);
+		/* Peers may be waiting for our partitions: stop them. */
+		if (rc < 0)
+			kg_dist_abort(d, KG_EXIT_FAIL);
+		if (kg_buckets_agree(v, rc) < 0)
+			return -1;
+		v->tr.epoch++;
+		v->tr.last_loss = st[1] > 0 ? st[0] / st[1] : 0.0;
+		if (!isfinite(v->tr.last_loss)) {
+			if (d->rank == 0)
+				kg_error("training diverged in epoch %u; try a "
+				    "smaller --lr, --max_grad_norm or a "
+				    "regulariser", v->tr.epoch);
+			return -1;
+		}
+		v->secs_total += secs;
+		bytes[0] = d->bytes_sent - bytes0;
+		kg_dist_sum_u64(d, bytes, 1);
+		log_epoch(v, st, secs, bytes[0]);
+		if (!v->j->no_checkpoint && kg_buckets_save(v) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The run's figures: traffic, and each rank's memory against the whole
+ * table (what one process holds). */
+static json_t *
+figures(struct kg_buckets *v)
+{
+	struct kg_dist *d = v->d;
+	uint64_t *rss = kg_xcalloc(2 * (size_t)d->size, sizeof(*rss));
+	uint64_t bytes[2] = { d->bytes_sent, d->bytes_received };
+	json_t *fig = json_object(), *a, *b;
+	int i;
+
+	rss[d->rank] = kg_peak_rss_kib();
+	rss[d->size + d->rank] = v->st->stats.bytes_held_max;
+	kg_dist_sum_u64(d, rss, 2 * (size_t)d->size);
+	kg_dist_sum_u64(d, bytes, 2);
+	a = json_array();
+	b = json_array();
+	for (i = 0; i < d->size; i++) {
+		json_array_append_new(a, json_integer((json_int_t)rss[i]));
+		json_array_append_new(b, json_integer((json_int_t)
+		    rss[d->size + i]));
+	}
+	json_object_set_new(fig, "epochs", json_integer(v->tr.epoch));
+	json_object_set_new(fig, "stopped_by", json_string("epochs"));
+	json_object_set_new(fig, "final_loss", json_real(v->tr.last_loss));
+	json_object_set_new(fig, "train_seconds", json_real(v->secs_total));
+	json_object_set_new(fig, "ranks", json_integer(d->size));
+	json_object_set_new(fig, "nparts", json_integer(v->P));
+	json_object_set_new(fig, "rounds_per_epoch",
+	    json_integer(v->s.nrounds));
+	json_object_set_new(fig, "threads", json_integer(v->tr.nthreads));
+	json_object_set_new(fig, "bytes_sent", json_integer((json_int_t)
+	    bytes[0]));
+	json_object_set_new(fig, "peak_rss_kib_per_rank", a);
+	json_object_set_new(fig, "partition_bytes_held_max_per_rank", b);
+	json_object_set_new(fig, "entity_table_bytes", json_integer(
+	    (json_int_t)(v->tr.n_entities * (v->tr.model.dim + 1) *
+	    sizeof(float))));
+	free(rss);
+	return fig;
+}
+
+/* Options this driver cannot honour, and an output in the way. */
+static int
+check_run(struct kg_buckets *v)
+{
+	int rc = 0;
+
+	if (kg_train_opts_check(v->o) < 0)
+		return -1;
+	if (v->o->max_step > 0 || v->j->valid_every > 0) {
+		kg_error("--max_step and --valid_every are not supported with "
+		    "partitions");
+		return -1;
+	}
+	if (v->d->rank == 0 && !v->j->force && kg_path_exists(v->j->output)) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    v->j->output);
+		rc = -1;
+	}
+	return kg_buckets_agree(v, rc);
+}
+
+/* Resume when asked; 0 or -1 on every rank. */
+static int
+start(struct kg_buckets *v)
+{
+	int rc = 0;
+
+	v->ckpt = v->j->checkpoint_dir ? kg_xstrdup(v->j->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", v->j->output);
+	if (v->j->resume) {
+		if (kg_path_exists(v->ckpt)) {
+			rc = kg_buckets_load(v);
+			if (rc == 0 && v->show)
+				fprintf(stderr, "%s: resuming after epoch %u "
+				    "from '%s'\n", kg_progname(), v->tr.epoch,
+				    v->ckpt);
+		} else if (!v->j->quiet && v->d->rank == 0)
+			kg_warn("no checkpoint '%s' to resume from; starting "
+			    "afresh", v->ckpt);
+	}
+	return kg_buckets_agree(v, rc);
+}
+
+/* The model dir, and the checkpoint gone after success. */
+static int
+finish(struct kg_buckets *v)
+{
+	const struct kg_train_job *j = v->j;
+	json_t *fig;
+	int rc;
+
+	if (kg_buckets_agree(v, kg_check_finite("relation parameters",
+	    v->tr.rel, v->tr.n_rel_rows, v->tr.model.rel_width)) < 0)
+		return -1;
+	fig = figures(v);
+	rc = kg_buckets_write_model(v, fig);
+	json_decref(fig);
+	if (rc == 0 && v->d->rank == 0 && !j->no_checkpoint &&
+	    !j->keep_checkpoint && j->checkpoint_dir == NULL &&
+	    kg_path_exists(v->ckpt))
+		kg_rmtree(v->ckpt);
+	return rc;
+}
+
+int
+kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
+    const struct kg_train_job *j, const struct kg_dist_train_opts *x)
+{
+	struct kg_buckets v;
+	int rc;
+
+	memset(&v, 0, sizeof(v));
+	v.d = d;
+	v.o = o;
+	v.j = j;
+	v.x = x;
+	v.show = d->rank == 0 && !j->quiet && (j->progress || isatty(2));
+	if (check_run(&v) < 0)
+		return -1;
+	rc = setup(&v);
+	if (kg_buckets_agree(&v, rc) < 0)
+		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
+	else
+		rc = start(&v) < 0 || train_epochs(&v) < 0 ||
+		    finish(&v) < 0 ? -1 : 0;
+	teardown(&v);
+	/* Nobody may abort a peer that is still cleaning up. */
+	kg_dist_barrier(d);
+	return rc;
+}

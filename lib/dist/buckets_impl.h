@@ -1,0 +1,63 @@
+/*
+ * buckets_impl: the state of the bucket driver (lib/dist only).
+ *
+ *   buckets.c       set-up, the schedule's rounds and epochs, figures
+ *   buckets_sync.c what ranks exchange between rounds: partitions
+ *                  (through the store) and relation changes
+ *   buckets_io.c    checkpoints and the model dir, written collectively
+ */
+#ifndef KG_BUCKETS_IMPL_H
+#define KG_BUCKETS_IMPL_H
+
+#include "dist/dist_train.h"
+#include "graph/partition.h"
+#include "io/dataset.h"
+
+struct kg_buckets {
+	struct kg_dist *d;
+	const struct kg_train_opts *o;
+	const struct kg_train_job *j;
+	const struct kg_dist_train_opts *x;
+	struct kg_dataset ds;
+	struct kg_partition_book pb;
+	struct kg_store *st;	/* this rank's partitions, parked when idle */
+	struct kg_trainer tr;
+	struct kg_dist_sched s;
+	uint32_t P;
+	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
+	uint8_t *pinned;	/* [P] pinned here for the current round */
+	char *ckpt;
+	int show;
+	int32_t *pos;		/* positives of a bucket */
+	size_t pos_cap;
+	struct kg_strbuf log;	/* rank 0: the whole log */
+	struct kg_strbuf mine;	/* this rank's lines of the current epoch */
+	float *rel_base, *rel_state_base;	/* relations at the last merge */
+	int32_t *types;		/* entity types in new IDs (--neg_types) */
+	double secs_total;
+};
+
+/*
+ * Move the partitions so that every rank holds (pins) the two that round
+ * "round" of the schedule gives it; 0, or -1 after kg_error() on this
+ * rank (peers may be waiting: the caller aborts).
+ */
+int kg_buckets_transition(struct kg_buckets *v, uint32_t round);
+/* Merge the ranks' relation tables (parameters and optimiser state):
+ * each rank's change since the last merge is summed onto the base. */
+void kg_buckets_sync_relations(struct kg_buckets *v);
+/* Take the tables as they are now as the merge base. */
+void kg_buckets_sync_base(struct kg_buckets *v);
+
+/* 0 on every rank, or -1 on every rank when any rank passed rc < 0. */
+int kg_buckets_agree(struct kg_buckets *v, int rc);
+/* The checkpoint's shape keys: the trainer's, nparts and nranks. */
+json_t *kg_buckets_shape(const struct kg_buckets *v);
+/* Collective: save a checkpoint, or restore one (every rank); write the
+ * model dir (rank 0, the others sending their partitions).  0 or -1 on
+ * every rank. */
+int kg_buckets_save(struct kg_buckets *v);
+int kg_buckets_load(struct kg_buckets *v);
+int kg_buckets_write_model(struct kg_buckets *v, json_t *figures);
+
+#endif

@@ -1,0 +1,306 @@
+/*
+ * buckets_io: the bucket driver's checkpoints (lib/io/ckpt.h) and model
+ * dir (lib/io/modeldir.h), written collectively: every rank writes or
+ * sends the partitions it holds or parks, rank 0 the rest.
+ */
+#include "dist/buckets_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/modeldir.h"
+
+json_t *
+kg_buckets_shape(const struct kg_buckets *v)
+{
+	json_t *st = kg_trainer_shape(&v->tr);
+
+	json_object_set_new(st, "nparts", json_integer((json_int_t)v->P));
+	json_object_set_new(st, "nranks", json_integer((json_int_t)v->d->size));
+	return st;
+}
+
+/* Rank 0 shares the temporary directory of the checkpoint; NULL on every
+ * rank when it could not be made. */
+static char *
+share_tmp(struct kg_buckets *v, struct kg_ckpt_writer *w)
+{
+	uint64_t len = 0;
+	char *tmp;
+
+	if (v->d->rank == 0 && kg_ckpt_begin(w, v->ckpt) == 0)
+		len = strlen(w->od.tmp) + 1;
+	kg_dist_bcast(v->d, &len, sizeof(len), 0);
+	if (len == 0)
+		return NULL;
+	tmp = v->d->rank == 0 ? kg_xstrdup(w->od.tmp) : kg_xmalloc(len);
+	kg_dist_bcast(v->d, tmp, len, 0);
+	return tmp;
+}
+
+/* This rank's partitions into dir, those in memory first (so that the
+ * store does not park one it is about to write). */
+static int
+save_mine(struct kg_buckets *v, const char *dir)
+{
+	uint32_t p;
+	int pass, rc = 0;
+
+	for (pass = 1; pass >= 0; pass--)
+		for (p = 0; p < v->P && rc == 0; p++) {
+			char *e, *s;
+
+			if (v->loc[p] != v->d->rank ||
+			    kg_store_resident(v->st, p) != pass)
+				continue;
+			e = kg_ckpt_part_path(dir, p, 0);
+			s = kg_ckpt_part_path(dir, p, 1);
+			rc = kg_store_save_part(v->st, p, e, s);
+			free(e);
+			free(s);
+		}
+	return rc;
+}
+
+/* Rank 0's part: relations, state.json, log and manifest; commit. */
+static int
+save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
+{
+	const struct kg_trainer *tr = &v->tr;
+	json_t *st, *own, *cfg;
+	uint32_t p;
+	int rc;
+
+	if (kg_ckpt_put_f32(w->od.tmp, "relations.npy", tr->n_rel_rows,
+	    tr->model.rel_width, tr->rel) < 0 ||
+	    kg_ckpt_put_f32(w->od.tmp, "relation_state.npy", tr->n_rel_rows,
+	    tr->rel_state_width, tr->rel_state) < 0) {
+		kg_ckpt_abort(w);
+		return -1;
+	}
+	st = kg_buckets_shape(v);
+	json_object_set_new(st, "epoch", json_integer(tr->epoch));
+	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
+	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
+	json_object_set_new(st, "seed", json_integer((json_int_t)v->o->seed));
+	own = json_array();
+	for (p = 0; p < v->P; p++)
+		json_array_append_new(own, json_integer(v->loc[p]));
+	json_object_set_new(st, "partition_rank", own);
+	cfg = json_pack("{s:s}", "partitions", v->x->partitions);
+	rc = kg_ckpt_commit(w, st, v->log.s ? v->log.s : "", v->j->argc,
+	    v->j->argv, cfg);
+	json_decref(st);
+	json_decref(cfg);
+	return rc;
+}
+
+int
+kg_buckets_save(struct kg_buckets *v)
+{
+	struct kg_ckpt_writer w = KG_CKPT_WRITER_INIT;
+	char *tmp = share_tmp(v, &w);
+	int rc;
+
+	if (tmp == NULL)
+		return -1;
+	rc = kg_buckets_agree(v, save_mine(v, tmp));
+	if (v->d->rank == 0) {
+		if (rc < 0)
+			kg_ckpt_abort(&w);
+		else
+			rc = save_shared(v, &w);
+	}
+	free(tmp);
+	return kg_buckets_agree(v, rc);
+}
+
+/* Where each partition was, and this rank's read from the checkpoint. */
+static int
+locate_parts(struct kg_buckets *v, const struct kg_ckpt *c)
+{
+	json_t *own = json_object_get(c->state, "partition_rank");
+	uint32_t p;
+
+	if (!json_is_array(own) || json_array_size(own) != v->P) {
+		kg_error("checkpoint '%s': partition_rank is missing", v->ckpt);
+		return -1;
+	}
+	for (p = 0; p < v->P; p++) {
+		json_int_t r = json_integer_value(json_array_get(own, p));
+		char *e, *s;
+		int rc = 0;
+
+		if (r < 0 || r >= v->d->size) {
+			kg_error("checkpoint '%s': bad partition_rank", v->ckpt);
+			return -1;
+		}
+		v->loc[p] = (int32_t)r;
+		if (r != v->d->rank)
+			continue;
+		e = kg_ckpt_part_path(v->ckpt, p, 0);
+		s = kg_ckpt_part_path(v->ckpt, p, 1);
+		rc = kg_store_set_source(v->st, p, e, s);
+		free(e);
+		free(s);
+		if (rc < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+kg_buckets_load(struct kg_buckets *v)
+{
+	struct kg_ckpt c;
+	json_t *want = kg_buckets_shape(v);
+	int rc = -1;
+
+	if (kg_ckpt_open(&c, v->ckpt, want, kg_trainer_shape_hints) < 0) {
+		json_decref(want);
+		return -1;
+	}
+	if (locate_parts(v, &c) < 0 ||
+	    kg_ckpt_get_f32(&c, "relations.npy", v->tr.n_rel_rows,
+	    v->tr.model.rel_width, v->tr.rel) < 0 ||
+	    kg_ckpt_get_f32(&c, "relation_state.npy", v->tr.n_rel_rows,
+	    v->tr.rel_state_width, v->tr.rel_state) < 0)
+		goto out;
+	v->tr.epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
+	v->tr.step = kg_ckpt_u64(&c, "step");
+	v->tr.last_loss = kg_ckpt_real(&c, "last_loss");
+	if (v->d->rank == 0) {
+		char *t = kg_ckpt_log(&c);
+
+		if (t == NULL)
+			goto out;
+		kg_strbuf_add(&v->log, t);
+		free(t);
+	}
+	rc = 0;
+out:
+	kg_ckpt_close(&c);
+	json_decref(want);
+	return rc;
+}
+
+static json_t *
+config_json(const struct kg_buckets *v)
+{
+	const struct kg_train_opts *o = v->o;
+
+	return json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
+	    "s:I, s:s, s:s, s:I, s:I, s:I}",
+	    "loss", kg_loss_name(o->loss.kind),
+	    "batch_size", (json_int_t)o->batch_size,
+	    "neg_sample_size", (json_int_t)o->neg_sample_size,
+	    "lr", o->lr,
+	    "epochs", (json_int_t)o->epochs,
+	    "rel_optimizer", kg_optim_name(o->rel_optim),
+	    "neg_degree_fraction", o->degree_frac,
+	    "seed", (json_int_t)o->seed,
+	    "num_thread", (json_int_t)o->threads,
+	    "regularization_norm", (json_int_t)o->reg_norm,
+	    "dist", "buckets",
+	    "partitions", v->x->partitions,
+	    "nparts", (json_int_t)v->P,
+	    "ranks", (json_int_t)v->d->size,
+	    "rel_sync", (json_int_t)v->x->rel_sync);
+}
+
+/*
+ * Partition p into rank 0's table writer: written there when rank 0 has
+ * it, else sent by its holder.  Rank 0 keeps receiving after a failure
+ * of its own (ok 0: nothing is written), so no sender waits forever; a
+ * sender that cannot send ends the job (the caller aborts).
+ */
+static int
+move_part(struct kg_buckets *v, uint32_t p, struct kg_table_writer *tw,
+    int ok)
+{
+	int me = v->d->rank, s = v->loc[p];
+	uint64_t rows = kg_store_part_rows(v->st, p);
+	size_t bytes = kg_store_part_floats(v->st, p) * sizeof(float);
+	const struct kg_store_part *a;
+	struct kg_dist_xfer xf;
+	float *buf;
+	int rc, own = 0;
+
+	if (s == me && me == 0)
+		return ok ? kg_store_write_part(v->st, p, tw) : -1;
+	if (s == me) {
+		if ((a = kg_store_acquire(v->st, p)) == NULL)
+			return -1;
+		xf = (struct kg_dist_xfer){ a->w, bytes, 0, (int)p, 1 };
+		kg_dist_exchange(v->d, &xf, 1);
+		kg_store_release(v->st, p, 0);
+		return 0;
+	}
+	if (me != 0)
+		return 0;
+	buf = kg_store_buf_alloc(v->st, p);
+	if (buf == NULL) {
+		/* Receive anyway, so that the sender is not left waiting. */
+		buf = kg_xmalloc(bytes ? bytes : 1);
+		ok = 0;
+		own = 1;
+	}
+	xf = (struct kg_dist_xfer){ buf, bytes, s, (int)p, 0 };
+	kg_dist_exchange(v->d, &xf, 1);
+	rc = ok ? kg_table_writer_put(tw, v->st->off[p], rows, buf, buf +
+	    rows * v->st->dim) : -1;
+	if (own)
+		free(buf);
+	else
+		kg_store_buf_free(v->st, p, buf);
+	return rc;
+}
+
+int
+kg_buckets_write_model(struct kg_buckets *v, json_t *figures)
+{
+	const char *in[2][2] = { { "partitions", v->x->partitions },
+	    { NULL, NULL } };
+	struct kg_modeldir_spec s;
+	struct kg_modeldir_writer w = KG_MODELDIR_WRITER_INIT;
+	uint32_t p;
+	int rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.dir = v->j->output;
+	s.force = v->j->force;
+	s.argc = v->j->argc;
+	s.argv = v->j->argv;
+	s.model = &v->tr.model;
+	s.reciprocal = v->o->reciprocal;
+	s.n_entities = v->tr.n_entities;
+	s.n_relations = v->tr.n_relations;
+	s.order = v->pb.new2old;
+	s.state_width = 1;
+	s.rel = v->tr.rel;
+	s.log = v->log.s ? v->log.s : "";
+	s.dataset = v->j->dataset;
+	s.inputs = (const char *const (*)[2])in;
+	s.config = config_json(v);
+	s.figures = figures;
+	if (v->d->rank == 0)
+		rc = kg_modeldir_begin(&w, &s);
+	if (kg_buckets_agree(v, rc) < 0) {
+		json_decref(s.config);
+		return -1;
+	}
+	for (p = 0; p < v->P; p++)
+		if (move_part(v, p, &w.table, rc == 0) < 0) {
+			if (v->d->rank != 0)
+				kg_dist_abort(v->d, KG_EXIT_FAIL);
+			rc = -1;
+		}
+	if (v->d->rank == 0) {
+		if (rc < 0)
+			kg_modeldir_abort(&w);
+		else
+			rc = kg_modeldir_commit(&w);
+	}
+	json_decref(s.config);
+	return kg_buckets_agree(v, rc);
+}

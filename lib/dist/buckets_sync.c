@@ -1,0 +1,181 @@
+/*
+ * buckets_sync: what the ranks of the bucket driver exchange between
+ * rounds: the partitions each needs next (through the embedding store:
+ * take, send, receive, put) and the changes to the replicated relation
+ * tables.
+ */
+#include "dist/buckets_impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* need[p]: the rank that holds partition p in round "round", or -1. */
+static void
+round_needs(const struct kg_buckets *v, uint32_t round, int32_t *need)
+{
+	uint32_t p, k;
+
+	for (p = 0; p < v->P; p++)
+		need[p] = -1;
+	if (round >= v->s.nrounds)
+		return;
+	for (k = 0; k < v->s.nranks; k++) {
+		const int32_t *h = kg_dist_sched_hold(&v->s, round, k);
+
+		if (h[0] >= 0)
+			need[h[0]] = (int32_t)k;
+		if (h[1] >= 0)
+			need[h[1]] = (int32_t)k;
+	}
+}
+
+/* Take the partitions that leave this rank (those in memory first,
+ * "resident" selects which), each with its send. */
+static int
+take_outgoing(struct kg_buckets *v, const int32_t *need, int resident,
+    float **sbuf, struct kg_dist_xfer *xf, size_t *nx)
+{
+	int me = v->d->rank;
+	uint32_t p;
+
+	for (p = 0; p < v->P; p++) {
+		if (v->loc[p] != me || need[p] < 0 || need[p] == me ||
+		    sbuf[p] != NULL || kg_store_resident(v->st, p) != resident)
+			continue;
+		if ((sbuf[p] = kg_store_take(v->st, p)) == NULL)
+			return -1;
+		xf[(*nx)++] = (struct kg_dist_xfer){ sbuf[p],
+		    kg_store_part_floats(v->st, p) * sizeof(float), need[p],
+		    (int)p, 1 };
+	}
+	return 0;
+}
+
+/* Pin partition p for the round. */
+static int
+pin(struct kg_buckets *v, uint32_t p)
+{
+	if (v->pinned[p])
+		return 0;
+	if (kg_store_acquire(v->st, p) == NULL)
+		return -1;
+	v->pinned[p] = 1;
+	return 0;
+}
+
+/*
+ * Move the partitions so that every rank holds what round "round" needs.
+ * Every rank runs the same bookkeeping on loc; each acts on its own part.
+ * What is in memory is dealt with before anything that makes the store
+ * read, so that nothing needed is parked only to be read back: unpin what
+ * this rank no longer needs, take what leaves it from memory, pin what it
+ * keeps, then take what leaves it from disk and make buffers for what
+ * comes in (the store parks idle partitions to make room), exchange, and
+ * pin what arrived or was parked here.
+ */
+int
+kg_buckets_transition(struct kg_buckets *v, uint32_t round)
+{
+	uint32_t P = v->P, p;
+	int me = v->d->rank, rc = -1;
+	int32_t *need = kg_xmallocarray(P, sizeof(*need));
+	float **rbuf = kg_xcalloc(P, sizeof(*rbuf));
+	float **sbuf = kg_xcalloc(P, sizeof(*sbuf));
+	struct kg_dist_xfer *xf = kg_xcalloc(2 * (size_t)P + 1, sizeof(*xf));
+	size_t nx = 0;
+
+	round_needs(v, round, need);
+	for (p = 0; p < P; p++)
+		if (v->pinned[p] && need[p] != me) {
+			kg_store_release(v->st, p, 0);
+			v->pinned[p] = 0;
+		}
+	if (take_outgoing(v, need, 1, sbuf, xf, &nx) < 0)
+		goto out;
+	for (p = 0; p < P; p++)
+		if (need[p] == me && kg_store_resident(v->st, p) &&
+		    pin(v, p) < 0)
+			goto out;
+	if (take_outgoing(v, need, 0, sbuf, xf, &nx) < 0)
+		goto out;
+	for (p = 0; p < P; p++) {
+		if (need[p] != me || v->loc[p] < 0 || v->loc[p] == me)
+			continue;
+		if ((rbuf[p] = kg_store_buf_alloc(v->st, p)) == NULL)
+			goto out;
+		xf[nx++] = (struct kg_dist_xfer){ rbuf[p],
+		    kg_store_part_floats(v->st, p) * sizeof(float), v->loc[p],
+		    (int)p, 0 };
+	}
+	kg_dist_exchange(v->d, xf, nx);
+	for (p = 0; p < P; p++) {
+		kg_store_buf_free(v->st, p, sbuf[p]);
+		sbuf[p] = NULL;
+		if (rbuf[p] != NULL && kg_store_put(v->st, p, rbuf[p]) < 0)
+			goto out;
+		rbuf[p] = NULL;
+		if (need[p] == me && pin(v, p) < 0)
+			goto out;
+		if (need[p] >= 0)
+			v->loc[p] = need[p];
+	}
+	rc = 0;
+out:
+	for (p = 0; p < P; p++) {
+		kg_store_buf_free(v->st, p, rbuf[p]);
+		kg_store_buf_free(v->st, p, sbuf[p]);
+	}
+	free(need);
+	free(rbuf);
+	free(sbuf);
+	free(xf);
+	return rc;
+}
+
+/*
+ * Merge the ranks' relation tables: each rank's change since the last
+ * merge is summed onto the merged value (the sum of everyone's updates,
+ * what one shared table would hold), for the parameters and for their
+ * optimiser state.  A plain average would divide the relations' step by
+ * the rank count.  Nothing to do with one rank.
+ */
+static void
+merge_table(struct kg_buckets *v, float *x, float *base, size_t n)
+{
+	double *delta;
+	size_t i;
+
+	if (v->d->size == 1)
+		return;
+	delta = kg_xmallocarray(n, sizeof(*delta));
+	for (i = 0; i < n; i++)
+		delta[i] = (double)x[i] - (double)base[i];
+	kg_dist_sum_f64(v->d, delta, n);
+	for (i = 0; i < n; i++)
+		base[i] = x[i] = (float)((double)base[i] + delta[i]);
+	free(delta);
+}
+
+void
+kg_buckets_sync_relations(struct kg_buckets *v)
+{
+	merge_table(v, v->tr.rel, v->rel_base, v->tr.n_rel_rows *
+	    v->tr.model.rel_width);
+	merge_table(v, v->tr.rel_state, v->rel_state_base,
+	    v->tr.n_rel_rows * v->tr.rel_state_width);
+}
+
+/* The merge base: the tables as every rank has them now. */
+void
+kg_buckets_sync_base(struct kg_buckets *v)
+{
+	size_t nr = v->tr.n_rel_rows * v->tr.model.rel_width;
+	size_t ns = v->tr.n_rel_rows * v->tr.rel_state_width;
+
+	if (v->rel_base == NULL) {
+		v->rel_base = kg_xmallocarray(nr, sizeof(float));
+		v->rel_state_base = kg_xmallocarray(ns, sizeof(float));
+	}
+	memcpy(v->rel_base, v->tr.rel, nr * sizeof(float));
+	memcpy(v->rel_state_base, v->tr.rel_state, ns * sizeof(float));
+}

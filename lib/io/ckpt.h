@@ -1,0 +1,99 @@
+/*
+ * ckpt: the checkpoint directory of kg-train's drivers, written and read
+ * in one place.
+ *
+ * Layout:
+ *   state.json           an object the driver fills: the keys that fix
+ *                        the parameter shapes (a resume must match them)
+ *                        and how far the run got (epoch, step, ...)
+ *   train_log.jsonl      the log up to the checkpoint
+ *   entities-pN.npy      rows of entity partition N (lib/store/store.h),
+ *   entity_state-pN.npy  and their optimiser state; one process without
+ *                        partitions writes partition 0 only
+ *   ...                  the driver's other arrays (relations.npy,
+ *                        relation_state.npy, per-rank files)
+ *   manifest.json        every file above with its shape and checksum
+ *
+ * Writing is collective-friendly: the process that begins (rank 0 under
+ * MPI) gets a temporary sibling of the directory (lib/io/outdir.h) whose
+ * path it shares; every process writes its own files into it; then the
+ * beginner commits: state.json, the log, a manifest of every file
+ * present, and the rename into place.  An interrupted save leaves the old
+ * checkpoint or the new one, never half of one.
+ *
+ * Reading checks, before anything is used, that every file the manifest
+ * lists is complete and of its recorded shape, and that state.json has
+ * each key of the run's shape with the same value.
+ */
+#ifndef KG_CKPT_H
+#define KG_CKPT_H
+
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "io/outdir.h"
+
+struct kg_ckpt_writer {
+	struct kg_outdir od;	/* od.tmp: where every process writes */
+};
+
+#define KG_CKPT_WRITER_INIT { KG_OUTDIR_INIT }
+
+/* Start replacing the checkpoint dir (kept as it is until commit).  0, or
+ * -1 after kg_error(). */
+int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir);
+/* Write state.json (state borrowed), train_log.jsonl (log NULL: none)
+ * and the manifest (argv, and config keys unless config is NULL), then
+ * rename into place.  0, or -1 after kg_error() with the temporary
+ * removed.  Releases w either way. */
+int kg_ckpt_commit(struct kg_ckpt_writer *w, json_t *state, const char *log,
+    int argc, char *const *argv, json_t *config);
+/* Give up: remove the temporary; safe on INIT and twice. */
+void kg_ckpt_abort(struct kg_ckpt_writer *w);
+
+/* The path of partition p's rows (state 0) or state (state 1) file in
+ * dir, as a new string. */
+char *kg_ckpt_part_path(const char *dir, uint32_t p, int state);
+/* Write float32 [rows, cols] (cols 0: [rows]) as dir/name; 0 or -1. */
+int kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
+    uint64_t cols, const float *x);
+
+struct kg_ckpt {
+	char *dir;
+	json_t *state;		/* state.json, owned */
+};
+
+#define KG_CKPT_INIT { NULL, NULL }
+
+/*
+ * Open the checkpoint in dir for a run whose shape is want (borrowed):
+ * read state.json, verify the files against the manifest, and check that
+ * every key of want is in state.json with the same value.  hints, when not
+ * NULL, are { key, what sets it } pairs ending in { NULL, NULL }, used in
+ * the message ("has dim 8, but --hidden_dim gives 16").  0, or -1 after
+ * kg_error() with nothing to release.
+ */
+int kg_ckpt_open(struct kg_ckpt *c, const char *dir, json_t *want,
+    const char *const (*hints)[2]);
+/* Read dir/name, which must be float32 [rows, cols] (cols 0: [rows]),
+ * into x.  0 or -1. */
+int kg_ckpt_get_f32(const struct kg_ckpt *c, const char *name, uint64_t rows,
+    uint64_t cols, float *x);
+/* Integer and real values of state.json (0 when absent). */
+uint64_t kg_ckpt_u64(const struct kg_ckpt *c, const char *key);
+double kg_ckpt_real(const struct kg_ckpt *c, const char *key);
+/* The log text (new string, "" without a log), or NULL after kg_error(). */
+char *kg_ckpt_log(const struct kg_ckpt *c);
+void kg_ckpt_close(struct kg_ckpt *c);
+
+/*
+ * Check that a checkpoint in dir recorded ("have") every key of this
+ * run's shape ("want") with the same value.  0, or -1 after kg_error()
+ * naming the first key that differs (for "nranks": resume with the same
+ * number of ranks).  kg_ckpt_open does this; the GNN trainer calls it
+ * directly.
+ */
+int kg_checkpoint_shape_check(const char *dir, json_t *want, json_t *have);
+
+#endif

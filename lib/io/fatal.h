@@ -1,0 +1,71 @@
+/*
+ * fatal: what a tool cleans up when SIGINT, SIGTERM, SIGHUP or SIGPIPE
+ * ends it (git's tempfile habit).
+ *
+ * Two tables, filled outside the handler: temporary paths to remove (the
+ * output directories and files of lib/io/outdir.h) and child process
+ * groups to stop (lib/attrs/attrs_text.h's --text-command child).  On a
+ * fatal signal the handler stops every child group (SIGTERM, a bounded
+ * wait, then SIGKILL), renames each temporary to a second name prepared
+ * beforehand (so that a thread still writing into it fails instead of
+ * racing the removal) and removes the tree, then dies of the signal.
+ *
+ * The handler is async-signal-safe: it calls kill, waitpid, nanosleep,
+ * rename, openat, unlinkat, close and the bare getdents64 system call,
+ * with fixed buffers on its stack; never malloc, stdio, opendir or
+ * readdir.  A tree it cannot remove (deeper than KG_FATAL_MAX_DEPTH, or
+ * on an error) stays under its hidden temporary name, and the next run
+ * for the same output removes it (outdir.h: stale temporaries).
+ *
+ * Handlers are installed on the first registration, except for signals
+ * that are ignored (nohup and friends keep them ignored).  The tables are
+ * small fixed arrays: registrations past their size are not tracked.
+ * Register and unregister from one thread at a time.
+ */
+#ifndef KG_FATAL_H
+#define KG_FATAL_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#define KG_FATAL_MAX_DEPTH 16
+
+/*
+ * Remove "path" (a file or a directory tree) if a fatal signal arrives.
+ * The string is copied.  Registering the same path twice tracks it twice.
+ */
+void kg_fatal_track_path(const char *path);
+/* Stop tracking "path" (compared as a string); a no-op if not tracked. */
+void kg_fatal_untrack_path(const char *path);
+
+/*
+ * Stop the process group "pgid" (a child made the leader of its own
+ * group) if a fatal signal arrives, and reap its leader.
+ */
+void kg_fatal_track_child(pid_t pgid);
+void kg_fatal_untrack_child(pid_t pgid);
+
+/*
+ * Stop the process group whose leader is the child "pgid": SIGTERM to
+ * the group, up to about two seconds for the leader to exit, then
+ * SIGKILL; the leader is reaped.  Async-signal-safe; also for error
+ * paths outside a handler.
+ */
+void kg_fatal_stop_child(pid_t pgid);
+
+/*
+ * Block the fatal signals in the calling thread (for a fork whose child
+ * must be registered before a signal can come); *old receives the mask
+ * that kg_fatal_unblock gives back.
+ */
+void kg_fatal_block(sigset_t *old);
+void kg_fatal_unblock(const sigset_t *old);
+
+/*
+ * Remove a file or a directory tree without following symlinks, with
+ * only system calls and stack buffers (what the handler uses).  0, or -1
+ * when something was left.
+ */
+int kg_fatal_rmtree(const char *path);
+
+#endif

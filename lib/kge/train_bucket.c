@@ -1,0 +1,335 @@
+/*
+ * train_bucket: a bucket's positives cut into chunks and trained by
+ * OpenMP threads, and the one-partition epoch on top; see train.h.
+ */
+#include "kge/train_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <omp.h>
+
+/* Chunks of plain batches: batches of batch_size, chunks of cs inside,
+ * sides alternating (tails only with reciprocal relations). */
+static size_t
+plan_plain(const struct kg_trainer *tr, uint64_t n, uint64_t nb,
+    struct kg_chunk *c, uint64_t *ord)
+{
+	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), b, k;
+	size_t nch = 0;
+
+	for (k = 0; k < n; k++)
+		ord[k] = k;
+	for (b = 0; b < nb; b++) {
+		uint64_t end = (b + 1) * bs < n ? (b + 1) * bs : n;
+
+		for (k = b * bs; k < end; k += cs) {
+			c[nch].start = k;
+			c[nch].len = (uint32_t)(end - k < cs ? end - k : cs);
+			c[nch].side = tr->o.reciprocal ? KG_SIDE_TAIL :
+			    (uint8_t)(nch % 2);
+			c[nch].type = -1;
+			c[nch].whole = c[nch].len;
+			nch++;
+		}
+	}
+	return nch;
+}
+
+/* The (side, type of the corrupted entity) key of position k. */
+static uint64_t
+type_key(const struct kg_trainer *tr, const int32_t *hrt, uint64_t k,
+    const int32_t *types)
+{
+	uint64_t cs = kg_train_chunk_size(&tr->o), T = tr->samplers[0].n_types;
+	int side = tr->o.reciprocal ? 0 : (int)((k / cs) % 2);
+	int32_t e = hrt[3 * k + (side == KG_SIDE_TAIL ? 2 : 0)];
+
+	return (uint64_t)side * (T + 1) + (uint64_t)(types[e] + 1);
+}
+
+/* Chunks of positions grouped by (side, type) with a counting sort, so
+ * that a chunk's negatives share the type. */
+static size_t
+plan_typed(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+    const int32_t *types, struct kg_chunk *c, uint64_t *ord)
+{
+	uint64_t cs = kg_train_chunk_size(&tr->o), T = tr->samplers[0].n_types;
+	uint64_t nkeys = 2 * (T + 1), key, k;
+	uint64_t *cnt = kg_xcalloc(nkeys + 1, sizeof(*cnt));
+	size_t nch = 0;
+
+	for (k = 0; k < n; k++)
+		cnt[type_key(tr, hrt, k, types) + 1]++;
+	for (key = 0; key < nkeys; key++)
+		cnt[key + 1] += cnt[key];
+	for (key = 0; key < nkeys; key++) {
+		uint64_t lo = cnt[key], hi = cnt[key + 1];
+
+		for (k = lo; k < hi; k += cs) {
+			c[nch].start = k;
+			c[nch].len = (uint32_t)(hi - k < cs ? hi - k : cs);
+			c[nch].side = (uint8_t)(key / (T + 1));
+			c[nch].type = (int32_t)(key % (T + 1)) - 1;
+			c[nch].whole = c[nch].len;
+			nch++;
+		}
+	}
+	for (k = 0; k < n; k++)
+		ord[cnt[type_key(tr, hrt, k, types)]++] = k;
+	free(cnt);
+	return nch;
+}
+
+/*
+ * Cut n positives (at most max_batches batches) into chunks.  order maps
+ * positions to triples.  With sharing (shard_size > 1), each chunk is
+ * narrowed to this trainer's share.  Returns the chunk count.
+ */
+static size_t
+plan_chunks(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+    uint64_t max_batches, struct kg_chunk **chunks, uint64_t **order)
+{
+	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), nb;
+	const int32_t *types = tr->o.use_types ? tr->types : NULL;
+	size_t nch, cap, k;
+
+	nb = (n + bs - 1) / bs;
+	if (max_batches > 0 && nb > max_batches)
+		nb = max_batches;
+	if (nb * bs < n)
+		n = nb * bs;
+	cap = (size_t)(nb * ((bs + cs - 1) / cs) + 4 * (uint64_t)
+	    (types ? tr->samplers[0].n_types + 1 : 1));
+	*chunks = kg_xmallocarray(cap, sizeof(**chunks));
+	*order = kg_xmallocarray(n ? n : 1, sizeof(**order));
+	nch = types == NULL ? plan_plain(tr, n, nb, *chunks, *order) :
+	    plan_typed(tr, hrt, n, types, *chunks, *order);
+	for (k = 0; tr->shard_size > 1 && k < nch; k++) {
+		struct kg_chunk *c = &(*chunks)[k];
+		uint64_t lo = (uint64_t)c->whole * tr->shard_rank /
+		    tr->shard_size;
+		uint64_t hi = (uint64_t)c->whole * (tr->shard_rank + 1) /
+		    tr->shard_size;
+
+		c->start += lo;
+		c->len = (uint32_t)(hi - lo);
+	}
+	return nch;
+}
+
+/* Progress inside an epoch, at most every two seconds. */
+static void
+report(const struct kg_trainer *tr, uint64_t done, uint64_t n, double t0,
+    double *last)
+{
+	double now = kg_now(), rate;
+	int tty = isatty(2);
+
+	/* A terminal gets one line rewritten; a log a line every 30 s. */
+	if (now - *last < (tty ? 2.0 : 30.0))
+		return;
+	*last = now;
+	rate = (double)done / (now - t0);
+	fprintf(stderr, "%s%s: epoch %u: %3.0f%%, %.0f triples/s, eta %.0f s%s",
+	    tty ? "\r" : "", kg_progname(), tr->epoch + 1,
+	    100.0 * (double)done / (double)n, rate, (double)(n - done) / rate,
+	    tty ? " " : "\n");
+	fflush(stderr);
+}
+
+/* What the threads of one bucket share. */
+struct bucket_run {
+	const int32_t *hrt;
+	const struct kg_chunk *chunks;
+	const uint64_t *order;
+	size_t nch;
+	uint64_t n;		/* positives, for the progress line */
+	uint32_t ph, pt;
+	double t0, last;
+	uint64_t seen;
+	int bad;
+};
+
+/* Train chunk c on this thread; its loss, NaN when not finite. */
+static double
+run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
+{
+	struct kg_train_ws *ws = &tr->ws[omp_get_thread_num()];
+	const struct kg_chunk *ch = &r->chunks[c];
+	struct kg_rng rng;
+	uint32_t i, pc;
+
+	for (i = 0; i < ch->len; i++)
+		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
+		    3 * sizeof(int32_t));
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_CHUNK, tr->epoch, r->ph,
+	    r->pt, c);
+	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
+	return kg_train_chunk(tr, ws, &rng, ch,
+	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
+	    tr->cur[ch->side == KG_SIDE_TAIL ? 1 : 0], pc);
+}
+
+/* The OpenMP loop over a bucket's chunks; *loss and *trained get the
+ * sums. */
+static void
+run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
+    uint64_t *trained)
+{
+	double total = 0.0;
+	uint64_t done = 0;
+	long c;
+
+#pragma omp parallel num_threads(tr->sync ? 1 : tr->nthreads) \
+    reduction(+:total, done)
+	{
+#pragma omp for schedule(dynamic, 1)
+		for (c = 0; c < (long)r->nch; c++) {
+			double l;
+			int stop;
+
+#pragma omp atomic read
+			stop = r->bad;
+			if (stop && tr->sync == NULL)
+				continue;
+			l = run_chunk(tr, r, c);
+			if (!isfinite(l)) {
+#pragma omp atomic write
+				r->bad = 1;
+				continue;
+			}
+			total += l;
+			done += r->chunks[c].whole;
+			if (tr->progress) {
+				uint64_t now_seen;
+
+#pragma omp atomic capture
+				now_seen = r->seen += r->chunks[c].len;
+				if (omp_get_thread_num() == 0)
+					report(tr, now_seen, r->n, r->t0,
+					    &r->last);
+			}
+		}
+	}
+	*loss = total;
+	*trained = done;
+}
+
+int
+kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
+    const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
+    uint64_t *done)
+{
+	struct kg_chunk *chunks;
+	uint64_t *order;
+	struct bucket_run r;
+
+	*loss_sum = 0.0;
+	*done = 0;
+	tr->cur[0] = kg_store_acquire(tr->ents, ph);
+	if (tr->cur[0] == NULL)
+		return -1;
+	tr->cur[1] = kg_store_acquire(tr->ents, pt);
+	if (tr->cur[1] == NULL) {
+		kg_store_release(tr->ents, ph, 0);
+		return -1;
+	}
+	memset(&r, 0, sizeof(r));
+	r.nch = plan_chunks(tr, hrt, n, max_batches, &chunks, &order);
+	r.hrt = hrt;
+	r.chunks = chunks;
+	r.order = order;
+	r.n = max_batches > 0 && max_batches * tr->o.batch_size < n ?
+	    max_batches * tr->o.batch_size : n;
+	r.ph = ph;
+	r.pt = pt;
+	r.t0 = r.last = kg_now();
+	run_chunks(tr, &r, loss_sum, done);
+	kg_store_release(tr->ents, ph, 1);
+	kg_store_release(tr->ents, pt, 1);
+	tr->cur[0] = tr->cur[1] = NULL;
+	if (tr->progress && r.last > r.t0 && isatty(2))
+		fputc('\n', stderr);
+	free(chunks);
+	free(order);
+	if (r.bad) {
+		kg_error("the loss is no longer finite in epoch %u; try a "
+		    "smaller --lr, --max_grad_norm or a regulariser",
+		    tr->epoch + 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* The epoch's positives: the n triples and, with reciprocal relations,
+ * their inverses, shuffled from the seed and the epoch.  *np gets their
+ * count. */
+static int32_t *
+epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+    uint64_t *np)
+{
+	uint64_t m = tr->o.reciprocal ? 2 * n : n, *perm, i;
+	int32_t *buf;
+	struct kg_rng rng;
+
+	perm = kg_xmallocarray(m, sizeof(*perm));
+	for (i = 0; i < m; i++)
+		perm[i] = i;
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
+	for (i = m; i > 1; i--) {
+		uint64_t j = kg_rng_below(&rng, i), t = perm[i - 1];
+
+		perm[i - 1] = perm[j];
+		perm[j] = t;
+	}
+	buf = kg_xmallocarray(3 * m, sizeof(*buf));
+	for (i = 0; i < m; i++) {
+		const int32_t *x = hrt + 3 * (perm[i] % n);
+		int32_t *y = buf + 3 * i;
+
+		if (perm[i] < n) {
+			y[0] = x[0];
+			y[1] = x[1];
+			y[2] = x[2];
+		} else {
+			y[0] = x[2];
+			y[1] = x[1] + (int32_t)tr->n_relations;
+			y[2] = x[0];
+		}
+	}
+	free(perm);
+	*np = m;
+	return buf;
+}
+
+int
+kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+    uint64_t *trained)
+{
+	uint64_t np, done = 0, max_batches = 0, bs = tr->o.batch_size;
+	int32_t *buf;
+	double loss = 0.0;
+	int rc;
+
+	*trained = 0;
+	if (tr->o.max_step > 0) {
+		if (tr->step >= tr->o.max_step)
+			return 0;
+		max_batches = tr->o.max_step - tr->step;
+	}
+	buf = epoch_positives(tr, hrt, n, &np);
+	rc = kg_trainer_bucket(tr, 0, 0, buf, np, max_batches, &loss,
+	    &done);
+	free(buf);
+	*trained = done;
+	if (rc < 0)
+		return -1;
+	tr->step += (done + bs - 1) / bs;
+	tr->epoch++;
+	tr->last_loss = done ? loss / (double)done : 0.0;
+	return 0;
+}

@@ -1,0 +1,406 @@
+/*
+ * train_chunk: the maths of one chunk (the trainer's hot loop): gather
+ * the rows, draw and score the negatives, the loss and its gradient,
+ * the sum of each distinct row's gradient, and the row updates.  Rows are
+ * reached by raw pointers into the two partitions the bucket pinned.
+ */
+#include "kge/train_impl.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "kge/grad.h"
+
+/* Ask for the cache lines of a row that will be used soon: rows are
+ * scattered over tables much larger than the caches. */
+static inline void
+prefetch_row(const float *p, size_t n, int write)
+{
+#if defined(__GNUC__)
+	size_t i;
+
+	for (i = 0; i < n; i += 16) {
+		if (write)
+			__builtin_prefetch(p + i, 1, 3);
+		else
+			__builtin_prefetch(p + i, 0, 3);
+	}
+#else
+	(void)p;
+	(void)n;
+	(void)write;
+#endif
+}
+
+/* The pinned partition (of the bucket's two) holding global ID e. */
+static inline const struct kg_store_part *
+part_of(const struct kg_trainer *tr, uint64_t e)
+{
+	const struct kg_store_part *a = tr->cur[0];
+
+	return e - a->base < a->rows ? a : tr->cur[1];
+}
+
+/* Add gradient row g of entity e (global; stamp slot "key") to the
+ * chunk's distinct rows. */
+static void
+add_ent_grad(struct kg_train_ws *ws, uint64_t e, uint64_t key,
+    const float *g, size_t d, size_t *nu)
+{
+	float *dst;
+	size_t i;
+
+	if (ws->ent_stamp[key] != ws->stamp) {
+		ws->ent_stamp[key] = ws->stamp;
+		ws->ent_slot[key] = (uint32_t)*nu;
+		ws->uent[*nu] = e;
+		memcpy(ws->ug + *nu * d, g, d * sizeof(float));
+		(*nu)++;
+		return;
+	}
+	dst = ws->ug + (size_t)ws->ent_slot[key] * d;
+#pragma omp simd
+	for (i = 0; i < d; i++)
+		dst[i] += g[i];
+}
+
+static void
+next_stamp(struct kg_train_ws *ws, const struct kg_trainer *tr)
+{
+	if (++ws->stamp == 0) {
+		memset(ws->ent_stamp, 0, ws->n_stamp * sizeof(uint32_t));
+		memset(ws->rel_stamp, 0, tr->n_rel_rows * sizeof(uint32_t));
+		ws->stamp = 1;
+	}
+}
+
+/*
+ * Point every positive at the gradient row of its relation: one row of
+ * ugr per distinct relation of the chunk, zeroed.  Returns their count.
+ */
+static size_t
+relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    size_t B)
+{
+	size_t rw = tr->model.rel_width, nu = 0, i;
+
+	for (i = 0; i < B; i++) {
+		uint32_t r = (uint32_t)ws->tri[3 * i + 1];
+
+		if (ws->rel_stamp[r] != ws->stamp) {
+			ws->rel_stamp[r] = ws->stamp;
+			ws->rel_slot[r] = (uint32_t)nu;
+			ws->urel[nu] = r;
+			memset(ws->ugr + nu * rw, 0, rw * sizeof(float));
+			nu++;
+		}
+		ws->grel[i] = ws->ugr + (size_t)ws->rel_slot[r] * rw;
+	}
+	return nu;
+}
+
+/* Update the nu relation rows ids with the gradient rows g. */
+static void
+apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
+    size_t nu)
+{
+	size_t rw = tr->model.rel_width, sw = tr->rel_state_width, i;
+	struct kg_adam adam = KG_ADAM_INIT;
+	float lr;
+
+	if (tr->o.rel_optim == KG_OPTIM_ADAM) {
+		adam.lr = (float)(tr->o.rel_lr > 0.0 ? tr->o.rel_lr : 0.001);
+		for (i = 0; i < nu; i++) {
+			if (tr->o.clip > 0.0)
+				kg_clip_row(g + i * rw, rw,
+				    (float)tr->o.clip);
+			kg_adam_row(tr->rel + (size_t)ids[i] * rw,
+			    tr->rel_state + (size_t)ids[i] * sw,
+			    g + i * rw, rw, &adam);
+		}
+		return;
+	}
+	lr = (float)(tr->o.rel_lr > 0.0 ? tr->o.rel_lr : tr->o.lr);
+	for (i = 0; i < nu; i++) {
+		if (tr->o.clip > 0.0)
+			kg_clip_row(g + i * rw, rw, (float)tr->o.clip);
+		kg_adagrad_row(tr->rel + (size_t)ids[i] * rw,
+		    tr->rel_state + ids[i], g + i * rw, rw, lr);
+	}
+}
+
+/* Clip (if set) and apply gradient g to the row at local index i of the
+ * pinned partition p. */
+static inline void
+update_row(const struct kg_trainer *tr, const struct kg_store_part *p,
+    uint64_t i, float *g)
+{
+	size_t d = tr->model.dim;
+
+	if (tr->o.clip > 0.0)
+		kg_clip_row(g, d, (float)tr->o.clip);
+	kg_adagrad_row(p->w + i * d, p->state + i, g, d, (float)tr->o.lr);
+}
+
+void
+kg_trainer_apply(struct kg_trainer *tr, const uint64_t *ent, float *ent_g,
+    size_t n_ent, const uint32_t *rel, float *rel_g, size_t n_rel)
+{
+	size_t d = tr->model.dim, i;
+
+	for (i = 0; i < n_ent; i++) {
+		const struct kg_store_part *p = part_of(tr, ent[i]);
+
+		update_row(tr, p, ent[i] - p->base, ent_g + i * d);
+	}
+	apply_relations(tr, rel, rel_g, n_rel);
+}
+
+/* Mark the negatives that are known positives, or the target itself in
+ * 1-vs-all; returns 1 when any mask applies. */
+static int
+mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_store_part *pc, const struct kg_chunk *ch, size_t nc)
+{
+	int filter = tr->o.filter_negatives, ova = tr->o.one_vs_all;
+	size_t i, j;
+
+	if (!filter && !ova)
+		return 0;
+	for (i = 0; i < ch->len; i++) {
+		const int32_t *x = ws->tri + 3 * i;
+		uint64_t target = (uint64_t)(ch->side == KG_SIDE_TAIL ?
+		    x[2] : x[0]);
+		uint8_t *sk = ws->skip + i * nc;
+
+		for (j = 0; j < nc; j++) {
+			uint64_t c = pc->base + (ova ? j : ws->neg_ids[j]);
+
+			sk[j] = ova && c == target;
+			if (filter && !sk[j])
+				sk[j] = (uint8_t)(ch->side == KG_SIDE_TAIL ?
+				    kg_tripleset_has(&tr->known,
+				    (uint64_t)x[0], (uint64_t)x[1], c) :
+				    kg_tripleset_has(&tr->known, c,
+				    (uint64_t)x[1], (uint64_t)x[2]));
+		}
+	}
+	return 1;
+}
+
+/* Hand a chunk's summed gradients (ws's entity and relation rows; none
+ * when ws is NULL) to the sync hook; returns loss, or NaN when the hook
+ * failed. */
+static double
+sync_chunk(struct kg_trainer *tr, const uint64_t *ent, size_t n_ent,
+    struct kg_train_ws *ws, size_t n_rel, double loss)
+{
+	struct kg_row_grads g;
+
+	g.n_ent = n_ent;
+	g.ent = ent;
+	g.ent_g = ws ? ws->ug : NULL;
+	g.n_rel = n_rel;
+	g.rel = ws ? ws->urel : NULL;
+	g.rel_g = ws ? ws->ugr : NULL;
+	if (tr->sync(tr->sync_ctx, tr, &g) < 0)
+		return NAN;
+	return loss;
+}
+
+/* Copy the chunk's fixed and positive corrupted rows and point at its
+ * relation rows. */
+static void
+gather_positives(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    size_t B, int fcol, const struct kg_store_part *pf,
+    const struct kg_store_part *pc)
+{
+	size_t d = tr->model.dim, rw = tr->model.rel_width, i;
+	int ccol = 2 - fcol;
+
+	for (i = 0; i < B; i++) {
+		const int32_t *x = ws->tri + 3 * i;
+
+		if (i + 2 < B) {
+			prefetch_row(pf->w + ((uint64_t)x[6 + fcol] - pf->base) *
+			    d, d, 0);
+			prefetch_row(pc->w + ((uint64_t)x[6 + ccol] - pc->base) *
+			    d, d, 0);
+		}
+		memcpy(ws->fixed + i * d, pf->w + ((uint64_t)x[fcol] -
+		    pf->base) * d, d * sizeof(float));
+		ws->rel[i] = tr->rel + (size_t)x[1] * rw;
+		memcpy(ws->posc + i * d, pc->w + ((uint64_t)x[ccol] -
+		    pc->base) * d, d * sizeof(float));
+	}
+}
+
+/* The chunk's candidate rows: every row of pc (one_vs_all), or
+ * neg_sample_size negatives drawn inside pc (of the chunk's type) and
+ * copied into ws->negc.  *nc gets their count. */
+static const float *
+candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    struct kg_rng *rng, const struct kg_chunk *ch,
+    const struct kg_store_part *pc, uint32_t pc_index, size_t *nc)
+{
+	const struct kg_sampler *s = &tr->samplers[pc_index];
+	size_t d = tr->model.dim, j, n;
+
+	if (tr->o.one_vs_all) {
+		*nc = pc->rows;
+		return pc->w;
+	}
+	n = tr->o.neg_sample_size;
+	if (ch->type < 0 || kg_sampler_draw_type(s, rng, ch->type, n,
+	    ws->neg_ids) < 0)
+		kg_sampler_draw(s, rng, n, ws->neg_ids);
+	for (j = 0; j < n; j++) {
+		if (j + 2 < n)
+			prefetch_row(pc->w + (size_t)ws->neg_ids[j + 2] * d, d,
+			    0);
+		memcpy(ws->negc + j * d, pc->w + (size_t)ws->neg_ids[j] * d,
+		    d * sizeof(float));
+	}
+	*nc = n;
+	return ws->negc;
+}
+
+/* Scores, the loss and its gradient with respect to the scores (scaled
+ * by 1 / whole), the chunk's relation gradient rows (*nrel of them) and
+ * the regulariser; returns the loss sum. */
+static double
+score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_chunk *ch, const struct kg_store_part *pc,
+    const float *cand, size_t nc, size_t *nrel)
+{
+	const struct kg_model *m = &tr->model;
+	size_t d = m->dim, rw = m->rel_width, B = ch->len, i, j;
+	enum kg_side side = (enum kg_side)ch->side;
+	double loss = 0.0, inv = 1.0 / (double)ch->whole;
+	float finv = (float)inv;
+	int masked;
+
+	kg_grad_pairs_forward_rows(m, side, B, ws->fixed, ws->rel, ws->posc,
+	    ws->pos, ws->pwork);
+	kg_grad_chunk_forward_rows(m, side, B, ws->fixed, ws->rel, cand, nc,
+	    ws->S, ws->work);
+	masked = mark_skips(tr, ws, pc, ch, nc);
+	for (i = 0; i < B; i++) {
+		float *G = ws->G + i * nc;
+
+		loss += kg_loss_eval(&tr->o.loss, ws->pos[i], ws->S + i * nc, nc,
+		    masked ? ws->skip + i * nc : NULL, &ws->gpos[i], G);
+		ws->gpos[i] = (float)(ws->gpos[i] * inv);
+#pragma omp simd
+		for (j = 0; j < nc; j++)
+			G[j] *= finv;
+	}
+	memset(ws->gfixed, 0, B * d * sizeof(float));
+	memset(ws->gposc, 0, B * d * sizeof(float));
+	memset(ws->gneg, 0, nc * d * sizeof(float));
+	next_stamp(ws, tr);
+	*nrel = relation_slots(tr, ws, B);
+	if (tr->o.reg_coef > 0.0) {
+		uint32_t p = tr->o.reg_norm;
+		double c = tr->o.reg_coef;
+
+		loss += kg_regularise(ws->fixed, ws->gfixed, B * d, c, p, inv);
+		for (i = 0; i < B; i++)
+			loss += kg_regularise(ws->rel[i], ws->grel[i], rw, c, p,
+			    inv);
+		loss += kg_regularise(ws->posc, ws->gposc, B * d, c, p, inv);
+	}
+	return loss;
+}
+
+/*
+ * Sum the chunk's entity gradients per distinct row into ws->uent and
+ * ws->ug; with one_vs_all, the rows of pc (every one has a gradient) are
+ * updated here instead.  Returns the number of distinct rows.
+ */
+static size_t
+collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_chunk *ch, const struct kg_store_part *pf,
+    const struct kg_store_part *pc, size_t nc)
+{
+	size_t d = tr->model.dim, B = ch->len, i, j, nu = 0;
+	int fcol = ch->side == KG_SIDE_TAIL ? 0 : 2, ccol = 2 - fcol;
+	/* Stamp slots: pf's rows first, then pc's unless it is pf. */
+	uint64_t kc = pf == pc ? 0 : pf->rows;
+
+	if (!tr->o.one_vs_all) {
+		for (i = 0; i < B; i++) {
+			const int32_t *x = ws->tri + 3 * i;
+			uint64_t f = (uint64_t)x[fcol], c = (uint64_t)x[ccol];
+
+			add_ent_grad(ws, f, f - pf->base, ws->gfixed + i * d,
+			    d, &nu);
+			add_ent_grad(ws, c, kc + c - pc->base,
+			    ws->gposc + i * d, d, &nu);
+		}
+		for (j = 0; j < nc; j++)
+			add_ent_grad(ws, pc->base + ws->neg_ids[j], kc +
+			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
+		return nu;
+	}
+	/* Fold the positives' rows of pc into the candidates' gradients. */
+	for (i = 0; i < B; i++) {
+		const int32_t *x = ws->tri + 3 * i;
+		uint64_t f = (uint64_t)x[fcol], c = (uint64_t)x[ccol];
+		float *gc = ws->gneg + (c - pc->base) * d;
+
+		for (j = 0; j < d; j++)
+			gc[j] += ws->gposc[i * d + j];
+		if (pf == pc) {
+			gc = ws->gneg + (f - pc->base) * d;
+			for (j = 0; j < d; j++)
+				gc[j] += ws->gfixed[i * d + j];
+		} else
+			add_ent_grad(ws, f, f - pf->base, ws->gfixed + i * d,
+			    d, &nu);
+	}
+	for (j = 0; j < nc; j++)
+		update_row(tr, pc, j, ws->gneg + j * d);
+	return nu;
+}
+
+double
+kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
+    struct kg_rng *rng, const struct kg_chunk *ch,
+    const struct kg_store_part *pf, const struct kg_store_part *pc,
+    uint32_t pc_index)
+{
+	const struct kg_model *m = &tr->model;
+	size_t d = m->dim, B = ch->len, nc, i, nu, nrel;
+	enum kg_side side = (enum kg_side)ch->side;
+	const float *cand;
+	double loss;
+
+	if (B == 0)		/* an empty share still takes part in sync */
+		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, 0.0) : 0.0;
+	gather_positives(tr, ws, B, side == KG_SIDE_TAIL ? 0 : 2, pf, pc);
+	cand = candidates(tr, ws, rng, ch, pc, pc_index, &nc);
+	loss = score_and_loss(tr, ws, ch, pc, cand, nc, &nrel);
+	if (!isfinite(loss))
+		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, NAN) : NAN;
+	kg_grad_chunk_backward_rows(m, side, B, ws->fixed, ws->rel, cand, nc,
+	    ws->G, ws->gfixed, ws->grel, ws->gneg, ws->work);
+	kg_grad_pairs_backward_rows(m, side, B, ws->fixed, ws->rel, ws->posc,
+	    ws->gpos, ws->gfixed, ws->grel, ws->gposc, ws->pwork);
+	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc);
+	if (tr->sync)
+		return sync_chunk(tr, ws->uent, nu, ws, nrel, loss);
+	for (i = 0; i < nu; i++) {
+		const struct kg_store_part *p;
+
+		if (i + 2 < nu) {
+			p = part_of(tr, ws->uent[i + 2]);
+			prefetch_row(p->w + (ws->uent[i + 2] - p->base) * d, d,
+			    1);
+		}
+		p = part_of(tr, ws->uent[i]);
+		update_row(tr, p, ws->uent[i] - p->base, ws->ug + i * d);
+	}
+	apply_relations(tr, ws->urel, ws->ugr, nrel);
+	return loss;
+}

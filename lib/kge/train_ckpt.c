@@ -1,0 +1,119 @@
+/*
+ * train_ckpt: a trainer's checkpoints, in the layout of lib/io/ckpt.h:
+ * the store's partitions, the relation table and its optimiser state.
+ */
+#include "kge/train_impl.h"
+
+#include <stdlib.h>
+
+const char *const kg_trainer_shape_hints[][2] = {
+	{ "model", "--model_name" },
+	{ "dim", "--hidden_dim" },
+	{ "rel_dim", "--rel_dim" },
+	{ "rel_width", "--rel_dim" },
+	{ "n_entities", "the dataset's entity count" },
+	{ "n_relations", "the dataset's relation count" },
+	{ "reciprocal", "--reciprocal" },
+	{ "rel_optimizer", "--rel_optimizer" },
+	{ NULL, NULL }
+};
+
+json_t *
+kg_trainer_shape(const struct kg_trainer *tr)
+{
+	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}",
+	    "model", kg_model_name(tr->model.kind),
+	    "dim", (json_int_t)tr->model.dim,
+	    "rel_dim", (json_int_t)tr->model.rel_dim,
+	    "rel_width", (json_int_t)tr->model.rel_width,
+	    "n_entities", (json_int_t)tr->n_entities,
+	    "n_relations", (json_int_t)tr->n_relations,
+	    "reciprocal", tr->o.reciprocal,
+	    "rel_optimizer", kg_optim_name(tr->o.rel_optim));
+}
+
+/* Every partition of the store into dir; 0 or -1. */
+static int
+save_parts(struct kg_trainer *tr, const char *dir)
+{
+	uint32_t p;
+	int rc = 0;
+
+	for (p = 0; p < tr->n_parts && rc == 0; p++) {
+		char *e = kg_ckpt_part_path(dir, p, 0);
+		char *s = kg_ckpt_part_path(dir, p, 1);
+
+		rc = kg_store_save_part(tr->ents, p, e, s);
+		free(e);
+		free(s);
+	}
+	return rc;
+}
+
+int
+kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
+{
+	struct kg_ckpt_writer w;
+	json_t *st;
+	int rc;
+
+	if (kg_ckpt_begin(&w, dir) < 0)
+		return -1;
+	if (save_parts(tr, w.od.tmp) < 0 ||
+	    kg_ckpt_put_f32(w.od.tmp, "relations.npy", tr->n_rel_rows,
+	    tr->model.rel_width, tr->rel) < 0 ||
+	    kg_ckpt_put_f32(w.od.tmp, "relation_state.npy", tr->n_rel_rows,
+	    tr->rel_state_width, tr->rel_state) < 0) {
+		kg_ckpt_abort(&w);
+		return -1;
+	}
+	st = kg_trainer_shape(tr);
+	json_object_set_new(st, "epoch", json_integer((json_int_t)tr->epoch));
+	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
+	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
+	json_object_set_new(st, "seed", json_integer((json_int_t)tr->o.seed));
+	rc = kg_ckpt_commit(&w, st, log ? log : "", 0, NULL, NULL);
+	json_decref(st);
+	return rc;
+}
+
+int
+kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log)
+{
+	struct kg_ckpt c;
+	json_t *want = kg_trainer_shape(tr);
+	uint32_t p;
+	int rc = -1;
+
+	*log = NULL;
+	if (kg_ckpt_open(&c, dir, want, kg_trainer_shape_hints) < 0) {
+		json_decref(want);
+		return -1;
+	}
+	for (p = 0; p < tr->n_parts; p++) {
+		char *e = kg_ckpt_part_path(dir, p, 0);
+		char *s = kg_ckpt_part_path(dir, p, 1);
+
+		rc = kg_store_set_source(tr->ents, p, e, s);
+		free(e);
+		free(s);
+		if (rc < 0)
+			goto out;
+	}
+	rc = -1;
+	if (kg_ckpt_get_f32(&c, "relations.npy", tr->n_rel_rows,
+	    tr->model.rel_width, tr->rel) < 0 ||
+	    kg_ckpt_get_f32(&c, "relation_state.npy", tr->n_rel_rows,
+	    tr->rel_state_width, tr->rel_state) < 0)
+		goto out;
+	tr->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
+	tr->step = kg_ckpt_u64(&c, "step");
+	tr->last_loss = kg_ckpt_real(&c, "last_loss");
+	*log = kg_ckpt_log(&c);
+	if (*log != NULL)
+		rc = 0;
+out:
+	kg_ckpt_close(&c);
+	json_decref(want);
+	return rc;
+}

@@ -1,0 +1,67 @@
+/*
+ * train_impl: what the trainer's files share (lib/kge only): the
+ * per-thread work buffers, the chunk plan and the chunk step.
+ *
+ *   trainer.c      options, set-up and tear-down
+ *   train_chunk.c  the maths of one chunk: gather, score, loss, gradient,
+ *                  row updates (the hot loop)
+ *   train_bucket.c cutting a bucket into chunks, the OpenMP loop, epochs
+ *   train_ckpt.c   checkpoints
+ */
+#ifndef KG_TRAIN_IMPL_H
+#define KG_TRAIN_IMPL_H
+
+#include "kge/train.h"
+
+/*
+ * One thread's buffers, allocated once.  Entity rows of a chunk are
+ * deduplicated with stamps indexed by a row's position in the bucket's
+ * two pinned partitions (the head partition's rows first), so they are
+ * sized by n_stamp = the rows two partitions can hold, not the table.
+ */
+struct kg_train_ws {
+	size_t B, N;		/* capacities: positives, negatives */
+	int32_t *tri;		/* B triples of the chunk */
+	float *fixed, *posc, *negc;	/* gathered entity rows */
+	const float **rel;	/* B relation rows, in the table */
+	float **grel;		/* B gradient rows, in ugr (shared) */
+	float *pos, *S, *G, *gpos;
+	uint8_t *skip;
+	float *gfixed, *gposc, *gneg;
+	float *work, *pwork;	/* chunk and pairs passes */
+	uint32_t *neg_ids;
+	uint32_t stamp;
+	uint64_t n_stamp;
+	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */
+	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
+	uint64_t *uent;		/* distinct entity rows (global IDs) */
+	float *ug;
+	uint32_t *urel;
+	float *ugr;
+};
+
+/* One chunk of a bucket: positions [start, start + len) of the order. */
+struct kg_chunk {
+	uint64_t start;
+	uint32_t len;
+	uint8_t side;
+	int32_t type;		/* corrupted entities' type, or -1 */
+	uint32_t whole;		/* positives of the whole chunk (shares) */
+};
+
+void kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
+    size_t B, size_t N);
+void kg_train_ws_free(struct kg_train_ws *ws);
+
+/*
+ * Forward, loss, backward and update for one chunk whose triples are in
+ * ws->tri.  pf holds the fixed entities, pc (partition pc_index) the
+ * corrupted ones.  Returns the sum of the positives' losses (NaN if it is
+ * not finite or the sync hook failed).
+ */
+double kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
+    struct kg_rng *rng, const struct kg_chunk *ch,
+    const struct kg_store_part *pf, const struct kg_store_part *pc,
+    uint32_t pc_index);
+
+#endif

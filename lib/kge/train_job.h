@@ -1,0 +1,50 @@
+/*
+ * train_job: what kg-train does with a shallow model: load the dataset
+ * dir, train (resuming from the checkpoint when asked), checkpoint at
+ * every epoch end, optionally stop early on validation MRR, and write the
+ * model dir atomically (lib/io/modeldir.h).
+ *
+ * Training stops at the first of: epochs completed (when epochs > 0),
+ * max_step batches (when max_step > 0), or early stopping; the manifest's
+ * figure "stopped_by" says which ("epochs", "max_step",
+ * "early_stopping").
+ */
+#ifndef KG_TRAIN_JOB_H
+#define KG_TRAIN_JOB_H
+
+#include "kge/train.h"
+
+struct kg_train_job {
+	const char *dataset;
+	const char *output;
+	const char *checkpoint_dir;	/* NULL: OUTPUT.ckpt */
+	int force;
+	int resume;
+	int no_checkpoint;
+	int keep_checkpoint;		/* keep it after success */
+	int quiet, progress;
+	uint32_t valid_every;		/* epochs between validations; 0 off */
+	uint32_t patience;		/* validations without improvement */
+	int argc;
+	char *const *argv;
+	/*
+	 * Distributed runs (lib/dist/ssgd.c): after_init is called once the
+	 * trainer is set up (and resumed), after_epoch after every epoch
+	 * (before the log line); both return 0, or -1 after kg_error().  A
+	 * follower (an MPI rank other than 0) writes no checkpoint and no
+	 * model dir and prints nothing.
+	 */
+	int (*after_init)(void *ctx, struct kg_trainer *tr);
+	int (*after_epoch)(void *ctx, struct kg_trainer *tr);
+	void *hook_ctx;
+	int follower;
+};
+
+#define KG_TRAIN_JOB_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, \
+	0, NULL, NULL, NULL, \
+	NULL, 0 }
+
+/* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
+int kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j);
+
+#endif

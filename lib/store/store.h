@@ -1,0 +1,200 @@
+/*
+ * store: where the entity rows live (the embedding store).
+ *
+ * A store holds an entity table of n_rows rows of dim floats, each row
+ * with state_width floats of optimiser state (row-wise Adagrad: 1), cut
+ * into n_parts partitions of contiguous global IDs: partition p holds
+ * [off[p], off[p + 1]) (kg-partition's layout; one partition is the whole
+ * table).  Trainers and kg-eval reach entity rows only through a store;
+ * whether a partition is in memory, on disk or on another MPI rank is the
+ * store's business.
+ *
+ * Implementations:
+ *   kg_store_open_mem   every partition in memory (the single-process
+ *                       trainer, SSGD, tests);
+ *   kg_store_open_park  a partition is in memory only while pinned; when
+ *                       memory is wanted for another, an unpinned one is
+ *                       parked in an unlinked temporary file, written
+ *                       back only if it changed (PyTorch-BigGraph's swap,
+ *                       the MPI bucket driver's way);
+ *   kg_store_open_rows  read-only, over rows in memory or an entities.npy
+ *   kg_store_open_npy   mapped read-only (kg-eval).
+ *
+ * A partition starts FRESH: its rows are drawn from the init rule the
+ * first time they are needed (the stream (init.purpose, p), state zero), so
+ * their values do not depend on when, or on which rank, that happens.
+ * kg_store_set_source says they are in two .npy files instead (a
+ * checkpoint being resumed).
+ *
+ *   acquire(p)  make p resident and pin it: the returned rows and state
+ *               stay valid, at a fixed address, until the matching
+ *               release.  Pins nest: a driver pins the partitions of a
+ *               round and the trainer pins them again per bucket.  May
+ *               block (on a read, or on a prefetch in flight).
+ *   release(p, dirty)  drop one pin; dirty: the rows or state changed.
+ *               The store, not the caller, decides when an unpinned
+ *               partition leaves memory; it writes a dirty one back
+ *               first, now or later (a buffered store may queue it).
+ *   prefetch(p) a hint that p will be acquired soon.
+ *   take(p)     hand p's buffer to the caller (to send it to another
+ *               rank), reading it in first if needed: p must not be
+ *               pinned, and is ABSENT here until put(p) (acquiring it
+ *               is an error).  Free it with kg_store_buf_free.
+ *   put(p, buf) adopt buf (from kg_store_buf_alloc, filled by the
+ *               caller: a partition received) as p's rows and state;
+ *               p must not be resident here.
+ *   view(first, n, scratch)  rows [first, first + n) of the table
+ *               (across partitions too), read-only: a pointer into the
+ *               store when they are resident in one piece, else a copy
+ *               in scratch (n x dim floats).  Rows of a partition that
+ *               is not resident are read from disk or drawn from the
+ *               init rule, without making it resident.
+ *
+ * A partition buffer is one allocation of rows x (dim + state_width)
+ * floats, 64-byte aligned: the rows, then their state (so a partition
+ * travels as one message).  For a writable store, the w of a pinned
+ * partition is the start of its buffer.
+ *
+ * Threads: open, acquire, release, prefetch, take, put, set_source,
+ * save_part and write from one thread at a time; view and read from any
+ * number of threads at once while none of those runs.  The rows of a
+ * pinned partition may be read and written by any thread (Hogwild).
+ *
+ * Errors: functions that can fail (I/O) return NULL or -1 after
+ * kg_error(); the store is then still consistent and may be freed.
+ */
+#ifndef KG_STORE_H
+#define KG_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/util.h"
+#include "io/table_writer.h"
+
+enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL };
+
+/* How fresh rows are drawn: partition p from the stream (purpose, p) of
+ * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1). */
+struct kg_store_init {
+	enum kg_init_kind kind;
+	double scale;
+	uint64_t seed;
+	enum kg_stream purpose;
+};
+
+/* Fill w[0..n) from rng by the rule of kind and scale (also for tables
+ * outside a store, such as relations). */
+void kg_init_fill(enum kg_init_kind kind, double scale, struct kg_rng *rng,
+    float *w, uint64_t n);
+
+struct kg_store_layout {
+	uint64_t n_rows;
+	uint32_t dim;
+	uint32_t state_width;	/* floats of optimiser state per row */
+	uint32_t n_parts;
+	const int64_t *off;	/* n_parts + 1 offsets; NULL when n_parts is 1 */
+};
+
+/* A pinned partition: rows [base, base + rows), dim floats each at w,
+ * state_width floats each at state (NULL without state). */
+struct kg_store_part {
+	uint64_t base, rows;
+	float *w;
+	float *state;
+};
+
+/* Traffic and memory, for the manifest's figures. */
+struct kg_store_stats {
+	uint64_t bytes_held;		/* partition buffers in memory now */
+	uint64_t bytes_held_max;
+	uint64_t bytes_read;		/* from parking and sources */
+	uint64_t bytes_written;		/* to parking */
+	uint64_t evictions;
+};
+
+struct kg_store_ops;
+
+/* Every field is read-only for callers. */
+struct kg_store {
+	const struct kg_store_ops *ops;
+	uint64_t n_rows;
+	uint32_t dim, state_width, n_parts;
+	uint64_t *off;			/* n_parts + 1 */
+	struct kg_store_init init;
+	struct kg_store_stats stats;
+	int read_only;
+};
+
+/*
+ * Open a store for the layout (offsets copied; they must start at 0,
+ * rise strictly and end at n_rows).  No rows are drawn or allocated yet.
+ * open_park parks in an unlinked file created under tmpdir (NULL: $TMPDIR
+ * or /tmp), so nothing stays on disk however the process ends.  NULL
+ * after kg_error().
+ */
+struct kg_store *kg_store_open_mem(const struct kg_store_layout *l,
+    const struct kg_store_init *init);
+struct kg_store *kg_store_open_park(const struct kg_store_layout *l,
+    const struct kg_store_init *init, const char *tmpdir);
+/* Read-only, one partition, no state: n rows of dim floats at rows
+ * (borrowed, must outlive the store), or the float32 [n, dim] array in
+ * path, mapped.  NULL after kg_error(). */
+struct kg_store *kg_store_open_rows(const float *rows, uint64_t n,
+    uint32_t dim);
+struct kg_store *kg_store_open_npy(const char *path);
+/* Free the store, its buffers and its parking; NULL is a no-op.  No
+ * partition may be pinned. */
+void kg_store_free(struct kg_store *st);
+
+const struct kg_store_part *kg_store_acquire(struct kg_store *st,
+    uint32_t p);
+void kg_store_release(struct kg_store *st, uint32_t p, int dirty);
+void kg_store_prefetch(struct kg_store *st, uint32_t p);
+float *kg_store_take(struct kg_store *st, uint32_t p);
+int kg_store_put(struct kg_store *st, uint32_t p, float *buf);
+/* A buffer for partition p (counted in the stats); may first make room
+ * by evicting.  NULL after kg_error(). */
+float *kg_store_buf_alloc(struct kg_store *st, uint32_t p);
+void kg_store_buf_free(struct kg_store *st, uint32_t p, float *buf);
+/* Floats in partition p's buffer: rows x (dim + state_width). */
+size_t kg_store_part_floats(const struct kg_store *st, uint32_t p);
+/* 1 if partition p is in memory here now (acquiring it reads and draws
+ * nothing), else 0; lets a caller order its work so that what is in
+ * memory is used before the store makes room for what is not. */
+int kg_store_resident(const struct kg_store *st, uint32_t p);
+/* Rows in partition p. */
+uint64_t kg_store_part_rows(const struct kg_store *st, uint32_t p);
+/* The partition holding global ID id (< n_rows). */
+uint32_t kg_store_part_of(const struct kg_store *st, uint64_t id);
+
+const float *kg_store_view(struct kg_store *st, uint64_t first, uint64_t n,
+    float *scratch);
+/* Copy rows [first, first + n) into dst; 0 or -1. */
+int kg_store_read(struct kg_store *st, uint64_t first, uint64_t n,
+    float *dst);
+
+/*
+ * Partition p's rows are float32 [rows, dim] in rows_path and its state
+ * float32 [rows] (state_width 1) or [rows, state_width] in state_path.
+ * p must not be pinned; what the store held of p is dropped.  The shapes
+ * are checked now; the data is read now or on first use (then errors
+ * surface there).  0 or -1.
+ */
+int kg_store_set_source(struct kg_store *st, uint32_t p,
+    const char *rows_path, const char *state_path);
+/* Write partition p as two .npy files of those shapes (for a
+ * checkpoint); the partition must be present here.  0 or -1. */
+int kg_store_save_part(struct kg_store *st, uint32_t p,
+    const char *rows_path, const char *state_path);
+/*
+ * Stream partition p, or every partition (kg_store_write), into a table
+ * writer (lib/io/table_writer.h: entities.npy, and entity_state.npy when
+ * it has one, rows at their original positions), one partition in
+ * memory at a time.  0 or -1.
+ */
+int kg_store_write_part(struct kg_store *st, uint32_t p,
+    struct kg_table_writer *w);
+int kg_store_write(struct kg_store *st, struct kg_table_writer *w);
+
+#endif

@@ -1,0 +1,65 @@
+/*
+ * store_impl: what a store implementation provides (lib/store only).
+ *
+ * An implementation embeds struct kg_store first in its own struct and
+ * fills ops.  store.c checks arguments (partition numbers, ranges) and
+ * dispatches; it also splits a view that spans partitions into one
+ * part_view per partition.  Optional operations may be NULL.
+ */
+#ifndef KG_STORE_IMPL_H
+#define KG_STORE_IMPL_H
+
+#include "store/store.h"
+
+struct kg_store_ops {
+	const struct kg_store_part *(*acquire)(struct kg_store *, uint32_t p);
+	void (*release)(struct kg_store *, uint32_t p, int dirty);
+	void (*prefetch)(struct kg_store *, uint32_t p);		/* opt. */
+	float *(*take)(struct kg_store *, uint32_t p);		/* opt. */
+	int (*put)(struct kg_store *, uint32_t p, float *buf);	/* opt. */
+	/* Make room for "bytes" more of buffers (evict); opt. */
+	int (*reserve)(struct kg_store *, size_t bytes);
+	int (*set_source)(struct kg_store *, uint32_t p, const char *rows,
+	    const char *state);					/* opt. */
+	/* Rows [first, first + n) of partition p (global IDs, all inside
+	 * p): a pointer into the store, or a copy in scratch; thread-safe
+	 * as kg_store_view.  NULL after kg_error(). */
+	int (*resident)(const struct kg_store *, uint32_t p);
+	const float *(*part_view)(struct kg_store *, uint32_t p,
+	    uint64_t first, uint64_t n, float *scratch);
+	void (*free)(struct kg_store *);
+};
+
+/* Fill the common fields from a layout (checked); 0 or -1. */
+int kg_store_base_init(struct kg_store *st, const struct kg_store_ops *ops,
+    const struct kg_store_layout *l, const struct kg_store_init *init);
+void kg_store_base_release(struct kg_store *st);
+
+/* Draw rows [skip, skip + n) of partition p's fresh rows (rows of dim
+ * floats) into dst, as the first use would. */
+void kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
+    uint64_t n, float *dst);
+
+/* Buffers of partitions, counted in st->stats.bytes_held. */
+float *kg_store_buf_new(struct kg_store *st, uint32_t p);
+void kg_store_buf_del(struct kg_store *st, uint32_t p, float *buf);
+
+/*
+ * An .npy file of float32 [rows] or [rows, width] kept open to read a
+ * partition's rows or state from: check its header against the shape
+ * (width 1: either form), open it.  0 or -1 after kg_error().
+ */
+struct kg_store_src {
+	char *path;
+	int fd;
+	uint64_t data_off;
+};
+
+int kg_store_src_open(struct kg_store_src *s, const char *path,
+    uint64_t rows, uint32_t width);
+/* Read rows [first, first + n) of width floats into dst; 0 or -1. */
+int kg_store_src_read(struct kg_store_src *s, uint64_t first, uint64_t n,
+    uint32_t width, float *dst);
+void kg_store_src_close(struct kg_store_src *s);
+
+#endif

@@ -1,0 +1,496 @@
+/*
+ * The embedding store (lib/store/store.h) and the table writer
+ * (lib/io/table_writer.h): fresh rows as the trainers always drew them,
+ * round trips through every implementation, take and put, views across
+ * partitions, parking that gives back the same bytes, checkpoint sources,
+ * and a streamed entities.npy equal to the table written whole.
+ */
+#include <dirent.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "io/npy.h"
+#include "io/table_writer.h"
+#include "store/store.h"
+#include "test.h"
+
+#define DIM 5
+#define SW 1
+#define N 23
+
+/* Three partitions of 7, 9 and 7 rows. */
+static const int64_t off3[4] = { 0, 7, 16, N };
+
+static struct kg_store_layout
+layout(uint32_t parts)
+{
+	struct kg_store_layout l = { N, DIM, SW, parts,
+	    parts > 1 ? off3 : NULL };
+
+	return l;
+}
+
+static struct kg_store_init
+rule(enum kg_init_kind kind)
+{
+	struct kg_store_init in = { kind, 0.25, 42, KG_STREAM_ENTITY_INIT };
+
+	return in;
+}
+
+/* Open one of the two writable kinds: 0 memory, 1 parking. */
+static struct kg_store *
+open_kind(int kind, uint32_t parts, enum kg_init_kind init)
+{
+	struct kg_store_layout l = layout(parts);
+	struct kg_store_init in = rule(init);
+
+	return kind ? kg_store_open_park(&l, &in, t_tmpdir()) :
+	    kg_store_open_mem(&l, &in);
+}
+
+/* The whole table (rows, then state) through acquire, in a new array. */
+static float *
+snapshot(struct kg_store *st, float **state)
+{
+	float *w = kg_xmallocarray(N * DIM, sizeof(float));
+	uint32_t p;
+
+	*state = kg_xmallocarray(N * SW, sizeof(float));
+	for (p = 0; p < st->n_parts; p++) {
+		const struct kg_store_part *a = kg_store_acquire(st, p);
+
+		memcpy(w + a->base * DIM, a->w, a->rows * DIM * sizeof(float));
+		memcpy(*state + a->base * SW, a->state, a->rows * SW *
+		    sizeof(float));
+		kg_store_release(st, p, 0);
+	}
+	return w;
+}
+
+/* Give every row and state value of the store a distinct value. */
+static void
+fill(struct kg_store *st, float salt)
+{
+	uint32_t p;
+	uint64_t i;
+
+	for (p = 0; p < st->n_parts; p++) {
+		const struct kg_store_part *a = kg_store_acquire(st, p);
+
+		for (i = 0; i < a->rows * DIM; i++)
+			a->w[i] = salt + (float)(a->base * DIM + i) * 0.5f;
+		for (i = 0; i < a->rows * SW; i++)
+			a->state[i] = -salt - (float)(a->base + i);
+		kg_store_release(st, p, 1);
+	}
+}
+
+/* Fresh rows are the trainers' draws: partition p from the stream
+ * (purpose, p), value by value, and zero state; for one partition or
+ * three. */
+static void
+t_fresh_rows(void)
+{
+	int k, parts;
+
+	for (k = 0; k < 2; k++)
+		for (parts = 1; parts <= 3; parts += 2) {
+			enum kg_init_kind kind = k ? KG_INIT_NORMAL :
+			    KG_INIT_UNIFORM;
+			struct kg_store *st = open_kind(0, (uint32_t)parts,
+			    kind);
+			float *state, *w = snapshot(st, &state);
+			uint32_t p;
+			uint64_t i;
+
+			for (p = 0; p < (uint32_t)parts; p++) {
+				struct kg_rng rng;
+				uint64_t base = parts > 1 ? (uint64_t)off3[p] : 0;
+				uint64_t rows = kg_store_part_rows(st, p);
+
+				kg_rng_stream(&rng, 42, KG_STREAM_ENTITY_INIT, p, 0, 0,
+				    0);
+				for (i = 0; i < rows * DIM; i++) {
+					double u = kind == KG_INIT_NORMAL ?
+					    0.25 * kg_rng_normal(&rng) : 0.25 *
+					    (2.0 * kg_rng_uniform(&rng) - 1.0);
+
+					T_CHECK(w[base * DIM + i] == (float)u);
+				}
+			}
+			for (i = 0; i < N * SW; i++)
+				T_CHECK(state[i] == 0.0f);
+			free(w);
+			free(state);
+			kg_store_free(st);
+		}
+}
+
+/* A view across partitions of a store nobody touched draws exactly the
+ * rows that acquiring them later gives, without making them resident. */
+static void
+t_view_fresh(void)
+{
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		struct kg_store *st = open_kind(kind, 3, KG_INIT_UNIFORM);
+		float scratch[N * DIM], *state, *w;
+		const float *v = kg_store_view(st, 3, 17, scratch);
+
+		T_CHECK(v == scratch);
+		T_CHECK(!kg_store_resident(st, 0) && !kg_store_resident(st, 1));
+		w = snapshot(st, &state);
+		T_CHECK(memcmp(v, w + 3 * DIM, 17 * DIM * sizeof(float)) == 0);
+		/* Inside one resident partition: a pointer in place. */
+		T_CHECK(kg_store_acquire(st, 1) != NULL);
+		v = kg_store_view(st, 8, 4, scratch);
+		T_CHECK(v != scratch && memcmp(v, w + 8 * DIM, 4 * DIM *
+		    sizeof(float)) == 0);
+		kg_store_release(st, 1, 0);
+		free(w);
+		free(state);
+		kg_store_free(st);
+	}
+}
+
+/* Rows written through acquire come back through acquire, view and read
+ * for both writable kinds; pins nest. */
+static void
+t_round_trip(void)
+{
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		struct kg_store *st = open_kind(kind, 3, KG_INIT_NORMAL);
+		const struct kg_store_part *a, *b;
+		float *state, *w, row[2 * DIM];
+
+		fill(st, 3.0f);
+		w = snapshot(st, &state);
+		T_CHECK(w[0] == 3.0f && w[N * DIM - 1] == 3.0f +
+		    (float)(N * DIM - 1) * 0.5f && state[N - 1] == -3.0f -
+		    (float)(N - 1));
+		T_CHECK(kg_store_read(st, 15, 2, row) == 0);
+		T_CHECK(memcmp(row, w + 15 * DIM, 2 * DIM * sizeof(float)) ==
+		    0);
+		a = kg_store_acquire(st, 2);
+		b = kg_store_acquire(st, 2);
+		T_CHECK(a == b && a->base == 16 && a->rows == 7 &&
+		    a->state == a->w + a->rows * DIM);
+		kg_store_release(st, 2, 0);
+		kg_store_release(st, 2, 0);
+		T_CHECK(kg_store_part_of(st, 0) == 0 &&
+		    kg_store_part_of(st, 15) == 1 &&
+		    kg_store_part_of(st, 16) == 2 &&
+		    kg_store_part_of(st, N - 1) == 2);
+		kg_error_mute(1);
+		T_CHECK(kg_store_view(st, 20, 4, row) == NULL);
+		T_CHECK(kg_store_acquire(st, 3) == NULL);
+		kg_error_mute(0);
+		free(w);
+		free(state);
+		kg_store_free(st);
+	}
+}
+
+/* A partition parked to make room comes back byte for byte, rows and
+ * state, whether it changed before parking or not; a view reads it from
+ * the parking file without bringing it back. */
+static void
+t_park_survives(void)
+{
+	struct kg_store *st = open_kind(1, 3, KG_INIT_UNIFORM);
+	float *state, *w, *state2, *w2, *buf, scratch[N * DIM];
+	const float *v;
+	uint64_t written = 0;
+	int round;
+
+	fill(st, -7.0f);
+	w = snapshot(st, &state);
+	for (round = 0; round < 2; round++) {
+		/* Nothing pinned: asking for a buffer parks them all. */
+		buf = kg_store_buf_alloc(st, 0);
+		T_CHECK(buf != NULL && !kg_store_resident(st, 0) &&
+		    !kg_store_resident(st, 1) && !kg_store_resident(st, 2));
+		T_CHECK(st->stats.evictions > 0);
+		kg_store_buf_free(st, 0, buf);
+		if (round == 0)
+			written = st->stats.bytes_written;
+		v = kg_store_view(st, 5, 12, scratch);
+		T_CHECK(v != NULL && !kg_store_resident(st, 1) &&
+		    memcmp(v, w + 5 * DIM, 12 * DIM * sizeof(float)) == 0);
+		w2 = snapshot(st, &state2);
+		T_CHECK(memcmp(w, w2, N * DIM * sizeof(float)) == 0);
+		T_CHECK(memcmp(state, state2, N * SW * sizeof(float)) == 0);
+		free(w2);
+		free(state2);
+	}
+	/* Each partition was written once, when it changed; reading it back
+	 * and parking it again wrote nothing. */
+	T_CHECK(written == N * (DIM + SW) * sizeof(float));
+	T_CHECK(st->stats.bytes_written == written);
+	/* A pinned partition is never parked. */
+	T_CHECK(kg_store_acquire(st, 1) != NULL);
+	buf = kg_store_buf_alloc(st, 0);
+	T_CHECK(kg_store_resident(st, 1) && !kg_store_resident(st, 0));
+	kg_store_buf_free(st, 0, buf);
+	kg_store_release(st, 1, 0);
+	free(w);
+	free(state);
+	kg_store_free(st);
+}
+
+/* take hands the buffer over (as MPI sends it) and put adopts one (as
+ * received): the rows move between stores unchanged. */
+static void
+t_take_put(void)
+{
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		struct kg_store *a = open_kind(kind, 3, KG_INIT_UNIFORM);
+		struct kg_store *b = open_kind(1 - kind, 3, KG_INIT_NORMAL);
+		float *state, *w, *state2, *w2, *buf;
+		const struct kg_store_part *x;
+
+		fill(a, 11.0f);
+		w = snapshot(a, &state);
+		/* Park it first in the parking store: take reads it back. */
+		if (kind == 1)
+			kg_store_buf_free(a, 0, kg_store_buf_alloc(a, 0));
+		buf = kg_store_take(a, 1);
+		T_CHECK(buf != NULL);
+		kg_error_mute(1);
+		T_CHECK(kg_store_acquire(a, 1) == NULL);
+		T_CHECK(kg_store_take(a, 1) == NULL);
+		kg_error_mute(0);
+		x = kg_store_acquire(b, 1);
+		kg_error_mute(1);
+		T_CHECK(kg_store_take(b, 1) == NULL);	/* pinned */
+		T_CHECK(kg_store_put(b, 1, buf) < 0);	/* resident */
+		kg_error_mute(0);
+		kg_store_release(b, 1, 0);
+		T_CHECK(x != NULL && kg_store_put(b, 1, kg_store_take(b, 1)) ==
+		    0);
+		kg_store_buf_free(b, 1, kg_store_take(b, 1));
+		T_CHECK(kg_store_put(b, 1, buf) == 0);
+		T_CHECK(kg_store_put(a, 1, kg_store_take(b, 1)) == 0);
+		w2 = snapshot(a, &state2);
+		T_CHECK(memcmp(w, w2, N * DIM * sizeof(float)) == 0 &&
+		    memcmp(state, state2, N * SW * sizeof(float)) == 0);
+		free(w);
+		free(state);
+		free(w2);
+		free(state2);
+		kg_store_free(a);
+		kg_store_free(b);
+	}
+}
+
+/* save_part and set_source: a checkpoint's partitions read back equal,
+ * now (memory) or when first needed (parking); bad files are refused. */
+static void
+t_save_and_source(void)
+{
+	char *e = kg_path_join(t_tmpdir(), "e.npy");
+	char *s = kg_path_join(t_tmpdir(), "s.npy");
+	int kind;
+
+	for (kind = 0; kind < 2; kind++) {
+		struct kg_store *a = open_kind(kind, 3, KG_INIT_UNIFORM);
+		struct kg_store *b = open_kind(kind, 3, KG_INIT_NORMAL);
+		float *state, *w, *state2, *w2, scratch[9 * DIM];
+		const float *v;
+
+		fill(a, 5.0f);
+		w = snapshot(a, &state);
+		T_CHECK(kg_store_save_part(a, 1, e, s) == 0);
+		T_CHECK(kg_store_set_source(b, 1, e, s) == 0);
+		T_CHECK(kg_store_resident(b, 1) == !kind);
+		v = kg_store_view(b, 7, 9, scratch);
+		T_CHECK(v != NULL && memcmp(v, w + 7 * DIM, 9 * DIM *
+		    sizeof(float)) == 0);
+		w2 = snapshot(b, &state2);
+		T_CHECK(memcmp(w + 7 * DIM, w2 + 7 * DIM, 9 * DIM *
+		    sizeof(float)) == 0 && memcmp(state + 7, state2 + 7, 9 *
+		    sizeof(float)) == 0);
+		/* Another partition's files do not fit partition 0. */
+		kg_error_mute(1);
+		T_CHECK(kg_store_set_source(b, 0, e, s) < 0);
+		T_CHECK(kg_store_set_source(b, 0, e, NULL) < 0);
+		kg_error_mute(0);
+		free(w);
+		free(state);
+		free(w2);
+		free(state2);
+		kg_store_free(a);
+		kg_store_free(b);
+	}
+	free(e);
+	free(s);
+}
+
+/* Bytes of a whole file. */
+static char *
+slurp(const char *path, size_t *len)
+{
+	char *x = kg_read_file(path, len);
+
+	T_CHECK(x != NULL);
+	return x;
+}
+
+/* Streaming a partitioned (partly parked) store gives the same
+ * entities.npy and entity_state.npy, byte for byte, as kg_npy_write of
+ * the table in memory; with an order every row lands at order[i]. */
+static void
+t_stream_equals_table(void)
+{
+	char *e1 = kg_path_join(t_tmpdir(), "ent1.npy");
+	char *s1 = kg_path_join(t_tmpdir(), "st1.npy");
+	char *e2 = kg_path_join(t_tmpdir(), "ent2.npy");
+	char *s2 = kg_path_join(t_tmpdir(), "st2.npy");
+	struct kg_store *st = open_kind(1, 3, KG_INIT_NORMAL);
+	struct kg_table_writer tw;
+	struct kg_npy a = KG_NPY_INIT;
+	uint64_t es[2] = { N, DIM }, ss[1] = { N }, i;
+	int32_t order[N];
+	float *state, *w;
+	char *x, *y;
+	size_t lx, ly;
+
+	fill(st, 1.0f);
+	w = snapshot(st, &state);
+	kg_store_buf_free(st, 0, kg_store_buf_alloc(st, 0));
+	T_CHECK(kg_store_acquire(st, 2) != NULL);
+	T_CHECK(kg_npy_write(e1, KG_DT_F4, 2, es, w) == 0 &&
+	    kg_npy_write(s1, KG_DT_F4, 1, ss, state) == 0);
+	T_CHECK(kg_table_writer_open(&tw, e2, s2, N, DIM, SW, NULL) == 0);
+	T_CHECK(kg_store_write(st, &tw) == 0 && kg_table_writer_close(&tw) ==
+	    0);
+	x = slurp(e1, &lx);
+	y = slurp(e2, &ly);
+	T_CHECK(lx == ly && memcmp(x, y, lx) == 0);
+	free(x);
+	free(y);
+	x = slurp(s1, &lx);
+	y = slurp(s2, &ly);
+	T_CHECK(lx == ly && memcmp(x, y, lx) == 0);
+	free(x);
+	free(y);
+	for (i = 0; i < N; i++)
+		order[i] = (int32_t)((i * 7 + 3) % N);
+	T_CHECK(kg_table_writer_open(&tw, e2, NULL, N, DIM, SW, order) == 0);
+	T_CHECK(kg_store_write(st, &tw) == 0 && kg_table_writer_close(&tw) ==
+	    0);
+	T_CHECK(kg_npy_read(e2, &a) == 0);
+	for (i = 0; i < N; i++)
+		T_CHECK(memcmp((float *)a.data + order[i] * DIM, w + i * DIM,
+		    DIM * sizeof(float)) == 0);
+	kg_npy_release(&a);
+	kg_store_release(st, 2, 0);
+	/* A table with rows missing is refused and leaves no file. */
+	T_CHECK(kg_table_writer_open(&tw, e2, s2, N, DIM, SW, NULL) == 0);
+	T_CHECK(kg_store_write_part(st, 1, &tw) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_table_writer_put(&tw, N - 1, 2, w, state) < 0);
+	T_CHECK(kg_table_writer_close(&tw) < 0);
+	kg_error_mute(0);
+	T_CHECK(!kg_path_exists(e2) && !kg_path_exists(s2));
+	free(w);
+	free(state);
+	kg_store_free(st);
+	free(e1);
+	free(s1);
+	free(e2);
+	free(s2);
+}
+
+/* The read-only stores: views in place, no writes. */
+static void
+t_read_only(void)
+{
+	char *path = kg_path_join(t_tmpdir(), "ro.npy");
+	float rows[N * DIM], scratch[N * DIM];
+	uint64_t sh[2] = { N, DIM }, i;
+	struct kg_store *st;
+	int k;
+
+	for (i = 0; i < N * DIM; i++)
+		rows[i] = (float)i / 3.0f;
+	T_CHECK(kg_npy_write(path, KG_DT_F4, 2, sh, rows) == 0);
+	for (k = 0; k < 2; k++) {
+		const float *v;
+
+		st = k ? kg_store_open_npy(path) : kg_store_open_rows(rows, N,
+		    DIM);
+		T_CHECK(st != NULL);
+		if (st == NULL)
+			continue;
+		T_CHECK(st->n_rows == N && st->dim == DIM && st->read_only);
+		v = kg_store_view(st, 4, 10, scratch);
+		T_CHECK(v != scratch && memcmp(v, rows + 4 * DIM, 10 * DIM *
+		    sizeof(float)) == 0);
+		kg_error_mute(1);
+		T_CHECK(kg_store_take(st, 0) == NULL);
+		T_CHECK(kg_store_set_source(st, 0, path, path) < 0);
+		kg_error_mute(0);
+		kg_store_free(st);
+	}
+	free(path);
+}
+
+/* Entries of dir whose name starts with prefix. */
+static int
+count_entries(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	while (d != NULL && (e = readdir(d)) != NULL)
+		n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+/* Parking leaves nothing on disk by name, however the process ends. */
+static void
+t_park_nameless(void)
+{
+	struct kg_store *st = open_kind(1, 3, KG_INIT_UNIFORM);
+
+	fill(st, 2.0f);
+	kg_store_buf_free(st, 0, kg_store_buf_alloc(st, 0));
+	T_CHECK(st->stats.bytes_written > 0);
+	T_CHECK(count_entries(t_tmpdir(), "kgpipe-park") == 0);
+	kg_store_free(st);
+	kg_error_mute(1);
+	{
+		struct kg_store_layout l = layout(3);
+		struct kg_store_init in = rule(KG_INIT_UNIFORM);
+
+		T_CHECK(kg_store_open_park(&l, &in, "/no/such/dir") == NULL);
+	}
+	kg_error_mute(0);
+}
+
+int
+main(void)
+{
+	T_RUN(t_fresh_rows);
+	T_RUN(t_view_fresh);
+	T_RUN(t_round_trip);
+	T_RUN(t_park_survives);
+	T_RUN(t_take_put);
+	T_RUN(t_save_and_source);
+	T_RUN(t_stream_equals_table);
+	T_RUN(t_read_only);
+	T_RUN(t_park_nameless);
+	return T_DONE();
+}
