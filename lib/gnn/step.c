@@ -164,9 +164,28 @@ draw_positives(struct kg_gnn_tstate *ts)
 	}
 }
 
+/* Shared negatives: each chunk's side (equal odds) and kc candidates
+ * from the pool, chunk i from its own stream (rank, epoch, step, i). */
+static void
+draw_chunks(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn_work *w = &ts->w;
+	struct kg_rng rng;
+	size_t i, j;
+
+	w->nch = (w->nb + ts->o->neg_chunk - 1) / ts->o->neg_chunk;
+	for (i = 0; i < w->nch; i++) {
+		kg_rng_stream(&rng, ts->o->seed, KG_STREAM_GNN_NEG_CHUNK,
+		    (uint64_t)ts->d->rank, ts->epoch, ts->estep, i);
+		w->side[i] = (uint8_t)kg_rng_below(&rng, 2);
+		for (j = 0; j < w->kc; j++)
+			w->cand[i * w->kc + j] = draw_pool(p, &rng);
+	}
+}
+
 /* The batch: its positives, then each corrupted nc times (head or tail,
- * equal odds, from the negative pool), or with shared negatives each
- * chunk's side (equal odds) and kc candidates from the pool. */
+ * equal odds, from the negative pool), or shared negatives by chunk. */
 static void
 draw_batch(struct kg_gnn_tstate *ts)
 {
@@ -176,12 +195,7 @@ draw_batch(struct kg_gnn_tstate *ts)
 
 	draw_positives(ts);
 	if (ts->o->neg_chunk > 0) {
-		w->nch = (w->nb + ts->o->neg_chunk - 1) / ts->o->neg_chunk;
-		for (i = 0; i < w->nch; i++) {
-			w->side[i] = (uint8_t)kg_rng_below(&ts->rng, 2);
-			for (j = 0; j < w->kc; j++)
-				w->cand[i * w->kc + j] = draw_pool(p, &ts->rng);
-		}
+		draw_chunks(ts);
 		return;
 	}
 	for (i = 0; i < w->nb; i++)
