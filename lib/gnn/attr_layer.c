@@ -166,6 +166,14 @@ terms_reserve(const struct kg_gnn *m, const struct kg_features *f,
 }
 
 void
+kg_gnn_state_reserve_attrs(const struct kg_gnn *m,
+    const struct kg_features *f, uint64_t n, struct kg_gnn_state *s)
+{
+	if (m->n_attrs > 0 && f != NULL)
+		terms_reserve(m, f, n, s);
+}
+
+void
 kg_gnn_attr_release(struct kg_gnn_state *s)
 {
 	free(s->ato);

@@ -240,6 +240,18 @@ work_reserve(struct kg_gnn_decode_work *w, const struct kg_model *m,
 	}
 }
 
+void
+kg_gnn_decode_chunks_reserve(struct kg_gnn_decode_work *w,
+    const struct kg_model *m, size_t nb, size_t chunk, size_t kc)
+{
+	size_t C = chunk < nb ? chunk : nb;
+
+	if (nb == 0 || chunk == 0)
+		return;
+	work_reserve(w, m, nb, (nb + chunk - 1) / chunk * kc,
+	    scratch_floats(m, C, kc));
+}
+
 double
 kg_gnn_decode_chunks(const struct kg_model *m, const struct kg_loss *l,
     const float *h, uint64_t n_nodes, const float *rel, uint32_t n_relations,

@@ -186,6 +186,12 @@ void kg_gnn_state_reserve(const struct kg_gnn *m, struct kg_gnn_state *s,
  * at level l, rows[0] = the graph's. */
 void kg_gnn_state_reserve_rows(const struct kg_gnn *m, struct kg_gnn_state *s,
     const uint64_t *rows, uint64_t n_msgs);
+/* Size the attribute layer's backward buffers in s for up to n input
+ * nodes reading rows of f (at most n times the most terms a row of f
+ * has), so that backward passes allocate nothing; a no-op without
+ * attributes. */
+void kg_gnn_state_reserve_attrs(const struct kg_gnn *m,
+    const struct kg_features *f, uint64_t n, struct kg_gnn_state *s);
 void kg_gnn_state_release(struct kg_gnn_state *s);
 
 /*

@@ -74,6 +74,14 @@ double kg_gnn_decode_chunks(const struct kg_model *m, const struct kg_loss *l,
     const uint8_t *side, size_t kc, size_t keep, float scale, float *gh,
     float *grel, struct kg_gnn_decode_work *w);
 
+/* Size w for batches of up to nb positives: kg_gnn_decode with neg
+ * negatives each, or kg_gnn_decode_chunks with chunks of chunk
+ * positives sharing kc candidates; such calls then allocate nothing. */
+void kg_gnn_decode_reserve(struct kg_gnn_decode_work *w,
+    const struct kg_model *m, size_t nb, size_t neg);
+void kg_gnn_decode_chunks_reserve(struct kg_gnn_decode_work *w,
+    const struct kg_model *m, size_t nb, size_t chunk, size_t kc);
+
 void kg_gnn_decode_work_release(struct kg_gnn_decode_work *w);
 
 #endif

@@ -106,6 +106,12 @@ kg_gnn_work_init(struct kg_gnn_tstate *ts)
 	if (o->edge_dropout > 0.0)
 		kg_gnn_edrop_init(&w->ed, mn, mm, ts->full.n_types);
 	kg_gnn_state_reserve_rows(&ts->out->enc, &w->st, rows, mm);
+	kg_gnn_state_reserve_attrs(&ts->out->enc, ts->p->feat, mn, &w->st);
+	if (o->neg_chunk > 0)
+		kg_gnn_decode_chunks_reserve(&w->dwork, &ts->out->dec, nb,
+		    o->neg_chunk, w->kc);
+	else
+		kg_gnn_decode_reserve(&w->dwork, &ts->out->dec, nb, o->neg);
 }
 
 void

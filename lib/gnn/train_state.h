@@ -10,9 +10,11 @@
  * The workspace (struct kg_gnn_work) is allocated once, before the first
  * step, from bounds: the batch sizes are fixed, and the encoded graph has
  * at most max_nodes nodes and max_msgs messages (the whole graph, or the
- * sampling bounds of gnn/sample.h).  A step then allocates nothing; only
- * buffers without a cheap bound (the decoder's, block R-GCN's per-pair
- * scratch) grow during the first steps and stay.
+ * sampling bounds of gnn/sample.h), and so are the decoder's and the
+ * attribute layer's buffers.  A step then allocates nothing; only block
+ * R-GCN's per-pair scratch, which has no cheap bound, grows (with
+ * headroom) during the first steps and stays.  With several ranks the
+ * collectives' buffers in struct kg_dist grow alike (dist/dist.h).
  */
 #ifndef KG_GNN_TRAIN_STATE_H
 #define KG_GNN_TRAIN_STATE_H
