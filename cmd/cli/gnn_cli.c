@@ -24,7 +24,7 @@ enum {
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
-	G_PROGRESS, G_LRSCALE, G_IGNORED
+	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -66,6 +66,8 @@ static const struct option gnn_opts[] = {
 	{ "blocks", no_argument, NULL, G_BLOCKS },
 	{ "lr_scale_ranks", required_argument, NULL, G_LRSCALE },
 	{ "progress", no_argument, NULL, G_PROGRESS },
+	{ "valid_every", required_argument, NULL, G_VALID },
+	{ "patience", required_argument, NULL, G_PATIENCE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -200,6 +202,10 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_BLOCKS: o->blocks = 1; return 0;
 	case G_LRSCALE: return parse_lr_scale(arg, &o->lr_scale);
 	case G_PROGRESS: c->progress = 1; return 0;
+	case G_VALID: return kg_parse_u32("--valid_every", arg, 0, 1u << 24,
+	    &o->valid_every);
+	case G_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
+	    &o->patience);
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
 	}
@@ -269,7 +275,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
 "                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
-"                [--progress] [--force]\n"
+"                [--valid_every N] [--patience N] [--progress]\n"
+"                [--force]\n"
 "                DATASET_DIR MODEL_DIR\n");
 }
 

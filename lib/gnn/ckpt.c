@@ -174,6 +174,64 @@ ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	return rc;
 }
 
+/* The log and, when validating, the best epoch's parameters and figures
+ * (gnn/valid.c) into dir, their names into man, the figures into st. */
+static int
+put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st,
+    struct kg_manifest *man)
+{
+	const struct kg_gnn_trained *out = ts->out;
+
+	if (kg_write_text(dir, "train_log.jsonl", ts->log.s ? ts->log.s :
+	    "") < 0 || kg_manifest_add_file(man, dir, "train_log.jsonl") < 0)
+		return -1;
+	if (ts->best_w == NULL)
+		return 0;
+	json_object_set_new(st, "best_valid_mrr",
+	    json_real(out->best_valid_mrr));
+	json_object_set_new(st, "best_epoch", json_integer(out->best_epoch));
+	json_object_set_new(st, "bad_rounds", json_integer(ts->bad_rounds));
+	if (put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
+	    ts->best_w) < 0 || put_arr(dir, "best_relations.npy", KG_DT_F4,
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ||
+	    kg_manifest_add_file(man, dir, "best_params.npy") < 0 ||
+	    kg_manifest_add_file(man, dir, "best_relations.npy") < 0)
+		return -1;
+	return 0;
+}
+
+/* What put_valid wrote, back into ts (a checkpoint without a log or
+ * best state: none). */
+static int
+get_valid(const char *dir, struct kg_gnn_tstate *ts, json_t *have)
+{
+	struct kg_gnn_trained *out = ts->out;
+	char *path = kg_path_join(dir, "train_log.jsonl"), *log = NULL;
+	size_t len;
+
+	if (kg_path_exists(path) && (log = kg_read_file(path, &len)) == NULL) {
+		free(path);
+		return -1;
+	}
+	free(path);
+	if (log != NULL)
+		kg_strbuf_add(&ts->log, log);
+	free(log);
+	if (json_object_get(have, "best_epoch") == NULL)
+		return 0;
+	out->best_valid_mrr = json_number_value(json_object_get(have,
+	    "best_valid_mrr"));
+	out->best_epoch = (uint32_t)json_integer_value(json_object_get(have,
+	    "best_epoch"));
+	ts->bad_rounds = (uint32_t)json_integer_value(json_object_get(have,
+	    "bad_rounds"));
+	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
+	return get_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
+	    ts->best_w) < 0 || get_arr(dir, "best_relations.npy", KG_DT_F4,
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
+}
+
 /* Rank 0's files: the dense parameters and their Adam states, state.json
  * and the manifest of every rank's files. */
 static int
@@ -194,9 +252,14 @@ ckpt_write_shared(const char *dir, const struct kg_gnn_tstate *ts)
 	json_object_set_new(st, "last_loss", json_real(out->last_loss));
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
+	kg_manifest_init(&man, ck->argc, ck->argv);
+	if (put_valid(dir, ts, st, &man) < 0) {
+		json_decref(st);
+		kg_manifest_release(&man);
+		return -1;
+	}
 	js = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(st);
-	kg_manifest_init(&man, ck->argc, ck->argv);
 	if (put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
 	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
@@ -365,7 +428,7 @@ ckpt_load_rank(struct kg_gnn_tstate *ts)
 	    "steps"));
 	out->last_loss = json_number_value(json_object_get(have,
 	    "last_loss"));
-	rc = 0;
+	rc = get_valid(dir, ts, have);
 out:
 	kg_manifest_release(&man);
 	json_decref(have);

@@ -64,7 +64,9 @@ kg_gnn_trained_release(struct kg_gnn_trained *t)
 {
 	kg_gnn_release(&t->enc);
 	free(t->rel);
+	free(t->log);
 	memset(t, 0, sizeof(*t));
+	t->best_valid_mrr = -1.0;
 }
 
 /* What every rank would fail alike is checked before (checked in
@@ -109,6 +111,25 @@ kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s)
 {
 	return (uint64_t)((unsigned __int128)e * (s + 1) / S -
 	    (unsigned __int128)e * s / S);
+}
+
+/* Validation needs the whole graph on one rank, and valid triples. */
+static int
+check_valid(const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    const struct kg_dist *d)
+{
+	if (o->valid_every == 0)
+		return 0;
+	if (d->size > 1 || p->lrow != NULL) {
+		kg_error("--valid_every: GNN validation runs on one rank over "
+		    "the whole graph (not under mpirun or --expanded)");
+		return -1;
+	}
+	if (p->n_valid == 0 || p->filter == NULL) {
+		kg_error("--valid_every: no valid triples to validate on");
+		return -1;
+	}
+	return 0;
 }
 
 /* Steps per epoch, and with batches_per_epoch every rank's positives
@@ -237,7 +258,7 @@ run_epochs(struct kg_gnn_tstate *ts)
 	double t0 = kg_now(), last = 0.0;
 
 	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
-	    out->steps >= o->max_step); epoch++) {
+	    out->steps >= o->max_step) && out->stopped_by == NULL; epoch++) {
 		double loss = 0.0, te = kg_now();
 
 		for (step = 0, done = 0, npos = 0; step < steps; step++) {
@@ -264,11 +285,16 @@ run_epochs(struct kg_gnn_tstate *ts)
 			    kg_now() - te);
 		/* A checkpoint holds whole epochs only. */
 		ts->epoch = epoch + 1;
+		if (kg_gnn_epoch_end(ts, kg_now() - te) < 0)
+			return -1;
 		if (done == steps && o->ckpt != NULL && o->ckpt->save &&
 		    o->ckpt->dir != NULL && kg_gnn_ckpt_save(ts) < 0)
 			return -1;
 	}
 	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
+	if (out->stopped_by == NULL)
+		out->stopped_by = ts->epoch < o->epochs ? "max_step" : "epochs";
+	kg_gnn_keep_best(ts);
 	return 0;
 }
 
@@ -285,7 +311,10 @@ tstate_release(struct kg_gnn_tstate *ts)
 	free(ts->order);
 	free(ts->share);
 	free(ts->need);
+	free(ts->log.s);
+	kg_gnn_valid_release(ts);
 	ts->need = NULL;
+	ts->log.s = NULL;
 	ts->st_enc = ts->st_learn = ts->st_rel = NULL;
 	ts->map = NULL;
 	ts->order = NULL;
@@ -301,6 +330,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	out->best_valid_mrr = -1.0;
 	memset(&ts, 0, sizeof(ts));
 	/* OpenBLAS threads of their own would fight the OpenMP threads
 	 * (gnn.h, Threads): half the speed of a sampled step at 200k nodes
@@ -314,7 +344,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	ts.d0 = o->enc.dims[0];
 	/* Check what every rank would fail alike before the first
 	 * collective, and agree on the rest. */
-	if (kg_gnn_train_opts_check(o) < 0)
+	if (kg_gnn_train_opts_check(o) < 0 || check_valid(o, p, ts.d) < 0)
 		return -1;
 	if (kg_gnn_any_rank(ts.d, setup_models(&ts) < 0))
 		goto out;
@@ -330,6 +360,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	kg_gnn_learned_fill(&ts);
 	if (kg_gnn_any_rank(ts.d, kg_gnn_learned_gather(&ts) < 0))
 		goto out;
+	out->log = ts.log.s != NULL ? ts.log.s : kg_xstrdup("");
+	ts.log.s = NULL;
 	rc = 0;
 out:
 	tstate_release(&ts);

@@ -96,6 +96,16 @@
  * steps of one rank over the same positives; lr_scale multiplies the
  * learning rate by sqrt(R) or R to make up for it (off by default).
  *
+ * Validation (valid_every N > 0, one rank on the whole graph): after
+ * every N-th epoch and the last, every node is embedded (kg_gnn_embed)
+ * and the valid triples ranked against all nodes, filtered, both sides,
+ * realistic ties (kg-train's shallow models' valid MRR); the parameters
+ * of the best epoch so far are kept aside, and after patience P > 0
+ * validations without gain training stops.  The run ends with the best
+ * epoch's parameters.  out->log gets a train_log.jsonl line per epoch
+ * (epoch, step, loss, seconds, and valid_mrr when validated), with or
+ * without validation; checkpoints carry the log and the best state.
+ *
  * Negatives under kg-expand parts come from every node of the rank's
  * expanded part (its seeds and its halo), or with pool_seeds from the
  * part's seeds only (neg_pool.npy).  Halo nodes far from the seeds are
@@ -115,6 +125,8 @@
 #include "gnn/gnn.h"
 #include "kge/loss.h"
 #include "kge/model.h"
+
+struct kg_filter;
 
 /*
  * Checkpoints of kg_gnn_train.  With resume and an existing dir, training
@@ -167,12 +179,15 @@ struct kg_gnn_train_opts {
 					 * the next one reads */
 	int progress;			/* rank 0: progress and ETA */
 	enum kg_gnn_lr_scale lr_scale;	/* paper's epoch: lr x f(ranks) */
+	uint32_t valid_every;		/* validate every N epochs; 0: never */
+	uint32_t patience;		/* stop after N validations without
+					 * gain; 0: never */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -196,6 +211,11 @@ struct kg_gnn_problem {
 	const int32_t *lrow;		/* global IDs; NULL: identity */
 	const int32_t *owner;		/* NULL: this rank owns every node */
 	const struct kg_features *feat;	/* may be NULL */
+	/* Validation (valid_every > 0): triples ranked against every node
+	 * (p the whole graph: one rank, no parts), filtered by filter. */
+	const int32_t *valid_hrt;
+	uint64_t n_valid;
+	const struct kg_filter *filter;
 };
 
 /* The trained parameters: encoder and decoder relation table. */
@@ -210,10 +230,15 @@ struct kg_gnn_trained {
 	 * level (gnn.h's rows: the input, then each layer's output) and the
 	 * messages. */
 	double sum_rows[KG_GNN_MAX_LAYERS + 1], sum_msgs;
+	char *log;		/* train_log.jsonl: a line per epoch */
+	double best_valid_mrr;	/* < 0: not validated */
+	uint32_t best_epoch;	/* whose parameters these are */
+	const char *stopped_by;	/* "epochs", "max_step" or
+				 * "early_stopping" */
 };
 
 #define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0, { 0 }, 0.0 }
+	0.0, 0, { 0 }, 0.0, NULL, -1.0, 0, NULL }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);

@@ -50,6 +50,11 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 		    json_integer(o->neg_chunk));
 	if (o->blocks)
 		json_object_set_new(c, "blocks", json_true());
+	if (o->valid_every > 0) {
+		json_object_set_new(c, "valid_every",
+		    json_integer(o->valid_every));
+		json_object_set_new(c, "patience", json_integer(o->patience));
+	}
 	json_object_set_new(c, "regularization_coef", json_real(o->reg));
 	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
 	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));
@@ -85,6 +90,15 @@ set_figures(struct kg_manifest *man, const struct kg_gnn_train_opts *o,
 	int k;
 
 	kg_manifest_set_figure(man, "final_loss", json_real(t->last_loss));
+	if (t->stopped_by != NULL)
+		kg_manifest_set_figure(man, "stopped_by",
+		    json_string(t->stopped_by));
+	if (t->best_valid_mrr >= 0.0) {
+		kg_manifest_set_figure(man, "best_valid_mrr",
+		    json_real(t->best_valid_mrr));
+		kg_manifest_set_figure(man, "best_epoch",
+		    json_integer(t->best_epoch));
+	}
 	kg_manifest_set_figure(man, "seconds_per_epoch",
 	    json_real(t->seconds_per_epoch));
 	kg_manifest_set_figure(man, "seconds_final_embedding",
@@ -145,6 +159,10 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	shape[0] = t->enc.n_params;
 	if (kg_npy_write(path, KG_DT_F4, 1, shape, t->enc.w) < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "gnn_weights.npy") < 0)
+		goto out;
+	if (t->log != NULL && (kg_write_text(od.tmp, "train_log.jsonl",
+	    t->log) < 0 || kg_manifest_add_file(&man, od.tmp,
+	    "train_log.jsonl") < 0))
 		goto out;
 	cfg = config_json(o, r, t, nranks);
 	json_object_foreach(cfg, key, v)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "gnn/train_io.h"
 #include "io/outdir.h"
 
@@ -17,11 +18,13 @@ struct inputs {
 	struct kg_features pf;		/* this rank's part's slice */
 	struct kg_gnn_part pt;
 	struct kg_gnn_problem p;
+	struct kg_filter filter;	/* validation's: every split */
 };
 
 static void
 inputs_release(struct inputs *in)
 {
+	kg_filter_release(&in->filter);
 	kg_features_release(&in->gf);
 	kg_features_release(&in->pf);
 	kg_gnn_part_release(&in->pt);
@@ -187,6 +190,13 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	oo.enc.n_learned = in.ds.n_entities;
 	in.p.n_train_global = in.p.n_core;
 	kg_dist_sum_u64(d, &in.p.n_train_global, 1);
+	if (o->valid_every > 0 && r->expanded == NULL) {
+		/* Validation on the whole graph (gnn_train.h). */
+		in.p.valid_hrt = in.ds.split[KG_SPLIT_VALID].hrt;
+		in.p.n_valid = in.ds.split[KG_SPLIT_VALID].n;
+		kg_filter_build(&in.filter, in.ds.split, KG_NSPLITS);
+		in.p.filter = &in.filter;
+	}
 	if (kg_gnn_train(&t, &oo, &in.p, d) < 0 ||
 	    write_output(r, &oo, &in, &t, d) < 0)
 		goto out;

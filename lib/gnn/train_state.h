@@ -83,6 +83,12 @@ struct kg_gnn_tstate {
 	uint64_t *share, step_pos;
 	struct kg_gnn_graph full;	/* the problem's whole graph */
 	struct kg_gnn_work w;
+	/* Validation: the log, the best epoch's parameters (n_params
+	 * encoder floats, n_rel_f relation floats; NULL: none yet), the
+	 * validations since the best. */
+	struct kg_strbuf log;
+	float *best_w, *best_rel;
+	uint32_t bad_rounds;
 };
 
 /* gnn_train.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -146,6 +152,16 @@ void kg_gnn_learned_sync(struct kg_gnn_tstate *ts,
  * Collective; 0 or -1 after kg_error() on rank 0.
  */
 int kg_gnn_learned_gather(struct kg_gnn_tstate *ts);
+
+/* valid.c */
+/* After epoch ts->epoch (secs seconds): validate when due (keeping the
+ * best parameters, setting out->stopped_by when patience runs out) and
+ * log the epoch.  0, or -1 after kg_error(). */
+int kg_gnn_epoch_end(struct kg_gnn_tstate *ts, double secs);
+/* At the end: the best epoch's parameters back, when it was not the
+ * last. */
+void kg_gnn_keep_best(struct kg_gnn_tstate *ts);
+void kg_gnn_valid_release(struct kg_gnn_tstate *ts);
 
 /* ckpt.c (both collective: 0 on every rank or -1 on every rank) */
 /* Resume from o->ckpt when asked and the directory exists. */
