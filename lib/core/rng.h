@@ -40,7 +40,9 @@ enum kg_stream {
 	KG_STREAM_EXPAND,		/* kg-expand fan-out caps: part */
 	KG_STREAM_EVAL_NEG,		/* sampled ranking: task */
 	KG_STREAM_EVAL_AUC,		/* AUC negatives */
-	KG_STREAM_TEXT_SVD		/* the text encoder's projection */
+	KG_STREAM_TEXT_SVD,		/* the text encoder's projection */
+	KG_STREAM_GNN_NEG_CHUNK		/* GNN shared negatives: rank,
+					 * epoch, step, chunk */
 };
 
 /* splitmix64: seeding helper and a decent 64-bit mix. */
