@@ -6,11 +6,10 @@
  */
 #include <jansson.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gnn/train_io.h"
-#include "io/manifest.h"
 #include "io/modeldir.h"
-#include "io/outdir.h"
 #include "kge/train.h"
 
 static json_t *
@@ -80,30 +79,30 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 /* The run's figures: loss, times, what a step encoded, peak RSS (each
  * rank's at the end of training, rank 0's total with the final
  * embedding). */
-static void
-set_figures(struct kg_manifest *man, const struct kg_gnn_train_opts *o,
+static json_t *
+figures_json(const struct kg_gnn_train_opts *o,
     const struct kg_gnn_trained *t, int nranks, const uint64_t *rss,
     double t_emb)
 {
-	json_t *a;
+	json_t *f = json_object(), *a;
 	uint32_t l;
 	int k;
 
-	kg_manifest_set_figure(man, "final_loss", json_real(t->last_loss));
+	json_object_set_new(f, "final_loss", json_real(t->last_loss));
 	if (t->stopped_by != NULL)
-		kg_manifest_set_figure(man, "stopped_by",
+		json_object_set_new(f, "stopped_by",
 		    json_string(t->stopped_by));
 	if (t->best_valid_mrr >= 0.0) {
-		kg_manifest_set_figure(man, "best_valid_mrr",
+		json_object_set_new(f, "best_valid_mrr",
 		    json_real(t->best_valid_mrr));
-		kg_manifest_set_figure(man, "best_epoch",
+		json_object_set_new(f, "best_epoch",
 		    json_integer(t->best_epoch));
 	}
-	kg_manifest_set_figure(man, "seconds_per_epoch",
+	json_object_set_new(f, "seconds_per_epoch",
 	    json_real(t->seconds_per_epoch));
-	kg_manifest_set_figure(man, "seconds_final_embedding",
+	json_object_set_new(f, "seconds_final_embedding",
 	    json_real(t_emb));
-	kg_manifest_set_figure(man, "steps", json_integer(
+	json_object_set_new(f, "steps", json_integer(
 	    (json_int_t)t->steps));
 	if (t->steps > 0) {
 		/* What a step of rank 0 encoded, on average. */
@@ -111,16 +110,17 @@ set_figures(struct kg_manifest *man, const struct kg_gnn_train_opts *o,
 		for (l = 0; l <= o->enc.n_layers; l++)
 			json_array_append_new(a, json_real(t->sum_rows[l] /
 			    (double)t->steps));
-		kg_manifest_set_figure(man, "mean_step_nodes", a);
-		kg_manifest_set_figure(man, "mean_step_messages",
+		json_object_set_new(f, "mean_step_nodes", a);
+		json_object_set_new(f, "mean_step_messages",
 		    json_real(t->sum_msgs / (double)t->steps));
 	}
-	kg_manifest_set_figure(man, "peak_rss_kib", json_integer(
+	json_object_set_new(f, "peak_rss_kib", json_integer(
 	    (json_int_t)kg_peak_rss_kib()));
 	a = json_array();
 	for (k = 0; k < nranks; k++)
 		json_array_append_new(a, json_integer((json_int_t)rss[k]));
-	kg_manifest_set_figure(man, "peak_rss_kib_per_rank", a);
+	json_object_set_new(f, "peak_rss_kib_per_rank", a);
+	return f;
 }
 
 int
@@ -128,55 +128,55 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
     const struct kg_dataset *ds, const struct kg_features *gf,
     const struct kg_gnn_trained *t, int nranks, const uint64_t *rss)
 {
-	struct kg_outdir od = KG_OUTDIR_INIT;
-	struct kg_manifest man = KG_MANIFEST_INIT;
 	const struct kg_triples *tr = &ds->split[KG_SPLIT_TRAIN];
-	float *emb = NULL;
-	char *path = NULL;
-	json_t *cfg, *v;
-	const char *key;
-	uint64_t shape[1];
+	const char *inputs[3][2] = { { NULL, NULL }, { NULL, NULL },
+	    { NULL, NULL } };
+	struct kg_modeldir_array weights = { "gnn_weights.npy",
+	    t->enc.n_params, t->enc.w };
+	struct kg_modeldir_spec s;
+	struct kg_modeldir_writer w = KG_MODELDIR_WRITER_INIT;
+	float *emb;
 	double t_emb;
+	size_t ni = 0;
 	int rc = -1;
 
-	if (kg_outdir_begin(&od, r->output, r->force) < 0)
+	if (r->features != NULL) {
+		inputs[ni][0] = "features";
+		inputs[ni++][1] = r->features;
+	}
+	if (r->expanded != NULL) {
+		inputs[ni][0] = "expanded";
+		inputs[ni++][1] = r->expanded;
+	}
+	memset(&s, 0, sizeof(s));
+	s.dir = r->output;
+	s.force = r->force;
+	s.argc = r->argc;
+	s.argv = r->argv;
+	s.model = &t->dec;
+	s.n_entities = ds->n_entities;
+	s.n_relations = ds->n_relations;
+	s.rel = t->rel;
+	s.log = t->log;
+	s.dataset = r->dataset;
+	s.inputs = (const char *const (*)[2])inputs;
+	s.extra = &weights;
+	s.n_extra = 1;
+	if (kg_modeldir_begin(&w, &s) < 0)
 		return -1;
-	kg_manifest_init(&man, r->argc, r->argv);
 	t_emb = kg_now();
 	emb = kg_gnn_embed(&t->enc, gf, ds->n_entities, tr->hrt, tr->n);
 	t_emb = kg_now() - t_emb;
+	s.config = config_json(o, r, t, nranks);
+	s.figures = figures_json(o, t, nranks, rss, t_emb);
 	if (kg_check_finite("entities.npy", emb, ds->n_entities,
 	    t->dec.dim) < 0 ||
-	    kg_manifest_add_input(&man, "dataset", r->dataset) < 0 ||
-	    (r->features != NULL &&
-	    kg_manifest_add_input(&man, "features", r->features) < 0) ||
-	    (r->expanded != NULL &&
-	    kg_manifest_add_input(&man, "expanded", r->expanded) < 0) ||
-	    kg_modeldir_write(od.tmp, &t->dec, 0, ds->n_entities,
-	    ds->n_relations, emb, t->rel, r->dataset, &man) < 0)
-		goto out;
-	path = kg_outdir_file(&od, "gnn_weights.npy");
-	shape[0] = t->enc.n_params;
-	if (kg_npy_write(path, KG_DT_F4, 1, shape, t->enc.w) < 0 ||
-	    kg_manifest_add_file(&man, od.tmp, "gnn_weights.npy") < 0)
-		goto out;
-	if (t->log != NULL && (kg_write_text(od.tmp, "train_log.jsonl",
-	    t->log) < 0 || kg_manifest_add_file(&man, od.tmp,
-	    "train_log.jsonl") < 0))
-		goto out;
-	cfg = config_json(o, r, t, nranks);
-	json_object_foreach(cfg, key, v)
-		kg_manifest_set_config(&man, key, json_incref(v));
-	json_decref(cfg);
-	set_figures(&man, o, t, nranks, rss, t_emb);
-	if (kg_manifest_write(&man, od.tmp) < 0)
-		goto out;
-	rc = kg_outdir_commit(&od);
-out:
-	if (rc < 0)
-		kg_outdir_abort(&od);
-	kg_manifest_release(&man);
+	    kg_table_writer_put(&w.table, 0, ds->n_entities, emb, NULL) < 0)
+		kg_modeldir_abort(&w);
+	else
+		rc = kg_modeldir_commit(&w);
+	json_decref(s.config);
+	json_decref(s.figures);
 	free(emb);
-	free(path);
 	return rc;
 }
