@@ -1,7 +1,8 @@
 /*
  * gnn/ckpt: checkpoints of GNN training (gnn_train.h's struct
  * kg_gnn_ckpt): at every epoch end the whole state goes into a directory,
- * replaced atomically; rank 0 writes the shared (dense) part, state.json
+ * replaced atomically through lib/io/ckpt.h, the checkpoint writer and
+ * reader of every trainer; rank 0 writes the shared (dense) part, state.json
  * and the manifest, every rank its own rows and sampler state (rank-NNN
  * files), so a resumed run is bit-identical to an uninterrupted one.
  */
@@ -11,11 +12,9 @@
 
 #include <jansson.h>
 
-#include "core/testhook.h"
 #include "gnn/train_state.h"
-#include "io/manifest.h"
+#include "io/ckpt.h"
 #include "io/npy.h"
-#include "io/outdir.h"
 #include "kge/train.h"
 
 /* The options that fix the shapes of a checkpoint; a resume must match
@@ -174,118 +173,79 @@ ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	return rc;
 }
 
-/* The log and, when validating, the best epoch's parameters and figures
- * (gnn/valid.c) into dir, their names into man, the figures into st. */
+/* When validating, the best epoch's parameters into dir and its figures
+ * into st (gnn/valid.c). */
 static int
-put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st,
-    struct kg_manifest *man)
+put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st)
 {
 	const struct kg_gnn_trained *out = ts->out;
 
-	if (kg_write_text(dir, "train_log.jsonl", ts->log.s ? ts->log.s :
-	    "") < 0 || kg_manifest_add_file(man, dir, "train_log.jsonl") < 0)
-		return -1;
 	if (ts->best_w == NULL)
 		return 0;
 	json_object_set_new(st, "best_valid_mrr",
 	    json_real(out->best_valid_mrr));
 	json_object_set_new(st, "best_epoch", json_integer(out->best_epoch));
 	json_object_set_new(st, "bad_rounds", json_integer(ts->bad_rounds));
-	if (put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
+	return put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
 	    ts->best_w) < 0 || put_arr(dir, "best_relations.npy", KG_DT_F4,
-	    ts->n_rel_f, 0, ts->best_rel) < 0 ||
-	    kg_manifest_add_file(man, dir, "best_params.npy") < 0 ||
-	    kg_manifest_add_file(man, dir, "best_relations.npy") < 0)
-		return -1;
-	return 0;
-}
-
-/* What put_valid wrote, back into ts (a checkpoint without a log or
- * best state: none). */
-static int
-get_valid(const char *dir, struct kg_gnn_tstate *ts, json_t *have)
-{
-	struct kg_gnn_trained *out = ts->out;
-	char *path = kg_path_join(dir, "train_log.jsonl"), *log = NULL;
-	size_t len;
-
-	if (kg_path_exists(path) && (log = kg_read_file(path, &len)) == NULL) {
-		free(path);
-		return -1;
-	}
-	free(path);
-	if (log != NULL)
-		kg_strbuf_add(&ts->log, log);
-	free(log);
-	if (json_object_get(have, "best_epoch") == NULL)
-		return 0;
-	out->best_valid_mrr = json_number_value(json_object_get(have,
-	    "best_valid_mrr"));
-	out->best_epoch = (uint32_t)json_integer_value(json_object_get(have,
-	    "best_epoch"));
-	ts->bad_rounds = (uint32_t)json_integer_value(json_object_get(have,
-	    "bad_rounds"));
-	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
-	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
-	return get_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
-	    ts->best_w) < 0 || get_arr(dir, "best_relations.npy", KG_DT_F4,
 	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
 }
 
-/* Rank 0's files: the dense parameters and their Adam states, state.json
- * and the manifest of every rank's files. */
+/* The log and what put_valid wrote, back into ts (a checkpoint without
+ * best state: none). */
 static int
-ckpt_write_shared(const char *dir, const struct kg_gnn_tstate *ts)
+get_valid(const struct kg_ckpt *c, struct kg_gnn_tstate *ts)
 {
-	static const char *const shared[] = { "dense.npy", "dense_state.npy",
-	    "relations.npy", "relation_state.npy", "state.json" };
+	struct kg_gnn_trained *out = ts->out;
+	char *log = kg_ckpt_log(c);
+
+	if (log == NULL)
+		return -1;
+	kg_strbuf_add(&ts->log, log);
+	free(log);
+	if (json_object_get(c->state, "best_epoch") == NULL)
+		return 0;
+	out->best_valid_mrr = kg_ckpt_real(c, "best_valid_mrr");
+	out->best_epoch = (uint32_t)kg_ckpt_u64(c, "best_epoch");
+	ts->bad_rounds = (uint32_t)kg_ckpt_u64(c, "bad_rounds");
+	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
+	return kg_ckpt_get_f32(c, "best_params.npy", out->enc.n_params, 0,
+	    ts->best_w) < 0 || kg_ckpt_get_f32(c, "best_relations.npy",
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
+}
+
+/* Rank 0's files: the dense parameters and their Adam states, the best
+ * epoch's when validating; then state.json, the log and the manifest of
+ * every rank's files, and the rename (kg_ckpt_commit). */
+static int
+ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
+{
+	const char *dir = w->od.tmp;
 	const struct kg_gnn_trained *out = ts->out;
 	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
-	struct kg_manifest man = KG_MANIFEST_INIT;
 	json_t *st = ckpt_shape(ts);
-	char *js;
-	size_t i;
-	int r, rc = -1;
+	int rc = -1;
 
 	json_object_set_new(st, "epoch", json_integer(ts->epoch));
 	json_object_set_new(st, "steps", json_integer((json_int_t)out->steps));
 	json_object_set_new(st, "last_loss", json_real(out->last_loss));
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
-	kg_manifest_init(&man, ck->argc, ck->argv);
-	if (put_valid(dir, ts, st, &man) < 0) {
-		json_decref(st);
-		kg_manifest_release(&man);
-		return -1;
-	}
-	js = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
-	json_decref(st);
-	if (put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	if (put_valid(dir, ts, st) < 0 ||
+	    put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
 	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
 	    ts->st_enc) < 0 ||
 	    put_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
 	    out->rel) < 0 ||
 	    put_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
-	    0, ts->st_rel) < 0 ||
-	    kg_write_text(dir, "state.json", js) < 0)
-		goto out;
-	for (i = 0; i < KG_ARRAY_LEN(shared); i++)
-		if (kg_manifest_add_file(&man, dir, shared[i]) < 0)
-			goto out;
-	for (r = 0; r < ts->d->size; r++)
-		for (i = 0; i < KG_ARRAY_LEN(rank_what); i++) {
-			char *f = rank_file(r, rank_what[i]);
-			int bad = kg_manifest_add_file(&man, dir, f) < 0;
-
-			free(f);
-			if (bad)
-				goto out;
-		}
-	rc = kg_manifest_write(&man, dir);
-out:
-	kg_manifest_release(&man);
-	free(js);
+	    0, ts->st_rel) < 0)
+		kg_ckpt_abort(w);
+	else
+		rc = kg_ckpt_commit(w, st, ts->log.s ? ts->log.s : "",
+		    ck->argc, ck->argv, NULL);
+	json_decref(st);
 	return rc;
 }
 
@@ -298,40 +258,35 @@ kg_gnn_any_rank(struct kg_dist *d, int bad)
 	return b != 0;
 }
 
-/* Save the state into ck->dir (collective): rank 0 opens the temporary
- * directory, every rank writes its files there, rank 0 adds the shared
- * ones and the manifest and renames it into place. */
+/* Save the state into ck->dir (collective): rank 0 begins the
+ * checkpoint (lib/io/ckpt.h), every rank writes its files into the
+ * temporary, rank 0 adds the shared ones and commits. */
 int
 kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
 	struct kg_dist *d = ts->d;
-	struct kg_outdir od = KG_OUTDIR_INIT;
+	struct kg_ckpt_writer w = KG_CKPT_WRITER_INIT;
 	uint64_t len = 0;
 	char *tmp;
 	int bad;
 
-	if (d->rank == 0 && kg_outdir_begin(&od, ck->dir, 1) == 0)
-		len = strlen(od.tmp) + 1;
+	if (d->rank == 0 && kg_ckpt_begin(&w, ck->dir) == 0)
+		len = strlen(w.od.tmp) + 1;
 	kg_dist_bcast(d, &len, sizeof(len), 0);
 	if (len == 0)
 		return -1;
-	tmp = d->rank == 0 ? kg_xstrdup(od.tmp) : kg_xmalloc(len);
+	tmp = d->rank == 0 ? kg_xstrdup(w.od.tmp) : kg_xmalloc(len);
 	kg_dist_bcast(d, tmp, len, 0);
 	bad = kg_gnn_any_rank(d, ckpt_write_rank(tmp, ts, d->rank) < 0);
 	if (d->rank == 0) {
-		if (!bad && ckpt_write_shared(tmp, ts) < 0)
-			bad = 1;
 		if (bad)
-			kg_outdir_abort(&od);
-		else if (kg_outdir_commit(&od) < 0)
+			kg_ckpt_abort(&w);
+		else if (ckpt_write_shared(&w, ts) < 0)
 			bad = 1;
 	}
 	free(tmp);
-	if (kg_gnn_any_rank(d, bad))
-		return -1;
-	kg_test_after_checkpoint();
-	return 0;
+	return kg_gnn_any_rank(d, bad) ? -1 : 0;
 }
 
 /* This rank's files in dir: its nodes (checked against this run's),
@@ -394,46 +349,34 @@ out:
 static int
 ckpt_load_rank(struct kg_gnn_tstate *ts)
 {
-	const char *dir = ts->o->ckpt->dir;
-	struct kg_manifest man = KG_MANIFEST_INIT;
+	struct kg_ckpt c = KG_CKPT_INIT;
 	struct kg_gnn_trained *out = ts->out;
-	json_error_t jerr;
-	char *path = kg_path_join(dir, "state.json");
-	json_t *have = json_load_file(path, 0, &jerr);
 	json_t *want = ckpt_shape(ts);
 	int rc = -1;
 
-	if (have == NULL) {
-		kg_error("cannot read checkpoint '%s': %s", path, jerr.text);
-		goto out;
+	/* state.json fits this run; every file the ranks wrote is complete
+	 * and of its recorded shape. */
+	if (kg_ckpt_open(&c, ts->o->ckpt->dir, want, NULL) < 0) {
+		json_decref(want);
+		return -1;
 	}
-	/* Every file the ranks wrote, complete and of the recorded shape. */
-	if (kg_checkpoint_shape_check(dir, want, have) < 0 ||
-	    kg_manifest_load(&man, dir, NULL) < 0 ||
-	    kg_manifest_verify(&man, dir, 0) < 0 ||
-	    ckpt_read_rank(dir, ts, ts->d->rank) < 0)
-		goto out;
-	if (get_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	if (ckpt_read_rank(c.dir, ts, ts->d->rank) < 0 ||
+	    kg_ckpt_get_f32(&c, "dense.npy", ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
-	    get_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
+	    kg_ckpt_get_f32(&c, "dense_state.npy", 2 * ts->n_dense + 1, 0,
 	    ts->st_enc) < 0 ||
-	    get_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    kg_ckpt_get_f32(&c, "relations.npy", ts->n_rel_f, 0,
 	    out->rel) < 0 ||
-	    get_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
-	    0, ts->st_rel) < 0)
+	    kg_ckpt_get_f32(&c, "relation_state.npy", 2 * ts->n_rel_f + 1, 0,
+	    ts->st_rel) < 0)
 		goto out;
-	ts->epoch = (uint32_t)json_integer_value(json_object_get(have,
-	    "epoch"));
-	out->steps = (uint64_t)json_integer_value(json_object_get(have,
-	    "steps"));
-	out->last_loss = json_number_value(json_object_get(have,
-	    "last_loss"));
-	rc = get_valid(dir, ts, have);
+	ts->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
+	out->steps = kg_ckpt_u64(&c, "steps");
+	out->last_loss = kg_ckpt_real(&c, "last_loss");
+	rc = get_valid(&c, ts);
 out:
-	kg_manifest_release(&man);
-	json_decref(have);
+	kg_ckpt_close(&c);
 	json_decref(want);
-	free(path);
 	return rc;
 }
 

@@ -156,12 +156,6 @@ shape_check(const char *dir, json_t *want, json_t *have,
 }
 
 int
-kg_checkpoint_shape_check(const char *dir, json_t *want, json_t *have)
-{
-	return shape_check(dir, want, have, NULL);
-}
-
-int
 kg_ckpt_open(struct kg_ckpt *c, const char *dir, json_t *want,
     const char *const (*hints)[2])
 {

@@ -87,13 +87,4 @@ double kg_ckpt_real(const struct kg_ckpt *c, const char *key);
 char *kg_ckpt_log(const struct kg_ckpt *c);
 void kg_ckpt_close(struct kg_ckpt *c);
 
-/*
- * Check that a checkpoint in dir recorded ("have") every key of this
- * run's shape ("want") with the same value.  0, or -1 after kg_error()
- * naming the first key that differs (for "nranks": resume with the same
- * number of ranks).  kg_ckpt_open does this; the GNN trainer calls it
- * directly.
- */
-int kg_checkpoint_shape_check(const char *dir, json_t *want, json_t *have);
-
 #endif
