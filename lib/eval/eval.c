@@ -654,16 +654,11 @@ entity_store(const struct kg_modeldir *md, struct kg_store **own)
 	return *own;
 }
 
-int
-kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
-    const struct kg_eval_opts *opts, struct kg_eval_ranks *ranks)
+/* The options and IDs can be ranked; 0 or -1 after kg_error(). */
+static int
+rank_check(const struct kg_modeldir *md, const struct kg_triples *test,
+    const struct kg_eval_opts *opts)
 {
-	struct rank_job job;
-	struct kg_store *own;
-	uint64_t *cumdeg = NULL, i;
-	int s;
-
-	*ranks = (struct kg_eval_ranks)KG_EVAL_RANKS_INIT;
 	if (md->n_entities == 0 || md->n_entities > INT32_MAX) {
 		kg_error("cannot rank against %llu entities",
 		    (unsigned long long)md->n_entities);
@@ -679,22 +674,82 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 		    opts->nshards);
 		return -1;
 	}
-	if (check_ids(md, test) < 0)
+	if (opts->neg_sample > 0 && opts->neg_mode == KG_NEG_DEGREE &&
+	    opts->degree == NULL) {
+		kg_error("degree sampling needs entity degrees");
 		return -1;
-	if (opts->neg_sample > 0 && opts->neg_mode == KG_NEG_DEGREE) {
-		if (opts->degree == NULL) {
-			kg_error("degree sampling needs entity degrees");
-			return -1;
-		}
-		cumdeg = kg_xmallocarray(md->n_entities, sizeof(*cumdeg));
-		for (i = 0; i < md->n_entities; i++)
-			cumdeg[i] = opts->degree[i] + (i ? cumdeg[i - 1] : 0);
-		if (cumdeg[md->n_entities - 1] == 0) {
-			kg_error("degree sampling: no entity has a degree");
-			free(cumdeg);
-			return -1;
-		}
 	}
+	return check_ids(md, test);
+}
+
+/* The cumulative degrees degree sampling draws from (NULL when it does
+ * not); *bad set after kg_error() when no entity has a degree. */
+static uint64_t *
+rank_cumdeg(const struct kg_modeldir *md, const struct kg_eval_opts *opts,
+    int *bad)
+{
+	uint64_t *cumdeg, i;
+
+	*bad = 0;
+	if (opts->neg_sample == 0 || opts->neg_mode != KG_NEG_DEGREE)
+		return NULL;
+	cumdeg = kg_xmallocarray(md->n_entities, sizeof(*cumdeg));
+	for (i = 0; i < md->n_entities; i++)
+		cumdeg[i] = opts->degree[i] + (i ? cumdeg[i - 1] : 0);
+	if (cumdeg[md->n_entities - 1] == 0) {
+		kg_error("degree sampling: no entity has a degree");
+		free(cumdeg);
+		*bad = 1;
+		return NULL;
+	}
+	return cumdeg;
+}
+
+/* The candidates of job: this shard's tiles of every entity, or the
+ * batch's own plus the sampled ones. */
+static void
+rank_candidates(struct rank_job *job, const struct kg_modeldir *md,
+    const struct kg_eval_opts *opts, struct kg_eval_ranks *ranks)
+{
+	if (opts->neg_sample == 0) {
+		uint64_t tiles = (md->n_entities + KG_EVAL_TILE - 1) /
+		    KG_EVAL_TILE, ns = opts->nshards > 1 ?
+		    (uint64_t)opts->nshards : 1, sh = ns > 1 ?
+		    (uint64_t)opts->shard : 0;
+
+		/* The out buffer holds one tile per query.  Blocks do not
+		 * depend on the shard, so neither do the GEMMs. */
+		job->nc = KG_EVAL_TILE;
+		if (job->batch > EVAL_BLOCK_FLOATS / KG_EVAL_TILE)
+			job->batch = EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
+		job->lo = tiles * sh / ns * KG_EVAL_TILE;
+		job->hi = tiles * (sh + 1) / ns * KG_EVAL_TILE;
+		if (job->lo > md->n_entities)
+			job->lo = md->n_entities;
+		if (job->hi > md->n_entities)
+			job->hi = md->n_entities;
+		ranks->n_candidates = md->n_entities;
+	} else {
+		job->nc = job->batch + opts->neg_sample;
+		ranks->n_candidates = opts->neg_sample + 1;
+	}
+}
+
+int
+kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
+    const struct kg_eval_opts *opts, struct kg_eval_ranks *ranks)
+{
+	struct rank_job job;
+	struct kg_store *own;
+	uint64_t *cumdeg;
+	int s, bad;
+
+	*ranks = (struct kg_eval_ranks)KG_EVAL_RANKS_INIT;
+	if (rank_check(md, test, opts) < 0)
+		return -1;
+	cumdeg = rank_cumdeg(md, opts, &bad);
+	if (bad)
+		return -1;
 	memset(&job, 0, sizeof(job));
 	job.md = md;
 	if ((job.ents = entity_store(md, &own)) == NULL) {
@@ -706,28 +761,7 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 	job.cumdeg = cumdeg;
 	job.ranks = ranks;
 	job.batch = opts->batch;
-	if (opts->neg_sample == 0) {
-		uint64_t tiles = (md->n_entities + KG_EVAL_TILE - 1) /
-		    KG_EVAL_TILE, ns = opts->nshards > 1 ?
-		    (uint64_t)opts->nshards : 1, sh = ns > 1 ?
-		    (uint64_t)opts->shard : 0;
-
-		/* The out buffer holds one tile per query.  Blocks do not
-		 * depend on the shard, so neither do the GEMMs. */
-		job.nc = KG_EVAL_TILE;
-		if (job.batch > EVAL_BLOCK_FLOATS / KG_EVAL_TILE)
-			job.batch = EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
-		job.lo = tiles * sh / ns * KG_EVAL_TILE;
-		job.hi = tiles * (sh + 1) / ns * KG_EVAL_TILE;
-		if (job.lo > md->n_entities)
-			job.lo = md->n_entities;
-		if (job.hi > md->n_entities)
-			job.hi = md->n_entities;
-		ranks->n_candidates = md->n_entities;
-	} else {
-		job.nc = job.batch + opts->neg_sample;
-		ranks->n_candidates = opts->neg_sample + 1;
-	}
+	rank_candidates(&job, md, opts, ranks);
 	ranks->n = test->n;
 	for (s = 0; s < 2; s++) {
 		ranks->opt[s] = kg_xcalloc(test->n + 1, sizeof(uint64_t));
