@@ -1,0 +1,30 @@
+# SCALE=paper sets the Ray paper's workload in the enterprise pipeline:
+# what each stage would run (make -n) carries the paper's settings, a
+# variable on the command line still wins, a shallow model takes no GNN
+# config, and an unknown scale is refused.  The 2.8M-node run itself is
+# a benchmark (bench/paper_scale.sh).
+. "$KG_TOP/tests/cli/lib.sh"
+mk=$KG_TOP/pipelines/enterprise.mk
+dry() { make -n -f "$mk" OUT="$PWD/o" "$@" 2>&1; }
+
+p=$(dry SCALE=paper)
+has() { case "$p" in *"$1"*) return 0 ;; esac; return 1; }
+check "paper: 2.8M nodes generated" has "kg_gen_enterprise -f -o $PWD/o/data -n 2800000 "
+check "paper: expansion capped at 5,2" has "kg-expand -f -k 2 -c 5,2 "
+check "paper: the paper's R-GCN config" has "--config $KG_TOP/examples/configs/rgcn_ray_paper.json"
+check "paper: 3 epochs" has "--epochs 3 "
+check "paper: progress and resume, a checkpoint kept" has "--progress --resume --force"
+check "paper: MRR against 1000 sampled candidates" has "kg-eval --force --auc --neg-sample 1000 "
+p=$(dry SCALE=paper MODEL=RelGNN NODES=5000 EPOCHS=1)
+check "paper: RelGNN takes its own paper config" has "relgnn_ray_paper.json"
+check "paper: NODES on the command line wins" has "-n 5000 "
+check "paper: EPOCHS on the command line wins" has "--epochs 1 "
+p=$(dry SCALE=paper MODEL=ComplEx RANKS=1)
+check "paper: a shallow model takes no GNN config" sh -c \
+    "! printf '%s' \"\$1\" | grep -q -- --config" sh "$p"
+p=$(dry)
+check "default: quiet, no checkpoint" has " -q --no_checkpoint --force"
+check "default: no paper config" sh -c \
+    "! printf '%s' \"\$1\" | grep -q ray_paper" sh "$p"
+expect_fail "an unknown scale is refused" 2 'the only scale is "paper"' \
+    make -s -n -f "$mk" OUT="$PWD/o" SCALE=huge
