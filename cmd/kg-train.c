@@ -41,7 +41,9 @@ usage(FILE *f)
 "                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
-"                [--rel_sync N] DATASET_DIR MODEL_DIR\n"
+"                [--rel_sync N] [--buffer_capacity C] [--mem_budget SIZE]\n"
+"                [--swap_dir DIR] [--neg_pool N] [--neg_in_batch]\n"
+"                DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
 "Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
 "the train split of DATASET_DIR and writes embeddings, optimiser state,\n"
@@ -57,7 +59,8 @@ enum {
 	O_INITS, O_CLIP, O_EPOCHS, O_MAXSTEP, O_SEED, O_THREADS, O_VALID,
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
-	O_RELSYNC, O_VERSION
+	O_RELSYNC, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR, O_NEGPOOL,
+	O_INBATCH
 };
 
 static const struct option long_opts[] = {
@@ -127,6 +130,11 @@ static const struct option long_opts[] = {
 	{ "dist", required_argument, NULL, O_DIST },
 	{ "partitions", required_argument, NULL, O_PARTS },
 	{ "rel_sync", required_argument, NULL, O_RELSYNC },
+	{ "buffer_capacity", required_argument, NULL, O_BUFCAP },
+	{ "mem_budget", required_argument, NULL, O_MEMBUDGET },
+	{ "swap_dir", required_argument, NULL, O_SWAPDIR },
+	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
+	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -154,6 +162,31 @@ struct state {
 	int double_ent;
 	int epochs_given;	/* --epochs, on the command line or config */
 };
+
+/* A byte count with an optional K, M, G or T (powers of 1024). */
+static int
+parse_size(const char *what, const char *arg, uint64_t *bytes)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char num[64];
+	size_t len = strlen(arg);
+	double x, scale = 1.0;
+
+	u = len > 0 ? strchr(units, arg[len - 1] & ~0x20) : NULL;
+	if (u != NULL && *u != '\0') {
+		scale = (double)(1ULL << (10 * (u - units + 1)));
+		len--;
+	}
+	if (len == 0 || len >= sizeof(num))
+		len = sizeof(num) - 1;
+	memcpy(num, arg, len);
+	num[len] = '\0';
+	if (kg_parse_double(what, num, 1.0, 1e18 / scale, &x) < 0)
+		return -1;
+	*bytes = (uint64_t)(x * scale);
+	return 0;
+}
 
 static int
 apply(struct state *s, int ch, const char *arg)
@@ -248,6 +281,14 @@ apply(struct state *s, int ch, const char *arg)
 	case O_PARTS: s->x.partitions = arg; return 0;
 	case O_RELSYNC: return kg_parse_u32("--rel_sync", arg, 0, 1u << 30,
 	    &s->x.rel_sync);
+	case O_BUFCAP: return kg_parse_u32("--buffer_capacity", arg, 2,
+	    1u << 20, &s->x.buffer_capacity);
+	case O_MEMBUDGET: return parse_size("--mem_budget", arg,
+	    &s->x.mem_budget);
+	case O_SWAPDIR: s->x.swap_dir = arg; return 0;
+	case O_NEGPOOL: return kg_parse_u32("--neg_pool", arg, 0, 1u << 24,
+	    &o->neg_pool);
+	case O_INBATCH: o->neg_in_batch = 1; return 0;
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -312,6 +353,12 @@ parse_args(int argc, char **av, struct state *s)
 		s->x.mode = KG_DIST_BUCKETS;
 	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {
 		kg_error("--dist buckets needs --partitions");
+		return KG_EXIT_USAGE + 1;
+	}
+	if ((s->x.buffer_capacity || s->x.mem_budget || s->x.swap_dir) &&
+	    s->x.mode != KG_DIST_BUCKETS) {
+		kg_error("--buffer_capacity, --mem_budget and --swap_dir need "
+		    "--partitions");
 		return KG_EXIT_USAGE + 1;
 	}
 	if (s->x.mode == KG_DIST_SSGD && s->x.partitions != NULL) {

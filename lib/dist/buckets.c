@@ -92,8 +92,10 @@ init_trainer(struct kg_buckets *v)
 	int32_t *known;
 	int rc;
 
-	v->st = kg_store_open_park(&l, &in, NULL);
-	if (v->st == NULL)
+	if (v->buffered) {
+		if (kg_buckets_buffer_open(v, &l, &in) < 0)
+			return -1;
+	} else if ((v->st = kg_store_open_park(&l, &in, NULL)) == NULL)
 		return -1;
 	known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
 	memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
@@ -113,6 +115,7 @@ init_trainer(struct kg_buckets *v)
 	    v->pb.bucket_hrt, n, known, nk, v->types,
 	    (uint32_t)v->ds.n_types);
 	free(known);
+	v->tr.bucket_chunks = 1;
 	return rc;
 }
 
@@ -122,13 +125,13 @@ setup(struct kg_buckets *v)
 	uint32_t p;
 	int rc = load_inputs(v);
 
-	if (rc < 0 || (rc = init_trainer(v)) < 0)
+	if (rc < 0)
 		return rc;
 	v->loc = kg_xmallocarray(v->P, sizeof(*v->loc));
 	v->pinned = kg_xcalloc(v->P, sizeof(*v->pinned));
 	for (p = 0; p < v->P; p++)
 		v->loc[p] = -1;
-	return 0;
+	return init_trainer(v);
 }
 
 static void
@@ -144,6 +147,7 @@ teardown(struct kg_buckets *v)
 	kg_store_free(v->st);
 	free(v->types);
 	kg_dist_sched_release(&v->s);
+	kg_order_release(&v->ord);
 	kg_partition_book_release(&v->pb);
 	kg_dataset_release(&v->ds);
 	free(v->ckpt);
@@ -196,38 +200,78 @@ bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
 	return n;
 }
 
+int
+kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
+    double stats[2])
+{
+	uint32_t P = v->P, a = bk / P, c = bk % P;
+	uint64_t n = bucket_positives(v, a, c), done = 0;
+	double loss = 0.0, tb = kg_now();
+	char *line;
+
+	if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, bk, 0, &loss,
+	    &done) < 0)
+		return -1;
+	stats[0] += loss;
+	stats[1] += (double)done;
+	line = kg_xasprintf("{\"epoch\": %u, \"round\": %u, "
+	    "\"rank\": %d, \"bucket\": [%u, %u], "
+	    "\"triples\": %llu, \"loss\": %.9g, "
+	    "\"seconds\": %.4f}\n", v->tr.epoch + 1, round, v->d->rank,
+	    a, c, (unsigned long long)done, done ?
+	    loss / (double)done : 0.0, kg_now() - tb);
+	kg_strbuf_add(&v->mine, line);
+	free(line);
+	return 0;
+}
+
 /* Train this rank's buckets of one round, logging each; stats[0] and
  * stats[1] get the loss sum and the positives added. */
 static int
 run_round(struct kg_buckets *v, uint32_t round, double stats[2])
 {
-	uint32_t P = v->P;
-	int me = v->d->rank;
 	size_t nb, i;
-	const uint32_t *b = kg_dist_sched_buckets(&v->s, round, (uint32_t)me,
-	    &nb);
-	char *line;
+	const uint32_t *b = kg_dist_sched_buckets(&v->s, round,
+	    (uint32_t)v->d->rank, &nb);
 
-	for (i = 0; i < nb; i++) {
-		uint32_t a = b[i] / P, c = b[i] % P;
-		uint64_t n = bucket_positives(v, a, c), done = 0;
-		double loss = 0.0, tb = kg_now();
-
-		if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, b[i], 0, &loss,
-		    &done) < 0)
+	for (i = 0; i < nb; i++)
+		if (kg_buckets_train(v, round, b[i], stats) < 0)
 			return -1;
-		stats[0] += loss;
-		stats[1] += (double)done;
-		line = kg_xasprintf("{\"epoch\": %u, \"round\": %u, "
-		    "\"rank\": %d, \"bucket\": [%u, %u], "
-		    "\"triples\": %llu, \"loss\": %.9g, "
-		    "\"seconds\": %.4f}\n", v->tr.epoch + 1, round, me,
-		    a, c, (unsigned long long)done, done ?
-		    loss / (double)done : 0.0, kg_now() - tb);
-		kg_strbuf_add(&v->mine, line);
-		free(line);
-	}
 	return 0;
+}
+
+/* The negative pool of the epoch: every rank reads the partitions it
+ * holds or parks, and the ranks' pools are summed.  0 or -1 on every
+ * rank. */
+static int
+load_pool(struct kg_buckets *v)
+{
+	struct kg_neg_pool *np = &v->tr.pool;
+	int rc = kg_trainer_pool_load(&v->tr, v->buffered ? NULL : v->loc,
+	    v->d->rank);
+
+	if (v->d->size == 1 || np->k == 0 || v->tr.epoch == 0)
+		return rc;
+	if (kg_buckets_agree(v, rc) < 0)
+		return -1;
+	kg_dist_sum_f32(v->d, np->rows, np->off[np->n_parts] * np->dim);
+	return 0;
+}
+
+/* Ranks: the pool negatives' gradients that wait for partitions held
+ * elsewhere, summed and applied by the holders.  (One process keeps
+ * them until the partition is next pinned, over the epoch's end: its
+ * checkpoint saves them.)  0 or -1 on every rank. */
+static int
+settle_pool(struct kg_buckets *v)
+{
+	struct kg_neg_pool *np = &v->tr.pool;
+
+	if (v->d->size == 1 || np->k == 0)
+		return 0;
+	kg_dist_sum_f32(v->d, np->grad, np->off[np->n_parts] * np->dim);
+	return kg_buckets_agree(v, kg_trainer_pool_settle(&v->tr, v->loc,
+	    v->d->rank));
 }
 
 /* One epoch; *stats gets { loss sum, positives } over all ranks. */
@@ -238,6 +282,14 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	double t0 = kg_now();
 
 	stats[0] = stats[1] = 0.0;
+	if (load_pool(v) < 0)
+		return -1;
+	if (v->buffered) {
+		if (kg_buckets_buffer_epoch(v, stats) < 0)
+			return -1;
+		*secs = kg_now() - t0;
+		return 0;
+	}
 	for (round = 0; round < v->s.nrounds; round++) {
 		if (kg_buckets_transition(v, round) < 0 || run_round(v, round, stats) < 0)
 			return -1;
@@ -249,6 +301,8 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	}
 	kg_buckets_sync_relations(v);
 	kg_dist_sum_f64(v->d, stats, 2);
+	if (settle_pool(v) < 0)
+		return -1;
 	*secs = kg_now() - t0;
 	return 0;
 }
@@ -262,7 +316,10 @@ log_epoch(struct kg_buckets *v, const double st[2], double secs,
 	double tps = secs > 0 ? st[1] / secs : 0.0;
 
 	kg_dist_gather_text(v->d, v->mine.s ? v->mine.s : "", 0, &gathered);
-	if (v->d->rank == 0) {
+	if (v->buffered) {
+		kg_strbuf_add(&v->log, gathered);
+		kg_buckets_buffer_log(v, st, secs);
+	} else if (v->d->rank == 0) {
 		kg_strbuf_add(&v->log, gathered);
 		line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
 		    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
@@ -360,6 +417,8 @@ figures(struct kg_buckets *v)
 	json_object_set_new(fig, "entity_table_bytes", json_integer(
 	    (json_int_t)(v->tr.n_entities * (v->tr.model.dim + 1) *
 	    sizeof(float))));
+	if (v->buffered)
+		kg_buckets_buffer_figures(v, fig);
 	free(rss);
 	return fig;
 }
@@ -375,6 +434,13 @@ check_run(struct kg_buckets *v)
 	if (v->o->max_step > 0 || v->j->valid_every > 0) {
 		kg_error("--max_step and --valid_every are not supported with "
 		    "partitions");
+		return -1;
+	}
+	if (v->buffered && v->d->size > 1) {
+		if (v->d->rank == 0)
+			kg_error("--buffer_capacity and --mem_budget train out "
+			    "of core in one process; under mpirun each rank "
+			    "holds two partitions");
 		return -1;
 	}
 	if (v->d->rank == 0 && !v->j->force && kg_path_exists(v->j->output)) {
@@ -441,6 +507,7 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.j = j;
 	v.x = x;
 	v.show = d->rank == 0 && !j->quiet && (j->progress || isatty(2));
+	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0;
 	if (check_run(&v) < 0)
 		return -1;
 	rc = setup(&v);

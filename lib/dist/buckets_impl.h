@@ -5,6 +5,8 @@
  *   buckets_sync.c what ranks exchange between rounds: partitions
  *                  (through the store) and relation changes
  *   buckets_io.c    checkpoints and the model dir, written collectively
+ *   buckets_buffer.c  the out-of-core epoch of one process over a
+ *                  partition buffer
  */
 #ifndef KG_BUCKETS_IMPL_H
 #define KG_BUCKETS_IMPL_H
@@ -12,10 +14,18 @@
 #include "dist/dist_train.h"
 #include "graph/partition.h"
 #include "io/dataset.h"
+#include "store/order.h"
 
 /* RNG streams of the driver (the trainer uses 1 << 61 and 1 << 62). */
 #define KG_STREAM_PART_INIT (1ULL << 59)
 #define KG_STREAM_BUCKET_SHUFFLE (1ULL << 58)
+#define KG_STREAM_ORDER (1ULL << 57)
+
+/* What an out-of-core epoch moved. */
+struct kg_buckets_io {
+	uint64_t swaps, swaps_bound;
+	uint64_t bytes_read, bytes_written;
+};
 
 struct kg_buckets {
 	struct kg_dist *d;
@@ -39,7 +49,28 @@ struct kg_buckets {
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
+	/* Out of core (buckets_buffer.c). */
+	int buffered;
+	uint32_t capacity;	/* partitions in memory */
+	struct kg_order ord;	/* the epoch's order */
+	struct kg_buckets_io io, io_total;
 };
+
+/* Train bucket bk (a * P + b) of round "round", logging it; stats[0]
+ * and stats[1] get its loss sum and positives added.  0 or -1. */
+int kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
+    double stats[2]);
+
+/* Out of core: open the buffer store for the trainer (C from the
+ * options), and run one epoch over it.  0 or -1 after kg_error(). */
+int kg_buckets_buffer_open(struct kg_buckets *v,
+    const struct kg_store_layout *l, const struct kg_store_init *in);
+int kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2]);
+/* The figures of an out-of-core run, added to fig; its epoch line in
+ * the log (and on stderr when shown). */
+void kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig);
+void kg_buckets_buffer_log(struct kg_buckets *v, const double st[2],
+    double secs);
 
 /*
  * Move the partitions so that every rank holds (pins) the two that round

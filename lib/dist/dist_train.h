@@ -54,6 +54,22 @@
  *
  * With one rank (a plain process, or mpirun -np 1) the same code runs and
  * gives bit-identical output.
+ *
+ * Out of core (one process, buffer_capacity or mem_budget set;
+ * lib/dist/buckets_buffer.c): the partitions live in a partition buffer
+ * (kg_store_open_buffer: files in swap_dir, at most C partitions in
+ * memory plus one read ahead) and each epoch trains the buckets in the
+ * order of lib/store/order.h, which starts from the partitions left in
+ * memory by the epoch before.  Entering a buffer state pins its
+ * partitions (the one it brings was read ahead), asks the store to read
+ * the next state's partition on its thread, then trains the state's
+ * buckets; partitions that leave are written back on that thread while
+ * the next ones train.  Each epoch's log line adds the swaps, their lower
+ * bound and the bytes read and written; checkpoints link the partition
+ * files (lib/store/store.h), and the model's entities.npy is written
+ * front to back in the original order.  With mem_budget, C is the number
+ * of partitions (of the largest one's size, rows and Adagrad state) that
+ * fit in it, less one for reading ahead.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H
@@ -71,9 +87,13 @@ struct kg_dist_train_opts {
 	const char *partitions;	/* kg-partition dir (buckets) */
 	uint32_t rel_sync;	/* rounds between relation averages; 0: epoch
 				 * ends only */
+	uint32_t buffer_capacity;	/* out of core: partitions in memory */
+	uint64_t mem_budget;	/* out of core: bytes of partition buffers */
+	const char *swap_dir;	/* out of core: partition files; NULL: the
+				 * checkpoint's parent directory */
 };
 
-#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0 }
+#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL }
 
 /* "buckets" or "ssgd"; 0 or -1 (no message). */
 int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);

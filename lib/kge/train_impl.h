@@ -16,6 +16,7 @@
 /* RNG stream numbers: chunks use (epoch << 40 | bucket << 32 | chunk). */
 #define KG_STREAM_INIT (1ULL << 62)
 #define KG_STREAM_SHUFFLE (1ULL << 61)
+#define KG_STREAM_POOL (1ULL << 56)
 
 /*
  * One thread's buffers, allocated once.  Entity rows of a chunk are
@@ -33,7 +34,8 @@ struct kg_train_ws {
 	uint8_t *skip;
 	float *gfixed, *gposc, *gneg;
 	float *work, *pwork;	/* chunk and pairs passes */
-	uint32_t *neg_ids;
+	uint32_t *neg_ids;	/* local IDs, then pool slots */
+	size_t n_local, n_pool;	/* of the chunk's drawn negatives */
 	uint32_t stamp;
 	uint64_t n_stamp;
 	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */

@@ -51,6 +51,11 @@ kg_train_opts_check(const struct kg_train_opts *o)
 		kg_error("--one_vs_all and --neg_types cannot be combined");
 		return -1;
 	}
+	if (o->one_vs_all && o->neg_in_batch) {
+		kg_error("--one_vs_all scores every entity already; drop "
+		    "--neg_in_batch");
+		return -1;
+	}
 	if (!(o->lr > 0.0) || !isfinite(o->lr) || o->rel_lr < 0.0) {
 		kg_error("--lr must be positive and finite");
 		return -1;
@@ -289,6 +294,8 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 	tr->rel_state = kg_xcalloc(tr->n_rel_rows * tr->rel_state_width,
 	    sizeof(float));
 	init_relations(tr);
+	kg_neg_pool_init(&tr->pool, tr->n_parts, ents->off, tr->n_parts > 1 ?
+	    o->neg_pool : 0, o->dim);
 	if (init_samplers(tr, train, n_train, types, n_types) < 0 ||
 	    (o->filter_negatives && kg_tripleset_build(&tr->known, known,
 	    nknown, tr->n_entities, tr->n_rel_rows) < 0)) {
@@ -301,7 +308,8 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 	tr->ws = kg_xcalloc(tr->nthreads, sizeof(*tr->ws));
 	for (t = 0; t < tr->nthreads; t++)
 		kg_train_ws_alloc(&tr->ws[t], tr, kg_train_chunk_size(o),
-		    o->one_vs_all ? tr->max_part_rows : o->neg_sample_size);
+		    o->one_vs_all ? tr->max_part_rows : o->neg_sample_size +
+		    (o->neg_in_batch ? kg_train_chunk_size(o) : 0));
 	return 0;
 }
 
@@ -339,6 +347,7 @@ kg_trainer_release(struct kg_trainer *tr)
 		for (i = 0; i < tr->n_parts; i++)
 			kg_sampler_release(&tr->samplers[i]);
 	free(tr->samplers);
+	kg_neg_pool_release(&tr->pool);
 	free(tr->rel);
 	free(tr->rel_state);
 	kg_tripleset_release(&tr->known);
