@@ -42,7 +42,8 @@ usage(FILE *f)
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
 "                [--rel_sync N] [--buffer_capacity C] [--mem_budget SIZE]\n"
-"                [--swap_dir DIR] [--neg_pool N] [--neg_in_batch]\n"
+"                [--swap_dir DIR] [--bucket_passes K] [--neg_pool N]\n"
+"                [--neg_in_batch]\n"
 "                DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
 "Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
@@ -60,7 +61,7 @@ enum {
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR, O_NEGPOOL,
-	O_INBATCH
+	O_INBATCH, O_PASSES
 };
 
 static const struct option long_opts[] = {
@@ -135,6 +136,7 @@ static const struct option long_opts[] = {
 	{ "swap_dir", required_argument, NULL, O_SWAPDIR },
 	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
 	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
+	{ "bucket_passes", required_argument, NULL, O_PASSES },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -289,6 +291,8 @@ apply(struct state *s, int ch, const char *arg)
 	case O_NEGPOOL: return kg_parse_u32("--neg_pool", arg, 0, 1u << 24,
 	    &o->neg_pool);
 	case O_INBATCH: o->neg_in_batch = 1; return 0;
+	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
+	    &s->x.passes);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -355,10 +359,10 @@ parse_args(int argc, char **av, struct state *s)
 		kg_error("--dist buckets needs --partitions");
 		return KG_EXIT_USAGE + 1;
 	}
-	if ((s->x.buffer_capacity || s->x.mem_budget || s->x.swap_dir) &&
-	    s->x.mode != KG_DIST_BUCKETS) {
-		kg_error("--buffer_capacity, --mem_budget and --swap_dir need "
-		    "--partitions");
+	if ((s->x.buffer_capacity || s->x.mem_budget || s->x.swap_dir ||
+	    s->x.passes > 1) && s->x.mode != KG_DIST_BUCKETS) {
+		kg_error("--buffer_capacity, --mem_budget, --swap_dir and "
+		    "--bucket_passes need --partitions");
 		return KG_EXIT_USAGE + 1;
 	}
 	if (s->x.mode == KG_DIST_SSGD && s->x.partitions != NULL) {

@@ -204,13 +204,17 @@ int
 kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
     double stats[2])
 {
-	uint32_t P = v->P, a = bk / P, c = bk % P;
-	uint64_t n = bucket_positives(v, a, c), done = 0;
+	uint32_t P = v->P, a = bk / P, c = bk % P, K = v->x->passes;
+	uint64_t n = bucket_positives(v, a, c), done = 0, lo, hi;
 	double loss = 0.0, tb = kg_now();
 	char *line;
 
-	if (kg_trainer_bucket(&v->tr, a, c, v->pos, n, bk, 0, &loss,
-	    &done) < 0)
+	/* Pass k trains the k-th slice of the bucket's shuffle. */
+	lo = K > 1 ? n * v->pass / K : 0;
+	hi = K > 1 ? n * (v->pass + 1) / K : n;
+	v->tr.chunk_base = (uint64_t)v->pass << 24;
+	if (kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo, bk, 0,
+	    &loss, &done) < 0)
 		return -1;
 	stats[0] += loss;
 	stats[1] += (double)done;
@@ -288,15 +292,16 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 		if (kg_buckets_buffer_epoch(v, stats) < 0)
 			return -1;
 		*secs = kg_now() - t0;
-		return 0;
+		return settle_pool(v);
 	}
+	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
 	for (round = 0; round < v->s.nrounds; round++) {
 		if (kg_buckets_transition(v, round) < 0 || run_round(v, round, stats) < 0)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);
 		if (v->x->rel_sync > 0 && (round + 1) % v->x->rel_sync == 0 &&
-		    round + 1 < v->s.nrounds)
+		    (round + 1 < v->s.nrounds || v->pass + 1 < v->x->passes))
 			kg_buckets_sync_relations(v);
 	}
 	kg_buckets_sync_relations(v);

@@ -80,7 +80,12 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 		dir = parent_of(ckpt);
 		free(ckpt);
 	}
-	v->st = kg_store_open_buffer(l, in, dir, v->capacity);
+	/* A test hook: the same order over a memory store, to show that
+	 * the trips to disk change no bit. */
+	if (getenv("KG_TEST_BUFFER_IN_MEMORY") != NULL)
+		v->st = kg_store_open_mem(l, in);
+	else
+		v->st = kg_store_open_buffer(l, in, dir, v->capacity);
 	free(dir);
 	if (v->st == NULL)
 		return -1;
@@ -90,9 +95,10 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	return 0;
 }
 
-/* Replace the order by epoch e's, starting where it ended. */
+/* Replace the order by the one of pass number e (epoch * passes +
+ * pass), starting where it ended. */
 static int
-next_order(struct kg_buckets *v, uint32_t e)
+next_order(struct kg_buckets *v, uint64_t e)
 {
 	uint32_t *first = NULL, nfirst = v->ord.nstates ? v->ord.width : 0;
 	int rc;
@@ -110,15 +116,15 @@ next_order(struct kg_buckets *v, uint32_t e)
 }
 
 /*
- * The order of epoch e.  It starts from what the epoch before left in
- * memory, which is where the order of epoch e - 1 ended: a resumed run
- * (nothing in memory) rebuilds the orders from epoch 0 on, so that it
+ * The order of pass number e.  It starts from what the pass before left
+ * in memory, which is where the order of pass e - 1 ended: a resumed run
+ * (nothing in memory) rebuilds the orders from the first on, so that it
  * trains in the same order as a run that never stopped.
  */
 static int
-build_order(struct kg_buckets *v, uint32_t e)
+build_order(struct kg_buckets *v, uint64_t e)
 {
-	uint32_t k;
+	uint64_t k;
 
 	for (k = 0; v->ord.nstates == 0 && k < e; k++)
 		if (next_order(v, k) < 0)
@@ -170,14 +176,15 @@ kill_hook(const struct kg_buckets *v, uint32_t s)
 		raise(SIGKILL);
 }
 
-int
-kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
+/* One pass: the states of its order and their buckets. */
+static int
+run_pass(struct kg_buckets *v, double stats[2])
 {
-	struct kg_store_stats s0 = v->st->stats;
-	uint32_t s, p;
+	uint32_t s;
 	uint64_t n, i;
 
-	if (build_order(v, v->tr.epoch) < 0)
+	if (build_order(v, (uint64_t)v->tr.epoch * v->x->passes + v->pass) <
+	    0)
 		return -1;
 	for (s = 0; s < v->ord.nstates; s++) {
 		const uint32_t *b = kg_order_buckets(&v->ord, s, &n);
@@ -189,6 +196,21 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 			if (kg_buckets_train(v, s, b[i], stats) < 0)
 				return -1;
 	}
+	v->io.swaps += v->ord.swaps;
+	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
+	return 0;
+}
+
+int
+kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
+{
+	struct kg_store_stats s0 = v->st->stats;
+	uint32_t p;
+
+	v->io.swaps = v->io.swaps_bound = 0;
+	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
+		if (run_pass(v, stats) < 0)
+			return -1;
 	/* Unpinned, they stay in memory for the next epoch's start. */
 	for (p = 0; p < v->P; p++)
 		if (v->pinned[p]) {
@@ -197,8 +219,6 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 		}
 	if (kg_store_flush(v->st) < 0)
 		return -1;
-	v->io.swaps = v->ord.swaps;
-	v->io.swaps_bound = kg_order_swaps_lower_bound(v->P, v->capacity);
 	v->io.bytes_read = v->st->stats.bytes_read - s0.bytes_read;
 	v->io.bytes_written = v->st->stats.bytes_written - s0.bytes_written;
 	v->io_total.swaps += v->io.swaps;

@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "dist/dist.h"
 #include "io/stage.h"
+#include "store/store.h"
 
 /* What one evaluation holds between its steps. */
 struct eval_state {
@@ -21,6 +22,7 @@ struct eval_state {
 	struct kg_metrics m[3];
 	double auc;
 	json_t *rep;
+	struct kg_store *own;	/* --stream's store over entities.npy */
 };
 
 /* The paths kg-eval reads, for checking the report path against. */
@@ -56,6 +58,25 @@ check_output(const struct kg_eval_run_opts *o)
 	return 0;
 }
 
+/* The entity rows read from disk as needed, for a table larger than
+ * memory: what loading mapped (and checked) is given back. */
+static int
+stream_entities(struct eval_state *s)
+{
+	const struct kg_eval_run_opts *o = s->o;
+	char *path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
+	    kg_xstrdup(o->entities);
+
+	s->own = kg_store_open_npy_stream(path);
+	free(path);
+	if (s->own == NULL)
+		return -1;
+	s->md.ents = s->own;
+	if (s->md.ent.map != NULL)
+		madvise(s->md.ent.map, s->md.ent.maplen, MADV_DONTNEED);
+	return 0;
+}
+
 static int
 load_model(struct eval_state *s)
 {
@@ -77,7 +98,7 @@ load_model(struct eval_state *s)
 		    (unsigned long long)ds->n_relations);
 		return -1;
 	}
-	return 0;
+	return o->stream ? stream_entities(s) : 0;
 }
 
 /* The filter and, for degree-proportional negatives, the degrees. */
@@ -295,6 +316,7 @@ kg_eval_run(const struct kg_eval_run_opts *o, int *argc, char ***argv)
 	json_decref(s.rep);
 	free(s.degree);
 	kg_filter_release(&s.filter);
+	kg_store_free(s.own);
 	kg_modeldir_release(&s.md);
 	kg_dataset_release(&s.ds);
 	if (rc < 0)

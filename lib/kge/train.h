@@ -148,6 +148,8 @@ struct kg_trainer {
 	struct kg_sampler *samplers;	/* one per partition */
 	struct kg_neg_pool pool;	/* neg_pool: the other partitions */
 	int bucket_chunks;		/* set by bucket drivers (above) */
+	uint64_t chunk_base;		/* added to chunk numbers in the RNG
+					 * streams (a bucket's later slices) */
 	struct kg_tripleset known;	/* filter_negatives */
 	const int32_t *types;		/* use_types: borrowed, n_entities */
 	uint32_t nthreads;

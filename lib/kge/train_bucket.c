@@ -190,7 +190,7 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
 		    3 * sizeof(int32_t));
 	kg_rng_seed(&rng, tr->o.seed, (uint64_t)tr->epoch << 40 |
-	    (uint64_t)r->bucket << 32 | (uint64_t)c);
+	    (uint64_t)r->bucket << 32 | (tr->chunk_base + (uint64_t)c));
 	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
 	return kg_train_chunk(tr, ws, &rng, ch,
 	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
