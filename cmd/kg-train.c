@@ -43,7 +43,7 @@ usage(FILE *f)
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
 "                [--rel_sync N] [--buffer_capacity C] [--mem_budget SIZE]\n"
 "                [--swap_dir DIR] [--bucket_passes K] [--neg_pool N]\n"
-"                [--neg_in_batch]\n"
+"                [--neg_in_batch] [--rel_merge mean|sum]\n"
 "                DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
 "Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
@@ -61,7 +61,7 @@ enum {
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR, O_NEGPOOL,
-	O_INBATCH, O_PASSES
+	O_INBATCH, O_PASSES, O_RELMERGE
 };
 
 static const struct option long_opts[] = {
@@ -137,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
 	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
 	{ "bucket_passes", required_argument, NULL, O_PASSES },
+	{ "rel_merge", required_argument, NULL, O_RELMERGE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -293,6 +294,13 @@ apply(struct state *s, int ch, const char *arg)
 	case O_INBATCH: o->neg_in_batch = 1; return 0;
 	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
 	    &s->x.passes);
+	case O_RELMERGE:
+		if (strcmp(arg, "mean") == 0 || strcmp(arg, "sum") == 0) {
+			s->x.rel_merge_sum = arg[0] == 's';
+			return 0;
+		}
+		kg_error("--rel_merge must be mean or sum, not '%s'", arg);
+		return -1;
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}

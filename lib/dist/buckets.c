@@ -300,6 +300,7 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);
+		kg_buckets_sync_pool(v, round);
 		if (v->x->rel_sync > 0 && (round + 1) % v->x->rel_sync == 0 &&
 		    (round + 1 < v->s.nrounds || v->pass + 1 < v->x->passes))
 			kg_buckets_sync_relations(v);

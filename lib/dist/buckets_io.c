@@ -250,8 +250,7 @@ static json_t *
 config_json(const struct kg_buckets *v)
 {
 	const struct kg_train_opts *o = v->o;
-
-	return json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
+	json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
 	    "s:I, s:s, s:s, s:I, s:I, s:I}",
 	    "loss", kg_loss_name(o->loss.kind),
 	    "batch_size", (json_int_t)o->batch_size,
@@ -268,6 +267,13 @@ config_json(const struct kg_buckets *v)
 	    "nparts", (json_int_t)v->P,
 	    "ranks", (json_int_t)v->d->size,
 	    "rel_sync", (json_int_t)v->x->rel_sync);
+
+	json_object_update_new(c, json_pack("{s:s, s:I, s:I, s:b}",
+	    "rel_merge", v->x->rel_merge_sum ? "sum" : "mean",
+	    "bucket_passes", (json_int_t)v->x->passes,
+	    "neg_pool", (json_int_t)o->neg_pool,
+	    "neg_in_batch", o->neg_in_batch));
+	return c;
 }
 
 /*

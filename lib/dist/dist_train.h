@@ -29,10 +29,14 @@
  *
  * Relation parameters (and their optimiser state) are replicated: every
  * rank updates its copy, and the copies are merged (MPI_Allreduce) every
- * rel_sync rounds and at every epoch end: each rank's change since the
- * last merge is summed onto the merged table, which is what one shared
- * table updated by every rank would hold (a plain average of the copies
- * would divide the relations' step by the number of ranks).
+ * rel_sync rounds and at every epoch end: the mean of the ranks' changes
+ * since the last merge (their sum with rel_merge_sum) is added to the
+ * merged table (lib/dist/buckets_sync.c says why the mean).
+ *
+ * The negative pool (struct kg_neg_pool) is shared after every round:
+ * each partition's rows from the rank that trained it, and the gradients
+ * waiting for a partition, summed, to the rank that holds it next; at an
+ * epoch's end the holders apply what still waits.
  *
  * With passes = K > 1 an epoch goes K times through the schedule (or
  * through K buffer orders), each pass training the K-th slice of every
@@ -98,9 +102,11 @@ struct kg_dist_train_opts {
 				 * checkpoint's parent directory */
 	uint32_t passes;	/* passes over the buckets per epoch, each
 				 * with a 1/passes slice of every bucket */
+	int rel_merge_sum;	/* relation merges add the ranks' changes,
+				 * not their mean (buckets_sync.c) */
 };
 
-#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL, 1 }
+#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL, 1, 0 }
 
 /* "buckets" or "ssgd"; 0 or -1 (no message). */
 int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);
