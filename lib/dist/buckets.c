@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "io/modeldir.h"
@@ -34,6 +35,26 @@ kg_buckets_agree(struct kg_buckets *v, int rc)
 
 	kg_dist_max_u64(v->d, &bad, 1);
 	return bad ? -1 : 0;
+}
+
+/*
+ * Give back the pages of bytes [at, at + n) of a mapped input: reading
+ * every triple once to check it, or a bucket to train it, leaves them in
+ * the resident set, which at 100M triples is gigabytes of the budget.
+ * They are file pages nobody wrote, read again from the file if needed.
+ */
+static void
+drop_pages(const struct kg_npy *a, size_t at, size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+
+	if (a->map == NULL || n == 0)
+		return;
+	lo = ((uintptr_t)a->data + at + pg - 1) / pg * pg;
+	hi = ((uintptr_t)a->data + at + n) / pg * pg;
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
 }
 
 /* The dataset and the partitions, checked against each other; 0, -1 or
@@ -87,8 +108,8 @@ init_trainer(struct kg_buckets *v)
 	struct kg_store_layout l = kg_train_layout(o, v->ds.n_entities, v->P,
 	    v->pb.offsets);
 	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_PART_INIT);
-	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = o->reciprocal ?
-	    2 * n : n, i;
+	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = !o->filter_negatives ?
+	    0 : o->reciprocal ? 2 * n : n, i;
 	int32_t *known;
 	int rc;
 
@@ -97,8 +118,11 @@ init_trainer(struct kg_buckets *v)
 			return -1;
 	} else if ((v->st = kg_store_open_park(&l, &in, NULL)) == NULL)
 		return -1;
+	/* The known positives only for filtering: at 100M triples they
+	 * take gigabytes. */
 	known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
-	memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
+	if (nk > 0)
+		memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
 	for (i = n; i < nk; i++) {
 		const int32_t *x = v->pb.bucket_hrt + 3 * (i - n);
 
@@ -116,6 +140,9 @@ init_trainer(struct kg_buckets *v)
 	    (uint32_t)v->ds.n_types);
 	free(known);
 	v->tr.bucket_chunks = 1;
+	drop_pages(&v->pb.arr[6], 0, v->pb.arr[6].nbytes);
+	drop_pages(&v->ds.arr[KG_SPLIT_TRAIN], 0,
+	    v->ds.arr[KG_SPLIT_TRAIN].nbytes);
 	return rc;
 }
 
@@ -179,6 +206,8 @@ bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
 	}
 	memcpy(v->pos, v->pb.bucket_hrt + 3 * off[bk], 3 * n1 *
 	    sizeof(int32_t));
+	drop_pages(&v->pb.arr[6], 3 * (size_t)off[bk] * sizeof(int32_t),
+	    3 * n1 * sizeof(int32_t));
 	for (i = 0; i < n2; i++) {
 		const int32_t *x = v->pb.bucket_hrt + 3 * (off[inv] + (int64_t)i);
 		int32_t *y = v->pos + 3 * (n1 + i);
@@ -273,6 +302,7 @@ settle_pool(struct kg_buckets *v)
 
 	if (v->d->size == 1 || np->k == 0)
 		return 0;
+	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[np->n_parts] * np->dim);
 	return kg_buckets_agree(v, kg_trainer_pool_settle(&v->tr, v->loc,
 	    v->d->rank));
@@ -376,6 +406,7 @@ train_epochs(struct kg_buckets *v)
 			return -1;
 		}
 		v->secs_total += secs;
+		v->trained_total += st[1];
 		bytes[0] = d->bytes_sent - bytes0;
 		kg_dist_sum_u64(d, bytes, 1);
 		log_epoch(v, st, secs, bytes[0]);
@@ -411,6 +442,10 @@ figures(struct kg_buckets *v)
 	json_object_set_new(fig, "stopped_by", json_string("epochs"));
 	json_object_set_new(fig, "final_loss", json_real(v->tr.last_loss));
 	json_object_set_new(fig, "train_seconds", json_real(v->secs_total));
+	json_object_set_new(fig, "train_triples", json_integer((json_int_t)
+	    v->ds.split[KG_SPLIT_TRAIN].n));
+	json_object_set_new(fig, "triples_per_second", json_real(
+	    v->secs_total > 0 ? v->trained_total / v->secs_total : 0.0));
 	json_object_set_new(fig, "ranks", json_integer(d->size));
 	json_object_set_new(fig, "nparts", json_integer(v->P));
 	json_object_set_new(fig, "rounds_per_epoch",

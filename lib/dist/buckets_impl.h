@@ -49,6 +49,7 @@ struct kg_buckets {
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
+	double trained_total;	/* positives trained, all epochs */
 	uint32_t pass;		/* of the epoch, < x->passes */
 	/* Out of core (buckets_buffer.c). */
 	int buffered;

@@ -66,15 +66,16 @@ save_mine(struct kg_buckets *v, const char *dir)
  * over an epoch's end; ranks have applied theirs): neg_pool_ids.npy
  * (int64 [slots]) and neg_pool_grad.npy (float32 [slots, dim]). */
 static int
-save_pool(const struct kg_buckets *v, const char *dir)
+save_pool(struct kg_buckets *v, const char *dir)
 {
-	const struct kg_neg_pool *np = &v->tr.pool;
+	struct kg_neg_pool *np = &v->tr.pool;
 	uint64_t sh[1] = { np->k ? np->off[np->n_parts] : 0 };
 	char *path;
 	int rc;
 
 	if (np->k == 0 || v->d->size > 1)
 		return 0;
+	kg_neg_pool_fold(np, UINT32_MAX);
 	path = kg_path_join(dir, "neg_pool_ids.npy");
 	rc = kg_npy_write(path, KG_DT_I8, 1, sh, np->gid);
 	free(path);

@@ -166,6 +166,7 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
 			    np->off[q]) * d * sizeof(float));
 	}
 	kg_dist_sum_f32(v->d, np->rows, np->off[P] * d);
+	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[P] * d);
 	kg_dist_max_u64(v->d, valid, P);
 	for (q = 0; q < P; q++) {

@@ -175,7 +175,7 @@ kg_sampler_draw_type(const struct kg_sampler *s, struct kg_rng *rng,
 
 void
 kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
-    const uint64_t *part_off, uint32_t k, uint32_t dim)
+    const uint64_t *part_off, uint32_t k, uint32_t dim, uint32_t nthreads)
 {
 	uint32_t q;
 
@@ -185,6 +185,7 @@ kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
 	np->n_parts = n_parts;
 	np->k = k;
 	np->dim = dim;
+	np->nthreads = nthreads ? nthreads : 1;
 	np->part_off = part_off;
 	np->off = kg_xmallocarray((size_t)n_parts + 1, sizeof(*np->off));
 	np->off[0] = 0;
@@ -202,7 +203,8 @@ kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
 			np->gid[i] = part_off[q] + (i - np->off[q]);
 	}
 	np->rows = kg_xcalloc(np->off[n_parts] * dim + 1, sizeof(float));
-	np->grad = kg_xcalloc(np->off[n_parts] * dim + 1, sizeof(float));
+	np->grad = kg_xcalloc((size_t)np->nthreads * np->off[n_parts] * dim + 1,
+	    sizeof(float));
 	np->pending = kg_xcalloc(n_parts, 1);
 	np->valid = kg_xcalloc(n_parts, 1);
 	np->carry_gid = kg_xcalloc(np->off[n_parts] + 1, sizeof(uint64_t));
@@ -248,6 +250,7 @@ kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
 	n = np->off[q + 1] - np->off[q];
 	g = np->gid + np->off[q];
 	np->valid[q] = 0;
+	kg_neg_pool_fold(np, q);
 	if (np->pending[q]) {
 		memcpy(np->carry_gid + np->off[q], g, n * sizeof(*g));
 		memcpy(np->carry_grad + np->off[q] * np->dim, np->grad +
@@ -333,18 +336,40 @@ kg_neg_pool_draw(const struct kg_neg_pool *np, struct kg_rng *rng,
 }
 
 void
-kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t slot, const float *g)
+kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t t, uint32_t slot,
+    const float *g)
 {
-	float *dst = np->grad + (size_t)slot * np->dim;
+	float *dst = np->grad + ((size_t)t * np->off[np->n_parts] + slot) *
+	    np->dim;
 	uint32_t i, q = kg_neg_pool_part_of(np, slot);
 
-	for (i = 0; i < np->dim; i++) {
-#pragma omp atomic
+#pragma omp simd
+	for (i = 0; i < np->dim; i++)
 		dst[i] += g[i];
-	}
 	if (!np->pending[q]) {
 #pragma omp atomic write
 		np->pending[q] = 1;
+	}
+}
+
+void
+kg_neg_pool_fold(struct kg_neg_pool *np, uint32_t q)
+{
+	uint64_t lo, hi, i, n;
+	uint32_t t;
+
+	if (np->k == 0 || np->nthreads < 2)
+		return;
+	n = np->off[np->n_parts] * np->dim;
+	lo = q < np->n_parts ? np->off[q] * np->dim : 0;
+	hi = q < np->n_parts ? np->off[q + 1] * np->dim : n;
+	for (t = 1; t < np->nthreads; t++) {
+		float *src = np->grad + (size_t)t * n;
+
+		for (i = lo; i < hi; i++) {
+			np->grad[i] += src[i];
+			src[i] = 0.0f;
+		}
 	}
 }
 

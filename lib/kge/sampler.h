@@ -73,15 +73,17 @@ int kg_sampler_draw_type(const struct kg_sampler *s, struct kg_rng *rng,
  * row later, when its partition is next in the trainer's hands
  * (kg_trainer_pool_settle).  A partition's slots are valid once filled.
  * Rows are read by every training thread and written between buckets;
- * gradients are added by every thread (atomically).
+ * each thread adds gradients to a copy of its own, and kg_neg_pool_fold
+ * sums the copies into the first (grad's first slots x dim floats)
+ * before they are read.
  */
 struct kg_neg_pool {
-	uint32_t n_parts, k, dim;
+	uint32_t n_parts, k, dim, nthreads;
 	const uint64_t *part_off;	/* n_parts + 1 (borrowed, the store's) */
 	uint64_t *off;		/* n_parts + 1 slot offsets */
 	uint64_t *gid;		/* a slot's global entity ID */
 	float *rows;		/* a slot's row, dim floats */
-	float *grad;		/* a slot's summed gradient, dim floats */
+	float *grad;		/* nthreads copies of slots x dim floats */
 	uint8_t *pending;	/* n_parts: some slot of it has a gradient */
 	uint8_t *valid;		/* n_parts */
 	/* The gradients of the epoch before, for the rows it had chosen,
@@ -91,13 +93,13 @@ struct kg_neg_pool {
 	uint8_t *carry_pending;
 };
 
-#define KG_NEG_POOL_INIT { 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
+#define KG_NEG_POOL_INIT { 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
 	NULL, NULL, NULL, NULL }
 
-/* Slots for n_parts partitions of dim-float rows at part_off (k = 0: an
- * empty pool that draws nothing). */
+/* Slots for n_parts partitions of dim-float rows at part_off, gradients
+ * from nthreads threads (k = 0: an empty pool that draws nothing). */
 void kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
-    const uint64_t *part_off, uint32_t k, uint32_t dim);
+    const uint64_t *part_off, uint32_t k, uint32_t dim, uint32_t nthreads);
 void kg_neg_pool_release(struct kg_neg_pool *np);
 /* Choose partition q's rows for an epoch (from seed, stream and q; in
  * increasing ID) and invalidate its copies; gradients still pending for
@@ -116,9 +118,12 @@ size_t kg_neg_pool_share(const struct kg_neg_pool *np, uint32_t q,
  * other than q, each partition weighted by its size. */
 void kg_neg_pool_draw(const struct kg_neg_pool *np, struct kg_rng *rng,
     uint32_t q, size_t n, uint32_t *out);
-/* Add gradient g (dim floats) to slot "slot"; any thread. */
-void kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t slot,
+/* Add gradient g (dim floats) to slot "slot" in thread t's copy. */
+void kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t t, uint32_t slot,
     const float *g);
+/* Sum the threads' gradients of partition q (q >= n_parts: of every
+ * partition) into the first copy, in thread order; between buckets. */
+void kg_neg_pool_fold(struct kg_neg_pool *np, uint32_t q);
 /* The partition of slot "slot". */
 uint32_t kg_neg_pool_part_of(const struct kg_neg_pool *np, uint64_t slot);
 

@@ -252,6 +252,7 @@ apply_pool(struct kg_trainer *tr, uint32_t q)
 	    0;
 	size_t d = np->dim;
 
+	kg_neg_pool_fold(np, q);
 	if (n > 0 && np->carry_pending[q]) {
 		kg_trainer_apply(tr, np->carry_gid + o, np->carry_grad + o * d,
 		    n, NULL, NULL, 0);

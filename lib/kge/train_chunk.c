@@ -375,8 +375,8 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
 		/* Pool rows are not in hand: their gradients wait. */
 		for (j = ws->n_local; j < ws->n_local + ws->n_pool; j++)
-			kg_neg_pool_add_grad(&tr->pool, ws->neg_ids[j],
-			    ws->gneg + j * d);
+			kg_neg_pool_add_grad(&tr->pool, (uint32_t)(ws -
+			    tr->ws), ws->neg_ids[j], ws->gneg + j * d);
 		for (j = ws->n_local + ws->n_pool; j < nc; j++) {
 			uint64_t c = cand_id(tr, ws, pc, ccol, j);
 
