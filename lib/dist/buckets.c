@@ -110,6 +110,7 @@ init_trainer(struct kg_buckets *v)
 	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_PART_INIT);
 	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = !o->filter_negatives ?
 	    0 : o->reciprocal ? 2 * n : n, i;
+	size_t k;
 	int32_t *known;
 	int rc;
 
@@ -140,9 +141,13 @@ init_trainer(struct kg_buckets *v)
 	    (uint32_t)v->ds.n_types);
 	free(known);
 	v->tr.bucket_chunks = 1;
-	drop_pages(&v->pb.arr[6], 0, v->pb.arr[6].nbytes);
-	drop_pages(&v->ds.arr[KG_SPLIT_TRAIN], 0,
-	    v->ds.arr[KG_SPLIT_TRAIN].nbytes);
+	/* Loading checked every array (the relabelling is a permutation,
+	 * every triple in range); training reads the buckets one at a time
+	 * and the model's writer new2old once. */
+	for (k = 0; k < KG_NSPLITS + 1; k++)
+		drop_pages(&v->ds.arr[k], 0, v->ds.arr[k].nbytes);
+	for (k = 0; k < KG_ARRAY_LEN(v->pb.arr); k++)
+		drop_pages(&v->pb.arr[k], 0, v->pb.arr[k].nbytes);
 	return rc;
 }
 

@@ -188,10 +188,12 @@ run_pass(struct kg_buckets *v, double stats[2])
 		return -1;
 	for (s = 0; s < v->ord.nstates; s++) {
 		const uint32_t *b = kg_order_buckets(&v->ord, s, &n);
+		double t0 = kg_now();
 
 		kill_hook(v, s);
 		if (enter_state(v, s) < 0)
 			return -1;
+		v->io.wait_seconds += kg_now() - t0;
 		for (i = 0; i < n; i++)
 			if (kg_buckets_train(v, s, b[i], stats) < 0)
 				return -1;
@@ -206,8 +208,10 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 {
 	struct kg_store_stats s0 = v->st->stats;
 	uint32_t p;
+	double t0;
 
 	v->io.swaps = v->io.swaps_bound = 0;
+	v->io.wait_seconds = 0.0;
 	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
 		if (run_pass(v, stats) < 0)
 			return -1;
@@ -217,14 +221,17 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 			kg_store_release(v->st, p, 0);
 			v->pinned[p] = 0;
 		}
+	t0 = kg_now();
 	if (kg_store_flush(v->st) < 0)
 		return -1;
+	v->io.wait_seconds += kg_now() - t0;
 	v->io.bytes_read = v->st->stats.bytes_read - s0.bytes_read;
 	v->io.bytes_written = v->st->stats.bytes_written - s0.bytes_written;
 	v->io_total.swaps += v->io.swaps;
 	v->io_total.swaps_bound += v->io.swaps_bound;
 	v->io_total.bytes_read += v->io.bytes_read;
 	v->io_total.bytes_written += v->io.bytes_written;
+	v->io_total.wait_seconds += v->io.wait_seconds;
 	return 0;
 }
 
@@ -249,6 +256,8 @@ kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 	    v->io_total.bytes_read));
 	json_object_set_new(fig, "bytes_written", json_integer((json_int_t)
 	    v->io_total.bytes_written));
+	json_object_set_new(fig, "io_wait_seconds", json_real(
+	    v->io_total.wait_seconds));
 }
 
 void
@@ -260,11 +269,12 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs)
 	    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
 	    "\"buffer_capacity\": %u, \"swaps\": %llu, "
 	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "
-	    "\"bytes_written\": %llu, \"peak_rss_kib\": %llu}\n",
+	    "\"bytes_written\": %llu, \"io_wait_seconds\": %.3f, "
+	    "\"peak_rss_kib\": %llu}\n",
 	    v->tr.epoch, v->tr.last_loss, secs, tps, v->capacity,
 	    (unsigned long long)io->swaps, (unsigned long long)io->swaps_bound,
 	    (unsigned long long)io->bytes_read,
-	    (unsigned long long)io->bytes_written,
+	    (unsigned long long)io->bytes_written, io->wait_seconds,
 	    (unsigned long long)kg_peak_rss_kib());
 
 	kg_strbuf_add(&v->log, line);

@@ -25,6 +25,7 @@
 struct kg_buckets_io {
 	uint64_t swaps, swaps_bound;
 	uint64_t bytes_read, bytes_written;
+	double wait_seconds;	/* training stood still for the disk */
 };
 
 struct kg_buckets {
