@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The directory holding path (a new string). */
 static char *
@@ -176,12 +177,35 @@ kill_hook(const struct kg_buckets *v, uint32_t s)
 		raise(SIGKILL);
 }
 
+/* Progress inside a long epoch (shown runs): a terminal line every 2 s,
+ * a log line every 30 s. */
+static void
+report(const struct kg_buckets *v, uint32_t s, const double stats[2],
+    double t0, double *last)
+{
+	double now = kg_now(), total = (double)v->ds.split[KG_SPLIT_TRAIN].n *
+	    (v->o->reciprocal ? 2 : 1), rate;
+	int tty = isatty(2);
+
+	if (!v->show || now - *last < (tty ? 2.0 : 30.0) || stats[1] <= 0)
+		return;
+	*last = now;
+	rate = stats[1] / (now - t0);
+	fprintf(stderr, "%s%s: epoch %u: state %u/%u of pass %u, %3.0f%%, "
+	    "%.0f triples/s, eta %.0f s%s", tty ? "\r" : "", kg_progname(),
+	    v->tr.epoch + 1, s + 1, v->ord.nstates, v->pass + 1,
+	    100.0 * stats[1] / total, rate, (total - stats[1]) / rate,
+	    tty ? " " : "\n");
+	fflush(stderr);
+}
+
 /* One pass: the states of its order and their buckets. */
 static int
 run_pass(struct kg_buckets *v, double stats[2])
 {
 	uint32_t s;
 	uint64_t n, i;
+	double start = kg_now(), last = start;
 
 	if (build_order(v, (uint64_t)v->tr.epoch * v->x->passes + v->pass) <
 	    0)
@@ -197,7 +221,10 @@ run_pass(struct kg_buckets *v, double stats[2])
 		for (i = 0; i < n; i++)
 			if (kg_buckets_train(v, s, b[i], stats) < 0)
 				return -1;
+		report(v, s, stats, start, &last);
 	}
+	if (v->show && isatty(2) && last > start)
+		fputc('\n', stderr);
 	v->io.swaps += v->ord.swaps;
 	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
 	return 0;
