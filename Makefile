@@ -2,7 +2,9 @@
 # `make test` checks dependencies, builds and runs the tests; `make demo`
 # runs the enterprise pipeline on the bundled example; `make asan` builds
 # with AddressSanitizer and UndefinedBehaviorSanitizer and runs the unit
-# tests under them; `make bench` runs the benchmarks.
+# tests under them; `make bench` runs the benchmarks; `make fuzz` builds
+# the libFuzzer harnesses of tests/fuzz/ with clang and runs each for
+# FUZZ_SECONDS.
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -40,7 +42,8 @@ MAN := $(wildcard man/man1/*.1 man/man5/*.5)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all tools deps test unit cli demo asan bench install clean lint-man
+.PHONY: all tools deps test unit cli demo asan bench install clean lint-man \
+	fuzz fuzz-deps fuzz-build
 
 all: $(TOOLS) $(UNITS) $(AUX)
 
@@ -111,6 +114,47 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/run.sh
 
+# Fuzzing, not part of `make test`: the parsers' libFuzzer harnesses
+# (tests/fuzz/fuzz_<target>.c) built with clang against the library and
+# the CLI helpers compiled alike in build-fuzz/ (no tool's main()), then
+# each target run for FUZZ_SECONDS over its seed corpus
+# (tests/fuzz/run.sh).  FUZZ_TARGETS picks some: make fuzz FUZZ_TARGETS=npy
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SAN ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -O1 -g -fno-omit-frame-pointer \
+	-fopenmp -Wno-pass-failed -Ilib -Icmd -Itests/fuzz $(PKG_CFLAGS) \
+	$(shell mpicc --showme:compile 2>/dev/null) -MMD -MP $(FUZZ_SAN) \
+	-DFUZZ_DATA='"$(CURDIR)/tests/fuzz/data"'
+FUZZ_LIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp \
+	$(shell mpicc --showme:link 2>/dev/null)
+FUZZ_SRC := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_TARGETS ?= $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
+FUZZ_OBJ := $(LIB_SRC:%.c=$(FUZZ_BUILD)/%.o) $(CLI_SRC:%.c=$(FUZZ_BUILD)/%.o) \
+	$(FUZZ_BUILD)/tests/fuzz/fuzz.o $(FUZZ_BUILD)/tests/fuzz/tabread_ref.o
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory fuzz-build
+	@tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-deps:
+	@sh tests/fuzz/deps.sh
+
+fuzz-build: $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
+
+$(FUZZ_BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libkgfuzz.a: $(FUZZ_OBJ)
+	rm -f $@.tmp
+	ar rcs $@.tmp $^
+	mv -f $@.tmp $@
+
+$(FUZZ_BUILD)/fuzz_%: $(FUZZ_BUILD)/tests/fuzz/fuzz_%.o $(FUZZ_BUILD)/libkgfuzz.a
+	$(FUZZ_CC) -fsanitize=fuzzer $(FUZZ_SAN) -o $@ $^ $(FUZZ_LIBS)
+
 lint-man:
 	@for m in $(MAN); do mandoc -Tlint -Wwarning $$m || exit 1; done
 
@@ -122,7 +166,8 @@ install: $(TOOLS)
 	$(if $(wildcard man/man5/*.5),install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5)
 
 clean:
-	rm -rf $(BUILD) $(BIN) build-asan
+	rm -rf $(BUILD) $(BIN) build-asan $(FUZZ_BUILD)
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
-	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d)
+	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d) \
+	$(FUZZ_OBJ:.o=.d) $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.d)

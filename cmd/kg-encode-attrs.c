@@ -78,8 +78,11 @@ parse_shard(const char *s, uint32_t *i, uint32_t *n)
 enum { OPT_TABLES = 256, OPT_TEXTCMD, OPT_MAXERR, OPT_SHARD, OPT_PROGRESS,
 	OPT_VERSION };
 
-int
-main(int argc, char *argv[])
+/* The options after the subcommand into o; 0, or an exit status to
+ * return (usage, or 0 after --help / --version). */
+static int
+parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
+    uint32_t *threads, int *done)
 {
 	static const struct option longopts[] = {
 		{ "dataset", required_argument, NULL, 'd' },
@@ -98,10 +101,87 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{ NULL, 0, NULL, 0 }
 	};
+	int ch;
+
+	*done = 0;
+	optind = 2;
+	while ((ch = getopt_long(argc, argv, "d:s:m:o:j:fqh", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'd': o->dataset = optarg; break;
+		case 's': o->schema = optarg; break;
+		case 'm': o->model = optarg; break;
+		case 'o': o->output = optarg; break;
+		case OPT_TABLES: o->tables_dir = optarg; break;
+		case OPT_TEXTCMD: o->text_command = optarg; break;
+		case OPT_MAXERR:
+			if (kg_parse_u64("--max-errors", optarg, 0,
+			    UINT64_MAX, &o->max_errors) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case OPT_SHARD:
+			if (parse_shard(optarg, &o->shard, &o->n_shards) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case 'j':
+			if (kg_parse_u32("--threads", optarg, 1, 4096,
+			    threads) < 0)
+				return KG_EXIT_USAGE;
+			break;
+		case 'f': o->force = 1; break;
+		case 'q': o->quiet = 1; break;
+		case OPT_PROGRESS: o->progress = 1; break;
+		case 'h':
+			*done = 1;
+			return kg_tool_help(usage);
+		case OPT_VERSION:
+			*done = 1;
+			return kg_tool_version("kg-encode-attrs");
+		default:
+			usage(stderr);
+			return KG_EXIT_USAGE;
+		}
+	}
+	o->inputs = (const char *const *)argv + optind;
+	o->n_inputs = (size_t)(argc - optind);
+	return 0;
+}
+
+/* What the subcommand needs is there, and nothing it does not use;
+ * 0 or KG_EXIT_USAGE after the message. */
+static int
+check_opts(const char *cmd, const struct kg_attrs_opts *o, int is_fit,
+    int is_transform, int is_merge)
+{
+	if (o->output == NULL ||
+	    (is_fit && (o->dataset == NULL || o->schema == NULL)) ||
+	    (is_transform && (o->dataset == NULL || o->model == NULL)) ||
+	    (is_merge && (o->model == NULL || o->n_inputs == 0))) {
+		kg_error("%s: missing %s", cmd, is_fit ?
+		    "-d, -s or -o" : is_transform ? "-d, -m or -o" :
+		    "-m, -o or shard directories");
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	if ((!is_merge && o->n_inputs > 0) || (is_merge && (o->dataset ||
+	    o->schema || o->tables_dir || o->text_command)) ||
+	    (!is_transform && o->n_shards != 1) || (is_fit && o->model) ||
+	    (!is_fit && o->schema)) {
+		kg_error("%s: option or argument not used by this subcommand",
+		    cmd);
+		usage(stderr);
+		return KG_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
 	struct kg_attrs_opts o;
 	const char *cmd;
 	uint32_t threads = 0;
-	int ch, is_fit, is_transform, is_merge;
+	int rc, done, is_fit, is_transform, is_merge;
 
 	kg_setprogname(argv[0]);
 	/*
@@ -134,63 +214,12 @@ main(int argc, char *argv[])
 		usage(stderr);
 		return KG_EXIT_USAGE;
 	}
-	optind = 2;
-	while ((ch = getopt_long(argc, argv, "d:s:m:o:j:fqh", longopts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'd': o.dataset = optarg; break;
-		case 's': o.schema = optarg; break;
-		case 'm': o.model = optarg; break;
-		case 'o': o.output = optarg; break;
-		case OPT_TABLES: o.tables_dir = optarg; break;
-		case OPT_TEXTCMD: o.text_command = optarg; break;
-		case OPT_MAXERR:
-			if (kg_parse_u64("--max-errors", optarg, 0,
-			    UINT64_MAX, &o.max_errors) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		case OPT_SHARD:
-			if (parse_shard(optarg, &o.shard, &o.n_shards) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		case 'j':
-			if (kg_parse_u32("--threads", optarg, 1, 4096,
-			    &threads) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		case 'f': o.force = 1; break;
-		case 'q': o.quiet = 1; break;
-		case OPT_PROGRESS: o.progress = 1; break;
-		case 'h':
-			return kg_tool_help(usage);
-		case OPT_VERSION:
-			return kg_tool_version("kg-encode-attrs");
-		default:
-			usage(stderr);
-			return KG_EXIT_USAGE;
-		}
-	}
-	o.inputs = (const char *const *)argv + optind;
-	o.n_inputs = (size_t)(argc - optind);
-	if (o.output == NULL ||
-	    (is_fit && (o.dataset == NULL || o.schema == NULL)) ||
-	    (is_transform && (o.dataset == NULL || o.model == NULL)) ||
-	    (is_merge && (o.model == NULL || o.n_inputs == 0))) {
-		kg_error("%s: missing %s", cmd, is_fit ?
-		    "-d, -s or -o" : is_transform ? "-d, -m or -o" :
-		    "-m, -o or shard directories");
-		usage(stderr);
-		return KG_EXIT_USAGE;
-	}
-	if ((!is_merge && o.n_inputs > 0) || (is_merge && (o.dataset ||
-	    o.schema || o.tables_dir || o.text_command)) ||
-	    (!is_transform && o.n_shards != 1) || (is_fit && o.model) ||
-	    (!is_fit && o.schema)) {
-		kg_error("%s: option or argument not used by this subcommand",
-		    cmd);
-		usage(stderr);
-		return KG_EXIT_USAGE;
-	}
+	rc = parse_opts(argc, argv, &o, &threads, &done);
+	if (rc != 0 || done)
+		return rc;
+	rc = check_opts(cmd, &o, is_fit, is_transform, is_merge);
+	if (rc != 0)
+		return rc;
 	if (threads > 0)
 		omp_set_num_threads((int)threads);
 	return kg_tool_exit(is_fit ? kg_attrs_run_fit(&o) : is_transform ?

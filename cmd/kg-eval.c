@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "core/progress.h"
 #include "core/util.h"
 #include "eval/eval_run.h"
 
@@ -22,7 +23,8 @@ usage(FILE *f)
 "               [--auc-neg k] [--seed n] [--threads n] [--batch n]\n"
 "               [--progress] [--stream] [-o file [--force]] dataset model\n"
 "       kg-eval [options] --entities file --relations file --model name\n"
-"               [--gamma g] [--reciprocal] dataset\n"
+"               [--gamma g] [--reciprocal] [--entity-map file]\n"
+"               [--relation-map file] dataset\n"
 "\n"
 "Rank the true head and tail of every triple of a split among all\n"
 "entities and report MRR, MR and Hits@1/3/10 as JSON on stdout and as a\n"
@@ -42,12 +44,16 @@ usage(FILE *f)
 "                        larger than memory)\n"
 "  -o, --output file     write the report to file, not stdout\n"
 "      --force           replace an existing file\n"
-"      --entities file   entity embeddings (float32 .npy) ...\n"
+"      --entities file   entity embeddings (.npy; float64 is converted to\n"
+"                        float32 with a note) ...\n"
 "      --relations file  ... relation parameters ...\n"
 "      --model name      ... and the model: TransE_l1, TransE_l2, DistMult,\n"
 "                        ComplEx, RotatE, RESCAL or TransR\n"
 "      --gamma g         margin of the distance models (default 12)\n"
 "      --reciprocal      the relation array holds reciprocal relations\n"
+"      --entity-map file row<TAB>name lines giving each entity's row of\n"
+"                        --entities (default: the dataset's ID order)\n"
+"      --relation-map file  the same for --relations\n"
 "  -q, --quiet           no table, no progress\n"
 "      --progress        progress on stderr\n"
 "  -h, --help            this help\n"
@@ -58,7 +64,7 @@ enum {
 	OPT_SPLIT = 256, OPT_RAW, OPT_TIES, OPT_PER_REL, OPT_NEG, OPT_NEG_MODE,
 	OPT_AUC, OPT_AUC_NEG, OPT_SEED, OPT_THREADS, OPT_BATCH, OPT_PROGRESS,
 	OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL, OPT_GAMMA, OPT_RECIP,
-	OPT_VERSION, OPT_STREAM
+	OPT_EMAP, OPT_RMAP, OPT_VERSION, OPT_STREAM
 };
 
 static const struct option long_opts[] = {
@@ -82,6 +88,8 @@ static const struct option long_opts[] = {
 	{ "model", required_argument, NULL, OPT_MODEL },
 	{ "gamma", required_argument, NULL, OPT_GAMMA },
 	{ "reciprocal", no_argument, NULL, OPT_RECIP },
+	{ "entity-map", required_argument, NULL, OPT_EMAP },
+	{ "relation-map", required_argument, NULL, OPT_RMAP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, OPT_VERSION },
@@ -101,16 +109,18 @@ pick(const char *opt, const char *s, const char *const *names, int n)
 	return -1;
 }
 
+/* The ranking's progress line (lib/core/progress.h). */
 static void
 show_progress(uint64_t done, uint64_t total, double secs, void *arg)
 {
-	double rate = secs > 0 ? (double)done / secs : 0;
+	struct kg_progress *p = arg;
 
-	(void)arg;
-	fprintf(stderr, "\rkg-eval: %llu/%llu queries, %.0f/s, eta %.0f s   %s",
-	    (unsigned long long)done, (unsigned long long)total, rate,
-	    rate > 0 ? (double)(total - done) / rate : 0.0,
-	    done == total ? "\n" : "");
+	(void)secs;
+	p->total = total;
+	if (done >= total)
+		kg_progress_end(p, done);
+	else
+		kg_progress_update(p, done);
 }
 
 /* Parse the command line into o.  Returns 0, 1 for --help, 2 for
@@ -185,6 +195,8 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 				return -1;
 			break;
 		case OPT_RECIP: o->reciprocal = 1; break;
+		case OPT_EMAP: o->entity_map = optarg; break;
+		case OPT_RMAP: o->relation_map = optarg; break;
 		case 'q': o->quiet = 1; break;
 		default: return -1;
 		}
@@ -193,6 +205,11 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 		o->ev.progress = NULL;
 	argc -= optind;
 	argv += optind;
+	if (!o->entities && (o->entity_map || o->relation_map)) {
+		kg_error("--entity-map and --relation-map apply to "
+		    "--entities and --relations");
+		return -1;
+	}
 	if (o->entities || o->relations || o->model) {
 		if (!o->entities || !o->relations || !o->model || argc != 1) {
 			kg_error("--entities, --relations and --model go "
@@ -209,6 +226,11 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 		kg_error("--force applies to -o FILE");
 		return -1;
 	}
+	if (o->stream && o->entity_map) {
+		kg_error("--stream reads the entity rows in the file's order; "
+		    "it cannot be combined with --entity-map");
+		return -1;
+	}
 
 	o->dataset = argv[0];
 	return 0;
@@ -218,6 +240,7 @@ int
 main(int argc, char *argv[])
 {
 	struct kg_eval_run_opts o = KG_EVAL_RUN_OPTS_INIT;
+	static struct kg_progress prog = KG_PROGRESS_INIT;
 	int rc;
 
 	kg_setprogname(argv[0]);
@@ -225,6 +248,10 @@ main(int argc, char *argv[])
 	if (isatty(STDERR_FILENO))
 		o.ev.progress = show_progress;
 	rc = parse_opts(argc, argv, &o);
+	if (o.ev.progress != NULL) {
+		kg_progress_begin(&prog, 1, "ranking", "queries", 0);
+		o.ev.progress_arg = &prog;
+	}
 	if (rc == 1)
 		return kg_tool_help(usage);
 	if (rc == 2)

@@ -10,13 +10,16 @@
 #include <unistd.h>
 
 #include "cli/tool.h"
+#include "core/progress.h"
 #include "core/util.h"
+#include "ingest/dglke.h"
 #include "ingest/ingest.h"
 
 enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
-	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS
+	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
+	OPT_DATASET, OPT_DGLKE
 };
 
 static const struct option long_opts[] = {
@@ -40,6 +43,11 @@ static const struct option long_opts[] = {
 	{ "dedup", no_argument, NULL, OPT_DEDUP },
 	{ "types", required_argument, NULL, OPT_TYPES },
 	{ "max-errors", required_argument, NULL, OPT_MAX_ERRORS },
+	/* DGL-KE's spellings (--data_files is taken out of argv first). */
+	{ "data_path", required_argument, NULL, OPT_DATA_PATH },
+	{ "data-path", required_argument, NULL, OPT_DATA_PATH },
+	{ "dataset", required_argument, NULL, OPT_DATASET },
+	{ "dglke", required_argument, NULL, OPT_DGLKE },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -53,12 +61,18 @@ usage(FILE *f)
 	    "                 [--dedup] [--types file] [--max-errors n]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
+	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
+	    "       kg-ingest [options] -o dir [--data_path dir] --format f\n"
+	    "                 [--dataset name] [--data_files file ...]\n"
 	    "\n"
 	    "Read triples from split files, or from files or stdin (\"-\", the\n"
 	    "default) split at random, and write a dataset directory.\n"
 	    "  -o, --output dir      output directory (must not exist)\n"
 	    "  -f, --force           replace an existing output directory\n"
-	    "      --format fmt      tsv (default) or csv; gzip is detected\n"
+	    "      --format fmt      tsv (default) or csv; gzip is detected; or\n"
+	    "                        DGL-KE's raw_udd_hrt (names; any order of h,\n"
+	    "                        r, t), udd_hrt (IDs, with dictionaries) or\n"
+	    "                        built_in (DATA_PATH/DATASET folder)\n"
 	    "  -d, --delimiter char  field delimiter (default tab, or comma for\n"
 	    "                        csv; \"\\t\" or \"tab\" for a tab)\n"
 	    "      --columns order   order of head, relation, tail (default hrt)\n"
@@ -72,6 +86,14 @@ usage(FILE *f)
 	    "      --dedup           drop repeated triples\n"
 	    "      --types file      node types, one \"entity<SEP>type\" a line\n"
 	    "      --max-errors n    skip up to n bad lines (default 0)\n"
+	    "      --dglke folder    a DGL-KE dataset folder: entities.dict,\n"
+	    "                        relations.dict, train.tsv or .txt (IDs or\n"
+	    "                        names), valid and test; keeps its IDs\n"
+	    "      --data_path dir   DGL-KE: where --data_files are (default data)\n"
+	    "      --dataset name    DGL-KE: the folder of built_in\n"
+	    "      --data_files f... DGL-KE: raw_udd: train [valid test];\n"
+	    "                        udd: entities.dict relations.dict train\n"
+	    "                        [valid test]\n"
 	    "  -q, --quiet           no progress, even on a terminal\n"
 	    "      --progress        progress on stderr\n"
 	    "  -h, --help            this help\n"
@@ -93,136 +115,326 @@ parse_delim(const char *s, char *out)
 	return 0;
 }
 
-int
-main(int argc, char *argv[])
-{
-	struct kg_ingest_opts o = KG_INGEST_OPTS_INIT;
-	static const char *const stdin_only[] = { "-" };
-	double split[3] = { 0, 0, 0 };
-	size_t nsplit;
-	int ch, quiet = 0, progress = 0, delim_set = 0;
+/* How the input is laid out. */
+enum layout { L_TRIPLES, L_RAW_UDD, L_UDD, L_BUILT_IN, L_FOLDER };
 
-	kg_setprogname(argv[0]);
-	o.argc = argc;		/* the whole command line, for the manifest */
-	o.argv = argv;
-	while ((ch = getopt_long(argc, argv, "hqo:fd:", long_opts,
-	    NULL)) != -1) {
-		switch (ch) {
-		case 'h':
+struct cli {
+	struct kg_ingest_opts o;
+	enum layout layout;
+	double split[3];
+	int quiet, progress, delim_set;
+	const char *data_path;	/* DGL-KE: where data_files are */
+	const char *dataset;	/* DGL-KE: the built_in folder's name */
+	const char *folder;	/* --dglke */
+	char **files;		/* --data_files */
+	int nfiles;
+	char *paths[5];		/* data_path joined with the files */
+};
+
+/*
+ * --format: tsv, csv, or DGL-KE's raw_udd_XYZ, udd_XYZ (XYZ the order of
+ * h, r, t) and built_in.  0 or -1.
+ */
+static int
+parse_format(const char *arg, struct cli *c)
+{
+	if (strcmp(arg, "tsv") == 0 || strcmp(arg, "csv") == 0) {
+		c->o.tab.format = arg[0] == 'c' ? KG_TAB_CSV : KG_TAB_TSV;
+		return 0;
+	}
+	if (strcmp(arg, "built_in") == 0) {
+		c->layout = L_BUILT_IN;
+		return 0;
+	}
+	if (strncmp(arg, "raw_udd_", 8) == 0 || strncmp(arg, "udd_", 4) == 0) {
+		const char *cols = arg + (arg[0] == 'r' ? 8 : 4);
+
+		if (kg_ingest_check_columns(cols) < 0)
+			return -1;
+		memcpy(c->o.columns, cols, 4);
+		c->layout = arg[0] == 'r' ? L_RAW_UDD : L_UDD;
+		return 0;
+	}
+	kg_error("--format: '%s' is not tsv, csv, raw_udd_hrt, udd_hrt (or "
+	    "another order of h, r, t) or built_in", arg);
+	return -1;
+}
+
+/*
+ * DGL-KE's --data_files takes several values (argparse nargs='+'): take
+ * "--data_files" (or --data-files) and the arguments after it that do
+ * not start with '-' out of av into c->files.  Returns the new argc.
+ */
+static int
+take_data_files(int argc, char **av, struct cli *c)
+{
+	int i, j, k = 1;
+
+	/* k <= i throughout, so av[i..] is read before it is written. */
+	for (i = 1; i < argc; i++) {
+		if (strcmp(av[i], "--") == 0) {
+			while (i < argc)
+				av[k++] = av[i++];
+			break;
+		}
+		if (strcmp(av[i], "--data_files") != 0 &&
+		    strcmp(av[i], "--data-files") != 0) {
+			av[k++] = av[i];
+			continue;
+		}
+		if (c->files == NULL)
+			c->files = kg_xcalloc((size_t)argc, sizeof(char *));
+		for (j = i + 1; j < argc && av[j][0] != '-'; j++)
+			c->files[c->nfiles++] = av[j];
+		i = j - 1;
+	}
+	av[k] = NULL;
+	return k;
+}
+
+static int
+apply(int ch, const char *arg, struct cli *c)
+{
+	struct kg_ingest_opts *o = &c->o;
+	size_t nsplit;
+
+	switch (ch) {
+	case 'q': c->quiet = 1; return 0;
+	case OPT_PROGRESS: c->progress = 1; return 0;
+	case 'o': o->output = arg; return 0;
+	case 'f': o->force = 1; return 0;
+	case OPT_FORMAT: return parse_format(arg, c);
+	case 'd':
+		c->delim_set = 1;
+		return parse_delim(arg, &o->tab.delim);
+	case OPT_COLUMNS:
+		if (kg_ingest_check_columns(arg) < 0)
+			return -1;
+		memcpy(o->columns, arg, 4);
+		return 0;
+	case OPT_HEADER: o->tab.header = 1; return 0;
+	case OPT_NO_COMMENTS: o->tab.comments = 0; return 0;
+	case OPT_TRAIN: o->train = arg; return 0;
+	case OPT_VALID: o->valid = arg; return 0;
+	case OPT_TEST: o->test = arg; return 0;
+	case OPT_SPLIT:
+		if (kg_parse_double_list("--split", arg, 0, 1, c->split, 3,
+		    &nsplit) < 0)
+			return -1;
+		if (nsplit < 2) {
+			kg_error("--split: give train,valid[,test] fractions");
+			return -1;
+		}
+		o->use_split = 1;
+		return 0;
+	case OPT_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
+	    &o->seed);
+	case OPT_UNSEEN: return kg_ingest_parse_unseen(arg, &o->unseen);
+	case OPT_DEDUP: o->dedup = 1; return 0;
+	case OPT_TYPES: o->types = arg; return 0;
+	case OPT_MAX_ERRORS: return kg_parse_u64("--max-errors", arg, 0,
+	    UINT64_MAX, &o->max_errors);
+	case OPT_DATA_PATH: c->data_path = arg; return 0;
+	case OPT_DATASET: c->dataset = arg; return 0;
+	case OPT_DGLKE:
+		c->folder = arg;
+		c->layout = L_FOLDER;
+		return 0;
+	}
+	return -1;
+}
+
+/* Checks of plain triple input; 0 or -1. */
+static int
+check_triples(int argc, char **argv, struct cli *c)
+{
+	static const char *const stdin_only[] = { "-" };
+	struct kg_ingest_opts *o = &c->o;
+
+	if (o->train == NULL && (o->valid != NULL || o->test != NULL)) {
+		kg_error("--valid and --test need --train");
+		return -1;
+	}
+	if (o->train != NULL && (argc > 0 || o->use_split)) {
+		kg_error("--train cannot be combined with %s",
+		    o->use_split ? "--split" : "input files");
+		return -1;
+	}
+	if (o->tab.format == KG_TAB_CSV && !c->delim_set)
+		o->tab.delim = ',';
+	if (o->use_split) {
+		memcpy(o->split, c->split, sizeof(c->split));
+		if (kg_ingest_check_split(o->split) < 0)
+			return -1;
+	}
+	if (o->train == NULL) {
+		o->inputs = argc > 0 ? (const char *const *)argv : stdin_only;
+		o->n_inputs = argc > 0 ? (size_t)argc : 1;
+	}
+	return 0;
+}
+
+/* DGL-KE's data files joined with --data_path; 0 or -1. */
+static int
+join_files(struct cli *c, int lo, int hi)
+{
+	const char *dp = c->data_path ? c->data_path : "data";
+	int i;
+
+	if (c->nfiles != lo && c->nfiles != hi) {
+		kg_error("--format %s takes %d or %d --data_files, got %d",
+		    c->layout == L_UDD ? "udd" : "raw_udd", lo, hi, c->nfiles);
+		return -1;
+	}
+	for (i = 0; i < c->nfiles; i++)
+		c->paths[i] = kg_path_join(dp, c->files[i]);
+	return 0;
+}
+
+/* Run a DGL-KE layout; the exit status. */
+static int
+run_dglke(struct cli *c)
+{
+	struct kg_dglke_opts d = KG_DGLKE_OPTS_INIT;
+	char *dir = NULL;
+	int rc;
+
+	d.tab.delim = c->o.tab.delim;
+	memcpy(d.columns, c->o.columns, 4);
+	d.progress = kg_progress_wanted(c->quiet, c->progress);
+	d.output = c->o.output;
+	d.force = c->o.force;
+	d.argc = c->o.argc;
+	d.argv = c->o.argv;
+	if (c->layout == L_UDD) {
+		if (join_files(c, 3, 5) < 0)
+			return KG_EXIT_USAGE;
+		d.entities = c->paths[0];
+		d.relations = c->paths[1];
+		d.train = c->paths[2];
+		d.valid = c->paths[3];
+		d.test = c->paths[4];
+		d.triples = KG_DGLKE_IDS;
+		return kg_tool_exit(kg_dglke_run(&d));
+	}
+	if (c->layout == L_BUILT_IN)
+		dir = kg_path_join(c->data_path ? c->data_path : "data",
+		    c->dataset);
+	d.triples = c->layout == L_BUILT_IN ? KG_DGLKE_NAMES :
+	    KG_DGLKE_DETECT;
+	rc = kg_dglke_folder(&d, dir ? dir : c->folder);
+	free(dir);
+	if (rc < 0)
+		return kg_tool_exit(-1);
+	rc = kg_tool_exit(kg_dglke_run(&d));
+	kg_dglke_folder_free(&d);
+	return rc;
+}
+
+/* Which layout, and whether the options fit it; 0 or -1. */
+static int
+check_layout(int argc, struct cli *c)
+{
+	int dglke = c->layout != L_TRIPLES;
+
+	if (c->files != NULL && c->layout != L_RAW_UDD && c->layout != L_UDD) {
+		kg_error("--data_files needs --format raw_udd_hrt or udd_hrt");
+		return -1;
+	}
+	if (c->dataset != NULL && c->layout != L_BUILT_IN) {
+		kg_error("--dataset needs --format built_in");
+		return -1;
+	}
+	if (c->layout == L_BUILT_IN && c->dataset == NULL) {
+		kg_error("--format built_in needs --dataset NAME");
+		return -1;
+	}
+	if ((c->layout == L_RAW_UDD || c->layout == L_UDD) && c->files == NULL) {
+		kg_error("--format %s needs --data_files", c->layout == L_UDD ?
+		    "udd" : "raw_udd");
+		return -1;
+	}
+	if (dglke && (argc > 0 || c->o.train || c->o.use_split)) {
+		kg_error("DGL-KE layouts name their files with --data_files, "
+		    "--dataset or --dglke, not --train, --split or operands");
+		return -1;
+	}
+	if ((c->layout == L_UDD || c->layout == L_BUILT_IN ||
+	    c->layout == L_FOLDER) && (c->o.types || c->o.dedup ||
+	    c->o.unseen != KG_UNSEEN_KEEP || c->o.max_errors ||
+	    c->o.tab.header || c->o.tab.format == KG_TAB_CSV)) {
+		kg_error("--types, --dedup, --unseen, --max-errors, --header "
+		    "and --format csv do not apply to ID dictionaries");
+		return -1;
+	}
+	if (c->data_path != NULL && (c->layout == L_TRIPLES ||
+	    c->layout == L_FOLDER)) {
+		kg_error("--data_path goes with --format raw_udd, udd or "
+		    "built_in");
+		return -1;
+	}
+	return 0;
+}
+
+/* Parse argv and run; the exit status.  c owns what it holds. */
+static int
+run(int argc, char **av, struct cli *c)
+{
+	int ch, n, k;
+
+	n = take_data_files(argc, av, c);
+	while ((ch = getopt_long(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
+		if (ch == 'h')
 			return kg_tool_help(usage);
-		case OPT_VERSION:
+		if (ch == OPT_VERSION)
 			return kg_tool_version("kg-ingest");
-		case 'q':
-			quiet = 1;
-			break;
-		case OPT_PROGRESS:
-			progress = 1;
-			break;
-		case 'o':
-			o.output = optarg;
-			break;
-		case 'f':
-			o.force = 1;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "tsv") == 0)
-				o.tab.format = KG_TAB_TSV;
-			else if (strcmp(optarg, "csv") == 0)
-				o.tab.format = KG_TAB_CSV;
-			else {
-				kg_error("--format: '%s' is not tsv or csv",
-				    optarg);
-				return KG_EXIT_USAGE;
-			}
-			break;
-		case 'd':
-			if (parse_delim(optarg, &o.tab.delim) < 0)
-				return KG_EXIT_USAGE;
-			delim_set = 1;
-			break;
-		case OPT_COLUMNS:
-			if (kg_ingest_check_columns(optarg) < 0)
-				return KG_EXIT_USAGE;
-			memcpy(o.columns, optarg, 4);
-			break;
-		case OPT_HEADER:
-			o.tab.header = 1;
-			break;
-		case OPT_NO_COMMENTS:
-			o.tab.comments = 0;
-			break;
-		case OPT_TRAIN:
-			o.train = optarg;
-			break;
-		case OPT_VALID:
-			o.valid = optarg;
-			break;
-		case OPT_TEST:
-			o.test = optarg;
-			break;
-		case OPT_SPLIT:
-			if (kg_parse_double_list("--split", optarg, 0, 1, split,
-			    3, &nsplit) < 0)
-				return KG_EXIT_USAGE;
-			if (nsplit < 2) {
-				kg_error("--split: give train,valid[,test] "
-				    "fractions");
-				return KG_EXIT_USAGE;
-			}
-			o.use_split = 1;
-			break;
-		case OPT_SEED:
-			if (kg_parse_u64("--seed", optarg, 0, UINT64_MAX,
-			    &o.seed) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		case OPT_UNSEEN:
-			if (kg_ingest_parse_unseen(optarg, &o.unseen) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		case OPT_DEDUP:
-			o.dedup = 1;
-			break;
-		case OPT_TYPES:
-			o.types = optarg;
-			break;
-		case OPT_MAX_ERRORS:
-			if (kg_parse_u64("--max-errors", optarg, 0, UINT64_MAX,
-			    &o.max_errors) < 0)
-				return KG_EXIT_USAGE;
-			break;
-		default:
+		if (ch == '?' || apply(ch, optarg, c) < 0) {
 			usage(stderr);
 			return KG_EXIT_USAGE;
 		}
 	}
-	argc -= optind;
-	argv += optind;
-	if (o.output == NULL) {
+	if (c->o.output == NULL) {
 		kg_error("no output directory (-o)");
 		usage(stderr);
 		return KG_EXIT_USAGE;
 	}
-	if (o.train == NULL && (o.valid != NULL || o.test != NULL)) {
-		kg_error("--valid and --test need --train");
+	k = n - optind;
+	if (check_layout(k, c) < 0)
 		return KG_EXIT_USAGE;
-	}
-	if (o.train != NULL && (argc > 0 || o.use_split)) {
-		kg_error("--train cannot be combined with %s",
-		    o.use_split ? "--split" : "input files");
-		return KG_EXIT_USAGE;
-	}
-	if (o.tab.format == KG_TAB_CSV && !delim_set)
-		o.tab.delim = ',';
-	if (o.use_split) {
-		memcpy(o.split, split, sizeof(split));
-		if (kg_ingest_check_split(o.split) < 0)
+	if (c->layout == L_UDD || c->layout == L_BUILT_IN ||
+	    c->layout == L_FOLDER)
+		return run_dglke(c);
+	if (c->layout == L_RAW_UDD) {
+		if (join_files(c, 1, 3) < 0)
 			return KG_EXIT_USAGE;
+		c->o.train = c->paths[0];
+		c->o.valid = c->paths[1];
+		c->o.test = c->paths[2];
 	}
-	if (o.train == NULL) {
-		o.inputs = argc > 0 ? (const char *const *)argv : stdin_only;
-		o.n_inputs = argc > 0 ? (size_t)argc : 1;
-	}
-	o.progress = !quiet && (progress || isatty(STDERR_FILENO));
-	return kg_tool_exit(kg_ingest_run(&o));
+	if (check_triples(k, av + optind, c) < 0)
+		return KG_EXIT_USAGE;
+	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
+	return kg_tool_exit(kg_ingest_run(&c->o));
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct cli c;
+	struct kg_ingest_opts z = KG_INGEST_OPTS_INIT;
+	char **av = kg_xcalloc((size_t)argc + 1, sizeof(char *));
+	int rc, i;
+
+	kg_setprogname(argv[0]);
+	memset(&c, 0, sizeof(c));
+	c.o = z;
+	c.o.argc = argc;	/* the whole command line, for the manifest */
+	c.o.argv = argv;
+	memcpy(av, argv, (size_t)argc * sizeof(char *));
+	rc = run(argc, av, &c);
+	for (i = 0; i < 5; i++)
+		free(c.paths[i]);
+	free(c.files);
+	free(av);
+	return rc;
 }

@@ -3,6 +3,7 @@
  * and write a model dir.  Options are spelled as DGL-KE's where the
  * concept is the same (dashes and underscores both work) and can come
  * from a JSON --config file with the same keys; the work is in lib/kge/train.c.
+ * The help text is in cmd/cli/train_help.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "cli/tool.h"
 #include "cli/cliopts.h"
 #include "cli/gnn_cli.h"
+#include "cli/train_help.h"
 #include "io/manifest.h"
 #include "kge/model.h"
 #include "dist/dist.h"
@@ -24,35 +26,6 @@
 #include "kge/train_job.h"
 #include "core/util.h"
 
-static void
-usage(FILE *f)
-{
-	fprintf(f,
-"usage: kg-train [-q] [--config FILE] [--model_name NAME] [--hidden_dim N]\n"
-"                [--rel_dim N] [--gamma G] [--reciprocal] [--loss NAME]\n"
-"                [--margin M] [-adv] [--adversarial_temperature T]\n"
-"                [--batch_size N] [--neg_sample_size N] [--neg_chunk_size N]\n"
-"                [--neg_sampler uniform|degree|mixed] [--neg_filter]\n"
-"                [--neg_types] [--one_vs_all] [--lr LR]\n"
-"                [--rel_optimizer adagrad|adam] [--rel_lr LR]\n"
-"                [--regularization_coef C] [--regularization_norm 2|3]\n"
-"                [--init uniform|normal] [--init_scale S] [--max_grad_norm C]\n"
-"                [--epochs N] [--max_step N] [--seed N] [--num_thread N]\n"
-"                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
-"                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
-"                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
-"                [--rel_sync N] [--buffer_capacity C] [--mem_budget SIZE]\n"
-"                [--swap_dir DIR] [--bucket_passes K] [--neg_pool N]\n"
-"                [--neg_in_batch] [--rel_merge mean|sum]\n"
-"                DATASET_DIR MODEL_DIR\n"
-"       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
-"Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
-"the train split of DATASET_DIR and writes embeddings, optimiser state,\n"
-"train_log.jsonl and a manifest into MODEL_DIR.  Under mpirun, trains on the\n"
-"partitions of a kg-partition DIR (PyTorch-BigGraph buckets) or, with --dist\n"
-"ssgd, data-parallel with summed gradients.\n");
-}
-
 enum {
 	O_CONFIG = 256, O_MODEL, O_DIM, O_RELDIM, O_GAMMA, O_RECIP, O_LOSS,
 	O_MARGIN, O_ADV, O_ADVT, O_BATCH, O_NEG, O_CHUNK, O_SAMPLER, O_DEGFRAC,
@@ -60,8 +33,8 @@ enum {
 	O_INITS, O_CLIP, O_EPOCHS, O_MAXSTEP, O_SEED, O_THREADS, O_VALID,
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
-	O_RELSYNC, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR, O_NEGPOOL,
-	O_INBATCH, O_PASSES, O_RELMERGE
+	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
+	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE
 };
 
 static const struct option long_opts[] = {
@@ -98,7 +71,6 @@ static const struct option long_opts[] = {
 	{ "num_thread", required_argument, NULL, O_THREADS },
 	{ "threads", required_argument, NULL, O_THREADS },
 	{ "valid_every", required_argument, NULL, O_VALID },
-	{ "eval_interval", required_argument, NULL, O_VALID },
 	{ "patience", required_argument, NULL, O_PATIENCE },
 	{ "checkpoint_dir", required_argument, NULL, O_CKPT },
 	{ "resume", no_argument, NULL, O_RESUME },
@@ -106,7 +78,14 @@ static const struct option long_opts[] = {
 	{ "keep_checkpoint", no_argument, NULL, O_KEEPCKPT },
 	{ "double_ent", no_argument, NULL, O_DOUBLE_ENT },
 	{ "double_rel", no_argument, NULL, O_DOUBLE_REL },
-	/* DGL-KE options without a meaning here: accepted with a warning. */
+	{ "pairwise", no_argument, NULL, O_PAIRWISE },
+	/* DGL-KE options without a meaning here: accepted with a warning
+	 * that says what to use instead (ignored_hint). */
+	{ "eval_interval", required_argument, NULL, O_IGNORED },
+	{ "no_eval_filter", no_argument, NULL, O_IGNORED },
+	{ "has_edge_importance", no_argument, NULL, O_IGNORED },
+	{ "data_files", required_argument, NULL, O_IGNORED },
+	{ "delimiter", required_argument, NULL, O_IGNORED },
 	{ "gpu", required_argument, NULL, O_IGNORED },
 	{ "num_proc", required_argument, NULL, O_IGNORED },
 	{ "log_interval", required_argument, NULL, O_IGNORED },
@@ -155,14 +134,22 @@ static const char *const aliases[][2] = {
 	{ "-b", "--batch_size" },
 	{ "-g", "--gamma" },
 	{ "-d", "--hidden_dim" },
-	{ "--neg_deg_sample", "--neg_sampler=degree" },
+	{ "-m", "--margin" },
+	{ "-log", "--log_interval" },
+	{ "-pw", "--pairwise" },
+	/* Half uniform, half by degree, as DGL-KE (which also doubles the
+	 * negatives; here they keep their count). */
+	{ "--neg_deg_sample", "--neg_sampler=mixed" },
 };
+
+/* DGL-KE options that take several values (argparse nargs='+'). */
+static const char *const multi_value[] = { "--gpu", "--data_files" };
 
 struct state {
 	struct kg_train_opts o;
 	struct kg_train_job j;
 	struct kg_dist_train_opts x;
-	int double_ent;
+	int double_ent, double_rel;
 	int epochs_given;	/* --epochs, on the command line or config */
 };
 
@@ -273,7 +260,11 @@ apply(struct state *s, int ch, const char *arg)
 	case O_NOCKPT: s->j.no_checkpoint = 1; return 0;
 	case O_KEEPCKPT: s->j.keep_checkpoint = 1; return 0;
 	case O_DOUBLE_ENT: s->double_ent = 1; return 0;
-	case O_DOUBLE_REL: return 0;	/* relation widths follow the model */
+	case O_DOUBLE_REL: s->double_rel = 1; return 0;
+	case O_PAIRWISE:
+		kg_error("--pairwise (DGL-KE's pairwise loss) is not supported; "
+		    "--loss margin compares each positive with its negatives");
+		return -1;
 	case O_FORCE: s->j.force = 1; return 0;
 	case O_PROGRESS: s->j.progress = 1; return 0;
 	case O_DIST:
@@ -315,6 +306,53 @@ apply_key(void *ctx, int ch, const char *arg)
 }
 
 /*
+ * DGL-KE's -de and -dr: entity rows of 2 x hidden_dim floats, relation
+ * rows of 2 x hidden_dim floats (general_models.py), for the models whose
+ * scores accept them there: ComplEx with both (each row then holds
+ * hidden_dim complex numbers), RotatE with -de alone (hidden_dim complex
+ * numbers, hidden_dim phases), TransR with either.  Other combinations
+ * fail in DGL-KE itself; here they are usage errors.  0 or -1.
+ */
+static int
+double_rows(struct state *s)
+{
+	struct kg_train_opts *o = &s->o;
+	int de = s->double_ent, dr = s->double_rel;
+	const char *name = kg_model_name(o->model);
+
+	if (!de && !dr)
+		return 0;
+	switch (o->model) {
+	case KG_MODEL_COMPLEX:
+		if (de != dr) {
+			kg_error("ComplEx takes -de and -dr together (entity and "
+			    "relation rows of 2 x hidden_dim floats), as in "
+			    "DGL-KE");
+			return -1;
+		}
+		o->dim *= 2;
+		return 0;
+	case KG_MODEL_ROTATE:
+		if (dr) {
+			kg_error("RotatE takes -de alone (relations hold "
+			    "hidden_dim phases), as in DGL-KE");
+			return -1;
+		}
+		o->dim *= 2;
+		return 0;
+	case KG_MODEL_TRANSR:
+		o->rel_dim = (o->rel_dim ? o->rel_dim : o->dim) * (dr ? 2 : 1);
+		o->dim *= de ? 2 : 1;
+		return 0;
+	default:
+		kg_error("%s%s%s has no meaning for %s (DGL-KE takes it with "
+		    "ComplEx, RotatE and TransR)", de ? "-de" : "",
+		    de && dr ? " with " : "", dr ? "-dr" : "", name);
+		return -1;
+	}
+}
+
+/*
  * Parse the (normalised) arguments into s.  Returns 0 to go on, or an
  * exit status + 1 when done (help, version, usage error).
  */
@@ -330,7 +368,7 @@ parse_args(int argc, char **av, struct state *s)
 	while ((ch = getopt_long(argc, av, "hq", long_opts, &idx)) != -1) {
 		switch (ch) {
 		case 'h':
-			usage(stdout);
+			kg_train_usage(stdout, 1);
 			return KG_EXIT_OK + 1;
 		case O_VERSION:
 			printf("kg-train %s\n", KG_VERSION);
@@ -338,28 +376,27 @@ parse_args(int argc, char **av, struct state *s)
 		case O_CONFIG:
 			break;
 		case '?':
-			usage(stderr);
+			kg_train_usage(stderr, 0);
 			return KG_EXIT_USAGE + 1;
 		default:
 			if (ch == O_IGNORED)
-				kg_warn("ignoring DGL-KE option --%s, which has "
-				    "no meaning for kg-train", long_opts[idx].name);
+				kg_warn("ignoring DGL-KE option --%s: %s",
+				    long_opts[idx].name,
+				    kg_train_ignored_hint(
+				    long_opts[idx].name));
 			if (apply(s, ch, optarg) < 0)
 				return KG_EXIT_USAGE + 1;
 		}
 	}
 	if (argc - optind != 2) {
-		usage(stderr);
+		kg_train_usage(stderr, 0);
 		return KG_EXIT_USAGE + 1;
 	}
 	/* DGL-KE's habit: --max_step alone bounds training, not the
 	 * default epoch count as well. */
 	if (s->o.max_step > 0 && !s->epochs_given)
 		s->o.epochs = 0;
-	if (s->double_ent && (s->o.model == KG_MODEL_COMPLEX ||
-	    s->o.model == KG_MODEL_ROTATE))
-		s->o.dim *= 2;
-	if (kg_train_opts_check(&s->o) < 0)
+	if (double_rows(s) < 0 || kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
 		s->x.mode = KG_DIST_BUCKETS;
@@ -439,9 +476,13 @@ main(int argc, char *argv[])
 	struct kg_train_job zj = KG_TRAIN_JOB_INIT;
 	struct kg_dist_train_opts zx = KG_DIST_TRAIN_OPTS_INIT;
 	char **av;
-	int rc;
+	int rc, nav;
 
 	kg_setprogname(argv[0]);
+	if (kg_train_help_wanted(argc, argv)) {
+		kg_train_usage(stdout, 1);
+		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+	}
 	kg_tool_tune_blas(argv);
 	/* GNN encoders have options of their own (lib/gnn/gnn_train.h). */
 	if (kg_gnn_cli_wanted(argc, argv)) {
@@ -452,14 +493,16 @@ main(int argc, char *argv[])
 	}
 	s.o = z;
 	s.j = zj;
-	s.double_ent = 0;
+	s.double_ent = s.double_rel = 0;
 	s.epochs_given = 0;
 	s.x = zx;
 	s.x.rel_sync = 1;
 	s.j.argc = argc;
 	s.j.argv = argv;
 	av = kg_cli_argv(argc, argv, aliases, KG_ARRAY_LEN(aliases));
-	rc = parse_args(argc, av, &s);
+	nav = kg_cli_multi_values(argc, av, long_opts, multi_value,
+	    KG_ARRAY_LEN(multi_value), 2);
+	rc = parse_args(nav, av, &s);
 	if (rc > 0)
 		rc--;
 	else

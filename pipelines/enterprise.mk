@@ -8,12 +8,20 @@
 #   make -f pipelines/enterprise.mk DATA=/path/to/mine  # your own data: a
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
+#   make -f pipelines/enterprise.mk plot                # PNG and SVG plots
 #
 # MODEL=RGCN (default) or RelGNN trains a GNN encoder over the attribute
 # features: with RANKS > 1 one rank per expanded partition (PARTS must then
 # equal RANKS), synchronous data-parallel SGD.  A shallow MODEL (DistMult,
 # ComplEx, ...) trains without the features, PBG-style over the partitions
-# when RANKS > 1 (PARTS at least 2 x RANKS).
+# when RANKS > 1 (PARTS at least 2 x RANKS); it builds neither features
+# nor expansions, and with RANKS=1 no partitions either.
+#
+# Every variable that changes a result (NODES, SEED, DATA, SHARDS, PARTS,
+# PART_METHOD, HOPS, FANOUT, RANKS, MODEL, DIM, EPOCHS, CONFIG,
+# TRAIN_FLAGS, THREADS, EVAL_FLAGS) is part of a stage's command, and each
+# command is kept in $(OUT)/settings/STAGE.cmd (common.mk): change one and
+# make reruns that stage and what follows it, nothing else.
 
 include $(dir $(lastword $(MAKEFILE_LIST)))common.mk
 
@@ -28,13 +36,20 @@ RANKS ?= 2
 MODEL ?= RGCN
 DIM ?= 32
 EPOCHS ?= 30
+EVAL_FLAGS ?= --auc --per-relation
 GNN_MODELS := RGCN RelGNN rgcn relgnn
-ifneq ($(filter $(MODEL),$(GNN_MODELS)),)
-GNN_CONFIG ?= $(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray.json
-TRAIN_FLAGS ?= --config $(GNN_CONFIG) --features $(FEAT)
+GNN := $(filter $(MODEL),$(GNN_MODELS))
+ifneq ($(GNN),)
+# GNN_CONFIG is the older name of CONFIG.
+CONFIG ?= $(or $(GNN_CONFIG),$(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray.json)
+TRAIN_FLAGS ?=
+# A GNN reads the attribute features unless it learns its inputs.
+USE_FEAT := $(if $(filter --learned_only --learned-only,$(TRAIN_FLAGS)),,yes)
 else
+CONFIG ?=
 TRAIN_FLAGS ?= --lr 0.1 --batch_size 512 --neg_sample_size 128 \
 	--regularization_coef 1e-6
+USE_FEAT :=
 endif
 OUT ?= $(CURDIR)/kgpipe-out/enterprise
 
@@ -52,66 +67,135 @@ PARTDIR := $(OUT)/partitions
 EXP := $(OUT)/expanded
 MDL := $(OUT)/model
 METRICS := $(OUT)/metrics.json
+# kg-eval's table, kept so that "demo" can print it once.
+TABLE := $(OUT)/metrics.txt
 
-.PHONY: all demo clean
+# What training reads besides the dataset: only what the model uses.
+ifneq ($(GNN),)
+TRAIN_INPUTS := $(if $(USE_FEAT),$(FEAT)) $(if $(filter-out 1,$(RANKS)),$(EXP))
+else
+TRAIN_INPUTS := $(if $(filter-out 1,$(RANKS)),$(PARTDIR))
+endif
+
+.PHONY: all demo plot clean
 all: $(METRICS)
 
-# Prints the test metrics (the table kg-eval writes on stderr; the JSON
-# report is $(METRICS)).
+# Prints the test metrics once: the table kg-eval wrote when it ran (the
+# JSON report is $(METRICS)).  While building for demo, the metrics rule
+# keeps the table to itself.
+demo: KG_TABLE_LATER := yes
 demo: $(METRICS)
 	@echo "enterprise demo: $(NODES) nodes, $(SHARDS) encoder shards," \
 	    "$(PARTS) partitions, $(RANKS) rank(s), $(MODEL) d=$(DIM)"
-	@$(BIN)/kg-eval --auc $(DS) $(MDL) >/dev/null
+	@cat $(TABLE)
 	@echo "full report: $(METRICS)"
+
+# The commands of the stages, one variable each: the recipe runs it and
+# its settings stamp records it.
+GEN_CMD = $(AUX)/kg_gen_enterprise -f -o $(SRC) -n $(NODES) -s $(SEED)
+INGEST_CMD = $(BIN)/kg-ingest -q -f -o $(DS) --types $(SRC)/types.tsv \
+	--train $(SRC)/train.tsv --valid $(SRC)/valid.tsv --test $(SRC)/test.tsv
+FIT_CMD = $(BIN)/kg-encode-attrs fit -q -f -d $(DS) -s $(SRC)/schema.json \
+	-o $(ENC)
+# $(call TRANSFORM_CMD,i): shard i; the stamp holds the shape, "i" literal.
+TRANSFORM_CMD = $(BIN)/kg-encode-attrs transform -q -f -j 1 -d $(DS) \
+	-m $(ENC) -o $(OUT)/attr-shard-$(1) --shard $(1)/$(SHARDS)
+TRANSFORM_ANY = $(call TRANSFORM_CMD,i)
+MERGE_CMD = $(BIN)/kg-encode-attrs merge -q -f -m $(ENC) -o $(FEAT) \
+	$(SHARD_DIRS)
+PART_CMD = $(BIN)/kg-partition -f -p $(PARTS) -m $(PART_METHOD) \
+	-s $(SEED) -o $(PARTDIR) $(DS)
+EXPAND_CMD = $(BIN)/kg-expand -f -k $(HOPS) $(if $(FANOUT),-c $(FANOUT)) \
+	-s $(SEED) $(if $(USE_FEAT),-F $(FEAT)) -p $(PARTDIR) -o $(EXP) $(DS)
+ifeq ($(RANKS),1)
+TRAIN_LAUNCH = $(BIN)/kg-train
+else ifneq ($(GNN),)
+TRAIN_LAUNCH = $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --expanded $(EXP)
+else
+TRAIN_LAUNCH = $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --partitions $(PARTDIR)
+endif
+# The command line wins over the config (kg-train applies --config first).
+TRAIN_CMD = $(TRAIN_LAUNCH) -q --force --no_checkpoint \
+	$(if $(CONFIG),--config $(CONFIG)) --model_name $(MODEL) \
+	--hidden_dim $(DIM) --epochs $(EPOCHS) --seed $(SEED) \
+	--num_thread $(THREADS) $(if $(USE_FEAT),--features $(FEAT)) \
+	$(TRAIN_FLAGS) $(DS) $(MDL)
+EVAL_CMD = $(BIN)/kg-eval --force $(EVAL_FLAGS) -o $(METRICS) $(DS) $(MDL)
 
 SRC_TRIPLES := $(SRC)/train.tsv $(SRC)/valid.tsv $(SRC)/test.tsv $(SRC)/types.tsv
 
 ifndef DATA
 # The generator writes every file of $(SRC) at once.
-$(SRC)/train.tsv: | $(AUX)/kg_gen_enterprise
+$(SRC)/train.tsv: $(SETTINGS)/data.cmd | $(AUX)/kg_gen_enterprise
 	@mkdir -p $(OUT)
-	$(AUX)/kg_gen_enterprise -f -o $(SRC) -n $(NODES) -s $(SEED)
+	$(GEN_CMD)
 $(SRC)/valid.tsv $(SRC)/test.tsv $(SRC)/types.tsv $(SRC)/schema.json: | $(SRC)/train.tsv
+$(eval $(call kg_settings_rule,data,GEN_CMD))
 endif
 
-$(DS)/manifest.json: $(SRC_TRIPLES) | $(BIN)/kg-ingest
-	$(BIN)/kg-ingest -q -f -o $(DS) --types $(SRC)/types.tsv \
-	    --train $(SRC)/train.tsv --valid $(SRC)/valid.tsv --test $(SRC)/test.tsv
+$(DS)/manifest.json: $(SRC_TRIPLES) $(SETTINGS)/dataset.cmd | $(BIN)/kg-ingest
+	$(INGEST_CMD)
 
-$(ENC)/manifest.json: $(DS)/manifest.json $(SRC)/schema.json | $(BIN)/kg-encode-attrs
-	$(BIN)/kg-encode-attrs fit -q -f -d $(DS) -s $(SRC)/schema.json -o $(ENC)
+$(ENC)/manifest.json: $(DS)/manifest.json $(SRC)/schema.json \
+    $(SETTINGS)/attr-model.cmd | $(BIN)/kg-encode-attrs
+	$(FIT_CMD)
 
 # One transform per shard; independent, so make -j runs them in parallel.
-$(OUT)/attr-shard-%/manifest.json: $(ENC)/manifest.json | $(BIN)/kg-encode-attrs
-	$(BIN)/kg-encode-attrs transform -q -f -j 1 -d $(DS) -m $(ENC) \
-	    -o $(OUT)/attr-shard-$* --shard $*/$(SHARDS)
+$(OUT)/attr-shard-%/manifest.json: $(ENC)/manifest.json \
+    $(SETTINGS)/attr-shard.cmd | $(BIN)/kg-encode-attrs
+	$(call TRANSFORM_CMD,$*)
 
-$(FEAT)/manifest.json: $(SHARD_DIRS:%=%/manifest.json)
-	$(BIN)/kg-encode-attrs merge -q -f -m $(ENC) -o $(FEAT) $(SHARD_DIRS)
+$(FEAT)/manifest.json: $(SHARD_DIRS:%=%/manifest.json) $(SETTINGS)/features.cmd
+	$(MERGE_CMD)
 
-$(PARTDIR)/manifest.json: $(DS)/manifest.json | $(BIN)/kg-partition
-	$(BIN)/kg-partition -f -p $(PARTS) -m $(PART_METHOD) -s $(SEED) \
-	    -o $(PARTDIR) $(DS)
+$(PARTDIR)/manifest.json: $(DS)/manifest.json $(SETTINGS)/partitions.cmd \
+    | $(BIN)/kg-partition
+	$(PART_CMD)
 
-$(EXP)/manifest.json: $(PARTDIR)/manifest.json $(FEAT)/manifest.json | $(BIN)/kg-expand
-	$(BIN)/kg-expand -f -k $(HOPS) $(if $(FANOUT),-c $(FANOUT)) -s $(SEED) \
-	    -F $(FEAT) -p $(PARTDIR) -o $(EXP) $(DS)
+$(EXP)/manifest.json: $(PARTDIR)/manifest.json \
+    $(if $(USE_FEAT),$(FEAT)/manifest.json) $(SETTINGS)/expanded.cmd \
+    | $(BIN)/kg-expand
+	$(EXPAND_CMD)
 
-ifeq ($(RANKS),1)
-TRAIN_CMD := $(BIN)/kg-train
-else ifneq ($(filter $(MODEL),$(GNN_MODELS)),)
-TRAIN_CMD := $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --expanded $(EXP)
-else
-TRAIN_CMD := $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --partitions $(PARTDIR)
-endif
+$(MDL)/manifest.json: $(DS)/manifest.json $(TRAIN_INPUTS:%=%/manifest.json) \
+    $(CONFIG) $(SETTINGS)/model.cmd | $(BIN)/kg-train
+	$(TRAIN_CMD)
 
-$(MDL)/manifest.json: $(DS)/manifest.json $(EXP)/manifest.json $(FEAT)/manifest.json | $(BIN)/kg-train
-	$(TRAIN_CMD) -q --force --no_checkpoint --model_name $(MODEL) \
-	    --hidden_dim $(DIM) --epochs $(EPOCHS) --seed $(SEED) \
-	    --num_thread $(THREADS) $(TRAIN_FLAGS) $(DS) $(MDL)
+# kg-eval's table goes to $(TABLE) and, unless demo prints it later, to
+# stderr; on failure its messages go to stderr.
+$(METRICS): $(MDL)/manifest.json $(SETTINGS)/metrics.cmd | $(BIN)/kg-eval
+	$(EVAL_CMD) 2>$(TABLE).tmp || { cat $(TABLE).tmp >&2; \
+	    rm -f $(TABLE).tmp; exit 1; }
+	@mv -f $(TABLE).tmp $(TABLE)
+	@$(if $(KG_TABLE_LATER),:,cat $(TABLE) >&2)
 
-$(METRICS): $(MDL)/manifest.json | $(BIN)/kg-eval
-	$(BIN)/kg-eval --force --auc -o $@ $(DS) $(MDL)
+$(eval $(call kg_settings_rule,dataset,INGEST_CMD))
+$(eval $(call kg_settings_rule,attr-model,FIT_CMD))
+$(eval $(call kg_settings_rule,attr-shard,TRANSFORM_ANY))
+$(eval $(call kg_settings_rule,features,MERGE_CMD))
+$(eval $(call kg_settings_rule,partitions,PART_CMD))
+$(eval $(call kg_settings_rule,expanded,EXPAND_CMD))
+$(eval $(call kg_settings_rule,model,TRAIN_CMD))
+$(eval $(call kg_settings_rule,metrics,EVAL_CMD))
+
+# Plots: training curves (loss, validation MRR) of the model's log and the
+# per-relation metrics, as $(OUT)/training.png|svg and metrics.png|svg.
+# A model that writes no training log (the GNN trainer before it has
+# --valid_every) gets no curves, with a note.
+METRIC_PLOTS := $(PLOT_FORMATS:%=$(OUT)/metrics.%)
+TRAIN_PLOTS := $(PLOT_FORMATS:%=$(OUT)/training.%)
+plot: $(METRIC_PLOTS) $(TRAIN_PLOTS)
+
+$(METRIC_PLOTS): $(OUT)/metrics.%: $(METRICS) | $(BIN)/kg-plot
+	$(BIN)/kg-plot -q -f -o $@ $(METRICS)
+
+$(TRAIN_PLOTS): $(OUT)/training.%: $(MDL)/manifest.json | $(BIN)/kg-plot
+	@if [ -f $(MDL)/train_log.jsonl ]; then \
+	    echo "$(BIN)/kg-plot -q -f -o $@ $(MDL)"; \
+	    $(BIN)/kg-plot -q -f -o $@ $(MDL); \
+	else \
+	    echo "$(MDL): no train_log.jsonl, no training curves" >&2; \
+	fi
 
 clean:
 	rm -rf $(OUT)

@@ -1,6 +1,7 @@
 # WN18RR (Dettmers et al. 2018): 40,943 entities, 11 relations.
 #   make -f pipelines/wn18rr.mk                       # ComplEx-N3 config
 #   make -f pipelines/wn18rr.mk DATA=/data/WN18RR EXT=txt
+#   make -f pipelines/wn18rr.mk EPOCHS=5 plot        # a short run, plotted
 NAME := wn18rr
 _HERE := $(dir $(lastword $(MAKEFILE_LIST)))
 DATA ?= $(abspath $(_HERE)../../shared/data/wn18rr)

@@ -1,10 +1,13 @@
 #!/bin/sh
-# Checks kgpipe's Debian build and test dependencies.  Missing packages are
-# installed with apt-get when we run as root; otherwise we stop and print
-# the exact command to run.  On a system without dpkg we only warn.
+# Checks kgpipe's Debian build and test dependencies (or the packages
+# given as arguments: tests/fuzz/deps.sh passes clang's).  Missing
+# packages are installed with apt-get when we run as root; otherwise we
+# stop and print the exact command to run.  On a system without dpkg we
+# only warn.
 pkgs="gcc make pkg-config libopenmpi-dev openmpi-bin libopenblas-dev
 libmetis-dev libcsv-dev libjansson-dev libxxhash-dev zlib1g-dev
-python3-numpy mandoc jq"
+python3-numpy mandoc jq gnuplot-nox"
+[ $# -gt 0 ] && pkgs="$*"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "kgpipe: warning: not a Debian system; make sure these (or" \

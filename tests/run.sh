@@ -34,7 +34,7 @@ if [ $# -eq 0 ]; then
 fi
 
 passed=0 failed=0 skipped=0
-failures=()
+failures=() notoks=()
 logdir=$(mktemp -d "${TMPDIR:-/tmp}/kgrun.XXXXXX")
 trap 'rm -rf "$logdir"' EXIT
 for t in "$@"; do
@@ -62,12 +62,20 @@ for t in "$@"; do
 	printf '%-44s %4d ok %3d failed %3d skipped  %6ss\n' "$name" "$p" "$f" "$s" "$secs"
 	grep '^skip - ' "$log" | sed 's/^/    /'
 	if [ "$f" -gt 0 ] || [ "$verbose" -eq 1 ]; then
-		[ "$f" -gt 0 ] && failures+=("$name")
+		if [ "$f" -gt 0 ]; then
+			failures+=("$name")
+			while IFS= read -r line; do
+				notoks+=("$name: $line")
+			done < <(grep '^not ok - ' "$log" | head -n 20)
+		fi
 		sed 's/^/    | /' "$log" | tail -n 60
 	fi
 	rm -rf "$work"
 done
+# The failing checks again at the end, where a truncated log still
+# shows them.
 if [ ${#failures[@]} -gt 0 ]; then
+	printf '%s\n' "${notoks[@]}"
 	echo "failed: ${failures[*]}"
 fi
 echo "$passed passed, $failed failed, $skipped skipped"

@@ -46,6 +46,83 @@ kg_cli_argv_free(int argc, char **av)
 	free(av);
 }
 
+/* 1 if av[i] is a long option of opts that takes its value from the
+ * next argument ("--name value", not "--name=value"). */
+static int
+takes_next(const struct option *opts, const char *a)
+{
+	const struct option *o;
+
+	if (strncmp(a, "--", 2) != 0 || strchr(a, '=') != NULL)
+		return 0;
+	for (o = opts; o->name != NULL; o++)
+		if (strcmp(o->name, a + 2) == 0)
+			return o->has_arg == required_argument;
+	return 0;
+}
+
+/* Flags: 1 for each positional argument of av[1..argc), 2 for each
+ * extra value of a multi-value option (also positional). */
+static void
+mark_args(int argc, char **av, const struct option *opts,
+    const char *const *multi, size_t n, unsigned char *mark)
+{
+	int i, in_multi = 0;
+	size_t k;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = av[i];
+
+		if (strcmp(a, "--") == 0) {
+			for (i++; i < argc; i++)
+				mark[i] = 1;
+			return;
+		}
+		if (a[0] == '-' && a[1] != '\0') {
+			in_multi = 0;
+			for (k = 0; k < n; k++)
+				in_multi |= strcmp(a, multi[k]) == 0;
+			if (takes_next(opts, a) && i + 1 < argc)
+				i++;
+			continue;
+		}
+		mark[i] = in_multi ? 3 : 1;
+	}
+}
+
+int
+kg_cli_multi_values(int argc, char **av, const struct option *opts,
+    const char *const *multi, size_t n, int operands)
+{
+	unsigned char *mark = kg_xcalloc((size_t)argc + 1, 1);
+	char **tmp = kg_xcalloc((size_t)argc + 1, sizeof(*tmp));
+	int i, k = 0, positional = 0, drop;
+
+	mark_args(argc, av, opts, multi, n, mark);
+	for (i = 1; i < argc; i++)
+		positional += mark[i] != 0;
+	/* Drop extra values in order while enough operands remain. */
+	for (i = 1; i < argc; i++) {
+		drop = mark[i] == 3 && positional > operands;
+		if (drop) {
+			positional--;
+			mark[i] = 4;
+		}
+	}
+	tmp[k++] = av[0];
+	for (i = 1; i < argc; i++)
+		if (mark[i] != 4)
+			tmp[k++] = av[i];
+	drop = k;
+	for (i = 1; i < argc; i++)
+		if (mark[i] == 4)
+			tmp[k++] = av[i];
+	memcpy(av, tmp, (size_t)argc * sizeof(*av));
+	free(tmp);
+	free(mark);
+	return drop;
+}
+
 /* The entry of opts that a config key names, or NULL. */
 static const struct option *
 find_key(const struct option *opts, const char *key)

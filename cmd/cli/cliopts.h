@@ -22,6 +22,20 @@ char **kg_cli_argv(int argc, char *argv[], const char *const (*aliases)[2],
 void kg_cli_argv_free(int argc, char **av);
 
 /*
+ * DGL-KE options that take several values (argparse's nargs='+', as in
+ * "--gpu 0 1 2" or "--data_files a b c"): in a normalised argv (above),
+ * the values after the first of each option named in multi[0..n) are
+ * moved to the end, past the returned count, so getopt sees one value
+ * while the operands stay.  A value is dropped only while at least
+ * "operands" positional arguments remain, so "--data_files a b c DS OUT"
+ * keeps DS and OUT.  opts tells which options take a value.  Parse the
+ * first (returned) count of arguments; free all argc with
+ * kg_cli_argv_free.
+ */
+int kg_cli_multi_values(int argc, char **av, const struct option *opts,
+    const char *const *multi, size_t n, int operands);
+
+/*
  * Apply the keys of the JSON object in "path" through apply(ctx, val,
  * arg), val being the option's getopt value in opts.  A key names an
  * option (dashes read as underscores; keys starting with '_' are notes

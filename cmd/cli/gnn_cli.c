@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <omp.h>
@@ -22,7 +23,8 @@ enum {
 	G_EXPANDED, G_LAYERS, G_FANOUT, G_DROPOUT, G_EDROP, G_BASES, G_DECOMP,
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
-	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_IGNORED
+	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
+	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -59,12 +61,16 @@ static const struct option gnn_opts[] = {
 	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
 	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
 	{ "num_thread", required_argument, NULL, G_THREADS },
+	{ "batches_per_epoch", required_argument, NULL, G_BPE },
+	{ "neg_chunk_size", required_argument, NULL, G_CHUNK },
+	{ "blocks", no_argument, NULL, G_BLOCKS },
+	{ "lr_scale_ranks", required_argument, NULL, G_LRSCALE },
+	{ "progress", no_argument, NULL, G_PROGRESS },
+	{ "valid_every", required_argument, NULL, G_VALID },
+	{ "patience", required_argument, NULL, G_PATIENCE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
-	/* kg-train options without a meaning for GNN training. */
-	{ "neg_chunk_size", required_argument, NULL, G_IGNORED },
-	{ "progress", no_argument, NULL, G_IGNORED },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -74,6 +80,7 @@ struct gnn_cli {
 	uint32_t hidden, dim;
 	uint32_t threads;	/* 0: OpenMP's default */
 	int model_set;
+	int progress;		/* --progress */
 };
 
 /* --fanout A,B: one whole number per graph layer. */
@@ -107,6 +114,23 @@ parse_decomp(const char *arg, enum kg_gnn_decomp *dc)
 	kg_error("--decomposition: unknown value '%s' (expected basis or "
 	    "block)", arg);
 	return -1;
+}
+
+static int
+parse_lr_scale(const char *arg, enum kg_gnn_lr_scale *sc)
+{
+	if (strcmp(arg, "none") == 0)
+		*sc = KG_GNN_LR_SCALE_NONE;
+	else if (strcmp(arg, "sqrt") == 0)
+		*sc = KG_GNN_LR_SCALE_SQRT;
+	else if (strcmp(arg, "linear") == 0)
+		*sc = KG_GNN_LR_SCALE_LINEAR;
+	else {
+		kg_error("--lr_scale_ranks: unknown value '%s' (expected none, "
+		    "sqrt or linear)", arg);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -171,6 +195,17 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
 	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
 	    &c->threads);
+	case G_BPE: return kg_parse_u32("--batches_per_epoch", arg, 1,
+	    1u << 30, &o->batches_per_epoch);
+	case G_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
+	    1u << 24, &o->neg_chunk);
+	case G_BLOCKS: o->blocks = 1; return 0;
+	case G_LRSCALE: return parse_lr_scale(arg, &o->lr_scale);
+	case G_PROGRESS: c->progress = 1; return 0;
+	case G_VALID: return kg_parse_u32("--valid_every", arg, 0, 1u << 24,
+	    &o->valid_every);
+	case G_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
+	    &o->patience);
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
 	}
@@ -234,10 +269,14 @@ kg_gnn_cli_usage(FILE *f)
 "                [--loss NAME] [--gamma G]\n"
 "                [--adversarial_temperature T] [--lr LR]\n"
 "                [--regularization_coef C] [--batch_size N]\n"
-"                [--neg_sample_size N] [--neg_candidates N]\n"
-"                [--neg_pool_seeds] [--epochs N] [--max_step N] [--seed N]\n"
-"                [--num_thread N] [--checkpoint_dir DIR] [--resume]\n"
-"                [--no_checkpoint] [--keep_checkpoint] [--force]\n"
+"                [--neg_sample_size N] [--neg_chunk_size N]\n"
+"                [--neg_candidates N] [--neg_pool_seeds] [--blocks]\n"
+"                [--epochs N] [--batches_per_epoch N]\n"
+"                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
+"                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
+"                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
+"                [--valid_every N] [--patience N] [--progress]\n"
+"                [--force]\n"
 "                DATASET_DIR MODEL_DIR\n");
 }
 
@@ -313,6 +352,7 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();
 	if (c.threads > 0)

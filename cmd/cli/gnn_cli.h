@@ -23,13 +23,18 @@
  *   (mini-batches; one value per layer, the output layer's first),
  *   --loss NAME (bce), --gamma G, --adversarial_temperature T, --lr LR
  *   (0.01), --regularization_coef C (0), --batch_size N (1024, global),
- *   --neg_sample_size N (8), --neg_candidates N, --neg_pool_seeds,
- *   --epochs N (10), --max_step N, --seed N, --checkpoint_dir DIR,
- *   --resume, --no_checkpoint, --keep_checkpoint, --num_thread N (OpenMP
- *   threads of the encoder; without it and OMP_NUM_THREADS, the ranks
- *   mpirun starts on one machine share its cores), --force, -q.
- *   kg-train's --neg_chunk_size and --progress are accepted and have no
- *   effect.
+ *   --neg_sample_size N (8), --neg_chunk_size N (positives sharing
+ *   their negatives; default none), --neg_candidates N, --neg_pool_seeds,
+ *   --blocks (with --fanout: each layer only where the next one reads),
+ *   --epochs N (10), --batches_per_epoch N (the paper's epoch),
+ *   --lr_scale_ranks none|sqrt|linear (with it, lr x sqrt(R) or x R on R
+ *   ranks, whose steps take R batches), --max_step
+ *   N, --seed N, --checkpoint_dir DIR, --resume, --no_checkpoint,
+ *   --keep_checkpoint, --num_thread N (OpenMP threads of the encoder;
+ *   without it and OMP_NUM_THREADS, the ranks mpirun starts on one machine
+ *   share its cores), --force, --progress (progress and ETA on stderr,
+ *   also when stderr is a terminal), -q (neither progress nor epoch
+ *   lines).
  * Joins the MPI job when started by mpirun.  Returns the exit status.
  */
 int kg_gnn_cli(int argc, char *argv[]);

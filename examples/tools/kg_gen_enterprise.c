@@ -36,6 +36,7 @@
 #define N_CATS 20
 #define CATS_PER_KIND 3
 #define POOL 24
+#define MAX_USES (7 + 11)	/* products a person uses: 7 + pick(12) */
 
 static const char *const kinds[N_KINDS] = { "engineering", "sales",
 	"marketing", "finance", "legal", "hr", "support", "research",
@@ -212,12 +213,11 @@ write_edges(struct gen *g)
 		    1);
 	for (i = 0; i < g->n_people; i++) {
 		uint32_t d = g->person_dept[i], nu = 7 + pick(g, 12);
+		uint32_t used[MAX_USES];
 
 		edge(g, "person", i, "works_at", "company", g->dept_comp[d], 1);
 		edge(g, "person", i, "located_in", "location",
 		    g->person_loc[i], 0);
-		uint32_t used[16];
-
 		for (j = 0; j < nu; j++) {
 			uint32_t p = kg_rng_uniform(&g->rng) < 0.85 ?
 			    g->dept_pool[d * POOL + pick(g, POOL)] :

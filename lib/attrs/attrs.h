@@ -2,6 +2,12 @@
  * attrs: node-attribute encoding (kg-encode-attrs): fit once, transform
  * contiguous entity ranges in parallel, merge the shards.
  *
+ * One job a file: attrs_collect.c reads the values, attrs_fit.c fits,
+ * attrs_model.c writes and reads the model directory, attrs_encode.c
+ * computes the features, attrs_featwrite.c names, writes and merges the
+ * feature arrays, attrs_values.c holds the column views fit and encode
+ * share (attrs_impl.h), attrs_run.c runs the subcommands.
+ *
  * Encodings, per attribute (see attrs_schema.h for the schema):
  *   numeric, date  bins from attrs_bins.h; one index per distinct bin of
  *                  the entity's values; slot n_bins is the "missing" bin,

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/progress.h"
 #include "io/dataset.h"
 #include "io/manifest.h"
 #include "io/stage.h"
@@ -91,11 +92,24 @@ add_files(struct kg_manifest *man, const char *dir)
 	return rc;
 }
 
+/*
+ * One line per step (lib/core/progress.h's wording): the entities it
+ * covered, its time and rate.  Each step is one call, so there is no
+ * ETA within it.  *t is the step's start and becomes the next's.
+ */
 static void
-progress(const struct kg_attrs_opts *o, const char *what, double t0)
+progress(const struct kg_attrs_opts *o, const char *what, uint64_t n,
+    double *t)
 {
-	if ((o->progress || isatty(2)) && !o->quiet)
-		fprintf(stderr, "%s: %s (%.2f s)\n", TOOL, what, kg_now() - t0);
+	char line[160];
+	double now = kg_now();
+
+	if (kg_progress_wanted(o->quiet, o->progress)) {
+		kg_progress_format(line, sizeof(line), what, "entities", n, 0,
+		    now - *t, 1);
+		fprintf(stderr, "%s: %s\n", TOOL, line);
+	}
+	*t = now;
 }
 
 static json_t *
@@ -252,7 +266,7 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
 	struct kg_stage st = KG_STAGE_INIT;
 	char **paths = NULL, *sdir = NULL, *base;
-	double t0 = kg_now();
+	double t0 = kg_now(), t1 = t0;
 	size_t i;
 	int rc;
 
@@ -274,18 +288,18 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	    0, ds.n_entities, o->max_errors) < 0 ||
 	    check_attrs_named(&schema, &data) < 0)
 		goto out;
-	progress(o, "read the tables", t0);
+	progress(o, "read the tables of", ds.n_entities, &t1);
 	if (kg_attrs_fit(&model, &schema, &data, ds.n_entities,
 	    o->text_command) < 0)
 		goto out;
-	progress(o, "fitted the encoders", t0);
+	progress(o, "fitted the encoders to", ds.n_entities, &t1);
 	if (record_tables(&model, paths, schema.n_tables) < 0 ||
 	    kg_attrs_model_write(&model, st.dir) < 0 ||
 	    add_files(&st.manifest, st.dir) < 0)
 		goto out;
 	fit_manifest(&st.manifest, o, &model, &data, ds.n_entities, t0);
 	rc = kg_stage_commit(&st);
-	progress(o, "wrote the model", t0);
+	progress(o, "wrote the model of", ds.n_entities, &t1);
 out:
 	kg_stage_release(&st);
 	kg_attrs_model_release(&model);
@@ -398,7 +412,7 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	struct kg_stage st = KG_STAGE_INIT;
 	char **paths = NULL, msum[32];
 	json_t *figs = NULL;
-	double t0 = kg_now();
+	double t0 = kg_now(), t1 = t0;
 	uint64_t lo, hi;
 	int rc;
 
@@ -427,11 +441,11 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	if (kg_attrs_collect(&data, &model.schema, (const char *const *)paths,
 	    &ents, lo, hi, o->max_errors) < 0)
 		goto out;
-	progress(o, "read the tables", t0);
+	progress(o, "read the tables of", hi - lo, &t1);
 	figs = json_object();
 	if (kg_attrs_encode(&model, &data, o->text_command, st.dir, figs) < 0)
 		goto out;
-	progress(o, "encoded", t0);
+	progress(o, "encoded", hi - lo, &t1);
 	if (add_files(&st.manifest, st.dir) < 0)
 		goto out;
 	transform_manifest(&st.manifest, o, &model, &data, msum, t0);

@@ -186,42 +186,90 @@ valid_output(const char *s)
 	return 1;
 }
 
-static int
-parse_table_at(const char *file, const char *where, json_t *t,
-    struct kg_attr_table *tab)
-{
-	static const char *const keys[] = { "path", "form", "delimiter",
-		"quote", "header", "columns", "unknown_entities",
-		"unknown_attributes", "literals", "multiline", NULL };
-	const char *path, *form, *s;
-	json_t *cols;
-	size_t i;
+/*
+ * A string option that takes one of two words: the word found is stored as
+ * its index in "words" (so the first is 0), "def" when the key is absent.
+ * Any other string is the error "FILE: WHERE.KEY: ['VALUE' ]WRONG".
+ */
+struct choice {
+	const char *key;
+	const char *words[2];
+	const char *def;
+	int quote_value;	/* the message shows the value */
+	const char *wrong;
+};
 
-	if (!json_is_object(t)) {
-		kg_error("%s: %s: expected an object", file, where);
+static const struct choice form_choice = { "form", { "long", "wide" },
+	NULL, 1, "is neither \"long\" nor \"wide\"" };
+static const struct choice entities_choice = { "unknown_entities",
+	{ "error", "skip" }, "error", 0, "expected \"error\" or \"skip\"" };
+static const struct choice attributes_choice = { "unknown_attributes",
+	{ "error", "skip" }, "error", 0, "expected \"error\" or \"skip\"" };
+static const struct choice literals_choice = { "literals",
+	{ "plain", "rdf" }, "plain", 0, "expected \"plain\" or \"rdf\"" };
+static const struct choice strategy_choice = { "strategy",
+	{ "uniform", "quantile" }, "quantile", 1,
+	"is neither \"uniform\" nor \"quantile\"" };
+
+/* Which word of c the string s is. */
+static int
+pick(const char *file, const char *where, const struct choice *c,
+    const char *s, int *out)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		if (strcmp(s, c->words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	if (c->quote_value)
+		kg_error("%s: %s.%s: '%s' %s", file, where, c->key, s,
+		    c->wrong);
+	else
+		kg_error("%s: %s.%s: %s", file, where, c->key, c->wrong);
+	return -1;
+}
+
+static int
+get_choice(const char *file, const char *where, json_t *obj,
+    const struct choice *c, int *out)
+{
+	const char *s;
+
+	if (get_string(file, where, obj, c->key, c->def, &s) < 0)
 		return -1;
-	}
-	if (check_keys(file, where, t, keys) < 0 ||
-	    get_string(file, where, t, "path", NULL, &path) < 0 ||
+	return pick(file, where, c, s, out);
+}
+
+/* "path" and "form", both required. */
+static int
+parse_table_path(const char *file, const char *where, json_t *t,
+    struct kg_attr_table *tab, const char **path)
+{
+	const char *form;
+
+	if (get_string(file, where, t, "path", NULL, path) < 0 ||
 	    get_string(file, where, t, "form", NULL, &form) < 0)
 		return -1;
-	if (path == NULL || path[0] == '\0') {
+	if (*path == NULL || (*path)[0] == '\0') {
 		kg_error("%s: %s: missing \"path\"", file, where);
 		return -1;
 	}
-	tab->path = kg_xstrdup(path);
+	tab->path = kg_xstrdup(*path);
 	if (form == NULL) {
 		kg_error("%s: %s: missing \"form\" (\"long\" or \"wide\")",
 		    file, where);
 		return -1;
 	}
-	if (strcmp(form, "wide") == 0)
-		tab->wide = 1;
-	else if (strcmp(form, "long") != 0) {
-		kg_error("%s: %s.form: '%s' is neither \"long\" nor \"wide\"",
-		    file, where, form);
-		return -1;
-	}
+	return pick(file, where, &form_choice, form, &tab->wide);
+}
+
+/* How the rows are written: delimiter, quote, header, multiline. */
+static int
+parse_table_syntax(const char *file, const char *where, json_t *t,
+    const char *path, struct kg_attr_table *tab)
+{
 	if (get_char(file, where, t, "delimiter",
 	    ends_with(path, ".csv") || ends_with(path, ".csv.gz") ? ',' : '\t',
 	    0, &tab->delimiter) < 0 ||
@@ -234,67 +282,79 @@ parse_table_at(const char *file, const char *where, json_t *t,
 		    where);
 		return -1;
 	}
-	if (get_string(file, where, t, "unknown_entities", "error", &s) < 0)
-		return -1;
-	if (strcmp(s, "skip") == 0)
-		tab->skip_unknown_entities = 1;
-	else if (strcmp(s, "error") != 0) {
-		kg_error("%s: %s.unknown_entities: expected \"error\" or "
-		    "\"skip\"", file, where);
-		return -1;
-	}
-	if (get_string(file, where, t, "unknown_attributes", "error", &s) < 0)
-		return -1;
-	if (strcmp(s, "skip") == 0)
-		tab->skip_unknown_attributes = 1;
-	else if (strcmp(s, "error") != 0) {
-		kg_error("%s: %s.unknown_attributes: expected \"error\" or "
-		    "\"skip\"", file, where);
-		return -1;
-	}
-	if (get_string(file, where, t, "literals", "plain", &s) < 0)
-		return -1;
-	if (strcmp(s, "rdf") == 0)
-		tab->rdf_literals = 1;
-	else if (strcmp(s, "plain") != 0) {
-		kg_error("%s: %s.literals: expected \"plain\" or \"rdf\"",
-		    file, where);
-		return -1;
-	}
-	cols = json_object_get(t, "columns");
-	if (cols != NULL) {
-		if (!tab->wide || tab->header) {
-			kg_error("%s: %s.columns: only for the wide form "
-			    "without header", file, where);
-			return -1;
-		}
-		if (!json_is_array(cols) || json_array_size(cols) == 0) {
-			kg_error("%s: %s.columns: expected a non-empty array "
-			    "of strings", file, where);
-			return -1;
-		}
-		tab->n_columns = json_array_size(cols);
-		tab->columns = kg_xcalloc(tab->n_columns, sizeof(char *));
-		for (i = 0; i < tab->n_columns; i++) {
-			json_t *c = json_array_get(cols, i);
+	return 0;
+}
 
-			if (!json_is_string(c)) {
-				kg_error("%s: %s.columns[%zu]: expected a "
-				    "string", file, where, i);
-				return -1;
-			}
-			tab->columns[i] = kg_xstrdup(json_string_value(c));
-		}
-	} else if (tab->wide && !tab->header) {
+/* The wide form names its columns in a header row or in "columns". */
+static int
+parse_table_columns(const char *file, const char *where, json_t *t,
+    struct kg_attr_table *tab)
+{
+	json_t *cols = json_object_get(t, "columns");
+	size_t i;
+
+	if (cols == NULL) {
+		if (!tab->wide || tab->header)
+			return 0;
 		kg_error("%s: %s: the wide form needs \"header\": true or "
 		    "\"columns\"", file, where);
 		return -1;
+	}
+	if (!tab->wide || tab->header) {
+		kg_error("%s: %s.columns: only for the wide form without "
+		    "header", file, where);
+		return -1;
+	}
+	if (!json_is_array(cols) || json_array_size(cols) == 0) {
+		kg_error("%s: %s.columns: expected a non-empty array of "
+		    "strings", file, where);
+		return -1;
+	}
+	tab->n_columns = json_array_size(cols);
+	tab->columns = kg_xcalloc(tab->n_columns, sizeof(char *));
+	for (i = 0; i < tab->n_columns; i++) {
+		json_t *c = json_array_get(cols, i);
+
+		if (!json_is_string(c)) {
+			kg_error("%s: %s.columns[%zu]: expected a string",
+			    file, where, i);
+			return -1;
+		}
+		tab->columns[i] = kg_xstrdup(json_string_value(c));
 	}
 	return 0;
 }
 
 static int
-parse_attr_at(const char *file, const char *where, const char *name,
+parse_table_at(const char *file, const char *where, json_t *t,
+    struct kg_attr_table *tab)
+{
+	static const char *const keys[] = { "path", "form", "delimiter",
+		"quote", "header", "columns", "unknown_entities",
+		"unknown_attributes", "literals", "multiline", NULL };
+	const char *path;
+
+	if (!json_is_object(t)) {
+		kg_error("%s: %s: expected an object", file, where);
+		return -1;
+	}
+	if (check_keys(file, where, t, keys) < 0 ||
+	    parse_table_path(file, where, t, tab, &path) < 0 ||
+	    parse_table_syntax(file, where, t, path, tab) < 0)
+		return -1;
+	if (get_choice(file, where, t, &entities_choice,
+	    &tab->skip_unknown_entities) < 0 ||
+	    get_choice(file, where, t, &attributes_choice,
+	    &tab->skip_unknown_attributes) < 0 ||
+	    get_choice(file, where, t, &literals_choice,
+	    &tab->rdf_literals) < 0)
+		return -1;
+	return parse_table_columns(file, where, t, tab);
+}
+
+/* "kind" (required), then only the keys of that kind, then "output". */
+static int
+parse_attr_head(const char *file, const char *where, const char *name,
     json_t *a, struct kg_attr_spec *sp)
 {
 	static const char *const k_num[] = { "kind", "output", "strategy",
@@ -314,15 +374,6 @@ parse_attr_at(const char *file, const char *where, const char *name,
 	};
 	const char *s;
 
-	sp->name = kg_xstrdup(name);
-	if (name[0] == '\0') {
-		kg_error("%s: attributes: empty attribute name", file);
-		return -1;
-	}
-	if (!json_is_object(a)) {
-		kg_error("%s: %s: expected an object", file, where);
-		return -1;
-	}
 	if (get_string(file, where, a, "kind", NULL, &s) < 0)
 		return -1;
 	if (s == NULL) {
@@ -334,9 +385,8 @@ parse_attr_at(const char *file, const char *where, const char *name,
 		    "categorical, multi_label, text)", file, where, s);
 		return -1;
 	}
-	if (check_keys(file, where, a, by_kind[sp->kind]) < 0)
-		return -1;
-	if (get_string(file, where, a, "output", NULL, &s) < 0)
+	if (check_keys(file, where, a, by_kind[sp->kind]) < 0 ||
+	    get_string(file, where, a, "output", NULL, &s) < 0)
 		return -1;
 	if (s != NULL && !valid_output(s)) {
 		kg_error("%s: %s.output: '%s' is not a plain file-name stem "
@@ -344,68 +394,113 @@ parse_attr_at(const char *file, const char *where, const char *name,
 		return -1;
 	}
 	sp->output = s != NULL ? kg_xstrdup(s) : default_output(name);
+	return 0;
+}
+
+/* Date "format": iso8601, decimal_year or a strptime(3) format. */
+static int
+parse_date_format(const char *file, const char *where, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	const char *s;
+
+	if (get_string(file, where, a, "format", "iso8601", &s) < 0)
+		return -1;
+	if (strcmp(s, "iso8601") == 0)
+		sp->date_format = KG_DATE_ISO;
+	else if (strcmp(s, "decimal_year") == 0)
+		sp->date_format = KG_DATE_DECIMAL_YEAR;
+	else if (strchr(s, '%') != NULL) {
+		sp->date_format = KG_DATE_STRPTIME;
+		sp->strptime_format = kg_xstrdup(s);
+	} else {
+		kg_error("%s: %s.format: '%s' is not \"iso8601\", "
+		    "\"decimal_year\" or a strptime format", file, where, s);
+		return -1;
+	}
+	return 0;
+}
+
+/* Numbers and dates: "strategy" and "n_bins". */
+static int
+parse_bins(const char *file, const char *where, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	int strategy;
+
+	if (get_choice(file, where, a, &strategy_choice, &strategy) < 0)
+		return -1;
+	sp->strategy = strategy == 0 ? KG_BINS_UNIFORM : KG_BINS_QUANTILE;
+	return get_u32(file, where, a, "n_bins", 5, 2, KG_ATTR_MAX_BINS,
+	    &sp->n_bins);
+}
+
+/* Multi-label "separator": not empty. */
+static int
+parse_separator(const char *file, const char *where, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	const char *s;
+
+	if (get_string(file, where, a, "separator", ",", &s) < 0)
+		return -1;
+	if (s[0] == '\0') {
+		kg_error("%s: %s.separator: must not be empty", file, where);
+		return -1;
+	}
+	sp->separator = kg_xstrdup(s);
+	return 0;
+}
+
+/* The options of the built-in text encoder. */
+static int
+parse_text(const char *file, const char *where, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	if (get_u32(file, where, a, "dim", 32, 1, KG_ATTR_MAX_DIM,
+	    &sp->dim) < 0 ||
+	    get_u32(file, where, a, "max_features", 2048, 1,
+	    KG_ATTR_MAX_FEATURES, &sp->max_features) < 0 ||
+	    get_u32(file, where, a, "min_df", 1, 1, UINT32_MAX,
+	    &sp->min_df) < 0 ||
+	    get_bool(file, where, a, "sublinear_tf", 0,
+	    &sp->sublinear_tf) < 0 ||
+	    get_bool(file, where, a, "normalize", 1, &sp->normalize) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+parse_attr_at(const char *file, const char *where, const char *name,
+    json_t *a, struct kg_attr_spec *sp)
+{
+	sp->name = kg_xstrdup(name);
+	if (name[0] == '\0') {
+		kg_error("%s: attributes: empty attribute name", file);
+		return -1;
+	}
+	if (!json_is_object(a)) {
+		kg_error("%s: %s: expected an object", file, where);
+		return -1;
+	}
+	if (parse_attr_head(file, where, name, a, sp) < 0)
+		return -1;
 	switch (sp->kind) {
 	case KG_ATTR_DATE:
-		if (get_string(file, where, a, "format", "iso8601", &s) < 0)
+		if (parse_date_format(file, where, a, sp) < 0)
 			return -1;
-		if (strcmp(s, "iso8601") == 0)
-			sp->date_format = KG_DATE_ISO;
-		else if (strcmp(s, "decimal_year") == 0)
-			sp->date_format = KG_DATE_DECIMAL_YEAR;
-		else if (strchr(s, '%') != NULL) {
-			sp->date_format = KG_DATE_STRPTIME;
-			sp->strptime_format = kg_xstrdup(s);
-		} else {
-			kg_error("%s: %s.format: '%s' is not \"iso8601\", "
-			    "\"decimal_year\" or a strptime format", file,
-			    where, s);
-			return -1;
-		}
 		/* FALLTHROUGH */
 	case KG_ATTR_NUMERIC:
-		if (get_string(file, where, a, "strategy", "quantile", &s) < 0)
-			return -1;
-		if (strcmp(s, "uniform") == 0)
-			sp->strategy = KG_BINS_UNIFORM;
-		else if (strcmp(s, "quantile") == 0)
-			sp->strategy = KG_BINS_QUANTILE;
-		else {
-			kg_error("%s: %s.strategy: '%s' is neither "
-			    "\"uniform\" nor \"quantile\"", file, where, s);
-			return -1;
-		}
-		if (get_u32(file, where, a, "n_bins", 5, 2, KG_ATTR_MAX_BINS,
-		    &sp->n_bins) < 0)
-			return -1;
-		break;
+		return parse_bins(file, where, a, sp);
 	case KG_ATTR_MULTILABEL:
-		if (get_string(file, where, a, "separator", ",", &s) < 0)
+		if (parse_separator(file, where, a, sp) < 0)
 			return -1;
-		if (s[0] == '\0') {
-			kg_error("%s: %s.separator: must not be empty", file,
-			    where);
-			return -1;
-		}
-		sp->separator = kg_xstrdup(s);
 		/* FALLTHROUGH */
 	case KG_ATTR_CATEGORICAL:
-		if (get_u32(file, where, a, "min_count", 1, 1, UINT32_MAX,
-		    &sp->min_count) < 0)
-			return -1;
-		break;
+		return get_u32(file, where, a, "min_count", 1, 1, UINT32_MAX,
+		    &sp->min_count);
 	case KG_ATTR_TEXT:
-		if (get_u32(file, where, a, "dim", 32, 1, KG_ATTR_MAX_DIM,
-		    &sp->dim) < 0 ||
-		    get_u32(file, where, a, "max_features", 2048, 1,
-		    KG_ATTR_MAX_FEATURES, &sp->max_features) < 0 ||
-		    get_u32(file, where, a, "min_df", 1, 1, UINT32_MAX,
-		    &sp->min_df) < 0 ||
-		    get_bool(file, where, a, "sublinear_tf", 0,
-		    &sp->sublinear_tf) < 0 ||
-		    get_bool(file, where, a, "normalize", 1,
-		    &sp->normalize) < 0)
-			return -1;
-		break;
+		return parse_text(file, where, a, sp);
 	}
 	return 0;
 }
@@ -477,68 +572,78 @@ parse_attr(const char *file, const char *name, json_t *a,
 	return rc;
 }
 
-int
-kg_attr_schema_from_json(struct kg_attr_schema *s, json_t *root,
-    const char *what)
+/* "na_values": an array of strings; absent means [""]. */
+static int
+parse_na_values(struct kg_attr_schema *s, json_t *root, const char *what)
 {
-	static const char *const keys[] = { "tables", "attributes",
-		"na_values", "description", NULL };
-	json_t *tables, *attrs, *na, *v;
-	const char *key;
-	size_t i, j;
+	json_t *na = json_object_get(root, "na_values"), *v;
+	size_t i;
 
-	memset(s, 0, sizeof(*s));
-	s->path = kg_xstrdup(what);
-	s->json = json_incref(root);
-	if (!json_is_object(root)) {
-		kg_error("%s: expected a JSON object", what);
-		goto fail;
-	}
-	if (check_keys(what, "top level", root, keys) < 0)
-		goto fail;
-	na = json_object_get(root, "na_values");
 	if (na == NULL) {
 		s->n_na = 1;
 		s->na_values = kg_xcalloc(1, sizeof(char *));
 		s->na_values[0] = kg_xstrdup("");
-	} else {
-		if (!json_is_array(na)) {
-			kg_error("%s: na_values: expected an array of strings",
-			    what);
-			goto fail;
-		}
-		s->n_na = json_array_size(na);
-		s->na_values = kg_xcalloc(s->n_na + 1, sizeof(char *));
-		json_array_foreach(na, i, v) {
-			if (!json_is_string(v)) {
-				kg_error("%s: na_values[%zu]: expected a "
-				    "string", what, i);
-				goto fail;
-			}
-			s->na_values[i] = kg_xstrdup(json_string_value(v));
-		}
+		return 0;
 	}
-	tables = json_object_get(root, "tables");
+	if (!json_is_array(na)) {
+		kg_error("%s: na_values: expected an array of strings", what);
+		return -1;
+	}
+	s->n_na = json_array_size(na);
+	s->na_values = kg_xcalloc(s->n_na + 1, sizeof(char *));
+	json_array_foreach(na, i, v) {
+		if (!json_is_string(v)) {
+			kg_error("%s: na_values[%zu]: expected a string", what,
+			    i);
+			return -1;
+		}
+		s->na_values[i] = kg_xstrdup(json_string_value(v));
+	}
+	return 0;
+}
+
+static int
+parse_tables(struct kg_attr_schema *s, json_t *root, const char *what)
+{
+	json_t *tables = json_object_get(root, "tables");
+	size_t i;
+
 	if (!json_is_array(tables) || json_array_size(tables) == 0) {
 		kg_error("%s: \"tables\" must be a non-empty array", what);
-		goto fail;
+		return -1;
 	}
 	s->n_tables = json_array_size(tables);
 	s->tables = kg_xcalloc(s->n_tables, sizeof(*s->tables));
 	for (i = 0; i < s->n_tables; i++)
 		if (parse_table(what, i, json_array_get(tables, i),
 		    &s->tables[i]) < 0)
-			goto fail;
-	attrs = json_object_get(root, "attributes");
+			return -1;
+	return 0;
+}
+
+static int
+parse_attrs(struct kg_attr_schema *s, json_t *root, const char *what)
+{
+	json_t *attrs = json_object_get(root, "attributes"), *v;
+	const char *key;
+
 	if (!json_is_object(attrs) || json_object_size(attrs) == 0) {
 		kg_error("%s: \"attributes\" must be a non-empty object", what);
-		goto fail;
+		return -1;
 	}
 	s->attrs = kg_xcalloc(json_object_size(attrs), sizeof(*s->attrs));
 	json_object_foreach(attrs, key, v) {
 		if (parse_attr(what, key, v, &s->attrs[s->n_attrs++]) < 0)
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+static int
+check_outputs(const struct kg_attr_schema *s, const char *what)
+{
+	size_t i, j;
+
 	for (i = 0; i < s->n_attrs; i++)
 		for (j = 0; j < i; j++)
 			if (strcmp(s->attrs[i].output, s->attrs[j].output) ==
@@ -547,12 +652,18 @@ kg_attr_schema_from_json(struct kg_attr_schema *s, json_t *root,
 				    "the same output name '%s'", what,
 				    s->attrs[j].name, s->attrs[i].name,
 				    s->attrs[i].output);
-				goto fail;
+				return -1;
 			}
-	if (check_file_names(s, what) < 0)
-		goto fail;
-	/* Wide columns must name schema attributes (checked here so that a
-	 * typo is a schema error, not a data error). */
+	return 0;
+}
+
+/* Wide columns must name schema attributes (checked here so that a typo
+ * is a schema error, not a data error). */
+static int
+check_columns(const struct kg_attr_schema *s, const char *what)
+{
+	size_t i, j;
+
 	for (i = 0; i < s->n_tables; i++)
 		for (j = 0; j < s->tables[i].n_columns; j++)
 			if (kg_attr_schema_find(s, s->tables[i].columns[j],
@@ -560,8 +671,33 @@ kg_attr_schema_from_json(struct kg_attr_schema *s, json_t *root,
 				kg_error("%s: tables[%zu].columns: '%s' is "
 				    "not in \"attributes\"", what, i,
 				    s->tables[i].columns[j]);
-				goto fail;
+				return -1;
 			}
+	return 0;
+}
+
+int
+kg_attr_schema_from_json(struct kg_attr_schema *s, json_t *root,
+    const char *what)
+{
+	static const char *const keys[] = { "tables", "attributes",
+		"na_values", "description", NULL };
+
+	memset(s, 0, sizeof(*s));
+	s->path = kg_xstrdup(what);
+	s->json = json_incref(root);
+	if (!json_is_object(root)) {
+		kg_error("%s: expected a JSON object", what);
+		goto fail;
+	}
+	if (check_keys(what, "top level", root, keys) < 0 ||
+	    parse_na_values(s, root, what) < 0 ||
+	    parse_tables(s, root, what) < 0 ||
+	    parse_attrs(s, root, what) < 0 ||
+	    check_outputs(s, what) < 0 ||
+	    check_file_names(s, what) < 0 ||
+	    check_columns(s, what) < 0)
+		goto fail;
 	return 0;
 fail:
 	kg_attr_schema_release(s);

@@ -360,99 +360,136 @@ fast_skip(struct row_state *st, const char *s, size_t len)
 	return 1;
 }
 
+/* The reading state of table t: the schema's attribute names and, for a
+ * wide table without header, the attribute of each column. */
+static void
+row_state_init(struct row_state *st, struct kg_attr_reader *r,
+    const struct kg_attr_table *t, const char *path)
+{
+	size_t i;
+
+	memset(st, 0, sizeof(*st));
+	st->r = r;
+	st->t = t;
+	st->path = path;
+	st->line = 1;
+	kg_dict_init(&st->attrs);
+	for (i = 0; i < r->schema->n_attrs; i++)
+		(void)kg_dict_intern(&st->attrs, r->schema->attrs[i].name,
+		    strlen(r->schema->attrs[i].name), NULL);
+	if (t->wide && !t->header) {
+		st->n_cols = t->n_columns;
+		st->col_attr = kg_xcalloc(st->n_cols, sizeof(int64_t));
+		for (i = 0; i < st->n_cols; i++) {
+			st->col_attr[i] = kg_attr_schema_find(r->schema,
+			    t->columns[i], strlen(t->columns[i]));
+			mark_named(r, st->col_attr[i]);
+		}
+	}
+}
+
+static void
+row_state_release(struct row_state *st)
+{
+	free(st->buf);
+	free(st->field_off);
+	free(st->col_attr);
+	kg_dict_release(&st->attrs);
+}
+
+/* Feed s[0..len), a piece of the input, line by line; a line cut at the
+ * end of the piece goes to libcsv as a part. */
+static int
+feed_lines(struct csv_parser *p, struct row_state *st, const char *s,
+    const char *end)
+{
+	const char *nl;
+
+	while (s < end) {
+		nl = memchr(s, '\n', (size_t)(end - s));
+		if (nl == NULL)
+			return feed(p, st, s, (size_t)(end - s), 0);
+		if (st->r->hi != 0 && st->header_done && !st->pending &&
+		    fast_skip(st, s, (size_t)(nl - s))) {
+			st->line++;
+			s = nl + 1;
+			continue;
+		}
+		if (feed(p, st, s, (size_t)(nl - s + 1), 1) < 0)
+			return -1;
+		st->line++;
+		s = nl + 1;
+	}
+	return 0;
+}
+
+/* Read gz to its end through the parser (a UTF-8 byte order mark at the
+ * start is dropped), then check how the table ended. */
+static int
+read_rows(gzFile gz, struct csv_parser *p, struct row_state *st)
+{
+	size_t cap = 1 << 16;
+	char *buf = kg_xmalloc(cap), *s;
+	int n, rc = -1, first = 1;
+
+	for (;;) {
+		n = gzread(gz, buf, (unsigned)cap);
+		if (n < 0) {
+			int e;
+
+			kg_error("%s: read error: %s", st->path,
+			    gzerror(gz, &e));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		s = buf;
+		if (first && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+			s += 3;
+		first = 0;
+		if (feed_lines(p, st, s, buf + n) < 0)
+			goto out;
+	}
+	if (csv_fini(p, on_field, on_row, st) != 0) {
+		kg_error("%s:%llu: %s", st->path, (unsigned long long)st->line,
+		    csv_strerror(csv_error(p)));
+		goto out;
+	}
+	if (st->failed)
+		goto out;
+	if (st->t->wide && st->t->header && !st->header_done) {
+		kg_error("%s: empty table (no header row)", st->path);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(buf);
+	return rc;
+}
+
 int
 kg_attr_read_table(struct kg_attr_reader *r, const struct kg_attr_table *t,
     const char *path)
 {
 	struct row_state st;
 	struct csv_parser p;
-	char *buf = NULL, *s, *nl, *end;
 	gzFile gz;
-	size_t i, cap = 1 << 16;
-	int n, rc = -1, first = 1;
+	int rc = -1;
 
-	memset(&st, 0, sizeof(st));
-	st.r = r;
-	st.t = t;
-	st.path = path;
-	st.line = 1;
-	kg_dict_init(&st.attrs);
-	for (i = 0; i < r->schema->n_attrs; i++)
-		(void)kg_dict_intern(&st.attrs, r->schema->attrs[i].name,
-		    strlen(r->schema->attrs[i].name), NULL);
-	if (t->wide && !t->header) {
-		st.n_cols = t->n_columns;
-		st.col_attr = kg_xcalloc(st.n_cols, sizeof(int64_t));
-		for (i = 0; i < st.n_cols; i++) {
-			st.col_attr[i] = kg_attr_schema_find(r->schema,
-			    t->columns[i], strlen(t->columns[i]));
-			mark_named(r, st.col_attr[i]);
-		}
-	}
+	row_state_init(&st, r, t, path);
 	gz = gzopen(path, "rb");
 	if (gz == NULL) {
 		kg_error_errno("cannot open '%s'", path);
-		goto out_noparser;
+		goto out;
 	}
 	if (parser_init(&p, t) < 0) {
 		gzclose(gz);
-		goto out_noparser;
-	}
-	buf = kg_xmalloc(cap);
-	for (;;) {
-		n = gzread(gz, buf, (unsigned)cap);
-		if (n < 0) {
-			int e;
-
-			kg_error("%s: read error: %s", path, gzerror(gz, &e));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		s = buf;
-		end = buf + n;
-		if (first && n >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
-			s += 3;
-		first = 0;
-		while (s < end) {
-			nl = memchr(s, '\n', (size_t)(end - s));
-			if (nl == NULL) {
-				if (feed(&p, &st, s, (size_t)(end - s), 0) < 0)
-					goto out;
-				break;
-			}
-			if (r->hi != 0 && st.header_done && !st.pending &&
-			    fast_skip(&st, s, (size_t)(nl - s))) {
-				st.line++;
-				s = nl + 1;
-				continue;
-			}
-			if (feed(&p, &st, s, (size_t)(nl - s + 1), 1) < 0)
-				goto out;
-			st.line++;
-			s = nl + 1;
-		}
-	}
-	if (csv_fini(&p, on_field, on_row, &st) != 0) {
-		kg_error("%s:%llu: %s", path, (unsigned long long)st.line,
-		    csv_strerror(csv_error(&p)));
 		goto out;
 	}
-	if (st.failed)
-		goto out;
-	if (t->wide && t->header && !st.header_done) {
-		kg_error("%s: empty table (no header row)", path);
-		goto out;
-	}
-	rc = 0;
-out:
+	rc = read_rows(gz, &p, &st);
 	csv_free(&p);
 	gzclose(gz);
-out_noparser:
-	free(buf);
-	free(st.buf);
-	free(st.field_off);
-	free(st.col_attr);
-	kg_dict_release(&st.attrs);
+out:
+	row_state_release(&st);
 	return rc;
 }

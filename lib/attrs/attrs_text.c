@@ -1,18 +1,11 @@
 #include "attrs/attrs_text.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 
 #include "compute/compute.h"
 #include "core/util.h"
-#include "io/fatal.h"
 
 /* Vocabularies up to this size get an exact eigen-decomposition. */
 #define EXACT_MAX_DEFAULT 512
@@ -312,7 +305,7 @@ project_randomized(struct kg_text_model *m, const double *g, uint32_t v)
 	b = kg_xmallocarray((size_t)l * l, sizeof(double));
 	w = kg_xmallocarray(l, sizeof(double));
 	vec = kg_xmallocarray(v, sizeof(double));
-	kg_rng_seed(&rng, 0x7e47, 0);
+	kg_rng_stream(&rng, 0x7e47, KG_STREAM_TEXT_SVD, 0, 0, 0, 0);
 	for (i = 0; i < (size_t)v * l; i++)
 		z[i] = kg_rng_normal(&rng);
 	kg_dsymm_lu(v, l, 1.0, g, v, z, v, 0.0, y, v);
@@ -350,54 +343,58 @@ fail:
 	return -1;
 }
 
-int
-kg_text_fit(struct kg_text_model *m, const struct kg_text_fit_opts *o,
-    size_t n, const char *const *docs, const size_t *lens)
+/* Pass 1: intern every token of the corpus into "all" and count the
+ * documents holding each; returns df[kg_dict_size(all)] (NULL when there
+ * is no token). */
+static uint64_t *
+count_df(struct kg_dict *all, struct kg_text_scratch *sc, size_t n,
+    const char *const *docs, const size_t *lens)
 {
-	struct kg_text_scratch sc = KG_TEXT_SCRATCH_INIT;
-	struct kg_dict all = KG_DICT_INIT;
 	struct intern_ctx ic;
-	struct lookup_ctx lc;
-	struct df_entry *cand;
 	uint64_t *df = NULL;
-	size_t df_cap = 0, i, j, a, k, nc = 0;
-	int32_t *col_of;
-	double *g, *w;
-	uint32_t v;
-	int rc;
+	size_t df_cap = 0, i, j;
 
-	memset(m, 0, sizeof(*m));
-	kg_dict_init(&m->vocab);
-	m->dim = o->dim;
-	m->sublinear_tf = o->sublinear_tf;
-	m->normalize = o->normalize;
-
-	/* Pass 1: document frequencies of every token. */
-	ic.all = &all;
-	ic.sc = &sc;
+	ic.all = all;
+	ic.sc = sc;
 	for (i = 0; i < n; i++) {
 		ic.n = 0;
-		kg_text_tokenize(docs[i], lens[i], &sc, intern_tok, &ic);
-		if (kg_dict_size(&all) > df_cap) {
+		kg_text_tokenize(docs[i], lens[i], sc, intern_tok, &ic);
+		if (kg_dict_size(all) > df_cap) {
 			size_t old = df_cap;
 
-			df_cap = 2 * kg_dict_size(&all) + 1024;
+			df_cap = 2 * kg_dict_size(all) + 1024;
 			df = kg_xreallocarray(df, df_cap, sizeof(uint64_t));
 			memset(df + old, 0, (df_cap - old) * sizeof(uint64_t));
 		}
-		qsort(sc.ids, ic.n, sizeof(uint32_t), cmp_u32);
+		qsort(sc->ids, ic.n, sizeof(uint32_t), cmp_u32);
 		for (j = 0; j < ic.n; j++)
-			if (j == 0 || sc.ids[j] != sc.ids[j - 1])
-				df[sc.ids[j]]++;
+			if (j == 0 || sc->ids[j] != sc->ids[j - 1])
+				df[sc->ids[j]]++;
 	}
+	return df;
+}
 
-	/* The vocabulary: frequent enough, the most frequent, byte order. */
-	cand = kg_xmallocarray(kg_dict_size(&all) + 1, sizeof(*cand));
-	for (i = 0; i < kg_dict_size(&all); i++)
+/*
+ * The vocabulary: tokens in at least min_df of the n documents, the
+ * max_features most frequent, in byte order.  Fills m's vocabulary and
+ * idf and allocates its projection; returns the column of each token of
+ * "all" (-1 when left out).
+ */
+static int32_t *
+choose_vocab(struct kg_text_model *m, const struct kg_text_fit_opts *o,
+    const struct kg_dict *all, const uint64_t *df, size_t n)
+{
+	struct df_entry *cand;
+	size_t i, nc = 0;
+	int32_t *col_of;
+	uint32_t v;
+
+	cand = kg_xmallocarray(kg_dict_size(all) + 1, sizeof(*cand));
+	for (i = 0; i < kg_dict_size(all); i++)
 		if (df[i] >= o->min_df) {
 			cand[nc].id = (uint32_t)i;
 			cand[nc].df = df[i];
-			cand[nc].tok = kg_dict_name(&all, (uint32_t)i);
+			cand[nc].tok = kg_dict_name(all, (uint32_t)i);
 			nc++;
 		}
 	qsort(cand, nc, sizeof(*cand), cmp_df);
@@ -406,8 +403,8 @@ kg_text_fit(struct kg_text_model *m, const struct kg_text_fit_opts *o,
 	qsort(cand, nc, sizeof(*cand), cmp_tok);
 	v = (uint32_t)nc;
 	m->n_vocab = v;
-	col_of = kg_xmallocarray(kg_dict_size(&all) + 1, sizeof(int32_t));
-	for (i = 0; i < kg_dict_size(&all); i++)
+	col_of = kg_xmallocarray(kg_dict_size(all) + 1, sizeof(int32_t));
+	for (i = 0; i < kg_dict_size(all); i++)
 		col_of[i] = -1;
 	m->idf = kg_xcalloc(v + 1, sizeof(double));
 	m->proj = kg_xcalloc((size_t)v * m->dim + 1, sizeof(float));
@@ -419,30 +416,65 @@ kg_text_fit(struct kg_text_model *m, const struct kg_text_fit_opts *o,
 		    + 1.0;
 	}
 	free(cand);
-	free(df);
+	return col_of;
+}
 
-	/* Pass 2: the Gram matrix of the normalised tf-idf rows. */
-	g = kg_xcalloc((size_t)v * v + 1, sizeof(double));
-	lc.dict = &all;
+/* Pass 2: the Gram matrix X'X of the normalised tf-idf rows, upper
+ * triangle in column-major order (g[b * v + a], a <= b). */
+static double *
+gram_matrix(const struct kg_text_model *m, const struct kg_dict *all,
+    const int32_t *col_of, struct kg_text_scratch *sc, size_t n,
+    const char *const *docs, const size_t *lens)
+{
+	uint32_t v = m->n_vocab;
+	double *g = kg_xcalloc((size_t)v * v + 1, sizeof(double)), *w;
+	struct lookup_ctx lc;
+	size_t i, j, a, k;
+
+	lc.dict = all;
 	lc.col_of = col_of;
-	lc.sc = &sc;
+	lc.sc = sc;
 	for (i = 0; i < n && v > 0; i++) {
 		lc.n = 0;
-		kg_text_tokenize(docs[i], lens[i], &sc, lookup_tok, &lc);
-		k = tfidf(sc.ids, lc.n, m->idf, m->sublinear_tf, sc.w);
-		w = sc.w;
-		/* Upper triangle in column-major order: g[b * v + a], a <= b. */
+		kg_text_tokenize(docs[i], lens[i], sc, lookup_tok, &lc);
+		k = tfidf(sc->ids, lc.n, m->idf, m->sublinear_tf, sc->w);
+		w = sc->w;
 		for (a = 0; a < k; a++) {
 			double wa = w[a];
 
 			for (j = a; j < k; j++)
-				g[(size_t)sc.ids[j] * v + sc.ids[a]] +=
+				g[(size_t)sc->ids[j] * v + sc->ids[a]] +=
 				    wa * w[j];
 		}
 	}
+	return g;
+}
+
+int
+kg_text_fit(struct kg_text_model *m, const struct kg_text_fit_opts *o,
+    size_t n, const char *const *docs, const size_t *lens)
+{
+	struct kg_text_scratch sc = KG_TEXT_SCRATCH_INIT;
+	struct kg_dict all = KG_DICT_INIT;
+	uint64_t *df;
+	int32_t *col_of;
+	double *g;
+	uint32_t v;
+	int rc;
+
+	memset(m, 0, sizeof(*m));
+	kg_dict_init(&m->vocab);
+	m->dim = o->dim;
+	m->sublinear_tf = o->sublinear_tf;
+	m->normalize = o->normalize;
+	df = count_df(&all, &sc, n, docs, lens);
+	col_of = choose_vocab(m, o, &all, df, n);
+	free(df);
+	g = gram_matrix(m, &all, col_of, &sc, n, docs, lens);
 	free(col_of);
 	kg_dict_release(&all);
 	kg_text_scratch_release(&sc);
+	v = m->n_vocab;
 	if (v == 0)
 		rc = 0;
 	else if (v <= (o->exact_max ? o->exact_max : EXACT_MAX_DEFAULT))
@@ -546,207 +578,4 @@ kg_text_encode(const struct kg_text_model *m, const char *doc, size_t len,
 		norm = 1;
 	for (c = 0; c < dim; c++)
 		out[c] = (float)(y[c] * norm);
-}
-
-/* Write every text, one per line, to the file descriptor fd. */
-static int
-write_texts(int fd, size_t n, const char *const *docs, const size_t *lens)
-{
-	char buf[1 << 16];
-	size_t i, j, used = 0;
-
-	for (i = 0; i < n; i++) {
-		for (j = 0; j <= lens[i]; j++) {
-			char c = j == lens[i] ? '\n' : docs[i][j];
-
-			if (j < lens[i] && (c == '\n' || c == '\r' || c == '\0'))
-				c = ' ';
-			buf[used++] = c;
-			if (used == sizeof(buf) || (i + 1 == n && j == lens[i])) {
-				size_t off = 0;
-
-				while (off < used) {
-					ssize_t w = write(fd, buf + off,
-					    used - off);
-
-					if (w < 0 && errno == EINTR)
-						continue;
-					if (w < 0)
-						return -1;
-					off += (size_t)w;
-				}
-				used = 0;
-			}
-		}
-	}
-	return 0;
-}
-
-/*
- * Start "sh -c cmd" reading fd and writing into *out_fd, as the leader of
- * its own process group, registered with lib/io/fatal.h before any fatal
- * signal can come: a signal to the tool then stops the command and
- * everything it started instead of leaving them running.  The child's pid
- * (its group), or -1 after kg_error().
- */
-static pid_t
-spawn(const char *cmd, int fd, int *out_fd)
-{
-	sigset_t old;
-	int pfd[2];
-	pid_t pid;
-
-	if (pipe(pfd) < 0) {
-		kg_error_errno("pipe");
-		return -1;
-	}
-	fflush(NULL);
-	kg_fatal_block(&old);
-	pid = fork();
-	if (pid == 0) {
-		setpgid(0, 0);
-		kg_fatal_unblock(&old);
-		dup2(fd, 0);
-		dup2(pfd[1], 1);
-		close(fd);
-		close(pfd[0]);
-		close(pfd[1]);
-		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-		_exit(127);
-	}
-	if (pid > 0) {
-		setpgid(pid, pid);	/* either side may run first */
-		kg_fatal_track_child(pid);
-	}
-	kg_fatal_unblock(&old);
-	close(pfd[1]);
-	if (pid < 0) {
-		kg_error_errno("fork");
-		close(pfd[0]);
-		return -1;
-	}
-	*out_fd = pfd[0];
-	return pid;
-}
-
-/* Read up to want bytes; the count read (short at end of input or on a
- * read error). */
-static size_t
-read_upto(int fd, char *buf, size_t want)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got < want) {
-		r = read(fd, buf + got, want - got);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
-}
-
-/* The command's exit status as an error; 0 when it exited with 0. */
-static int
-check_status(const char *cmd, int status)
-{
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	if (WIFEXITED(status))
-		kg_error("text command '%s' exited with status %d", cmd,
-		    WEXITSTATUS(status));
-	else
-		kg_error("text command '%s' was killed by signal %d", cmd,
-		    WTERMSIG(status));
-	return -1;
-}
-
-/*
- * Read the command's output and wait for it.  A command that writes more
- * than expected is stopped (its whole group) rather than waited for, so
- * it cannot hold the tool; one that closed its output early is waited
- * for and its exit status reported first.
- */
-static int
-collect(const char *cmd, pid_t pid, int rfd, uint32_t dim, size_t n,
-    float *out)
-{
-	size_t want = n * dim * sizeof(float), got;
-	int status = 0, rc = -1;
-	char extra;
-	ssize_t r = 0;
-
-	got = read_upto(rfd, (char *)out, want);
-	if (got == want)
-		while ((r = read(rfd, &extra, 1)) < 0 && errno == EINTR)
-			;
-	close(rfd);
-	if (r != 0) {
-		kg_fatal_stop_child(pid);
-		if (r > 0)
-			kg_error("text command '%s' wrote more than the %zu "
-			    "bytes expected (%zu texts x %u float32)", cmd,
-			    want, n, dim);
-		else
-			kg_error_errno("cannot read from text command '%s'",
-			    cmd);
-		goto out;
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (check_status(cmd, status) < 0)
-		goto out;
-	if (got < want) {
-		kg_error("text command '%s' wrote %zu bytes, expected %zu "
-		    "(%zu texts x %u float32)", cmd, got, want, n, dim);
-		goto out;
-	}
-	rc = 0;
-out:
-	kg_fatal_untrack_child(pid);
-	return rc;
-}
-
-int
-kg_text_command(const char *cmd, uint32_t dim, size_t n,
-    const char *const *docs, const size_t *lens, float *out)
-{
-	char path[] = "/tmp/kg-attrs-texts.XXXXXX";
-	const char *tmpdir = getenv("TMPDIR");
-	char *tpath;
-	int fd, rfd, rc = -1;
-	size_t i;
-	pid_t pid;
-
-	tpath = tmpdir != NULL && *tmpdir != '\0' ?
-	    kg_xasprintf("%s/kg-attrs-texts.XXXXXX", tmpdir) :
-	    kg_xstrdup(path);
-	fd = mkstemp(tpath);
-	if (fd < 0) {
-		kg_error_errno("cannot create a temporary file '%s'", tpath);
-		free(tpath);
-		return -1;
-	}
-	unlink(tpath);
-	if (write_texts(fd, n, docs, lens) < 0 ||
-	    lseek(fd, 0, SEEK_SET) < 0) {
-		kg_error_errno("cannot write the texts for the text command");
-		goto out;
-	}
-	pid = spawn(cmd, fd, &rfd);
-	if (pid < 0 || collect(cmd, pid, rfd, dim, n, out) < 0)
-		goto out;
-	for (i = 0; i < n * dim; i++)
-		if (!isfinite(out[i])) {
-			kg_error("text command '%s': value %zu of text %zu is "
-			    "not finite", cmd, i % dim, i / dim + 1);
-			goto out;
-		}
-	rc = 0;
-out:
-	close(fd);
-	free(tpath);
-	return rc;
 }

@@ -22,9 +22,10 @@
  *           is fixed so that its largest-magnitude entry is positive.
  *           When V < dim the remaining components are zero.
  *
- * External encoder: the texts, one per line (line ends and NULs inside a
- * text become spaces), go to "sh -c CMD" on its standard input; its
- * standard output must be exactly n * dim little-endian float32 values.
+ * External encoder (attrs_textcmd.c): the texts, one per line (line ends
+ * and NULs inside a text become spaces), go to "sh -c CMD" on its standard
+ * input; its standard output must be exactly n * dim little-endian float32
+ * values.
  */
 #ifndef KG_ATTRS_TEXT_H
 #define KG_ATTRS_TEXT_H

@@ -121,6 +121,14 @@ kg_xmallocarray(size_t n, size_t size)
 	return kg_xmalloc(n * size);
 }
 
+size_t
+kg_xmul(size_t n, size_t size)
+{
+	if (size != 0 && n > SIZE_MAX / size)
+		oom();
+	return n * size;
+}
+
 void *
 kg_xcalloc(size_t n, size_t size)
 {
@@ -407,19 +415,28 @@ kg_read_file(const char *path, size_t *len)
 	return buf;
 }
 
-int
-kg_write_text(const char *dir, const char *name, const char *text)
+FILE *
+kg_wfile_open(const char *dir, const char *name, char **path)
 {
-	char *path = kg_path_join(dir, name);
-	FILE *f = fopen(path, "w");
+	FILE *f;
+
+	*path = kg_path_join(dir, name);
+	if ((f = fopen(*path, "w")) == NULL) {
+		kg_error_errno("cannot create '%s'", *path);
+		free(*path);
+		*path = NULL;
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 1 << 20);
+	return f;
+}
+
+int
+kg_wfile_close(FILE *f, char *path, int sync)
+{
 	int rc = 0;
 
-	if (f == NULL) {
-		kg_error_errno("cannot create '%s'", path);
-		free(path);
-		return -1;
-	}
-	if (fputs(text, f) == EOF || fflush(f) != 0 || fsync(fileno(f)) != 0)
+	if (ferror(f) || fflush(f) != 0 || (sync && fsync(fileno(f)) != 0))
 		rc = -1;
 	if (fclose(f) != 0)
 		rc = -1;
@@ -430,33 +447,23 @@ kg_write_text(const char *dir, const char *name, const char *text)
 }
 
 int
+kg_write_text(const char *dir, const char *name, const char *text)
+{
+	char *path;
+	FILE *f = kg_wfile_open(dir, name, &path);
+
+	if (f == NULL)
+		return -1;
+	fputs(text, f);
+	return kg_wfile_close(f, path, 1);
+}
+
+int
 kg_path_exists(const char *path)
 {
 	struct stat st;
 
 	return lstat(path, &st) == 0;
-}
-
-void
-kg_rng_seed(struct kg_rng *r, uint64_t seed, uint64_t stream)
-{
-	uint64_t sm = seed ^ (stream * 0xd1342543de82ef95ULL);
-	int i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = kg_splitmix64(&sm);
-	if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0)
-		r->s[0] = 1;
-}
-
-double
-kg_rng_normal(struct kg_rng *r)
-{
-	double u1 = kg_rng_uniform(r), u2 = kg_rng_uniform(r);
-
-	if (u1 < 1e-300)
-		u1 = 1e-300;
-	return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 /* ---- full reads and writes ---- */

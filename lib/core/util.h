@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/rng.h"
+
 #define KG_VERSION "0.1.0"
 
 enum {
@@ -65,6 +67,9 @@ void kg_error_mute(int mute);
 void *kg_xmalloc(size_t size);
 void *kg_xcalloc(size_t n, size_t size);
 void *kg_xmallocarray(size_t n, size_t size);
+/* n * size, or "out of memory" and exit(1) when it overflows (the size of
+ * a buffer about to be allocated). */
+size_t kg_xmul(size_t n, size_t size);
 void *kg_xrealloc(void *p, size_t size);
 void *kg_xreallocarray(void *p, size_t n, size_t size);
 char *kg_xstrdup(const char *s);
@@ -119,64 +124,17 @@ char *kg_read_file(const char *path, size_t *len);
 /* Write text into dir/name (created or truncated) and fsync it.  0, or -1
  * after kg_error(). */
 int kg_write_text(const char *dir, const char *name, const char *text);
+/*
+ * A text file written in one go: kg_wfile_open creates dir/name (1 MB
+ * buffer) and sets *path to a new string naming it, or returns NULL
+ * after kg_error(); kg_wfile_close checks every write, fsyncs when sync is
+ * set, closes, reports "cannot write" and frees path.  0 or -1.
+ */
+FILE *kg_wfile_open(const char *dir, const char *name, char **path);
+int kg_wfile_close(FILE *f, char *path, int sync);
 /* 1 if path exists (any type), 0 if not. */
 int kg_path_exists(const char *path);
 
-/* splitmix64: seeding helper and a decent 64-bit mix. */
-static inline uint64_t
-kg_splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/*
- * A small fast RNG (xoshiro256**), one per thread.  Seed with
- * kg_rng_seed(&r, seed, stream) so that (seed, rank, thread) give
- * independent streams.
- */
-struct kg_rng {
-	uint64_t s[4];
-};
-
-void kg_rng_seed(struct kg_rng *r, uint64_t seed, uint64_t stream);
-
-static inline uint64_t
-kg_rng_next(struct kg_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t x = s[1] * 5;
-	uint64_t result = ((x << 7) | (x >> 57)) * 9;
-	uint64_t t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = (s[3] << 45) | (s[3] >> 19);
-	return result;
-}
-
-/* Uniform integer in [0, n), n >= 1 (Lemire's multiply-shift, unbiased
- * enough for n far below 2^64). */
-static inline uint64_t
-kg_rng_below(struct kg_rng *r, uint64_t n)
-{
-	return (uint64_t)(((unsigned __int128)kg_rng_next(r) * n) >> 64);
-}
-
-/* Uniform double in [0, 1). */
-static inline double
-kg_rng_uniform(struct kg_rng *r)
-{
-	return (double)(kg_rng_next(r) >> 11) * 0x1.0p-53;
-}
-
-/* Standard normal deviate (Box-Muller, one value per call). */
-double kg_rng_normal(struct kg_rng *r);
 
 /*
  * Full reads and writes of a descriptor (the one loop for short writes

@@ -107,7 +107,8 @@ init_trainer(struct kg_buckets *v)
 	const struct kg_train_opts *o = v->o;
 	struct kg_store_layout l = kg_train_layout(o, v->ds.n_entities, v->P,
 	    v->pb.offsets);
-	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_PART_INIT);
+	struct kg_store_init in = kg_train_init_rule(o,
+	    KG_STREAM_BUCKET_ENTITY_INIT);
 	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = !o->filter_negatives ?
 	    0 : o->reciprocal ? 2 * n : n, i;
 	size_t k;
@@ -221,8 +222,8 @@ bucket_positives(struct kg_buckets *v, uint32_t a, uint32_t b)
 		y[1] = x[1] + nrel;
 		y[2] = x[0];
 	}
-	kg_rng_seed(&rng, v->o->seed, KG_STREAM_BUCKET_SHUFFLE +
-	    (uint64_t)v->tr.epoch * P * P + bk);
+	kg_rng_stream(&rng, v->o->seed, KG_STREAM_BUCKET_SHUFFLE, v->tr.epoch,
+	    a, b, 0);
 	for (i = n; i > 1; i--) {
 		uint64_t k = kg_rng_below(&rng, i);
 		int32_t t[3];
@@ -246,8 +247,8 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	/* Pass k trains the k-th slice of the bucket's shuffle. */
 	lo = K > 1 ? n * v->pass / K : 0;
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
-	v->tr.chunk_base = (uint64_t)v->pass << 24;
-	if (kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo, bk, 0,
+	v->tr.chunk_base = (uint64_t)v->pass << 32;
+	if (kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo, 0,
 	    &loss, &done) < 0)
 		return -1;
 	stats[0] += loss;

@@ -111,7 +111,7 @@ next_order(struct kg_buckets *v, uint64_t e)
 	}
 	kg_order_release(&v->ord);
 	rc = kg_order_build(&v->ord, v->P, v->capacity, first, nfirst,
-	    v->o->seed, KG_STREAM_ORDER + e);
+	    v->o->seed, e);
 	free(first);
 	return rc;
 }

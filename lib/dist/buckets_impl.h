@@ -16,11 +16,6 @@
 #include "io/dataset.h"
 #include "store/order.h"
 
-/* RNG streams of the driver (the trainer uses 1 << 61 and 1 << 62). */
-#define KG_STREAM_PART_INIT (1ULL << 59)
-#define KG_STREAM_BUCKET_SHUFFLE (1ULL << 58)
-#define KG_STREAM_ORDER (1ULL << 57)
-
 /* What an out-of-core epoch moved. */
 struct kg_buckets_io {
 	uint64_t swaps, swaps_bound;

@@ -52,7 +52,47 @@ kg_dist_finalize(struct kg_dist *d)
 {
 	if (d->mpi)
 		MPI_Finalize();
+	free(d->buf[0].p);
+	free(d->buf[1].p);
 	*d = (struct kg_dist)KG_DIST_INIT;
+}
+
+/* Buffer k of d with at least bytes bytes: grown by half again when too
+ * small, never shrunk; its old contents are not kept. */
+static void *
+dist_buf(struct kg_dist *d, int k, size_t bytes)
+{
+	struct kg_dist_buf *b = &d->buf[k];
+
+	if (bytes > b->cap) {
+		size_t cap = b->cap + b->cap / 2;
+
+		free(b->p);
+		b->cap = cap > bytes ? cap : bytes;
+		b->p = kg_xmalloc(b->cap);
+	}
+	return b->p;
+}
+
+/* Carve n bytes at *off from base, 16-byte aligned; *off moves on. */
+static void *
+carve(void *base, size_t *off, size_t n)
+{
+	void *p = (char *)base + *off;
+
+	*off += (n + 15) & ~(size_t)15;
+	return p;
+}
+
+/* The bytes carve() takes for pieces of the given sizes. */
+static size_t
+carved(const size_t *n, size_t k)
+{
+	size_t i, sum = 0;
+
+	for (i = 0; i < k; i++)
+		sum += (n[i] + 15) & ~(size_t)15;
+	return sum;
 }
 
 void
@@ -159,13 +199,12 @@ kg_dist_average_f32(struct kg_dist *d, float *x, size_t n)
 
 	if (!d->mpi || d->size == 1 || n == 0)
 		return;
-	y = kg_xmallocarray(n, sizeof(*y));
+	y = dist_buf(d, 0, kg_xmul(n, sizeof(*y)));
 	for (i = 0; i < n; i++)
 		y[i] = x[i];
 	kg_dist_sum_f64(d, y, n);
 	for (i = 0; i < n; i++)
 		x[i] = (float)(y[i] / (double)d->size);
-	free(y);
 }
 
 void
@@ -285,6 +324,7 @@ kg_sparse_rows_release(struct kg_sparse_rows *s)
 {
 	free(s->ids);
 	free(s->g);
+	free(s->work);
 	*s = (struct kg_sparse_rows)KG_SPARSE_ROWS_INIT;
 }
 
@@ -324,7 +364,12 @@ kg_sparse_merge(const uint64_t *ids, const float *g, const size_t *counts,
 	out->n = 0;
 	if (total == 0)
 		return;
-	ix = kg_xmallocarray(total, sizeof(*ix));
+	if (total > out->work_cap) {
+		free(out->work);
+		out->work_cap = total + total / 2;
+		out->work = kg_xmallocarray(out->work_cap, sizeof(*ix));
+	}
+	ix = out->work;
 	for (i = 0; i < total; i++) {
 		ix[i].id = ids[i];
 		ix[i].pos = i;
@@ -345,7 +390,20 @@ kg_sparse_merge(const uint64_t *ids, const float *g, const size_t *counts,
 		memcpy(out->g + out->n * w, src, w * sizeof(float));
 		out->n++;
 	}
-	free(ix);
+}
+
+/* Room for total IDs and total rows of w floats, in buffer 1. */
+static void
+packed(struct kg_dist *d, size_t total, size_t w, uint64_t **ids,
+    float **g)
+{
+	size_t piece[2] = { kg_xmul(total + 1, sizeof(uint64_t)),
+	    kg_xmul(kg_xmul(total + 1, w > 0 ? w : 1), sizeof(float)) };
+	size_t off = 0;
+	char *base = dist_buf(d, 1, carved(piece, 2));
+
+	*ids = carve(base, &off, piece[0]);
+	*g = carve(base, &off, piece[1]);
 }
 
 /* The one-collective form: fixed slots of 8 + max_n * (8 + 4w) bytes. */
@@ -354,8 +412,10 @@ sparse_sum_slots(struct kg_dist *d, const uint64_t *ids, const float *g,
     size_t n, size_t w, size_t max_n, struct kg_sparse_rows *out)
 {
 	size_t slot = sizeof(uint64_t) + max_n * (sizeof(uint64_t) +
-	    w * sizeof(float)), size = (size_t)d->size, k, total = 0;
-	char *mine, *all;
+	    w * sizeof(float)), size = (size_t)d->size, k, total = 0, off = 0;
+	size_t piece[3] = { slot, kg_xmul(size, slot),
+	    size * sizeof(size_t) };
+	char *mine, *all, *base;
 	uint64_t *all_ids, nn = n;
 	size_t *counts;
 	float *all_g;
@@ -366,8 +426,10 @@ sparse_sum_slots(struct kg_dist *d, const uint64_t *ids, const float *g,
 		    "%zu\n", kg_progname(), n, max_n);
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
-	mine = kg_xmalloc(slot);
-	all = kg_xmallocarray(size, slot);
+	base = dist_buf(d, 0, carved(piece, 3));
+	mine = carve(base, &off, piece[0]);
+	all = carve(base, &off, piece[1]);
+	counts = carve(base, &off, piece[2]);
 	memcpy(mine, &nn, sizeof(nn));
 	memcpy(mine + sizeof(nn), ids, n * sizeof(uint64_t));
 	memcpy(mine + sizeof(nn) + max_n * sizeof(uint64_t), g,
@@ -377,15 +439,13 @@ sparse_sum_slots(struct kg_dist *d, const uint64_t *ids, const float *g,
 	d->bytes_sent += slot;
 	d->bytes_received += slot * (size - 1);
 	d->comm_seconds += kg_now() - t0;
-	counts = kg_xmallocarray(size, sizeof(*counts));
 	for (k = 0; k < size; k++) {
 		memcpy(&nn, all + k * slot, sizeof(nn));
 		counts[k] = (size_t)nn;
 		total += counts[k];
 	}
 	/* Pack the lists one after another, as kg_sparse_merge wants. */
-	all_ids = kg_xmallocarray(total + 1, sizeof(*all_ids));
-	all_g = kg_xmallocarray((total + 1) * (w > 0 ? w : 1), sizeof(*all_g));
+	packed(d, total, w, &all_ids, &all_g);
 	for (k = 0, total = 0; k < size; k++) {
 		const char *s = all + k * slot + sizeof(nn);
 
@@ -395,11 +455,6 @@ sparse_sum_slots(struct kg_dist *d, const uint64_t *ids, const float *g,
 		total += counts[k];
 	}
 	kg_sparse_merge(all_ids, all_g, counts, size, w, out);
-	free(mine);
-	free(all);
-	free(counts);
-	free(all_ids);
-	free(all_g);
 }
 
 void
@@ -407,9 +462,13 @@ kg_dist_sparse_sum(struct kg_dist *d, const uint64_t *ids, const float *g,
     size_t n, size_t w, size_t max_n, struct kg_sparse_rows *out)
 {
 	uint64_t *cnt, *all_ids;
-	size_t *counts, total = 0, k;
+	size_t *counts, total = 0, k, off = 0, sz = (size_t)d->size;
+	size_t piece[6] = { sz * sizeof(uint64_t), sz * sizeof(size_t),
+	    sz * sizeof(int), sz * sizeof(int), sz * sizeof(int),
+	    sz * sizeof(int) };
 	int *rc, *rd, *gc, *gd, size = d->size;
 	float *all_g;
+	char *base;
 	double t0;
 
 	if (!d->mpi || size == 1) {
@@ -421,18 +480,19 @@ kg_dist_sparse_sum(struct kg_dist *d, const uint64_t *ids, const float *g,
 		return;
 	}
 	t0 = kg_now();
-	cnt = kg_xmallocarray((size_t)size, sizeof(*cnt));
+	base = dist_buf(d, 0, carved(piece, 6));
+	cnt = carve(base, &off, piece[0]);
+	counts = carve(base, &off, piece[1]);
+	rc = carve(base, &off, piece[2]);
+	rd = carve(base, &off, piece[3]);
+	gc = carve(base, &off, piece[4]);
+	gd = carve(base, &off, piece[5]);
 	{
 		uint64_t mine = n;
 
 		MPI_Allgather(&mine, 1, MPI_UINT64_T, cnt, 1, MPI_UINT64_T,
 		    MPI_COMM_WORLD);
 	}
-	counts = kg_xmallocarray((size_t)size, sizeof(*counts));
-	rc = kg_xmallocarray((size_t)size, sizeof(*rc));
-	rd = kg_xmallocarray((size_t)size, sizeof(*rd));
-	gc = kg_xmallocarray((size_t)size, sizeof(*gc));
-	gd = kg_xmallocarray((size_t)size, sizeof(*gd));
 	for (k = 0; k < (size_t)size; k++) {
 		counts[k] = (size_t)cnt[k];
 		if (total + counts[k] > INT_MAX / (w > 0 ? w : 1)) {
@@ -446,9 +506,7 @@ kg_dist_sparse_sum(struct kg_dist *d, const uint64_t *ids, const float *g,
 		gd[k] = (int)(total * w);
 		total += counts[k];
 	}
-	all_ids = kg_xmallocarray(total + 1, sizeof(*all_ids));
-	all_g = kg_xmallocarray((total + 1) * (w > 0 ? w : 1),
-	    sizeof(*all_g));
+	packed(d, total, w, &all_ids, &all_g);
 	MPI_Allgatherv(ids, (int)n, MPI_UINT64_T, all_ids, rc, rd,
 	    MPI_UINT64_T, MPI_COMM_WORLD);
 	MPI_Allgatherv(g, (int)(n * w), MPI_FLOAT, all_g, gc, gd, MPI_FLOAT,
@@ -459,14 +517,6 @@ kg_dist_sparse_sum(struct kg_dist *d, const uint64_t *ids, const float *g,
 	    w * sizeof(float));
 	d->comm_seconds += kg_now() - t0;
 	kg_sparse_merge(all_ids, all_g, counts, (size_t)size, w, out);
-	free(cnt);
-	free(counts);
-	free(rc);
-	free(rd);
-	free(gc);
-	free(gd);
-	free(all_ids);
-	free(all_g);
 }
 
 /* ---- the bucket schedule ---- */

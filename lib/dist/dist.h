@@ -39,9 +39,15 @@ struct kg_dist {
 	uint64_t bytes_received;
 	uint64_t messages;	/* point-to-point messages sent */
 	double comm_seconds;	/* time spent inside communication calls */
+	/* Work buffers of the collectives, grown and kept, so that a
+	 * training step's exchanges allocate nothing once warmed up. */
+	struct kg_dist_buf {
+		void *p;
+		size_t cap;
+	} buf[2];
 };
 
-#define KG_DIST_INIT { 0, 0, 1, 0, 0, 0, 0.0 }
+#define KG_DIST_INIT { 0, 0, 1, 0, 0, 0, 0.0, { { NULL, 0 }, { NULL, 0 } } }
 
 /* 1 when the environment says this process was started by mpirun. */
 int kg_dist_launched(void);
@@ -123,9 +129,11 @@ struct kg_sparse_rows {
 	size_t w;
 	uint64_t *ids;
 	float *g;
+	void *work;		/* the merge's sort keys, grown and kept */
+	size_t work_cap;
 };
 
-#define KG_SPARSE_ROWS_INIT { 0, 0, 0, NULL, NULL }
+#define KG_SPARSE_ROWS_INIT { 0, 0, 0, NULL, NULL, NULL, 0 }
 
 void kg_sparse_rows_release(struct kg_sparse_rows *s);
 

@@ -441,7 +441,7 @@ rank_sampled_block(struct rank_job *job, enum kg_side side,
 	size_t nneg = job->opts->neg_sample, nc = nb + nneg, i, j, k;
 	struct kg_rng rng;
 
-	kg_rng_seed(&rng, job->opts->seed, task);
+	kg_rng_stream(&rng, job->opts->seed, KG_STREAM_EVAL_NEG, task, 0, 0, 0);
 	for (j = 0; j < nneg; j++) {
 		b->neg[j] = draw_negative(job, &rng);
 		b->negsorted[j].key = (uint64_t)b->neg[j];
@@ -1044,7 +1044,7 @@ kg_eval_auc(const struct kg_modeldir *md, const struct kg_triples *test,
 	pos = kg_xmallocarray(test->n, sizeof(float));
 	neg = kg_xmallocarray(test->n, k * sizeof(float));
 	rows = kg_xmallocarray(2 * (size_t)m->dim, sizeof(float));
-	kg_rng_seed(&rng, seed, 0);
+	kg_rng_stream(&rng, seed, KG_STREAM_EVAL_AUC, 0, 0, 0, 0);
 	for (i = 0; i < test->n; i++) {
 		const int32_t *x = test->hrt + 3 * i;
 		const float *r = md->relations + (uint64_t)x[1] * w;

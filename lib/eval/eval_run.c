@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "dist/dist.h"
 #include "io/stage.h"
+#include "predict/modelsrc.h"
 #include "store/store.h"
 
 /* What one evaluation holds between its steps. */
@@ -27,7 +28,7 @@ struct eval_state {
 
 /* The paths kg-eval reads, for checking the report path against. */
 static size_t
-input_paths(const struct kg_eval_run_opts *o, const char *paths[3])
+input_paths(const struct kg_eval_run_opts *o, const char *paths[5])
 {
 	paths[0] = o->dataset;
 	if (o->modeldir != NULL) {
@@ -36,14 +37,16 @@ input_paths(const struct kg_eval_run_opts *o, const char *paths[3])
 	}
 	paths[1] = o->entities;
 	paths[2] = o->relations;
-	return 3;
+	paths[3] = o->entity_map;
+	paths[4] = o->relation_map;
+	return 5;
 }
 
 /* Refuse a report path before the work, not after it. */
 static int
 check_output(const struct kg_eval_run_opts *o)
 {
-	const char *paths[3];
+	const char *paths[5];
 	size_t n = input_paths(o, paths);
 
 	if (o->output == NULL || strcmp(o->output, "-") == 0)
@@ -64,7 +67,15 @@ static int
 stream_entities(struct eval_state *s)
 {
 	const struct kg_eval_run_opts *o = s->o;
-	char *path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
+	char *path;
+
+	/* The file's rows are the model's only in the dataset's order. */
+	if (o->modeldir == NULL && o->entity_map != NULL) {
+		kg_error("--stream reads '%s' in its own row order; it cannot "
+		    "be combined with --entity-map", o->entities);
+		return -1;
+	}
+	path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
 	    kg_xstrdup(o->entities);
 
 	s->own = kg_store_open_npy_stream(path);
@@ -83,9 +94,19 @@ load_model(struct eval_state *s)
 	const struct kg_eval_run_opts *o = s->o;
 	const struct kg_dataset *ds = &s->ds;
 	struct kg_modeldir *md = &s->md;
-	int rc = o->modeldir ? kg_modeldir_load(md, o->modeldir) :
-	    kg_modeldir_from_arrays(md, o->entities, o->relations, o->model,
-	    (float)o->gamma, o->reciprocal);
+	struct kg_modelsrc src = KG_MODELSRC_INIT;
+	int rc;
+
+	src.modeldir = o->modeldir;
+	src.entities = o->entities;
+	src.relations = o->relations;
+	src.model = o->model;
+	src.gamma = o->gamma;
+	src.reciprocal = o->reciprocal;
+	src.entity_map = o->entity_map;
+	src.relation_map = o->relation_map;
+	src.quiet = o->quiet;
+	rc = kg_modelsrc_load(md, &src, ds);
 
 	if (rc < 0)
 		return rc;
@@ -203,6 +224,12 @@ describe(struct eval_state *s, const struct kg_dist *dist)
 	if (!o->modeldir)
 		json_object_update_new(s->rep, json_pack("{s:s, s:s}",
 		    "entities", o->entities, "relations", o->relations));
+	if (o->entity_map != NULL)
+		json_object_set_new(s->rep, "entity_map",
+		    json_string(o->entity_map));
+	if (o->relation_map != NULL)
+		json_object_set_new(s->rep, "relation_map",
+		    json_string(o->relation_map));
 	if (ev->neg_sample)
 		json_object_update_new(s->rep, json_pack("{s:I, s:s, s:I}",
 		    "negatives", (json_int_t)ev->neg_sample, "neg_mode",
@@ -216,7 +243,7 @@ write_report(const struct eval_state *s)
 {
 	const size_t flags = JSON_INDENT(2) | JSON_SORT_KEYS;
 	const struct kg_eval_run_opts *o = s->o;
-	const char *paths[3];
+	const char *paths[5];
 	char *text;
 	size_t n;
 	int rc;
@@ -247,9 +274,11 @@ static void
 print_table(const struct eval_state *s)
 {
 	const struct kg_eval_run_opts *o = s->o;
+	char title[96];
 
 	fprintf(stderr, "kg-eval: %s, %s split, %llu triples, %s, %s ties, "
-	    "%s\n", kg_model_name(s->md.model.kind), kg_split_name(o->split),
+	    "%s\n", kg_modelsrc_title(&s->md, title, sizeof(title)),
+	    kg_split_name(o->split),
 	    (unsigned long long)s->ds.split[o->split].n,
 	    o->raw ? "raw" : "filtered", kg_ties_name(o->ties),
 	    s->ev.neg_sample ? "SAMPLED negatives" : "all entities");

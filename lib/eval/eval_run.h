@@ -1,6 +1,8 @@
 /*
  * eval_run: kg-eval end to end.  Load a dataset and a model (a model
- * directory or plain .npy arrays), check that they agree, rank a split
+ * directory, or .npy arrays from another tool, float32 or float64,
+ * in the dataset's order or with name-to-row mappings: see
+ * lib/predict/modelsrc.h), check that they agree, rank a split
  * (lib/eval/eval.h), optionally add the AUC of triple classification, and
  * write the JSON report (stdout, or a file through lib/io/stage.h) and a
  * table on stderr.
@@ -29,6 +31,8 @@ struct kg_eval_run_opts {
 	const char *model;	/* model name for the arrays */
 	double gamma;		/* margin of the distance models (arrays) */
 	int reciprocal;		/* the arrays hold reciprocal relations */
+	const char *entity_map;	/* "row<TAB>name" rows of entities, or NULL */
+	const char *relation_map;	/* the same for relations */
 	enum kg_split split;	/* KG_SPLIT_VALID or KG_SPLIT_TEST */
 	enum kg_ties ties;
 	int raw;		/* no filtering of known triples */
@@ -44,7 +48,7 @@ struct kg_eval_run_opts {
 };
 
 #define KG_EVAL_RUN_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, 12.0, 0, \
-	KG_SPLIT_TEST, KG_TIES_REALISTIC, 0, 0, 0, 1, 0, NULL, 0, \
+	NULL, NULL, KG_SPLIT_TEST, KG_TIES_REALISTIC, 0, 0, 0, 1, 0, NULL, 0, \
 	KG_EVAL_OPTS_INIT, 0 }
 
 /*

@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "core/testhook.h"
 #include "gnn/train_state.h"
 #include "io/manifest.h"
 #include "io/npy.h"
@@ -102,34 +103,133 @@ get_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
 	return rc;
 }
 
+/*
+ * The learned rows a checkpoint holds: every row, or with ts->need only
+ * the rows training reads (the others keep their initial values, drawn
+ * at the end), so the checkpoint of millions of nodes that read their
+ * attributes does not hold gigabytes of zeros.  Packs (pack = 1) the
+ * rows and their Adam states into rows/st, or unpacks them back; returns
+ * the row count.
+ */
+static size_t
+learned_rows(struct kg_gnn_tstate *ts, float *rows, float *st, int pack)
+{
+	float *w = ts->out->enc.w + ts->out->enc.learned;
+	size_t d0 = ts->d0, sw = 2 * d0 + 1, n = 0, i;
+
+	for (i = 0; i < ts->n_loc; i++) {
+		if (ts->need != NULL && !ts->need[i])
+			continue;
+		if (pack && rows != NULL) {
+			memcpy(rows + n * d0, w + i * d0, d0 * sizeof(float));
+			memcpy(st + n * sw, ts->st_learn + i * sw,
+			    sw * sizeof(float));
+		} else if (rows != NULL) {
+			memcpy(w + i * d0, rows + n * d0, d0 * sizeof(float));
+			memcpy(ts->st_learn + i * sw, st + n * sw,
+			    sw * sizeof(float));
+		}
+		n++;
+	}
+	return n;
+}
+
 /* This rank's files: its learned rows and their Adam state, its nodes'
  * global IDs (checked on resume), its permutation and its RNG + cursor. */
 static int
-ckpt_write_rank(const char *dir, const struct kg_gnn_tstate *ts, int rank)
+ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 {
 	const struct kg_gnn *m = &ts->out->enc;
 	uint64_t smp[5];
 	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	size_t nl = learned_rows(ts, NULL, NULL, 1), sw = 2 * ts->d0 + 1;
+	const float *rows = m->w + m->learned, *st = ts->st_learn;
+	float *prow = NULL, *pst = NULL;
 	char *f[5];
 	size_t i;
 	int rc;
 
 	for (i = 0; i < ts->n_loc; i++)
 		gid[i] = ts->p->lrow ? ts->p->lrow[i] : (int32_t)i;
+	if (ts->need != NULL) {
+		prow = kg_xmallocarray(nl * ts->d0 + 1, sizeof(float));
+		pst = kg_xmallocarray(nl * sw + 1, sizeof(float));
+		learned_rows(ts, prow, pst, 1);
+		rows = prow;
+		st = pst;
+	}
 	memcpy(smp, ts->rng.s, sizeof(ts->rng.s));
 	smp[4] = ts->cursor;
 	rank_files(rank, f);
-	rc = put_arr(dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
-	    m->w + m->learned) < 0 ||
-	    put_arr(dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
-	    ts->st_learn) < 0 ||
+	rc = put_arr(dir, f[0], KG_DT_F4, nl, ts->d0, rows) < 0 ||
+	    put_arr(dir, f[1], KG_DT_F4, nl, sw, st) < 0 ||
 	    put_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0 ||
 	    put_arr(dir, f[3], KG_DT_U8, ts->p->n_core, 0, ts->order) < 0 ||
 	    put_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0 ? -1 : 0;
 	for (i = 0; i < 5; i++)
 		free(f[i]);
 	free(gid);
+	free(prow);
+	free(pst);
 	return rc;
+}
+
+/* The log and, when validating, the best epoch's parameters and figures
+ * (gnn/valid.c) into dir, their names into man, the figures into st. */
+static int
+put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st,
+    struct kg_manifest *man)
+{
+	const struct kg_gnn_trained *out = ts->out;
+
+	if (kg_write_text(dir, "train_log.jsonl", ts->log.s ? ts->log.s :
+	    "") < 0 || kg_manifest_add_file(man, dir, "train_log.jsonl") < 0)
+		return -1;
+	if (ts->best_w == NULL)
+		return 0;
+	json_object_set_new(st, "best_valid_mrr",
+	    json_real(out->best_valid_mrr));
+	json_object_set_new(st, "best_epoch", json_integer(out->best_epoch));
+	json_object_set_new(st, "bad_rounds", json_integer(ts->bad_rounds));
+	if (put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
+	    ts->best_w) < 0 || put_arr(dir, "best_relations.npy", KG_DT_F4,
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ||
+	    kg_manifest_add_file(man, dir, "best_params.npy") < 0 ||
+	    kg_manifest_add_file(man, dir, "best_relations.npy") < 0)
+		return -1;
+	return 0;
+}
+
+/* What put_valid wrote, back into ts (a checkpoint without a log or
+ * best state: none). */
+static int
+get_valid(const char *dir, struct kg_gnn_tstate *ts, json_t *have)
+{
+	struct kg_gnn_trained *out = ts->out;
+	char *path = kg_path_join(dir, "train_log.jsonl"), *log = NULL;
+	size_t len;
+
+	if (kg_path_exists(path) && (log = kg_read_file(path, &len)) == NULL) {
+		free(path);
+		return -1;
+	}
+	free(path);
+	if (log != NULL)
+		kg_strbuf_add(&ts->log, log);
+	free(log);
+	if (json_object_get(have, "best_epoch") == NULL)
+		return 0;
+	out->best_valid_mrr = json_number_value(json_object_get(have,
+	    "best_valid_mrr"));
+	out->best_epoch = (uint32_t)json_integer_value(json_object_get(have,
+	    "best_epoch"));
+	ts->bad_rounds = (uint32_t)json_integer_value(json_object_get(have,
+	    "bad_rounds"));
+	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
+	return get_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
+	    ts->best_w) < 0 || get_arr(dir, "best_relations.npy", KG_DT_F4,
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
 }
 
 /* Rank 0's files: the dense parameters and their Adam states, state.json
@@ -152,9 +252,14 @@ ckpt_write_shared(const char *dir, const struct kg_gnn_tstate *ts)
 	json_object_set_new(st, "last_loss", json_real(out->last_loss));
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
+	kg_manifest_init(&man, ck->argc, ck->argv);
+	if (put_valid(dir, ts, st, &man) < 0) {
+		json_decref(st);
+		kg_manifest_release(&man);
+		return -1;
+	}
 	js = json_dumps(st, JSON_INDENT(2) | JSON_SORT_KEYS);
 	json_decref(st);
-	kg_manifest_init(&man, ck->argc, ck->argv);
 	if (put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
 	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
@@ -223,7 +328,10 @@ kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 			bad = 1;
 	}
 	free(tmp);
-	return kg_gnn_any_rank(d, bad) ? -1 : 0;
+	if (kg_gnn_any_rank(d, bad))
+		return -1;
+	kg_test_after_checkpoint();
+	return 0;
 }
 
 /* This rank's files in dir: its nodes (checked against this run's),
@@ -234,8 +342,16 @@ ckpt_read_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	struct kg_gnn *enc = &ts->out->enc;
 	uint64_t smp[5], i, nc = ts->p->n_core;
 	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
+	size_t nl = learned_rows(ts, NULL, NULL, 0), sw = 2 * ts->d0 + 1;
+	float *rows = enc->w + enc->learned, *st = ts->st_learn;
+	float *prow = NULL, *pst = NULL;
 	char *f[5];
 	int rc = -1;
+
+	if (ts->need != NULL) {
+		rows = prow = kg_xmallocarray(nl * ts->d0 + 1, sizeof(float));
+		st = pst = kg_xmallocarray(nl * sw + 1, sizeof(float));
+	}
 
 	rank_files(rank, f);
 	if (get_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0)
@@ -246,10 +362,8 @@ ckpt_read_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 			    "(another expansion or dataset?)", dir, rank);
 			goto out;
 		}
-	if (get_arr(dir, f[0], KG_DT_F4, ts->n_loc, ts->d0,
-	    enc->w + enc->learned) < 0 ||
-	    get_arr(dir, f[1], KG_DT_F4, ts->n_loc, 2 * ts->d0 + 1,
-	    ts->st_learn) < 0 ||
+	if (get_arr(dir, f[0], KG_DT_F4, nl, ts->d0, rows) < 0 ||
+	    get_arr(dir, f[1], KG_DT_F4, nl, sw, st) < 0 ||
 	    get_arr(dir, f[3], KG_DT_U8, nc, 0, ts->order) < 0 ||
 	    get_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0)
 		goto out;
@@ -261,6 +375,8 @@ ckpt_read_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 		    "range", dir, rank);
 		goto out;
 	}
+	if (ts->need != NULL)
+		learned_rows(ts, prow, pst, 0);
 	memcpy(ts->rng.s, smp, sizeof(ts->rng.s));
 	ts->cursor = smp[4];
 	rc = 0;
@@ -268,6 +384,8 @@ out:
 	for (i = 0; i < 5; i++)
 		free(f[i]);
 	free(gid);
+	free(prow);
+	free(pst);
 	return rc;
 }
 
@@ -310,7 +428,7 @@ ckpt_load_rank(struct kg_gnn_tstate *ts)
 	    "steps"));
 	out->last_loss = json_number_value(json_object_get(have,
 	    "last_loss"));
-	rc = 0;
+	rc = get_valid(dir, ts, have);
 out:
 	kg_manifest_release(&man);
 	json_decref(have);

@@ -113,6 +113,13 @@ struct kg_gnn {
  */
 int kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_features *f, uint64_t seed);
+/* The same with learned row i drawn for entity gid[i] (NULL: i), and only
+ * where need[i] (NULL: every row): the others stay zero and untouched
+ * (calloc's pages), so a table of millions of nodes that read their
+ * attributes costs no memory until written. */
+int kg_gnn_init_rows(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_features *f, uint64_t seed, const int32_t *gid,
+    const uint8_t *need);
 void kg_gnn_release(struct kg_gnn *m);
 /* A learned row's initial value, N(0, 1/d0) drawn from (seed, id) alone:
  * every process holding entity id starts its row alike. */
@@ -128,6 +135,11 @@ void kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed,
  */
 struct kg_gnn_state {
 	uint64_t n, cap_n, cap_m;
+	/* Nodes of each level: rows[l] the input rows of graph layer l,
+	 * rows[L] the output's (all n unless the pass ran on blocks). */
+	uint64_t rows[KG_GNN_MAX_LAYERS + 1], cap_rows[KG_GNN_MAX_LAYERS + 1];
+	uint64_t cap_t1;		/* floats of t1 and dt */
+	int blocks;			/* each layer has its own index */
 	float *h[KG_GNN_MAX_LAYERS + 1];
 	float *hd[KG_GNN_MAX_LAYERS];	/* dropped-out inputs */
 	float *mask[KG_GNN_MAX_LAYERS];	/* dropout scale per element */
@@ -151,6 +163,12 @@ struct kg_gnn_state {
 	float *py;			/* one row per pair */
 	float *tscr;			/* per-thread scratch */
 	uint64_t cap_py, cap_tscr;
+	/* The attribute layer's backward: each node's terms ato[i] ..
+	 * ato[i + 1] (table offset, coefficient); amax: the most terms of
+	 * an entity of afeat. */
+	const struct kg_features *afeat;
+	uint64_t *ato, *aoff, amax, cap_ato, cap_aterm;
+	float *acoef;
 };
 
 #define KG_GNN_STATE_INIT { 0 }
@@ -164,6 +182,16 @@ struct kg_gnn_state {
  */
 void kg_gnn_state_reserve(const struct kg_gnn *m, struct kg_gnn_state *s,
     uint64_t n, uint64_t n_msgs);
+/* The same for passes on blocks (kg_gnn_forward_blocks): rows[l] nodes
+ * at level l, rows[0] = the graph's. */
+void kg_gnn_state_reserve_rows(const struct kg_gnn *m, struct kg_gnn_state *s,
+    const uint64_t *rows, uint64_t n_msgs);
+/* Size the attribute layer's backward buffers in s for up to n input
+ * nodes reading rows of f (at most n times the most terms a row of f
+ * has), so that backward passes allocate nothing; a no-op without
+ * attributes. */
+void kg_gnn_state_reserve_attrs(const struct kg_gnn *m,
+    const struct kg_features *f, uint64_t n, struct kg_gnn_state *s);
 void kg_gnn_state_release(struct kg_gnn_state *s);
 
 /*
@@ -176,9 +204,27 @@ void kg_gnn_forward(const struct kg_gnn *m, const struct kg_gnn_graph *g,
     const int32_t *lrow, struct kg_rng *rng, struct kg_gnn_state *s);
 
 /*
- * Backward pass after kg_gnn_forward with the same arguments: dout is
- * dL/d(output) (n x dL, overwritten), and the parameter gradients are
- * ADDED to grad (n_params floats).
+ * Forward pass on blocks (DGL's message-flow graphs): graph layer l is
+ * computed only for the first n_dst[l] nodes of g, n_dst non-increasing
+ * (n_dst[l] <= n_dst[l - 1] <= g->n_nodes), reading its messages from
+ * the rows layer l - 1 computed.  For a sampled graph whose nodes are
+ * numbered by hop (gnn/sample.h: the seeds first, then the nodes first
+ * reached at hop 1, ...), layer l is needed only within L - 1 - l hops
+ * of the seeds: n_dst[l] = the nodes within those hops, and the output
+ * h[L] holds the seeds' rows alone.  The values of those rows are the
+ * whole-graph pass's (the rows left out feed no row kept); only the
+ * dropout masks, drawn for the rows computed, differ.  n_dst NULL is
+ * kg_gnn_forward.
+ */
+void kg_gnn_forward_blocks(const struct kg_gnn *m,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    const struct kg_features *f, const int32_t *frow, const int32_t *lrow,
+    struct kg_rng *rng, struct kg_gnn_state *s);
+
+/*
+ * Backward pass after kg_gnn_forward (or kg_gnn_forward_blocks) with the
+ * same arguments: dout is dL/d(output) (s->rows[L] x dL, overwritten),
+ * and the parameter gradients are ADDED to grad (n_params floats).
  *
  * Threads.  Both passes use omp_get_max_threads() OpenMP threads and give
  * the same bits whatever that number: every output row or gradient

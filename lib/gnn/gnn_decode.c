@@ -169,6 +169,14 @@ kg_gnn_decode(const struct kg_model *m, const struct kg_loss *l,
 }
 
 void
+kg_gnn_decode_reserve(struct kg_gnn_decode_work *w, const struct kg_model *m,
+    size_t nb, size_t neg)
+{
+	work_reserve(w, m, nb * (1 + neg), nb, chunk_floats(m, DEC_CHUNK *
+	    (1 + neg)));
+}
+
+void
 kg_gnn_decode_work_release(struct kg_gnn_decode_work *w)
 {
 	free(w->gf);
@@ -176,5 +184,10 @@ kg_gnn_decode_work_release(struct kg_gnn_decode_work *w)
 	free(w->gr);
 	free(w->loss);
 	free(w->thr);
+	free(w->gh_);
+	free(w->gr_);
+	free(w->gt_);
+	free(w->gcand);
+	free(w->cthr);
 	memset(w, 0, sizeof(*w));
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/compute.h"
 #include "gnn/train_state.h"
 
 int
@@ -46,6 +47,10 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
 	}
+	if (o->blocks && o->nfanout == 0) {
+		kg_error("blocks need fan-outs (--fanout)");
+		return -1;
+	}
 	if (!(o->lr > 0.0) || o->reg < 0.0) {
 		kg_error("learning rate must be positive and regularisation "
 		    "non-negative");
@@ -59,7 +64,9 @@ kg_gnn_trained_release(struct kg_gnn_trained *t)
 {
 	kg_gnn_release(&t->enc);
 	free(t->rel);
+	free(t->log);
 	memset(t, 0, sizeof(*t));
+	t->best_valid_mrr = -1.0;
 }
 
 /* What every rank would fail alike is checked before (checked in
@@ -80,13 +87,78 @@ setup_models(struct kg_gnn_tstate *ts)
 		    p->n_nodes, o->enc.n_learned);
 		return -1;
 	}
+	ts->need = kg_gnn_learned_need(&o->enc, p->feat, p->frow, ts->n_loc);
 	if (kg_gnn_learned_map(ts) < 0 ||
 	    kg_gnn_model_init(&out->enc, &o->enc, p->feat, o->seed, ts->n_loc,
-	    p->lrow) < 0 ||
+	    p->lrow, ts->need) < 0 ||
 	    kg_model_init(&out->dec, o->decoder, o->enc.dims[o->enc.n_layers],
 	    0, (float)o->gamma) < 0)
 		return -1;
 	return 0;
+}
+
+uint64_t
+kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r, uint64_t E)
+{
+	unsigned __int128 n = cum[R] ? cum[R] : 1;
+
+	return (uint64_t)((unsigned __int128)E * cum[r + 1] / n -
+	    (unsigned __int128)E * cum[r] / n);
+}
+
+uint64_t
+kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s)
+{
+	return (uint64_t)((unsigned __int128)e * (s + 1) / S -
+	    (unsigned __int128)e * s / S);
+}
+
+/* Validation needs the whole graph on one rank, and valid triples. */
+static int
+check_valid(const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    const struct kg_dist *d)
+{
+	if (o->valid_every == 0)
+		return 0;
+	if (d->size > 1 || p->lrow != NULL) {
+		kg_error("--valid_every: GNN validation runs on one rank over "
+		    "the whole graph (not under mpirun or --expanded)");
+		return -1;
+	}
+	if (p->n_valid == 0 || p->filter == NULL) {
+		kg_error("--valid_every: no valid triples to validate on");
+		return -1;
+	}
+	return 0;
+}
+
+/* Steps per epoch, and with batches_per_epoch every rank's positives
+ * per epoch (collective). */
+static void
+plan_epoch(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint32_t R = (uint32_t)ts->d->size, r, N = o->batches_per_epoch;
+	uint64_t *cum;
+
+	if (N == 0) {
+		ts->steps_per_epoch = (ts->p->n_train_global + o->batch_size -
+		    1) / o->batch_size;
+		if (ts->steps_per_epoch == 0)
+			ts->steps_per_epoch = 1;
+		return;
+	}
+	ts->steps_per_epoch = (N + R - 1) / R;
+	cum = kg_xcalloc(R + 1, sizeof(*cum));
+	cum[ts->d->rank + 1] = ts->p->n_core;
+	kg_dist_sum_u64(ts->d, cum + 1, R);
+	for (r = 0; r < R; r++)
+		cum[r + 1] += cum[r];
+	ts->share = kg_xmallocarray(R, sizeof(*ts->share));
+	for (r = 0; r < R; r++)
+		ts->share[r] = kg_gnn_epoch_share(cum, R, r,
+		    (uint64_t)N * o->batch_size);
+	free(cum);
 }
 
 /* The decoder's relations, the optimiser states, the permutation, the
@@ -103,7 +175,7 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->dl = o->enc.dims[o->enc.n_layers];
 	ts->n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
 	out->rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
-	kg_rng_seed(&ts->rng, o->seed, 0x72656c);
+	kg_rng_stream(&ts->rng, o->seed, KG_STREAM_GNN_RELATION_INIT, 0, 0, 0, 0);
 	for (i = 0; i < ts->n_rel_f; i++)
 		out->rel[i] = (float)((2.0 * kg_rng_uniform(&ts->rng) - 1.0) *
 		    sqrt(6.0 / (double)(p->n_relations + ts->dl)));
@@ -118,13 +190,59 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->st_rel = kg_xcalloc(2 * ts->n_rel_f + 1, sizeof(float));
 	ts->adam = adam;
 	ts->adam.lr = (float)o->lr;
+	if (o->batches_per_epoch > 0 && o->lr_scale == KG_GNN_LR_SCALE_SQRT)
+		ts->adam.lr = (float)(o->lr * sqrt((double)ts->d->size));
+	else if (o->batches_per_epoch > 0 &&
+	    o->lr_scale == KG_GNN_LR_SCALE_LINEAR)
+		ts->adam.lr = (float)(o->lr * (double)ts->d->size);
 	ts->order = kg_xmallocarray(p->n_core, sizeof(*ts->order));
 	for (i = 0; i < p->n_core; i++)
 		ts->order[i] = i;
 	kg_gnn_graph_build(&ts->full, p->n_nodes, p->n_relations,
 	    p->graph_hrt, p->n_graph);
+	plan_epoch(ts);
 	kg_gnn_work_init(ts);
-	kg_rng_seed(&ts->rng, o->seed, 1000 + (uint64_t)ts->d->rank);
+	kg_rng_stream(&ts->rng, o->seed, KG_STREAM_GNN_TRAIN,
+	    (uint64_t)ts->d->rank, 0, 0, 0);
+}
+
+/* Seconds as "1h02m", "3m05s" or "42s". */
+static void
+fmt_secs(char *buf, size_t len, double t)
+{
+	unsigned long s = t > 0.0 && t < 1e9 ? (unsigned long)(t + 0.5) : 0;
+
+	if (s >= 3600)
+		snprintf(buf, len, "%luh%02lum", s / 3600, s / 60 % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%lum%02lus", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%lus", s);
+}
+
+/* Rank 0's progress line (o->progress): after the first step, then at
+ * most twice a second, the step, the rate and the time left for the run
+ * (the steps left at the mean rate so far). */
+static void
+show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
+    uint64_t steps_run, double t0, double *last)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint64_t S = ts->steps_per_epoch;
+	uint64_t left = (o->epochs - epoch - 1) * S + (S - done);
+	double now = kg_now(), rate;
+	char eta[32];
+
+	if (!o->progress || ts->d->rank != 0 || now - *last < 0.5)
+		return;
+	*last = now;
+	rate = steps_run / (now - t0);
+	if (o->max_step > 0 && o->max_step - ts->out->steps < left)
+		left = o->max_step - ts->out->steps;
+	fmt_secs(eta, sizeof(eta), rate > 0.0 ? (double)left / rate : 0.0);
+	fprintf(stderr, "\r%s: epoch %u/%u step %" PRIu64 "/%" PRIu64
+	    " %.2f s/step ETA %s   ", kg_progname(), epoch + 1, o->epochs,
+	    done, S, rate > 0.0 ? 1.0 / rate : 0.0, eta);
 }
 
 /* The epochs (from a resumed one on), a checkpoint after each whole
@@ -135,39 +253,48 @@ run_epochs(struct kg_gnn_tstate *ts)
 	const struct kg_gnn_train_opts *o = ts->o;
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_dist *d = ts->d;
-	uint64_t steps, step, done;
+	uint64_t steps = ts->steps_per_epoch, step, done, npos, run = 0;
 	uint32_t epoch, ran = 0;
-	double t0 = kg_now();
+	double t0 = kg_now(), last = 0.0;
 
-	steps = (ts->p->n_train_global + o->batch_size - 1) / o->batch_size;
-	if (steps == 0)
-		steps = 1;
 	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
-	    out->steps >= o->max_step); epoch++) {
+	    out->steps >= o->max_step) && out->stopped_by == NULL; epoch++) {
 		double loss = 0.0, te = kg_now();
 
-		for (step = 0, done = 0; step < steps; step++) {
+		for (step = 0, done = 0, npos = 0; step < steps; step++) {
+			ts->estep = step;
 			loss += kg_gnn_step(ts);
+			npos += ts->step_pos;
 			out->steps++;
 			done++;
+			run++;
+			show_progress(ts, epoch, done, run, t0, &last);
 			if (o->max_step > 0 && out->steps >= o->max_step)
 				break;
 		}
 		kg_dist_sum_f64(d, &loss, 1);
-		out->last_loss = loss / (double)(done * ts->w.nb *
+		out->last_loss = o->batches_per_epoch ? loss / (double)(npos ?
+		    npos : 1) : loss / (double)(done * ts->w.nb *
 		    (size_t)d->size);
 		ran++;
+		if (o->progress && d->rank == 0)
+			fputs("\r\033[K", stderr);
 		if (!o->quiet && d->rank == 0)
 			fprintf(stderr, "%s: epoch %u loss %.6f (%.2f s)\n",
 			    kg_progname(), epoch + 1, out->last_loss,
 			    kg_now() - te);
 		/* A checkpoint holds whole epochs only. */
 		ts->epoch = epoch + 1;
+		if (kg_gnn_epoch_end(ts, kg_now() - te) < 0)
+			return -1;
 		if (done == steps && o->ckpt != NULL && o->ckpt->save &&
 		    o->ckpt->dir != NULL && kg_gnn_ckpt_save(ts) < 0)
 			return -1;
 	}
 	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
+	if (out->stopped_by == NULL)
+		out->stopped_by = ts->epoch < o->epochs ? "max_step" : "epochs";
+	kg_gnn_keep_best(ts);
 	return 0;
 }
 
@@ -182,9 +309,16 @@ tstate_release(struct kg_gnn_tstate *ts)
 	free(ts->st_rel);
 	free(ts->map);
 	free(ts->order);
+	free(ts->share);
+	free(ts->need);
+	free(ts->log.s);
+	kg_gnn_valid_release(ts);
+	ts->need = NULL;
+	ts->log.s = NULL;
 	ts->st_enc = ts->st_learn = ts->st_rel = NULL;
 	ts->map = NULL;
 	ts->order = NULL;
+	ts->share = NULL;
 }
 
 int
@@ -196,7 +330,12 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
+	out->best_valid_mrr = -1.0;
 	memset(&ts, 0, sizeof(ts));
+	/* OpenBLAS threads of their own would fight the OpenMP threads
+	 * (gnn.h, Threads): half the speed of a sampled step at 200k nodes
+	 * on 2 cores. */
+	kg_compute_init();
 	ts.out = out;
 	ts.p = p;
 	ts.o = o;
@@ -205,7 +344,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	ts.d0 = o->enc.dims[0];
 	/* Check what every rank would fail alike before the first
 	 * collective, and agree on the rest. */
-	if (kg_gnn_train_opts_check(o) < 0)
+	if (kg_gnn_train_opts_check(o) < 0 || check_valid(o, p, ts.d) < 0)
 		return -1;
 	if (kg_gnn_any_rank(ts.d, setup_models(&ts) < 0))
 		goto out;
@@ -218,29 +357,15 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	free(ts.st_learn);
 	free(ts.st_enc);
 	ts.st_learn = ts.st_enc = NULL;
+	kg_gnn_learned_fill(&ts);
 	if (kg_gnn_any_rank(ts.d, kg_gnn_learned_gather(&ts) < 0))
 		goto out;
+	out->log = ts.log.s != NULL ? ts.log.s : kg_xstrdup("");
+	ts.log.s = NULL;
 	rc = 0;
 out:
 	tstate_release(&ts);
 	if (rc < 0)
 		kg_gnn_trained_release(out);
 	return rc;
-}
-
-float *
-kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
-    uint64_t n_nodes, const int32_t *hrt, uint64_t n)
-{
-	struct kg_gnn_graph g = KG_GNN_GRAPH_INIT;
-	struct kg_gnn_state st = KG_GNN_STATE_INIT;
-	size_t dl = m->c.dims[m->c.n_layers];
-	float *out = kg_xmallocarray(n_nodes * dl + 1, sizeof(float));
-
-	kg_gnn_graph_build(&g, n_nodes, m->c.n_relations, hrt, n);
-	kg_gnn_forward(m, &g, f, NULL, NULL, NULL, &st);
-	memcpy(out, st.h[m->c.n_layers], n_nodes * dl * sizeof(float));
-	kg_gnn_state_release(&st);
-	kg_gnn_graph_release(&g);
-	return out;
 }

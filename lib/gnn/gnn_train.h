@@ -35,6 +35,36 @@
  * score them, keep the neg whose scores are closest to the positive's
  * (RelGNN's adaptive self-adversarial selection).
  *
+ * Shared negatives (neg_chunk C > 0, kg-train --neg_chunk_size): the
+ * batch is cut into chunks of C positives; each chunk replaces the heads
+ * or the tails (equal odds) of all its positives by the same c * neg
+ * candidates from the pool, scored as one product (gnn_decode.h's
+ * kg_gnn_decode_chunks; adaptive selection per positive among them).  A
+ * batch of 1024 positives then seeds 2 x 1024 + (1024 / C) c neg nodes,
+ * not 1024 (2 + c neg): with C = 128 and 8 negatives 2112 seeds, not
+ * 10240 (RelGNN's 4 x 8 candidates: 2304, not 34816), and the sampled
+ * neighbourhood shrinks with them.
+ *
+ * Blocks (blocks, with fan-outs): layer l is computed only for the nodes
+ * within L - 1 - l hops of the seeds (gnn.h's kg_gnn_forward_blocks), the
+ * seeds' outputs being those of the whole sampled graph.  With fan-outs
+ * 25,10 on the enterprise graph the last layer then runs over the 2k
+ * seeds instead of the ~90k sampled nodes and the first over ~30k.
+ *
+ * Which step at scale (measured on generated enterprise graphs, 1 rank,
+ * 2 OpenMP threads, this 2-core machine under a load of 4 to 5 from
+ * other jobs, R-GCN hidden 64, embedding 32, batch 1024): at 200k nodes
+ * (1.5M training triples) a step over the whole graph (nfanout = 0, the
+ * encoder once per step over every node and message of the rank) took
+ * 12 s; fan-outs 25,10 with per-positive negatives 2.5 s (87k-node
+ * samples); with shared negatives (C = 128) 1.8 s; on blocks 1.3 s; and
+ * with the later kernels (basis R-GCN aggregating first on blocks, the
+ * attribute backward from a list of terms, OpenBLAS on one thread) 0.8
+ * s.  The whole-graph step grows with the graph (46M messages at 2.8M
+ * nodes) where the sampled one stays near a few hundred thousand nodes,
+ * so the paper's setting samples; the whole graph is for small graphs,
+ * where its exact gradients are cheap.
+ *
  * Mini-batches (nfanout = number of graph layers): the batch's entities
  * are the seeds; for layer L .. 1 every frontier node keeps at most
  * fanout[k] of its incoming messages (drawn without replacement), their
@@ -50,6 +80,31 @@
  * each of P ranks takes batch_size / P (at least 1) of its own core
  * triples, and an epoch is ceil(n_train / batch_size) steps for any P, so
  * 1 and P ranks see the same number of positives per step and per epoch.
+ *
+ * The paper's epoch (batches_per_epoch N > 0): an epoch is N batches of
+ * batch_size positives, N x batch_size = E in all on any number of ranks;
+ * on R ranks it is ceil(N / R) steps, each rank taking a whole batch per
+ * step (the paper: 256 batches on 1 worker, 128 per worker on 2, 64 on
+ * 4).  Rank r's share of E is in proportion to its core triples
+ * (kg_gnn_epoch_share), cut evenly over the steps (kg_gnn_step_share),
+ * and every rank keeps drawing from its permutation across epochs, so
+ * when E equals the core triples one epoch draws each core triple of
+ * every rank exactly once, and otherwise every triple is drawn within
+ * ceil(n / E) epochs.  A step's gradients are scaled by R / (the step's
+ * positives over all ranks), so that their average over the ranks is the
+ * mean over every positive of the step.  R ranks thus take 1 / R of the
+ * steps of one rank over the same positives; lr_scale multiplies the
+ * learning rate by sqrt(R) or R to make up for it (off by default).
+ *
+ * Validation (valid_every N > 0, one rank on the whole graph): after
+ * every N-th epoch and the last, every node is embedded (kg_gnn_embed)
+ * and the valid triples ranked against all nodes, filtered, both sides,
+ * realistic ties (kg-train's shallow models' valid MRR); the parameters
+ * of the best epoch so far are kept aside, and after patience P > 0
+ * validations without gain training stops.  The run ends with the best
+ * epoch's parameters.  out->log gets a train_log.jsonl line per epoch
+ * (epoch, step, loss, seconds, and valid_mrr when validated), with or
+ * without validation; checkpoints carry the log and the best state.
  *
  * Negatives under kg-expand parts come from every node of the rank's
  * expanded part (its seeds and its halo), or with pool_seeds from the
@@ -71,6 +126,8 @@
 #include "kge/loss.h"
 #include "kge/model.h"
 
+struct kg_filter;
+
 /*
  * Checkpoints of kg_gnn_train.  With resume and an existing dir, training
  * starts from it (it must fit: encoder, decoder, dims, counts, ranks and
@@ -85,6 +142,13 @@ struct kg_gnn_ckpt {
 	int save;
 	int argc;
 	char **argv;
+};
+
+/* The learning rate on R ranks under the paper's epoch, whose steps
+ * take R batches: as given, times sqrt(R), or times R (the linear
+ * scaling rule of large-batch SGD). */
+enum kg_gnn_lr_scale {
+	KG_GNN_LR_SCALE_NONE, KG_GNN_LR_SCALE_SQRT, KG_GNN_LR_SCALE_LINEAR
 };
 
 struct kg_gnn_train_opts {
@@ -107,12 +171,23 @@ struct kg_gnn_train_opts {
 	int quiet;
 	const struct kg_gnn_ckpt *ckpt;	/* NULL: no checkpoints */
 	double edge_dropout;		/* share of messages dropped per step */
+	uint32_t batches_per_epoch;	/* 0: ceil(n_train / batch_size)
+					 * steps of one split batch */
+	uint32_t neg_chunk;		/* positives sharing their negatives;
+					 * 0: each positive its own */
+	int blocks;			/* fan-outs: each layer only where
+					 * the next one reads */
+	int progress;			/* rank 0: progress and ETA */
+	enum kg_gnn_lr_scale lr_scale;	/* paper's epoch: lr x f(ranks) */
+	uint32_t valid_every;		/* validate every N epochs; 0: never */
+	uint32_t patience;		/* stop after N validations without
+					 * gain; 0: never */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0 }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -136,6 +211,11 @@ struct kg_gnn_problem {
 	const int32_t *lrow;		/* global IDs; NULL: identity */
 	const int32_t *owner;		/* NULL: this rank owns every node */
 	const struct kg_features *feat;	/* may be NULL */
+	/* Validation (valid_every > 0): triples ranked against every node
+	 * (p the whole graph: one rank, no parts), filtered by filter. */
+	const int32_t *valid_hrt;
+	uint64_t n_valid;
+	const struct kg_filter *filter;
 };
 
 /* The trained parameters: encoder and decoder relation table. */
@@ -146,10 +226,19 @@ struct kg_gnn_trained {
 	double last_loss;	/* mean loss of the last epoch */
 	double seconds_per_epoch;
 	uint64_t steps;
+	/* Rank 0's encoded graphs, summed over its steps: the nodes of each
+	 * level (gnn.h's rows: the input, then each layer's output) and the
+	 * messages. */
+	double sum_rows[KG_GNN_MAX_LAYERS + 1], sum_msgs;
+	char *log;		/* train_log.jsonl: a line per epoch */
+	double best_valid_mrr;	/* < 0: not validated */
+	uint32_t best_epoch;	/* whose parameters these are */
+	const char *stopped_by;	/* "epochs", "max_step" or
+				 * "early_stopping" */
 };
 
 #define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0 }
+	0.0, 0, { 0 }, 0.0, NULL, -1.0, 0, NULL }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
@@ -171,10 +260,19 @@ void kg_gnn_trained_release(struct kg_gnn_trained *t);
 /*
  * Every node's final embedding: a full-graph forward pass without dropout
  * over the n triples hrt of n_nodes nodes (global numbering, feature row
- * = learned row = node).  Returns n_nodes x dL floats (caller frees).
+ * = learned row = node), the bits of kg_gnn_forward's output.  It runs
+ * layer by layer (gnn/embed.c): the peak is one layer's input and output,
+ * the products of its sources (R-GCN basis: n_bases of them) and the
+ * graph, about 3.5 GB at 2.8 million nodes, 46 million messages and width
+ * 64, where a training pass would hold some 13 GB; attention and block
+ * R-GCN take their per-message scratch for chunk destinations at a time
+ * (kg_gnn_embed: 65536).  OpenMP threads as gnn.h.  Returns n_nodes x dL
+ * floats (caller frees).
  */
 float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
     uint64_t n_nodes, const int32_t *hrt, uint64_t n);
+float *kg_gnn_embed_chunks(const struct kg_gnn *m, const struct kg_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n, uint64_t chunk);
 
 /*
  * The whole run from directories: the dataset, optional features

@@ -50,7 +50,7 @@ kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed, uint64_t id)
 	struct kg_rng r;
 	size_t k;
 
-	kg_rng_seed(&r, seed, (0x6c726f77ULL << 32) | id);
+	kg_rng_stream(&r, seed, KG_STREAM_GNN_LEARNED_ROW, id, 0, 0, 0);
 	for (k = 0; k < d0; k++)
 		row[k] = (float)(kg_rng_normal(&r) / sqrt((double)d0));
 }
@@ -159,7 +159,7 @@ init_dense(struct kg_gnn *m, uint64_t seed)
 	struct kg_rng rng;
 	uint32_t l;
 
-	kg_rng_seed(&rng, seed, 0x676e6e);
+	kg_rng_stream(&rng, seed, KG_STREAM_GNN_INIT, 0, 0, 0, 0);
 	for (i = 0; i < m->n_attrs; i++) {
 		float *w = m->w + m->attr_off[i];
 
@@ -195,8 +195,9 @@ init_dense(struct kg_gnn *m, uint64_t seed)
 }
 
 int
-kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
-    const struct kg_features *f, uint64_t seed)
+kg_gnn_init_rows(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_features *f, uint64_t seed, const int32_t *gid,
+    const uint8_t *need)
 {
 	size_t i, d0 = c->dims[0];
 
@@ -211,11 +212,20 @@ kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
 	/* Learned rows from their own streams, so that the other parameters
 	 * do not depend on how many rows there are (a rank holds only its
 	 * part's). */
+#pragma omp parallel for schedule(static, 4096)
 	for (i = 0; i < c->n_learned; i++)
-		kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0, seed,
-		    i);
+		if (need == NULL || need[i])
+			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,
+			    seed, gid != NULL ? (uint64_t)gid[i] : i);
 	init_dense(m, seed);
 	return 0;
+}
+
+int
+kg_gnn_init(struct kg_gnn *m, const struct kg_gnn_config *c,
+    const struct kg_features *f, uint64_t seed)
+{
+	return kg_gnn_init_rows(m, c, f, seed, NULL, NULL);
 }
 
 void

@@ -10,54 +10,73 @@
 
 #define LEAKY_SLOPE 0.2f
 
-void
-kg_gnn_attn_forward(const struct kg_gnn *m, uint32_t l,
-    const struct kg_gnn_graph *g, const float *x, float *out,
-    struct kg_gnn_state *s)
+/* Destination node dst0 + i of g's i-th list: its messages' scores (u,
+ * when not NULL, before the LeakyReLU), their softmax into al (indexed
+ * like g's messages) and the weighted sum added to out. */
+static void
+attn_node(const struct kg_gnn *m, uint32_t l, const struct kg_gnn_graph *g,
+    uint64_t i, const float *zi_row, const float *z, float *u, float *al,
+    float *oi)
 {
 	const struct kg_gnn_layer_off *o = &m->lay[l];
-	size_t din = m->c.dims[l], dout = m->c.dims[l + 1];
-	const float *ad = m->w + o->a_dst, *as = m->w + o->a_src;
-	const float *ar = m->w + o->a_rel, *rel = m->w + o->rel;
-	float *z = s->t1, *u = s->u[l], *al = s->alpha[l];
-	uint64_t n = g->n_nodes;
+	size_t dout = m->c.dims[l + 1];
+	const float *as = m->w + o->a_src, *ar = m->w + o->a_rel;
+	const float *rel = m->w + o->rel;
+	float zi = dot(dout, m->w + o->a_dst, zi_row), mx = -INFINITY;
+	uint64_t e;
+	double sum = 0.0;
+
+	for (e = g->off[i]; e < g->off[i + 1]; e++) {
+		size_t j = (size_t)g->src[e], r = (size_t)g->type[e];
+		float v = zi + dot(dout, as, z + j * dout) +
+		    dot(dout, ar, rel + r * dout);
+		float lv = v > 0.0f ? v : LEAKY_SLOPE * v;
+
+		if (u != NULL)
+			u[e] = v;
+		al[e] = lv;
+		if (lv > mx)
+			mx = lv;
+	}
+	for (e = g->off[i]; e < g->off[i + 1]; e++) {
+		al[e] = expf(al[e] - mx);
+		sum += al[e];
+	}
+	for (e = g->off[i]; e < g->off[i + 1]; e++) {
+		size_t j = (size_t)g->src[e], r = (size_t)g->type[e];
+
+		al[e] = (float)(al[e] / sum);
+		axpy(dout, al[e], z + j * dout, oi);
+		axpy(dout, al[e], rel + r * dout, oi);
+	}
+}
+
+void
+kg_gnn_attn_msgs(const struct kg_gnn *m, uint32_t l,
+    const struct kg_gnn_graph *g, uint64_t dst0, const float *z, float *u,
+    float *al, float *out)
+{
+	size_t dout = m->c.dims[l + 1];
 	long ii;
 
-	fill_bias(n, dout, m->w + o->bias, out);
-	mm(n, dout, din, x, m->w + o->w0, 1.0f, out);
-	mm(n, dout, din, x, m->w + o->w, 0.0f, z);
 	/* One thread per destination row (deterministic, see above). */
 #pragma omp parallel for schedule(dynamic, 256)
-	for (ii = 0; ii < (long)n; ii++) {
+	for (ii = 0; ii < (long)g->n_nodes; ii++) {
 		size_t i = (size_t)ii;
-		float zi = dot(dout, ad, z + i * dout), mx = -INFINITY;
-		uint64_t e;
-		double sum = 0.0;
-		float *oi = out + i * dout;
 
-		for (e = g->off[i]; e < g->off[i + 1]; e++) {
-			size_t j = (size_t)g->src[e], r = (size_t)g->type[e];
-			float v = zi + dot(dout, as, z + j * dout) +
-			    dot(dout, ar, rel + r * dout);
-			float lv = v > 0.0f ? v : LEAKY_SLOPE * v;
-
-			u[e] = v;
-			al[e] = lv;
-			if (lv > mx)
-				mx = lv;
-		}
-		for (e = g->off[i]; e < g->off[i + 1]; e++) {
-			al[e] = expf(al[e] - mx);
-			sum += al[e];
-		}
-		for (e = g->off[i]; e < g->off[i + 1]; e++) {
-			size_t j = (size_t)g->src[e], r = (size_t)g->type[e];
-
-			al[e] = (float)(al[e] / sum);
-			axpy(dout, al[e], z + j * dout, oi);
-			axpy(dout, al[e], rel + r * dout, oi);
-		}
+		attn_node(m, l, g, i, z + (dst0 + i) * dout, z, u, al,
+		    out + i * dout);
 	}
+}
+
+void
+kg_gnn_attn_forward(const struct kg_gnn *m, uint32_t l,
+    const struct kg_gnn_graph *g, uint64_t n_src, const float *x, float *out,
+    struct kg_gnn_state *s)
+{
+	kg_gnn_self_forward(m, l, g->n_nodes, x, out);
+	kg_gnn_src_products(m, l, n_src, x, s->t1);
+	kg_gnn_attn_msgs(m, l, g, 0, s->t1, s->u[l], s->alpha[l], out);
 }
 
 /*
@@ -107,7 +126,8 @@ attn_back_scores(const struct kg_gnn *m, uint32_t l,
  * node j's turn came in CSR order (after the messages into nodes <= j). */
 static void
 attn_back_dz(const struct kg_gnn *m, uint32_t l,
-    const struct kg_gnn_graph *g, const float *G, struct kg_gnn_state *s)
+    const struct kg_gnn_graph *g, uint64_t n_src, const float *G,
+    struct kg_gnn_state *s)
 {
 	size_t dout = m->c.dims[l + 1];
 	const float *ad = m->w + m->lay[l].a_dst, *as = m->w + m->lay[l].a_src;
@@ -116,11 +136,12 @@ attn_back_dz(const struct kg_gnn *m, uint32_t l,
 	long ii;
 
 #pragma omp parallel for schedule(dynamic, 256)
-	for (ii = 0; ii < (long)g->n_nodes; ii++) {
+	for (ii = 0; ii < (long)n_src; ii++) {
 		size_t j = (size_t)ii;
 		float *dzj = dz + j * dout;
 		uint64_t q;
-		int self = 0;
+		/* Sources past the destinations have no destination term. */
+		int self = j >= g->n_nodes;
 
 		memset(dzj, 0, dout * sizeof(float));
 		for (q = s->soff[j]; q < s->soff[j + 1]; q++) {
@@ -205,22 +226,19 @@ attn_back_vectors(const struct kg_gnn *m, uint32_t l,
 
 void
 kg_gnn_attn_backward(const struct kg_gnn *m, uint32_t l,
-    const struct kg_gnn_graph *g, const float *x, const float *G, float *dx,
-    struct kg_gnn_state *s, float *grad)
+    const struct kg_gnn_graph *g, uint64_t n_src, const float *x,
+    const float *G, float *dx, struct kg_gnn_state *s, float *grad)
 {
 	const struct kg_gnn_layer_off *o = &m->lay[l];
 	size_t din = m->c.dims[l], dout = m->c.dims[l + 1];
-	uint64_t n = g->n_nodes;
 
 	/* z was overwritten by later layers' forward: recompute it. */
-	mm(n, dout, din, x, m->w + o->w, 0.0f, s->t1);
-	mm_tn(n, dout, din, x, G, grad + o->w0);
-	sum_rows(n, dout, G, grad + o->bias);
-	mm_nt(n, dout, din, G, m->w + o->w0, 0.0f, dx);
+	kg_gnn_src_products(m, l, n_src, x, s->t1);
+	kg_gnn_self_backward(m, l, g->n_nodes, n_src, x, G, dx, grad);
 	attn_back_scores(m, l, g, G, s);
-	attn_back_dz(m, l, g, G, s);
+	attn_back_dz(m, l, g, n_src, G, s);
 	attn_back_rel(m, l, g, G, s, grad);
 	attn_back_vectors(m, l, g, s, grad);
-	mm_tn(n, dout, din, x, s->dt, grad + o->w);
-	mm_nt(n, dout, din, s->dt, m->w + o->w, 1.0f, dx);
+	mm_tn(n_src, dout, din, x, s->dt, grad + o->w);
+	mm_nt(n_src, dout, din, s->dt, m->w + o->w, 1.0f, dx);
 }

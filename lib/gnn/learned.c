@@ -13,19 +13,55 @@
 int
 kg_gnn_model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_features *f, uint64_t seed, uint64_t n_rows,
-    const int32_t *gid)
+    const int32_t *gid, const uint8_t *need)
 {
 	struct kg_gnn_config dc = *c;
-	size_t d0 = c->dims[0], i;
 
 	dc.n_learned = n_rows;
-	if (kg_gnn_init(m, &dc, f, seed) < 0)
-		return -1;
-	if (gid != NULL)
-		for (i = 0; i < n_rows; i++)
+	return kg_gnn_init_rows(m, &dc, f, seed, gid, need);
+}
+
+uint8_t *
+kg_gnn_learned_need(const struct kg_gnn_config *c,
+    const struct kg_features *f, const int32_t *frow, uint64_t n)
+{
+	uint8_t *need;
+	uint64_t i;
+	size_t a;
+
+	if (c->learned_only || f == NULL || f->n_attrs == 0)
+		return NULL;
+	need = kg_xmallocarray(n + 1, 1);
+	for (i = 0; i < n; i++) {
+		uint64_t e = frow != NULL ? (uint64_t)frow[i] : i;
+
+		need[i] = 1;
+		for (a = 0; a < f->n_attrs && need[i]; a++) {
+			const struct kg_features_attr *at = &f->attrs[a];
+
+			if (at->has[e] && (at->text || at->off[e + 1] >
+			    at->off[e]))
+				need[i] = 0;
+		}
+	}
+	return need;
+}
+
+void
+kg_gnn_learned_fill(struct kg_gnn_tstate *ts)
+{
+	struct kg_gnn *m = &ts->out->enc;
+	const int32_t *gid = ts->p->lrow;
+	size_t d0 = ts->d0, i;
+
+	if (ts->need == NULL)
+		return;
+	/* Each row from its own stream: any thread count, the same bits. */
+#pragma omp parallel for schedule(static, 4096)
+	for (i = 0; i < ts->n_loc; i++)
+		if (!ts->need[i])
 			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,
-			    seed, (uint64_t)gid[i]);
-	return 0;
+			    ts->o->seed, gid != NULL ? (uint64_t)gid[i] : i);
 }
 
 static int
@@ -200,7 +236,7 @@ gather_begin(struct kg_gnn_tstate *ts, struct gather *ga)
 		return 0;
 	ga->have = kg_xcalloc(n_glob + 1, 1);
 	if (kg_gnn_model_init(&ga->full, &enc->c, p->feat, ts->o->seed,
-	    n_glob, NULL) < 0)
+	    n_glob, NULL, NULL) < 0)
 		return -1;
 	memcpy(ga->full.w + n_glob * ts->d0, enc->w + ts->n_lf,
 	    ts->n_dense * sizeof(float));

@@ -37,6 +37,24 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	json_object_set_new(c, "edge_dropout", json_real(o->edge_dropout));
 	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
 	json_object_set_new(c, "lr", json_real(o->lr));
+	if (o->batches_per_epoch > 0) {
+		static const char *const sc[3] = { "none", "sqrt", "linear" };
+
+		json_object_set_new(c, "batches_per_epoch",
+		    json_integer(o->batches_per_epoch));
+		json_object_set_new(c, "lr_scale_ranks",
+		    json_string(sc[o->lr_scale]));
+	}
+	if (o->neg_chunk > 0)
+		json_object_set_new(c, "neg_chunk_size",
+		    json_integer(o->neg_chunk));
+	if (o->blocks)
+		json_object_set_new(c, "blocks", json_true());
+	if (o->valid_every > 0) {
+		json_object_set_new(c, "valid_every",
+		    json_integer(o->valid_every));
+		json_object_set_new(c, "patience", json_integer(o->patience));
+	}
 	json_object_set_new(c, "regularization_coef", json_real(o->reg));
 	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
 	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));
@@ -59,6 +77,52 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	return c;
 }
 
+/* The run's figures: loss, times, what a step encoded, peak RSS (each
+ * rank's at the end of training, rank 0's total with the final
+ * embedding). */
+static void
+set_figures(struct kg_manifest *man, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_trained *t, int nranks, const uint64_t *rss,
+    double t_emb)
+{
+	json_t *a;
+	uint32_t l;
+	int k;
+
+	kg_manifest_set_figure(man, "final_loss", json_real(t->last_loss));
+	if (t->stopped_by != NULL)
+		kg_manifest_set_figure(man, "stopped_by",
+		    json_string(t->stopped_by));
+	if (t->best_valid_mrr >= 0.0) {
+		kg_manifest_set_figure(man, "best_valid_mrr",
+		    json_real(t->best_valid_mrr));
+		kg_manifest_set_figure(man, "best_epoch",
+		    json_integer(t->best_epoch));
+	}
+	kg_manifest_set_figure(man, "seconds_per_epoch",
+	    json_real(t->seconds_per_epoch));
+	kg_manifest_set_figure(man, "seconds_final_embedding",
+	    json_real(t_emb));
+	kg_manifest_set_figure(man, "steps", json_integer(
+	    (json_int_t)t->steps));
+	if (t->steps > 0) {
+		/* What a step of rank 0 encoded, on average. */
+		a = json_array();
+		for (l = 0; l <= o->enc.n_layers; l++)
+			json_array_append_new(a, json_real(t->sum_rows[l] /
+			    (double)t->steps));
+		kg_manifest_set_figure(man, "mean_step_nodes", a);
+		kg_manifest_set_figure(man, "mean_step_messages",
+		    json_real(t->sum_msgs / (double)t->steps));
+	}
+	kg_manifest_set_figure(man, "peak_rss_kib", json_integer(
+	    (json_int_t)kg_peak_rss_kib()));
+	a = json_array();
+	for (k = 0; k < nranks; k++)
+		json_array_append_new(a, json_integer((json_int_t)rss[k]));
+	kg_manifest_set_figure(man, "peak_rss_kib_per_rank", a);
+}
+
 int
 kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
     const struct kg_dataset *ds, const struct kg_features *gf,
@@ -72,12 +136,15 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	json_t *cfg, *v;
 	const char *key;
 	uint64_t shape[1];
+	double t_emb;
 	int rc = -1;
 
 	if (kg_outdir_begin(&od, r->output, r->force) < 0)
 		return -1;
 	kg_manifest_init(&man, r->argc, r->argv);
+	t_emb = kg_now();
 	emb = kg_gnn_embed(&t->enc, gf, ds->n_entities, tr->hrt, tr->n);
+	t_emb = kg_now() - t_emb;
 	if (kg_check_finite("entities.npy", emb, ds->n_entities,
 	    t->dec.dim) < 0 ||
 	    kg_manifest_add_input(&man, "dataset", r->dataset) < 0 ||
@@ -93,28 +160,15 @@ kg_gnn_model_write(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o
 	if (kg_npy_write(path, KG_DT_F4, 1, shape, t->enc.w) < 0 ||
 	    kg_manifest_add_file(&man, od.tmp, "gnn_weights.npy") < 0)
 		goto out;
+	if (t->log != NULL && (kg_write_text(od.tmp, "train_log.jsonl",
+	    t->log) < 0 || kg_manifest_add_file(&man, od.tmp,
+	    "train_log.jsonl") < 0))
+		goto out;
 	cfg = config_json(o, r, t, nranks);
 	json_object_foreach(cfg, key, v)
 		kg_manifest_set_config(&man, key, json_incref(v));
 	json_decref(cfg);
-	kg_manifest_set_figure(&man, "final_loss", json_real(t->last_loss));
-	kg_manifest_set_figure(&man, "seconds_per_epoch",
-	    json_real(t->seconds_per_epoch));
-	kg_manifest_set_figure(&man, "steps", json_integer(
-	    (json_int_t)t->steps));
-	kg_manifest_set_figure(&man, "peak_rss_kib", json_integer(
-	    (json_int_t)kg_peak_rss_kib()));
-	{
-		/* Each rank's peak at the end of training (rank 0's before
-		 * the final embedding pass). */
-		json_t *a = json_array();
-		int k;
-
-		for (k = 0; k < nranks; k++)
-			json_array_append_new(a, json_integer((json_int_t)
-			    rss[k]));
-		kg_manifest_set_figure(&man, "peak_rss_kib_per_rank", a);
-	}
+	set_figures(&man, o, t, nranks, rss, t_emb);
 	if (kg_manifest_write(&man, od.tmp) < 0)
 		goto out;
 	rc = kg_outdir_commit(&od);

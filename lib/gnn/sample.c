@@ -103,23 +103,36 @@ sat_add(uint64_t a, uint64_t b)
 }
 
 void
+kg_gnn_sample_hop_bounds(uint64_t n_seeds, const uint32_t *fanout,
+    uint32_t nfanout, const struct kg_gnn_graph *full, uint64_t *nodes,
+    uint64_t *max_msgs)
+{
+	uint64_t frontier = n_seeds < full->n_nodes ? n_seeds : full->n_nodes;
+	uint64_t sum = frontier, msgs = 0;
+	uint32_t k;
+
+	nodes[0] = frontier;
+	for (k = 0; k < nfanout; k++) {
+		frontier = sat_mul(frontier, fanout[k]);
+		msgs = sat_add(msgs, frontier);
+		sum = sat_add(sum, frontier);
+		if (frontier > full->n_nodes)
+			frontier = full->n_nodes;
+		nodes[k + 1] = sum < full->n_nodes ? sum : full->n_nodes;
+	}
+	*max_msgs = msgs < full->n_msgs ? msgs : full->n_msgs;
+}
+
+void
 kg_gnn_sample_bounds(uint64_t n_seeds, const uint32_t *fanout,
     uint32_t nfanout, const struct kg_gnn_graph *full, uint64_t *max_nodes,
     uint64_t *max_msgs)
 {
-	uint64_t frontier = n_seeds < full->n_nodes ? n_seeds : full->n_nodes;
-	uint64_t nodes = frontier, msgs = 0;
-	uint32_t k;
+	uint64_t nodes[KG_GNN_SAMPLE_MAX_HOPS + 1];
 
-	for (k = 0; k < nfanout; k++) {
-		frontier = sat_mul(frontier, fanout[k]);
-		msgs = sat_add(msgs, frontier);
-		nodes = sat_add(nodes, frontier);
-		if (frontier > full->n_nodes)
-			frontier = full->n_nodes;
-	}
-	*max_nodes = nodes < full->n_nodes ? nodes : full->n_nodes;
-	*max_msgs = msgs < full->n_msgs ? msgs : full->n_msgs;
+	kg_gnn_sample_hop_bounds(n_seeds, fanout, nfanout, full, nodes,
+	    max_msgs);
+	*max_nodes = nodes[nfanout];
 }
 
 /* Room for n nodes and m messages (only grows). */
@@ -236,11 +249,13 @@ kg_gnn_sample(struct kg_gnn_sampler *s, const struct kg_gnn_graph *full,
 	for (k = 0; k < n; k++)
 		seeds[k] = sub_add(s, seeds[k]);
 	hi = g->n_nodes;
+	s->hop_end[0] = hi;
 	for (hop = 0; hop < nfanout; hop++) {
 		for (i = lo; i < hi; i++)
 			sample_node(s, full, i, fanout[hop], rng);
 		lo = hi;
 		hi = g->n_nodes;
+		s->hop_end[hop + 1] = hi;
 	}
 	/* The last frontier's nodes get empty lists. */
 	for (i = lo; i <= g->n_nodes; i++)

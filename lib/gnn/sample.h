@@ -64,13 +64,24 @@ void kg_gnn_pickmap_release(struct kg_gnn_pickmap *pm);
 void kg_gnn_pick(struct kg_gnn_pickmap *pm, uint64_t deg, uint32_t f,
     struct kg_rng *rng, uint64_t *out);
 
-/* Bounds of a sampled graph (see above). */
+#define KG_GNN_SAMPLE_MAX_HOPS 3
+
+/* Bounds of a sampled graph (see above); nfanout <= KG_GNN_SAMPLE_MAX_HOPS. */
 void kg_gnn_sample_bounds(uint64_t n_seeds, const uint32_t *fanout,
     uint32_t nfanout, const struct kg_gnn_graph *full, uint64_t *max_nodes,
     uint64_t *max_msgs);
 
+/* The same per hop: nodes[k] bounds the nodes within k hops of the seeds
+ * (k = 0 .. nfanout), *max_msgs the messages. */
+void kg_gnn_sample_hop_bounds(uint64_t n_seeds, const uint32_t *fanout,
+    uint32_t nfanout, const struct kg_gnn_graph *full, uint64_t *nodes,
+    uint64_t *max_msgs);
+
 struct kg_gnn_sampler {
 	struct kg_gnn_graph g;	/* the sampled graph, local numbering */
+	/* Nodes are numbered by the hop that reached them: hop_end[k] is
+	 * the number within k hops (the seeds: hop_end[0]). */
+	uint64_t hop_end[KG_GNN_SAMPLE_MAX_HOPS + 1];
 	uint64_t cap_n, cap_m;
 	int32_t *nodes;		/* local -> full-graph node */
 	int32_t *frow;		/* feature row of each local node */
@@ -81,8 +92,8 @@ struct kg_gnn_sampler {
 	struct kg_gnn_pickmap pm;
 };
 
-#define KG_GNN_SAMPLER_INIT { KG_GNN_GRAPH_INIT, 0, 0, NULL, NULL, NULL, \
-	NULL, NULL, NULL, KG_GNN_PICKMAP_INIT }
+#define KG_GNN_SAMPLER_INIT { KG_GNN_GRAPH_INIT, { 0 }, 0, 0, NULL, NULL, \
+	NULL, NULL, NULL, NULL, KG_GNN_PICKMAP_INIT }
 
 /* Buffers for samples of full of up to max_nodes nodes and max_msgs
  * messages, with fan-outs up to max_fanout. */

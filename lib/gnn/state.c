@@ -42,6 +42,7 @@ kg_gnn_state_release(struct kg_gnn_state *s)
 	free(s->pdst);
 	free(s->py);
 	free(s->tscr);
+	kg_gnn_attr_release(s);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -66,28 +67,45 @@ regrow(void *pp, uint64_t n, size_t sz)
 	*p = kg_xmallocarray(n ? n : 1, sz);
 }
 
-/* The per-node rows of every layer. */
+/* The per-node rows of every layer: rows[l] nodes at level l (the input
+ * of graph layer l, and rows[L] the output).  The backward scratch
+ * follows the sources of each layer, at most rows[0]; so do the
+ * per-source products (attention's z and dz), except basis R-GCN's,
+ * which have one row per destination on blocks (layers_rgcn.c) and
+ * never more than rows[1]. */
 static void
-reserve_nodes(const struct kg_gnn *m, struct kg_gnn_state *s, uint64_t n)
+reserve_nodes(const struct kg_gnn *m, struct kg_gnn_state *s,
+    const uint64_t *rows)
 {
-	size_t nd = n * kg_gnn_max_dim(m), B = m->c.n_bases;
-	uint32_t l;
+	size_t md = kg_gnn_max_dim(m), B = m->c.n_bases;
+	uint32_t l, L = m->c.n_layers;
+	int basis = m->c.encoder == KG_GNN_RGCN && m->c.decomp == KG_GNN_BASIS;
+	uint64_t nt = (basis && L > 0 ? rows[1] : rows[0]) * md * B;
 
-	if (n <= s->cap_n)
-		return;
-	for (l = 0; l <= m->c.n_layers; l++)
-		regrow(&s->h[l], nd, sizeof(float));
-	for (l = 0; l < m->c.n_layers; l++) {
-		regrow(&s->hd[l], nd, sizeof(float));
-		regrow(&s->mask[l], nd, sizeof(float));
-		regrow(&s->pre[l], nd, sizeof(float));
+	for (l = 0; l <= L; l++)
+		if (rows[l] > s->cap_rows[l]) {
+			regrow(&s->h[l], rows[l] * md, sizeof(float));
+			if (l < L) {
+				regrow(&s->hd[l], rows[l] * md, sizeof(float));
+				regrow(&s->mask[l], rows[l] * md,
+				    sizeof(float));
+			}
+			if (l > 0)
+				regrow(&s->pre[l - 1], rows[l] * md,
+				    sizeof(float));
+			s->cap_rows[l] = rows[l];
+		}
+	if (nt > s->cap_t1) {
+		regrow(&s->t1, nt, sizeof(float));
+		regrow(&s->dt, nt, sizeof(float));
+		s->cap_t1 = nt;
 	}
-	regrow(&s->t1, nd * B, sizeof(float));
-	regrow(&s->dt, nd * B, sizeof(float));
-	regrow(&s->dh, nd, sizeof(float));
-	regrow(&s->dh2, nd, sizeof(float));
-	regrow(&s->nsum, n, sizeof(float));
-	s->cap_n = n;
+	if (rows[0] <= s->cap_n)
+		return;
+	regrow(&s->dh, rows[0] * md, sizeof(float));
+	regrow(&s->dh2, rows[0] * md, sizeof(float));
+	regrow(&s->nsum, rows[0], sizeof(float));
+	s->cap_n = rows[0];
 }
 
 /* The message orders (see kg_gnn_index_build) and, for attention, the
@@ -137,10 +155,27 @@ void
 kg_gnn_state_reserve(const struct kg_gnn *m, struct kg_gnn_state *s,
     uint64_t n, uint64_t n_msgs)
 {
-	s->n = n;
-	reserve_nodes(m, s, n);
+	uint64_t rows[KG_GNN_MAX_LAYERS + 1];
+	uint32_t l;
+
+	for (l = 0; l <= m->c.n_layers; l++)
+		rows[l] = n;
+	kg_gnn_state_reserve_rows(m, s, rows, n_msgs);
+}
+
+void
+kg_gnn_state_reserve_rows(const struct kg_gnn *m, struct kg_gnn_state *s,
+    const uint64_t *rows, uint64_t n_msgs)
+{
+	uint32_t l;
+
+	for (l = 0; l <= m->c.n_layers; l++)
+		s->rows[l] = rows[l];
+	s->n = rows[0];
+	reserve_nodes(m, s, rows);
 	if (m->c.n_layers > 0)
-		reserve_msgs(m, s, n, n_msgs, 2 * (uint64_t)m->c.n_relations);
+		reserve_msgs(m, s, rows[0], n_msgs,
+		    2 * (uint64_t)m->c.n_relations);
 }
 
 /* ---- message orders ---- */
@@ -222,17 +257,17 @@ pairs_build(const struct kg_gnn *m, const struct kg_gnn_graph *g,
 
 void
 kg_gnn_index_build(const struct kg_gnn *m, const struct kg_gnn_graph *g,
-    struct kg_gnn_state *s)
+    uint64_t n_src, struct kg_gnn_state *s)
 {
-	uint64_t n = g->n_nodes, i, e;
+	uint64_t i, e;
 
-	reserve_msgs(m, s, n, g->n_msgs, g->n_types);
-	for (i = 0; i < n; i++)
+	reserve_msgs(m, s, n_src, g->n_msgs, g->n_types);
+	for (i = 0; i < g->n_nodes; i++)
 		for (e = g->off[i]; e < g->off[i + 1]; e++)
 			s->dst[e] = (int32_t)i;
 	bucket_order(g->type, g->n_msgs, g->n_types, s->toff, s->fill,
 	    s->by_type);
-	bucket_order(g->src, g->n_msgs, n, s->soff, s->fill, s->by_src);
+	bucket_order(g->src, g->n_msgs, n_src, s->soff, s->fill, s->by_src);
 	s->n_pairs = s->max_tpairs = 0;
 	if (m->c.encoder == KG_GNN_RGCN && m->c.decomp == KG_GNN_BLOCK)
 		pairs_build(m, g, s);

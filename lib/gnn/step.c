@@ -12,20 +12,27 @@
 
 /* ---- the workspace ---- */
 
-/* Bounds of the graph a step encodes (train_state.h). */
+/* Rows of each level of the graph a step encodes (train_state.h): all
+ * levels the whole graph or the sampled graph's bound, except on blocks
+ * (layer l's outputs within L - 1 - l hops of the seeds). */
 static void
-graph_bounds(const struct kg_gnn_tstate *ts, uint64_t *max_nodes,
+graph_bounds(const struct kg_gnn_tstate *ts, uint64_t *rows,
     uint64_t *max_msgs)
 {
 	const struct kg_gnn_train_opts *o = ts->o;
-	uint64_t n_seeds = 2 * (uint64_t)ts->w.nb * (ts->w.nc + 1);
+	uint64_t hop[KG_GNN_SAMPLE_MAX_HOPS + 1];
+	uint32_t l, L = o->enc.n_layers;
 
 	if (o->nfanout == 0) {
-		*max_nodes = ts->full.n_nodes;
+		for (l = 0; l <= L; l++)
+			rows[l] = ts->full.n_nodes;
 		*max_msgs = ts->full.n_msgs;
-	} else
-		kg_gnn_sample_bounds(n_seeds, o->fanout, o->nfanout,
-		    &ts->full, max_nodes, max_msgs);
+		return;
+	}
+	kg_gnn_sample_hop_bounds(ts->w.max_seeds, o->fanout, o->nfanout,
+	    &ts->full, hop, max_msgs);
+	for (l = 0; l <= L; l++)
+		rows[l] = o->blocks ? hop[L - l] : hop[L];
 }
 
 static uint32_t
@@ -39,33 +46,57 @@ max_fanout(const struct kg_gnn_train_opts *o)
 	return f;
 }
 
+/* Positives of this rank's largest step. */
+static size_t
+max_positives(const struct kg_gnn_tstate *ts)
+{
+	uint64_t e, S = ts->steps_per_epoch;
+	size_t nb;
+
+	if (ts->o->batches_per_epoch == 0) {
+		/* Each rank's share of the global batch, at least 1. */
+		nb = ts->o->batch_size / (uint32_t)ts->d->size;
+		return nb ? nb : 1;
+	}
+	e = ts->share[ts->d->rank];
+	return (size_t)((e + S - 1) / S);
+}
+
 void
 kg_gnn_work_init(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_train_opts *o = ts->o;
 	struct kg_gnn_work *w = &ts->w;
-	size_t nb, nc, d0 = ts->d0;
-	uint64_t mn, mm;
+	size_t nb, nc, d0 = ts->d0, nch;
+	uint64_t rows[KG_GNN_MAX_LAYERS + 1], mn, mm;
 
-	/* Each rank's share of the global batch, at least 1. */
-	nb = o->batch_size / (uint32_t)ts->d->size;
-	if (nb == 0)
-		nb = 1;
+	nb = max_positives(ts);
 	nc = o->neg_candidates > 1 ? (size_t)o->neg * o->neg_candidates :
 	    o->neg;
-	w->nb = nb;
+	w->nb = w->nb_max = nb;
 	w->nc = nc;
-	graph_bounds(ts, &mn, &mm);
+	if (o->neg_chunk > 0) {
+		nch = (nb + o->neg_chunk - 1) / o->neg_chunk;
+		w->kc = nc;
+		w->max_seeds = 2 * (uint64_t)nb + (uint64_t)nch * nc;
+		w->cand = kg_xmallocarray(nch * nc + 1, sizeof(*w->cand));
+		w->side = kg_xmallocarray(nch + 1, sizeof(*w->side));
+	} else {
+		w->max_seeds = 2 * (uint64_t)nb * (nc + 1);
+		w->cand = kg_xmallocarray(3 * nb * nc, sizeof(*w->cand));
+		w->negs = kg_xmallocarray(3 * nb * o->neg, sizeof(*w->negs));
+	}
+	graph_bounds(ts, rows, &mm);
+	mn = rows[0];
 	w->max_nodes = mn;
 	w->max_msgs = mm;
 	w->pos = kg_xmallocarray(3 * nb, sizeof(*w->pos));
-	w->cand = kg_xmallocarray(3 * nb * nc, sizeof(*w->cand));
-	w->negs = kg_xmallocarray(3 * nb * o->neg, sizeof(*w->negs));
-	w->seeds = kg_xmallocarray(2 * nb * (nc + 1), sizeof(*w->seeds));
+	w->seeds = kg_xmallocarray(w->max_seeds + 1, sizeof(*w->seeds));
 	w->dist = kg_xmallocarray(nc * (size_t)omp_get_max_threads(),
 	    sizeof(*w->dist));
 	w->grad = kg_xcalloc(ts->n_all + 1, sizeof(float));
-	w->gh = kg_xmallocarray(mn * ts->dl + 1, sizeof(float));
+	w->gh = kg_xmallocarray(rows[o->enc.n_layers] * ts->dl + 1,
+	    sizeof(float));
 	w->mark = kg_xcalloc(ts->n_loc + 1, 1);
 	w->ids = kg_xmallocarray(mn + 1, sizeof(*w->ids));
 	w->lr = kg_xmallocarray(mn + 1, sizeof(*w->lr));
@@ -74,7 +105,13 @@ kg_gnn_work_init(struct kg_gnn_tstate *ts)
 		kg_gnn_sampler_init(&w->sb, &ts->full, mn, mm, max_fanout(o));
 	if (o->edge_dropout > 0.0)
 		kg_gnn_edrop_init(&w->ed, mn, mm, ts->full.n_types);
-	kg_gnn_state_reserve(&ts->out->enc, &w->st, mn, mm);
+	kg_gnn_state_reserve_rows(&ts->out->enc, &w->st, rows, mm);
+	kg_gnn_state_reserve_attrs(&ts->out->enc, ts->p->feat, mn, &w->st);
+	if (o->neg_chunk > 0)
+		kg_gnn_decode_chunks_reserve(&w->dwork, &ts->out->dec, nb,
+		    o->neg_chunk, w->kc);
+	else
+		kg_gnn_decode_reserve(&w->dwork, &ts->out->dec, nb, o->neg);
 }
 
 void
@@ -82,6 +119,7 @@ kg_gnn_work_release(struct kg_gnn_work *w)
 {
 	free(w->pos);
 	free(w->cand);
+	free(w->side);
 	free(w->negs);
 	free(w->seeds);
 	free(w->dist);
@@ -108,11 +146,10 @@ draw_pool(const struct kg_gnn_problem *p, struct kg_rng *rng)
 	    (int32_t)kg_rng_below(rng, p->n_nodes);
 }
 
-/* The batch: nb positives from a fresh permutation per pass over the
- * core triples, each corrupted nc times (head or tail, equal odds, from
- * the negative pool). */
+/* The batch's w->nb positives, from a fresh permutation per pass over
+ * the core triples. */
 static void
-draw_batch(struct kg_gnn_tstate *ts)
+draw_positives(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_problem *p = ts->p;
 	struct kg_gnn_work *w = &ts->w;
@@ -131,6 +168,42 @@ draw_batch(struct kg_gnn_tstate *ts)
 		    3 * sizeof(int32_t));
 		ts->cursor = (ts->cursor + 1) % p->n_core;
 	}
+}
+
+/* Shared negatives: each chunk's side (equal odds) and kc candidates
+ * from the pool, chunk i from its own stream (rank, epoch, step, i). */
+static void
+draw_chunks(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn_work *w = &ts->w;
+	struct kg_rng rng;
+	size_t i, j;
+
+	w->nch = (w->nb + ts->o->neg_chunk - 1) / ts->o->neg_chunk;
+	for (i = 0; i < w->nch; i++) {
+		kg_rng_stream(&rng, ts->o->seed, KG_STREAM_GNN_NEG_CHUNK,
+		    (uint64_t)ts->d->rank, ts->epoch, ts->estep, i);
+		w->side[i] = (uint8_t)kg_rng_below(&rng, 2);
+		for (j = 0; j < w->kc; j++)
+			w->cand[i * w->kc + j] = draw_pool(p, &rng);
+	}
+}
+
+/* The batch: its positives, then each corrupted nc times (head or tail,
+ * equal odds, from the negative pool), or shared negatives by chunk. */
+static void
+draw_batch(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_problem *p = ts->p;
+	struct kg_gnn_work *w = &ts->w;
+	size_t i, j;
+
+	draw_positives(ts);
+	if (ts->o->neg_chunk > 0) {
+		draw_chunks(ts);
+		return;
+	}
 	for (i = 0; i < w->nb; i++)
 		for (j = 0; j < w->nc; j++) {
 			int32_t *c = w->cand + 3 * (i * w->nc + j);
@@ -148,12 +221,18 @@ sample_batch(struct kg_gnn_tstate *ts)
 {
 	struct kg_gnn_work *w = &ts->w;
 	size_t i, ns = 0, nb = w->nb, nc = w->nc;
+	int shared = ts->o->neg_chunk > 0;
+	size_t ncand = shared ? w->nch * w->kc : nb * nc;
 
 	for (i = 0; i < nb; i++) {
 		w->seeds[ns++] = w->pos[3 * i];
 		w->seeds[ns++] = w->pos[3 * i + 2];
 	}
-	for (i = 0; i < nb * nc; i++) {
+	for (i = 0; i < ncand; i++) {
+		if (shared) {
+			w->seeds[ns++] = w->cand[i];
+			continue;
+		}
 		w->seeds[ns++] = w->cand[3 * i];
 		w->seeds[ns++] = w->cand[3 * i + 2];
 	}
@@ -164,7 +243,11 @@ sample_batch(struct kg_gnn_tstate *ts)
 		w->pos[3 * i] = w->seeds[ns++];
 		w->pos[3 * i + 2] = w->seeds[ns++];
 	}
-	for (i = 0; i < nb * nc; i++) {
+	for (i = 0; i < ncand; i++) {
+		if (shared) {
+			w->cand[i] = w->seeds[ns++];
+			continue;
+		}
 		w->cand[3 * i] = w->seeds[ns++];
 		w->cand[3 * i + 2] = w->seeds[ns++];
 	}
@@ -217,31 +300,50 @@ select_adaptive(const struct kg_model *m, const float *h, const float *rel,
 	}
 }
 
-/* Forward, negatives, decoder and backward over g; the gradients land in
- * w->grad (the learned rows' and the dense ones'). */
+/* The decoder over the encoder output h (n rows): per-positive or
+ * shared negatives; the gradients land in w->gh and the relations'. */
 static double
-encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
-    const int32_t *frow, const int32_t *lrow)
+decode(struct kg_gnn_tstate *ts, const float *h, uint64_t n, float scale)
 {
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_gnn_work *w = &ts->w;
 	const struct kg_gnn_train_opts *o = ts->o;
-	const float *h;
-	double loss;
+	float *grel = w->grad + out->enc.n_params;
 
-	kg_gnn_forward(&out->enc, g, ts->p->feat, frow, lrow, &ts->rng,
-	    &w->st);
-	h = w->st.h[out->enc.c.n_layers];
+	if (o->neg_chunk > 0)
+		return kg_gnn_decode_chunks(&out->dec, &o->loss, h, n, out->rel,
+		    ts->p->n_relations, w->pos, w->nb, o->neg_chunk, w->cand,
+		    w->side, w->kc, o->neg, scale, w->gh, grel, &w->dwork);
 	if (w->nc > o->neg)
 		select_adaptive(&out->dec, h, out->rel, w->pos, w->nb, w->cand,
 		    w->nc, o->neg, w->negs, w->dist);
 	else
 		memcpy(w->negs, w->cand, 3 * w->nb * w->nc * sizeof(*w->negs));
-	memset(w->gh, 0, g->n_nodes * ts->dl * sizeof(float));
+	return kg_gnn_decode(&out->dec, &o->loss, h, n, out->rel,
+	    ts->p->n_relations, w->pos, w->nb, w->negs, o->neg, scale, w->gh,
+	    grel, &w->dwork);
+}
+
+/* Forward, negatives, decoder and backward over g (on blocks when n_dst
+ * is not NULL); the gradients land in w->grad (the learned rows' and the
+ * dense ones'). */
+static double
+encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
+    const uint64_t *n_dst, const int32_t *frow, const int32_t *lrow,
+    float scale)
+{
+	struct kg_gnn_trained *out = ts->out;
+	struct kg_gnn_work *w = &ts->w;
+	uint32_t L = out->enc.c.n_layers;
+	uint64_t n;
+	double loss;
+
+	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
+	    &ts->rng, &w->st);
+	n = w->st.rows[L];
+	memset(w->gh, 0, n * ts->dl * sizeof(float));
 	memset(w->grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) * sizeof(float));
-	loss = kg_gnn_decode(&out->dec, &o->loss, h, g->n_nodes, out->rel,
-	    ts->p->n_relations, w->pos, w->nb, w->negs, o->neg,
-	    1.0f / (float)w->nb, w->gh, w->grad + out->enc.n_params, &w->dwork);
+	loss = decode(ts, w->st.h[L], n, scale);
 	kg_gnn_backward(&out->enc, g, ts->p->feat, frow, lrow, &w->st, w->gh,
 	    w->grad);
 	return loss;
@@ -268,24 +370,63 @@ update(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	kg_adam_row(out->rel, ts->st_rel, grel, ts->n_rel_f, &ts->adam);
 }
 
+/* The positives of this step: this rank's, and the scale of their
+ * gradients (1 / positives over all ranks, times the ranks, since the
+ * gradients are averaged over them).  0 on every rank: skip the step. */
+static float
+step_size(struct kg_gnn_tstate *ts)
+{
+	uint64_t S = ts->steps_per_epoch, s = ts->estep, sum = 0;
+	int r, R = ts->d->size;
+
+	if (ts->o->batches_per_epoch == 0)
+		return 1.0f / (float)ts->w.nb;
+	for (r = 0; r < R; r++)
+		sum += kg_gnn_step_share(ts->share[r], S, s);
+	ts->w.nb = (size_t)kg_gnn_step_share(ts->share[ts->d->rank], S, s);
+	ts->step_pos = sum;
+	return sum ? (float)R / (float)sum : 0.0f;
+}
+
 double
 kg_gnn_step(struct kg_gnn_tstate *ts)
 {
+	const struct kg_gnn_train_opts *o = ts->o;
 	const struct kg_gnn_graph *g = &ts->full;
 	const int32_t *frow = ts->p->frow, *lrow = NULL;
-	double loss;
+	struct kg_gnn_graph none = KG_GNN_GRAPH_INIT;
+	uint64_t n_dst[KG_GNN_MAX_LAYERS], *blocks = NULL;
+	float scale = step_size(ts);
+	double loss = 0.0;
+	uint32_t l, L = o->enc.n_layers;
 
+	if (scale == 0.0f)
+		return 0.0;
 	draw_batch(ts);
-	if (ts->o->nfanout > 0) {
+	if (ts->w.nb == 0) {
+		/* Other ranks have positives: take part with no gradient. */
+		memset(ts->w.grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) *
+		    sizeof(float));
+		update(ts, &none, NULL, NULL);
+		return 0.0;
+	}
+	if (o->nfanout > 0) {
 		sample_batch(ts);
 		g = &ts->w.sb.g;
 		frow = ts->w.sb.frow;
 		lrow = ts->w.sb.lrow;
+		if (o->blocks) {
+			for (l = 0; l < L; l++)
+				n_dst[l] = ts->w.sb.hop_end[L - 1 - l];
+			blocks = n_dst;
+		}
 	}
-	if (ts->o->edge_dropout > 0.0)
-		g = kg_gnn_edge_drop(&ts->w.ed, g, ts->o->edge_dropout,
-		    &ts->rng);
-	loss = encode_decode(ts, g, frow, lrow);
+	if (o->edge_dropout > 0.0)
+		g = kg_gnn_edge_drop(&ts->w.ed, g, o->edge_dropout, &ts->rng);
+	loss = encode_decode(ts, g, blocks, frow, lrow, scale);
+	for (l = 0; l <= L; l++)
+		ts->out->sum_rows[l] += (double)ts->w.st.rows[l];
+	ts->out->sum_msgs += (double)g->n_msgs;
 	update(ts, g, frow, lrow);
 	return loss;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "gnn/train_io.h"
 #include "io/outdir.h"
 
@@ -17,11 +18,13 @@ struct inputs {
 	struct kg_features pf;		/* this rank's part's slice */
 	struct kg_gnn_part pt;
 	struct kg_gnn_problem p;
+	struct kg_filter filter;	/* validation's: every split */
 };
 
 static void
 inputs_release(struct inputs *in)
 {
+	kg_filter_release(&in->filter);
 	kg_features_release(&in->gf);
 	kg_features_release(&in->pf);
 	kg_gnn_part_release(&in->pt);
@@ -110,12 +113,14 @@ inputs_load(struct inputs *in, const struct kg_gnn_run *r,
 		kg_error("too many relations");
 		return -1;
 	}
+	in->p.n_relations = (uint32_t)in->ds.n_relations;
+	/* Under kg-expand a rank trains on its part's slice; the whole
+	 * features are read by rank 0 for the final embedding only. */
+	if (r->expanded != NULL)
+		return part_problem(in, r, o, d);
 	if (r->features != NULL && (rc = kg_features_load(&in->gf,
 	    r->features, NULL, in->ds.n_entities)) < 0)
 		return rc;
-	in->p.n_relations = (uint32_t)in->ds.n_relations;
-	if (r->expanded != NULL)
-		return part_problem(in, r, o, d);
 	in->p.n_nodes = in->ds.n_entities;
 	in->p.graph_hrt = tr->hrt;
 	in->p.n_graph = tr->n;
@@ -125,18 +130,22 @@ inputs_load(struct inputs *in, const struct kg_gnn_run *r,
 	return 0;
 }
 
-/* Rank 0 writes the model directory, with every rank's peak RSS. */
+/* Rank 0 writes the model directory, with every rank's peak RSS (at the
+ * end of training, before rank 0 reads the whole features of a run on
+ * parts and embeds every node). */
 static int
 write_output(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
-    const struct inputs *in, const struct kg_gnn_trained *t,
-    struct kg_dist *d)
+    struct inputs *in, const struct kg_gnn_trained *t, struct kg_dist *d)
 {
 	uint64_t *rss = kg_xcalloc((size_t)d->size, sizeof(*rss));
 	int rc = 0;
 
 	rss[d->rank] = kg_peak_rss_kib();
 	kg_dist_sum_u64(d, rss, (size_t)d->size);
-	if (d->rank == 0)
+	if (d->rank == 0 && r->features != NULL && r->expanded != NULL)
+		rc = kg_features_load(&in->gf, r->features, NULL,
+		    in->ds.n_entities) < 0 ? -1 : 0;
+	if (d->rank == 0 && rc == 0)
 		rc = kg_gnn_model_write(r, o, &in->ds, r->features != NULL ?
 		    &in->gf : NULL, t, d->size, rss);
 	free(rss);
@@ -181,6 +190,13 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	oo.enc.n_learned = in.ds.n_entities;
 	in.p.n_train_global = in.p.n_core;
 	kg_dist_sum_u64(d, &in.p.n_train_global, 1);
+	if (o->valid_every > 0 && r->expanded == NULL) {
+		/* Validation on the whole graph (gnn_train.h). */
+		in.p.valid_hrt = in.ds.split[KG_SPLIT_VALID].hrt;
+		in.p.n_valid = in.ds.split[KG_SPLIT_VALID].n;
+		kg_filter_build(&in.filter, in.ds.split, KG_NSPLITS);
+		in.p.filter = &in.filter;
+	}
 	if (kg_gnn_train(&t, &oo, &in.p, d) < 0 ||
 	    write_output(r, &oo, &in, &t, d) < 0)
 		goto out;

@@ -10,9 +10,11 @@
  * The workspace (struct kg_gnn_work) is allocated once, before the first
  * step, from bounds: the batch sizes are fixed, and the encoded graph has
  * at most max_nodes nodes and max_msgs messages (the whole graph, or the
- * sampling bounds of gnn/sample.h).  A step then allocates nothing; only
- * buffers without a cheap bound (the decoder's, block R-GCN's per-pair
- * scratch) grow during the first steps and stay.
+ * sampling bounds of gnn/sample.h), and so are the decoder's and the
+ * attribute layer's buffers.  A step then allocates nothing; only block
+ * R-GCN's per-pair scratch, which has no cheap bound, grows (with
+ * headroom) during the first steps and stays.  With several ranks the
+ * collectives' buffers in struct kg_dist grow alike (dist/dist.h).
  */
 #ifndef KG_GNN_TRAIN_STATE_H
 #define KG_GNN_TRAIN_STATE_H
@@ -28,12 +30,17 @@ struct kg_gnn_gl_pair {
 };
 
 struct kg_gnn_work {
-	size_t nb, nc;		/* positives per step, candidates each */
+	size_t nb, nc;		/* positives this step, candidates each */
+	size_t nb_max;		/* positives of any step */
+	size_t nch, kc;		/* shared negatives: chunks this step,
+				 * candidates per chunk */
 	uint64_t max_nodes, max_msgs;	/* bounds of the encoded graph */
+	uint64_t max_seeds;
 	int32_t *pos;		/* [nb, 3] */
-	int32_t *cand;		/* [nb * nc, 3] */
+	int32_t *cand;		/* [nb * nc, 3]; shared: [nch, kc] nodes */
+	uint8_t *side;		/* shared: [nch] 1 = heads replaced */
 	int32_t *negs;		/* [nb * neg, 3] */
-	int32_t *seeds;		/* [2 nb (nc + 1)] */
+	int32_t *seeds;		/* [max_seeds] */
 	float *dist;		/* adaptive negatives: nc per thread */
 	float *grad;		/* every parameter's gradient */
 	float *gh;		/* dL/d(encoder output) [max_nodes, dL] */
@@ -65,18 +72,41 @@ struct kg_gnn_tstate {
 	float *st_rel;		/* 2 n_rel_f + 1 */
 	struct kg_adam adam;
 	struct kg_gnn_gl_pair *map;	/* n_loc */
+	uint8_t *need;			/* learned rows read; NULL: all */
 	struct kg_rng rng;
 	uint64_t *order, cursor;	/* positives: permutation, next */
 	uint32_t epoch;			/* epochs done */
+	/* The epoch: steps, this step's index, and with batches_per_epoch
+	 * every rank's positives per epoch (share) and this step's sum
+	 * over the ranks (step_pos). */
+	uint64_t steps_per_epoch, estep;
+	uint64_t *share, step_pos;
 	struct kg_gnn_graph full;	/* the problem's whole graph */
 	struct kg_gnn_work w;
+	/* Validation: the log, the best epoch's parameters (n_params
+	 * encoder floats, n_rel_f relation floats; NULL: none yet), the
+	 * validations since the best. */
+	struct kg_strbuf log;
+	float *best_w, *best_rel;
+	uint32_t bad_rounds;
 };
 
+/* gnn_train.c: the paper's epoch (gnn_train.h, Batch sizes) */
+/* Positives per epoch of rank r: E split in proportion to the ranks'
+ * core triples (cum: their running sums, R + 1 of them, cum[0] = 0). */
+uint64_t kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r,
+    uint64_t E);
+/* Of a rank's e positives per epoch, those of step s of S. */
+uint64_t kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s);
+
 /* step.c */
-/* Allocate ts->w for ts's options and problem (full built already). */
+/* Allocate ts->w for ts's options and problem (full built already, and
+ * the epoch planned). */
 void kg_gnn_work_init(struct kg_gnn_tstate *ts);
 void kg_gnn_work_release(struct kg_gnn_work *w);
-/* One step; returns the summed loss of this rank's positives. */
+/* Step ts->estep of the epoch; returns the summed loss of this rank's
+ * positives.  With batches_per_epoch, ts->step_pos gets the step's
+ * positives over all ranks (0: the step was empty and skipped). */
 double kg_gnn_step(struct kg_gnn_tstate *ts);
 
 /* learned.c */
@@ -85,12 +115,24 @@ double kg_gnn_step(struct kg_gnn_tstate *ts);
 int kg_gnn_learned_map(struct kg_gnn_tstate *ts);
 /*
  * An encoder with a learned table of n_rows rows, row i for global ID
- * gid[i] (NULL: i).  kg_gnn_init draws the other parameters independently
- * of n_rows, which differs between ranks.  0 or -1 after kg_error().
+ * gid[i] (NULL: i), drawn only where need[i] (NULL: all; gnn.h's
+ * kg_gnn_init_rows).  kg_gnn_init draws the other parameters
+ * independently of n_rows, which differs between ranks.  0 or -1 after
+ * kg_error().
  */
 int kg_gnn_model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_features *f, uint64_t seed, uint64_t n_rows,
-    const int32_t *gid);
+    const int32_t *gid, const uint8_t *need);
+/*
+ * The learned rows training reads: need[i] = 1 when node i (feature row
+ * frow[i], NULL: i) has no attribute value.  NULL when every row is read
+ * (learned only, or no features).  Caller frees.
+ */
+uint8_t *kg_gnn_learned_need(const struct kg_gnn_config *c,
+    const struct kg_features *f, const int32_t *frow, uint64_t n);
+/* The rows training never read get their initial values, as if drawn
+ * at the start (before the final gather or write). */
+void kg_gnn_learned_fill(struct kg_gnn_tstate *ts);
 /*
  * The learned rows this step used (nodes of g without attribute values;
  * lrow gives each node its local row): pack their gradients by global ID
@@ -110,6 +152,16 @@ void kg_gnn_learned_sync(struct kg_gnn_tstate *ts,
  * Collective; 0 or -1 after kg_error() on rank 0.
  */
 int kg_gnn_learned_gather(struct kg_gnn_tstate *ts);
+
+/* valid.c */
+/* After epoch ts->epoch (secs seconds): validate when due (keeping the
+ * best parameters, setting out->stopped_by when patience runs out) and
+ * log the epoch.  0, or -1 after kg_error(). */
+int kg_gnn_epoch_end(struct kg_gnn_tstate *ts, double secs);
+/* At the end: the best epoch's parameters back, when it was not the
+ * last. */
+void kg_gnn_keep_best(struct kg_gnn_tstate *ts);
+void kg_gnn_valid_release(struct kg_gnn_tstate *ts);
 
 /* ckpt.c (both collective: 0 on every rank or -1 on every rank) */
 /* Resume from o->ckpt when asked and the directory exists. */

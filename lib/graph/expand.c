@@ -7,6 +7,7 @@
 
 #include "attrs/features.h"
 #include "io/npy.h"
+#include "core/progress.h"
 #include "core/util.h"
 
 #define UNSEEN 255
@@ -174,10 +175,52 @@ sort_ids(struct kg_expand *x, int32_t *a, uint64_t n)
 	}
 }
 
+/*
+ * The triples node v takes from its incidence list (deg of them) with a
+ * cap: cap drawn without replacement (a partial Fisher-Yates shuffle:
+ * the first cap slots are a uniform sample), or with cap_new every
+ * triple whose other end is in the part already and cap of those that
+ * would add a node.  Returns the count, the triples in x->sample.
+ */
+static uint64_t
+capped_list(struct kg_expand *x, uint32_t v, const uint32_t *list,
+    uint64_t deg, uint32_t cap, int cap_new, struct kg_rng *rng)
+{
+	uint32_t *sm = x->sample;
+	uint64_t j, nfree = 0, nnew, k;
+
+	if (!cap_new)
+		memcpy(sm, list, deg * sizeof(*list));
+	else {
+		/* Free triples first, in list order, then the others. */
+		for (j = 0; j < deg; j++)
+			if (x->dist[kg_incidence_other(x->hrt, list[j], v)] !=
+			    UNSEEN)
+				sm[nfree++] = list[j];
+		k = nfree;
+		for (j = 0; j < deg; j++)
+			if (x->dist[kg_incidence_other(x->hrt, list[j], v)] ==
+			    UNSEEN)
+				sm[k++] = list[j];
+		sm += nfree;
+	}
+	nnew = deg - nfree;
+	if (nnew <= cap)
+		return deg;
+	for (j = 0; j < cap; j++) {
+		uint64_t r = j + kg_rng_below(rng, nnew - j);
+		uint32_t tmp = sm[j];
+
+		sm[j] = sm[r];
+		sm[r] = tmp;
+	}
+	return nfree + cap;
+}
+
 /* Take triples around the hop-"hop" entities nodes[lo, hi). */
 static void
 expand_hop(struct kg_expand *x, struct kg_expand_part *xp, uint64_t lo,
-    uint64_t hi, uint8_t hop, uint32_t cap, struct kg_rng *rng)
+    uint64_t hi, uint8_t hop, uint32_t cap, int cap_new, struct kg_rng *rng)
 {
 	uint64_t i, j;
 
@@ -187,18 +230,8 @@ expand_hop(struct kg_expand *x, struct kg_expand_part *xp, uint64_t lo,
 		uint64_t deg = x->inc.off[v + 1] - x->inc.off[v], take = deg;
 
 		if (cap && deg > cap) {
-			/* Partial Fisher-Yates: the first cap slots are a
-			 * uniform sample without replacement. */
-			memcpy(x->sample, list, deg * sizeof(*list));
-			for (j = 0; j < cap; j++) {
-				uint64_t k = j + kg_rng_below(rng, deg - j);
-				uint32_t tmp = x->sample[j];
-
-				x->sample[j] = x->sample[k];
-				x->sample[k] = tmp;
-			}
+			take = capped_list(x, v, list, deg, cap, cap_new, rng);
 			list = x->sample;
-			take = cap;
 		}
 		for (j = 0; j < take; j++) {
 			uint32_t e = list[j];
@@ -226,7 +259,7 @@ kg_expand_part(struct kg_expand *x, uint32_t part,
 		    " hops, %" PRIu32 " fan-outs)", part, o->hops, o->nfanout);
 		return -1;
 	}
-	kg_rng_seed(&rng, o->seed, part);
+	kg_rng_stream(&rng, o->seed, KG_STREAM_EXPAND, part, 0, 0, 0);
 	xp->part = part;
 	xp->n_nodes = xp->n_edges = 0;
 
@@ -252,7 +285,7 @@ kg_expand_part(struct kg_expand *x, uint32_t part,
 	for (h = 0; h < o->hops; h++) {
 		hi = xp->n_nodes;
 		expand_hop(x, xp, lo, hi, (uint8_t)h,
-		    o->nfanout ? o->fanout[h] : 0, &rng);
+		    o->nfanout ? o->fanout[h] : 0, o->cap_new, &rng);
 		/* Discovery order is deterministic; sorting each hop by
 		 * global ID just makes local IDs easier to read. */
 		sort_ids(x, xp->nodes + hi, xp->n_nodes - hi);
@@ -516,6 +549,8 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	    write_features(fs, xp, pdir, pname, &pm, m, top) < 0)
 		goto out;
 	kg_manifest_set_config(&pm, "hops", json_integer(o->hops));
+	if (o->cap_new)
+		kg_manifest_set_config(&pm, "cap_new", json_true());
 	kg_manifest_set_figure(&pm, "part", json_integer(xp->part));
 	fig_u64(&pm, "nodes", xp->n_nodes);
 	fig_u64(&pm, "seeds", xp->n_seeds);
@@ -557,6 +592,21 @@ u64_array(const uint64_t *x, uint32_t n)
 	return a;
 }
 
+/* The line of a part done, with the rate and the time left at the mean
+ * time per part so far (lib/core/progress.h's duration). */
+static void
+part_line(uint32_t p, uint32_t P, const struct kg_expand_part *xp, double t0)
+{
+	double secs = kg_now() - t0;
+	char eta[32];
+
+	kg_progress_duration(eta, sizeof(eta), secs / (p + 1) * (P - p - 1));
+	fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %" PRIu64
+	    " entities, %" PRIu64 " triples (%.1f s, %.2f parts/s, eta %s)\n",
+	    kg_progname(), p + 1, P, xp->n_nodes, xp->n_edges, secs,
+	    secs > 0 ? (p + 1) / secs : 0.0, eta);
+}
+
 int
 kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
     const char *dir, const char *features, struct kg_manifest *m,
@@ -587,10 +637,7 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 		st->sum_nodes += xp.n_nodes;
 		st->sum_edges += xp.n_edges;
 		if (progress)
-			fprintf(stderr, "%s: part %" PRIu32 "/%" PRIu32 ": %"
-			    PRIu64 " entities, %" PRIu64 " triples (%.1f s)\n",
-			    kg_progname(), p + 1, P, xp.n_nodes, xp.n_edges,
-			    kg_now() - t0);
+			part_line(p, P, &xp, t0);
 	}
 	st->node_replication = x->n_nodes ?
 	    (double)st->sum_nodes / (double)x->n_nodes : 0.0;

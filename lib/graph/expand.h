@@ -15,7 +15,12 @@
  *                  message passing towards the seeds read; with a cap c_i
  *                  for hop i, at most c_i triples drawn without
  *                  replacement among each hop-i entity's incident triples
- *                  (all of them when it has no more than c_i).
+ *                  (all of them when it has no more than c_i); with
+ *                  cap_new the cap counts only the triples that would
+ *                  add an entity: a hop-i entity takes every triple to
+ *                  an entity the part holds already (seeds, or entities
+ *                  reached so far, in order of (hop, global ID)) and at
+ *                  most c_i of the others.
  * Sampling uses one RNG stream per part, seeded from (seed, part), so the
  * result depends on the seed only.
  *
@@ -57,9 +62,10 @@ struct kg_expand_opts {
 	uint32_t nfanout;	/* 0: no caps, else == hops */
 	uint32_t fanout[KG_EXPAND_MAX_HOPS];
 	uint64_t seed;
+	int cap_new;		/* caps count triples to new entities only */
 };
 
-#define KG_EXPAND_OPTS_INIT { 1, 0, { 0 }, 0 }
+#define KG_EXPAND_OPTS_INIT { 1, 0, { 0 }, 0, 0 }
 
 /* Shared read-only inputs plus scratch space reused for every part. */
 struct kg_expand {

@@ -143,7 +143,7 @@ part_random(uint64_t n, uint32_t nparts, uint64_t seed, int32_t *part)
 	uint32_t *perm = kg_xmallocarray(n, sizeof(*perm));
 	uint64_t i;
 
-	kg_rng_seed(&rng, seed, 0);
+	kg_rng_stream(&rng, seed, KG_STREAM_PARTITION, 0, 0, 0, 0);
 	for (i = 0; i < n; i++)
 		perm[i] = (uint32_t)i;
 	for (i = n; i > 1; i--) {
@@ -250,38 +250,15 @@ balance(const uint64_t *x, uint32_t n)
 	return sum ? (double)max * n / (double)sum : 1.0;
 }
 
-int
-kg_partition_compute(struct kg_partition *pt, uint64_t n_nodes,
-    const int32_t *hrt, uint64_t n_edges, const struct kg_partition_opts *o)
+/* Relabel: part p owns the new IDs [offsets[p], offsets[p+1]), each part
+ * in increasing old ID. */
+static void
+relabel(struct kg_partition *pt)
 {
-	uint32_t P = o->nparts, p;
-	uint64_t v, e, nb;
+	uint32_t P = pt->nparts, p;
+	uint64_t n_nodes = pt->n_nodes, v;
 	int64_t *cursor;
-	double t0 = kg_now();
 
-	memset(pt, 0, sizeof(*pt));
-	if (P < 1 || P > n_nodes) {
-		kg_error("cannot cut %" PRIu64 " entities into %" PRIu32
-		    " parts", n_nodes, P);
-		return -1;
-	}
-	if (n_edges > INT32_MAX) {
-		kg_error("%" PRIu64 " training triples exceed 32-bit row IDs",
-		    n_edges);
-		return -1;
-	}
-	pt->nparts = P;
-	pt->n_nodes = n_nodes;
-	pt->n_edges = n_edges;
-	pt->node_part = kg_xmallocarray(n_nodes, sizeof(*pt->node_part));
-	if (kg_partition_vertices(n_nodes, hrt, n_edges, o, pt->node_part,
-	    &pt->metis_objval) < 0) {
-		kg_partition_release(pt);
-		return -1;
-	}
-	pt->seconds_vertex = kg_now() - t0;
-
-	/* Relabel: part p owns [offsets[p], offsets[p+1]). */
 	pt->part_nodes = kg_xcalloc(P, sizeof(*pt->part_nodes));
 	pt->offsets = kg_xcalloc(P + 1, sizeof(*pt->offsets));
 	for (v = 0; v < n_nodes; v++)
@@ -300,15 +277,22 @@ kg_partition_compute(struct kg_partition *pt, uint64_t n_nodes,
 		pt->new2old[id] = (int32_t)v;
 	}
 	free(cursor);
+}
 
-	/* Edge assignment and cut. */
-	pt->part_edges = kg_xcalloc(P, sizeof(*pt->part_edges));
+/* Edge assignment and the edge cut. */
+static void
+assign_edges(struct kg_partition *pt, const int32_t *hrt,
+    const struct kg_partition_opts *o)
+{
+	uint64_t n_edges = pt->n_edges, e;
+
+	pt->part_edges = kg_xcalloc(pt->nparts, sizeof(*pt->part_edges));
 	pt->edge_part = kg_xmallocarray(n_edges ? n_edges : 1,
 	    sizeof(*pt->edge_part));
 	for (e = 0; e < n_edges; e++)
 		if (pt->node_part[hrt[3 * e]] != pt->node_part[hrt[3 * e + 2]])
 			pt->edge_cut++;
-	if (o->edges == KG_EDGE_VERTEX_CUT && P > 1) {
+	if (o->edges == KG_EDGE_VERTEX_CUT && pt->nparts > 1) {
 		assign_vertex_cut(pt, hrt, o->lambda);
 	} else {
 		int col = o->edges == KG_EDGE_TAIL ? 2 : 0;
@@ -318,9 +302,16 @@ kg_partition_compute(struct kg_partition *pt, uint64_t n_nodes,
 			pt->part_edges[pt->edge_part[e]]++;
 		}
 	}
+}
 
-	/* PBG buckets by (head part, tail part), a stable counting sort. */
-	nb = (uint64_t)P * P;
+/* PBG buckets by (head part, tail part), a stable counting sort. */
+static void
+make_buckets(struct kg_partition *pt, const int32_t *hrt)
+{
+	uint32_t P = pt->nparts;
+	uint64_t n_edges = pt->n_edges, nb = (uint64_t)P * P, e, v;
+	int64_t *cursor;
+
 	pt->bucket_off = kg_xcalloc(nb + 1, sizeof(*pt->bucket_off));
 	for (e = 0; e < n_edges; e++) {
 		uint64_t b = (uint64_t)pt->node_part[hrt[3 * e]] * P +
@@ -345,7 +336,39 @@ kg_partition_compute(struct kg_partition *pt, uint64_t n_nodes,
 		pt->bucket_hrt[3 * row + 2] = pt->old2new[t];
 	}
 	free(cursor);
+}
 
+int
+kg_partition_compute(struct kg_partition *pt, uint64_t n_nodes,
+    const int32_t *hrt, uint64_t n_edges, const struct kg_partition_opts *o)
+{
+	uint32_t P = o->nparts;
+	double t0 = kg_now();
+
+	memset(pt, 0, sizeof(*pt));
+	if (P < 1 || P > n_nodes) {
+		kg_error("cannot cut %" PRIu64 " entities into %" PRIu32
+		    " parts", n_nodes, P);
+		return -1;
+	}
+	if (n_edges > INT32_MAX) {
+		kg_error("%" PRIu64 " training triples exceed 32-bit row IDs",
+		    n_edges);
+		return -1;
+	}
+	pt->nparts = P;
+	pt->n_nodes = n_nodes;
+	pt->n_edges = n_edges;
+	pt->node_part = kg_xmallocarray(n_nodes, sizeof(*pt->node_part));
+	if (kg_partition_vertices(n_nodes, hrt, n_edges, o, pt->node_part,
+	    &pt->metis_objval) < 0) {
+		kg_partition_release(pt);
+		return -1;
+	}
+	pt->seconds_vertex = kg_now() - t0;
+	relabel(pt);
+	assign_edges(pt, hrt, o);
+	make_buckets(pt, hrt);
 	pt->node_balance = balance(pt->part_nodes, P);
 	pt->edge_balance = balance(pt->part_edges, P);
 	pt->inside_fraction = n_edges ?
@@ -367,169 +390,4 @@ kg_partition_release(struct kg_partition *pt)
 	free(pt->part_nodes);
 	free(pt->part_edges);
 	memset(pt, 0, sizeof(*pt));
-}
-
-static int
-write_array(const char *dir, struct kg_manifest *m, const char *name,
-    enum kg_dtype dt, int ndim, const uint64_t *shape, const void *data)
-{
-	char *path = kg_path_join(dir, name);
-	int rc = kg_npy_write(path, dt, ndim, shape, data);
-
-	free(path);
-	if (rc == 0)
-		rc = kg_manifest_add_file(m, dir, name);
-	return rc;
-}
-
-static json_t *
-u64_array(const uint64_t *x, uint64_t n)
-{
-	json_t *a = json_array();
-	uint64_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer((json_int_t)x[i]));
-	return a;
-}
-
-static void
-fig_u64(struct kg_manifest *m, const char *key, uint64_t v)
-{
-	kg_manifest_set_figure(m, key, json_integer((json_int_t)v));
-}
-
-/* Largest bucket matrix kept in the manifest; bucket_offsets.npy has all. */
-#define KG_MANIFEST_MAX_BUCKET_PARTS 32
-
-static void
-set_figures(const struct kg_partition *pt, struct kg_manifest *m)
-{
-	uint32_t P = pt->nparts;
-	uint64_t nb = (uint64_t)P * P, b, bmin = UINT64_MAX, bmax = 0;
-	uint64_t empty = 0;
-	json_t *book, *off, *sizes;
-
-	for (b = 0; b < nb; b++) {
-		uint64_t s = (uint64_t)(pt->bucket_off[b + 1] -
-		    pt->bucket_off[b]);
-
-		bmin = s < bmin ? s : bmin;
-		bmax = s > bmax ? s : bmax;
-		empty += s == 0;
-	}
-	fig_u64(m, "entities", pt->n_nodes);
-	fig_u64(m, "train_triples", pt->n_edges);
-	kg_manifest_set_figure(m, "nparts", json_integer(P));
-	kg_manifest_set_figure(m, "nodes_per_part",
-	    u64_array(pt->part_nodes, P));
-	kg_manifest_set_figure(m, "edges_per_part",
-	    u64_array(pt->part_edges, P));
-	kg_manifest_set_figure(m, "node_balance", json_real(pt->node_balance));
-	kg_manifest_set_figure(m, "edge_balance", json_real(pt->edge_balance));
-	fig_u64(m, "edge_cut", pt->edge_cut);
-	kg_manifest_set_figure(m, "inside_fraction",
-	    json_real(pt->inside_fraction));
-	if (pt->metis_objval >= 0)
-		kg_manifest_set_figure(m, "metis_edge_cut",
-		    json_integer(pt->metis_objval));
-	fig_u64(m, "bucket_min", bmin);
-	fig_u64(m, "bucket_max", bmax);
-	fig_u64(m, "buckets_empty", empty);
-	if (P <= KG_MANIFEST_MAX_BUCKET_PARTS) {
-		uint32_t i, j;
-
-		sizes = json_array();
-		for (i = 0; i < P; i++) {
-			json_t *row = json_array();
-
-			for (j = 0; j < P; j++) {
-				b = (uint64_t)i * P + j;
-				json_array_append_new(row, json_integer(
-				    pt->bucket_off[b + 1] - pt->bucket_off[b]));
-			}
-			json_array_append_new(sizes, row);
-		}
-		kg_manifest_set_figure(m, "bucket_sizes", sizes);
-	}
-	kg_manifest_set_figure(m, "seconds_vertex_partition",
-	    json_real(pt->seconds_vertex));
-	kg_manifest_set_figure(m, "seconds", json_real(pt->seconds_total));
-
-	book = json_object();
-	off = json_array();
-	for (b = 0; b <= P; b++)
-		json_array_append_new(off, json_integer(pt->offsets[b]));
-	json_object_set_new(book, "nparts", json_integer(P));
-	json_object_set_new(book, "offsets", off);
-	json_object_set_new(book, "node_part", json_string("node_part.npy"));
-	json_object_set_new(book, "new2old", json_string("new2old.npy"));
-	json_object_set_new(book, "old2new", json_string("old2new.npy"));
-	json_object_set_new(book, "edge_part", json_string("edge_part.npy"));
-	json_object_set_new(book, "buckets", json_string("train_buckets.npy"));
-	json_object_set_new(book, "bucket_offsets",
-	    json_string("bucket_offsets.npy"));
-	json_object_set_new(m->root, "partition_book", book);
-}
-
-int
-kg_partition_write(const struct kg_partition *pt, const char *dir,
-    struct kg_manifest *m)
-{
-	uint64_t n[1] = { pt->n_nodes }, p1[1] = { pt->nparts + 1ULL };
-	uint64_t ne[1] = { pt->n_edges }, tri[2] = { pt->n_edges, 3 };
-	uint64_t nb[1] = { (uint64_t)pt->nparts * pt->nparts + 1 };
-
-	if (write_array(dir, m, "node_part.npy", KG_DT_I4, 1, n,
-	    pt->node_part) < 0 ||
-	    write_array(dir, m, "old2new.npy", KG_DT_I4, 1, n,
-	    pt->old2new) < 0 ||
-	    write_array(dir, m, "new2old.npy", KG_DT_I4, 1, n,
-	    pt->new2old) < 0 ||
-	    write_array(dir, m, "part_offsets.npy", KG_DT_I8, 1, p1,
-	    pt->offsets) < 0 ||
-	    write_array(dir, m, "edge_part.npy", KG_DT_I4, 1, ne,
-	    pt->edge_part) < 0 ||
-	    write_array(dir, m, "train_buckets.npy", KG_DT_I4, 2, tri,
-	    pt->bucket_hrt) < 0 ||
-	    write_array(dir, m, "bucket_offsets.npy", KG_DT_I8, 1, nb,
-	    pt->bucket_off) < 0)
-		return -1;
-	set_figures(pt, m);
-	return 0;
-}
-
-void
-kg_partition_print_stats(const struct kg_partition *pt, FILE *fp)
-{
-	uint32_t p;
-
-	fprintf(fp, "%-6s %12s %12s\n", "part", "entities", "triples");
-	for (p = 0; p < pt->nparts; p++)
-		fprintf(fp, "%-6" PRIu32 " %12" PRIu64 " %12" PRIu64 "\n", p,
-		    pt->part_nodes[p], pt->part_edges[p]);
-	fprintf(fp, "balance (max/mean): entities %.4f, triples %.4f\n",
-	    pt->node_balance, pt->edge_balance);
-	fprintf(fp, "edge cut: %" PRIu64 " of %" PRIu64 " triples (%.2f%% "
-	    "inside a part)\n", pt->edge_cut, pt->n_edges,
-	    100.0 * pt->inside_fraction);
-	if (pt->metis_objval >= 0)
-		fprintf(fp, "metis cut of the simple graph: %" PRId64 "\n",
-		    pt->metis_objval);
-	{
-		uint64_t nb = (uint64_t)pt->nparts * pt->nparts, b;
-		uint64_t bmin = UINT64_MAX, bmax = 0;
-
-		for (b = 0; b < nb; b++) {
-			uint64_t s = (uint64_t)(pt->bucket_off[b + 1] -
-			    pt->bucket_off[b]);
-
-			bmin = s < bmin ? s : bmin;
-			bmax = s > bmax ? s : bmax;
-		}
-		fprintf(fp, "buckets: %" PRIu64 ", sizes %" PRIu64 " to %"
-		    PRIu64 "\n", nb, bmin, bmax);
-	}
-	fprintf(fp, "time: %.3f s (vertex partitioning %.3f s)\n",
-	    pt->seconds_total, pt->seconds_vertex);
 }

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "core/progress.h"
 #include "core/util.h"
 #include "io/dataset.h"
 #include "io/stage.h"
@@ -27,6 +28,7 @@ kg_partition_run(const struct kg_partition_run_opts *o)
 	struct kg_dataset ds = KG_DATASET_INIT;
 	struct kg_partition pt = KG_PARTITION_INIT;
 	struct kg_stage st = KG_STAGE_INIT;
+	struct kg_progress prog = KG_PROGRESS_INIT;
 	const struct kg_triples *tr;
 	int rc;
 
@@ -50,12 +52,13 @@ kg_partition_run(const struct kg_partition_run_opts *o)
 		    " training triples, %s into %" PRIu32 " parts\n",
 		    kg_progname(), ds.n_entities, tr->n,
 		    kg_part_method_name(o->part.method), o->part.nparts);
+	/* METIS is one call: the line comes at its end, with the rate. */
+	kg_progress_begin(&prog, o->progress, "partitioned", "triples",
+	    tr->n);
 	if (kg_partition_compute(&pt, ds.n_entities, tr->hrt, tr->n,
 	    &o->part) < 0)
 		goto out;
-	if (o->progress)
-		fprintf(stderr, "%s: partitioned in %.3f s, writing '%s'\n",
-		    kg_progname(), pt.seconds_total, o->output);
+	kg_progress_end(&prog, tr->n);
 	if (kg_partition_write(&pt, st.dir, &st.manifest) < 0)
 		goto out;
 	set_config(&st.manifest, &o->part);

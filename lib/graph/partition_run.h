@@ -14,7 +14,7 @@ struct kg_partition_run_opts {
 	const char *output;	/* partition directory to write */
 	int force;		/* replace an existing output */
 	int quiet;		/* no statistics on stderr */
-	int progress;		/* a line per step on stderr */
+	int progress;		/* progress lines (rate) on stderr */
 	int argc;		/* for the manifest */
 	char *const *argv;
 };

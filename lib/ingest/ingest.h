@@ -54,7 +54,8 @@ struct kg_ingest_opts {
 	int dedup;
 	const char *types;	/* "entity<SEP>type" file, or NULL */
 	uint64_t max_errors;	/* bad records to skip before failing */
-	int progress;		/* progress lines on stderr */
+	int progress;		/* progress line on stderr (rate, and ETA
+				 * for plain files) */
 	const char *output;
 	int force;
 	int argc;		/* for the manifest */
@@ -71,6 +72,14 @@ int kg_ingest_parse_unseen(const char *s, enum kg_unseen *out);
 int kg_ingest_check_columns(const char *s);
 /* Check split fractions: each in [0, 1], sum 1 within 1e-9; 0 or -1. */
 int kg_ingest_check_split(const double split[3]);
+
+/*
+ * The total size of the input files paths[0..n) (NULL entries skipped)
+ * when every one is a plain regular file, for a progress line with an
+ * ETA; 0 when one is stdin, not a regular file, or gzip-compressed
+ * (whose uncompressed size is unknown).
+ */
+uint64_t kg_ingest_plain_bytes(const char *const *paths, size_t n);
 
 /*
  * Do the whole ingest and commit the output directory.  Prints nothing on

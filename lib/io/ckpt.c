@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/testhook.h"
 #include "core/util.h"
 #include "io/manifest.h"
 #include "io/npy.h"
@@ -102,6 +103,8 @@ kg_ckpt_commit(struct kg_ckpt_writer *w, json_t *state, const char *log,
 	if (kg_manifest_write(&man, w->od.tmp) < 0)
 		goto out;
 	rc = kg_outdir_commit(&w->od);
+	if (rc == 0)
+		kg_test_after_checkpoint();
 out:
 	if (rc < 0)
 		kg_outdir_abort(&w->od);

@@ -318,6 +318,30 @@ fail:
  * reader trusts these to check the files, so a malformed entry is an
  * error naming the manifest and the key rather than a check skipped.
  */
+/* A file name a manifest may list: relative, inside the directory ("a"
+ * or "sub/a"), with no empty, "." or ".." component. */
+static int
+plain_name(const char *name)
+{
+	const char *p = name;
+
+	if (*p == '\0' || *p == '/')
+		return 0;
+	while (*p != '\0') {
+		size_t len = strcspn(p, "/");
+
+		if (len == 0 || (len == 1 && p[0] == '.') ||
+		    (len == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += len;
+		if (*p == '/')
+			p++;
+		if (*p == '\0' && p[-1] == '/')
+			return 0;
+	}
+	return 1;
+}
+
 static int
 check_entry(const char *mpath, const char *name, json_t *entry)
 {
@@ -325,6 +349,11 @@ check_entry(const char *mpath, const char *name, json_t *entry)
 	size_t i;
 	const char *bad = NULL;
 
+	if (!plain_name(name)) {
+		kg_error("%s: files: '%s' is not a file name inside the "
+		    "directory", mpath, name);
+		return -1;
+	}
 	if (!json_is_object(entry)) {
 		kg_error("%s: files.%s is not an object", mpath, name);
 		return -1;

@@ -134,6 +134,115 @@ skip_ws(const char *p, const char *end)
 	return p;
 }
 
+/* Every syntax error in the header dict gets this one message. */
+static int
+malformed(const char *path)
+{
+	kg_error("%s: malformed npy header dict", path);
+	return -1;
+}
+
+/*
+ * Copy the quoted string at *pp (cut at cap - 1 bytes) into buf and move
+ * *pp past its closing quote.  -1 when no quoted string stands there or it
+ * does not fit; the caller reports.
+ */
+static int
+read_quoted(const char **pp, const char *end, char *buf, size_t cap)
+{
+	const char *p = *pp;
+	size_t n = 0;
+
+	if (p >= end || *p != '\'')
+		return -1;
+	for (p++; p < end && *p != '\'' && n < cap - 1; p++)
+		buf[n++] = *p;
+	buf[n] = '\0';
+	if (p >= end || *p != '\'')
+		return -1;
+	*pp = p + 1;
+	return 0;
+}
+
+/* The value of 'descr': a dtype we know. */
+static int
+parse_descr(const char *path, const char **pp, const char *end,
+    enum kg_dtype *dt)
+{
+	char d[16];
+
+	if (read_quoted(pp, end, d, sizeof(d)) < 0)
+		return malformed(path);
+	*dt = kg_dtype_parse(d);
+	if (*dt == KG_DT_NONE) {
+		kg_error("%s: unsupported dtype '%s' (want <i4, <i8, |u1, "
+		    "<u4, <u8, <f4 or <f8, little-endian)", path, d);
+		return -1;
+	}
+	return 0;
+}
+
+/* The value of 'fortran_order': False (C order) is all we read. */
+static int
+parse_fortran(const char *path, const char **pp, const char *end)
+{
+	const char *p = *pp;
+
+	if (end - p >= 5 && memcmp(p, "False", 5) == 0) {
+		*pp = p + 5;
+		return 0;
+	}
+	if (end - p >= 4 && memcmp(p, "True", 4) == 0) {
+		kg_error("%s: fortran_order arrays are not supported (write "
+		    "C order)", path);
+		return -1;
+	}
+	return malformed(path);
+}
+
+/* The value of 'shape': a tuple of at most KG_NPY_MAXDIM integers. */
+static int
+parse_shape(const char *path, const char **pp, const char *end, int *ndim,
+    uint64_t *shape)
+{
+	const char *p = *pp;
+	int nd = 0;
+
+	if (p >= end || *p != '(')
+		return malformed(path);
+	p++;
+	for (;;) {
+		char *e;
+		unsigned long long v;
+
+		p = skip_ws(p, end);
+		if (p < end && *p == ')')
+			break;
+		if (p >= end || *p < '0' || *p > '9')
+			return malformed(path);
+		if (nd == KG_NPY_MAXDIM) {
+			kg_error("%s: more than %d dimensions", path,
+			    KG_NPY_MAXDIM);
+			return -1;
+		}
+		errno = 0;
+		v = strtoull(p, &e, 10);
+		if (errno != 0 || e > end)
+			return malformed(path);
+		shape[nd++] = v;
+		p = skip_ws(e, end);
+		if (p < end && *p == ',')
+			p++;
+		else if (p < end && *p == ')')
+			break;
+		else
+			return malformed(path);
+	}
+	*pp = p + 1;
+	*ndim = nd;
+	return 0;
+}
+
 /*
  * Parse the header dict: exactly the keys descr, fortran_order and shape,
  * in any order, as numpy writes them.
@@ -142,109 +251,46 @@ static int
 parse_dict(const char *path, const char *p, const char *end,
     enum kg_dtype *dt, int *ndim, uint64_t *shape)
 {
-	int have_descr = 0, have_fortran = 0, have_shape = 0;
+	int have_descr = 0, have_fortran = 0, have_shape = 0, rc;
+	char key[32];
 
 	p = skip_ws(p, end);
 	if (p >= end || *p != '{')
-		goto bad;
+		return malformed(path);
 	p++;
 	for (;;) {
-		char key[32];
-		size_t kl = 0;
-
 		p = skip_ws(p, end);
 		if (p < end && *p == '}')
 			break;
-		if (p >= end || *p != '\'')
-			goto bad;
-		for (p++; p < end && *p != '\'' && kl < sizeof(key) - 1; p++)
-			key[kl++] = *p;
-		key[kl] = '\0';
-		if (p >= end || *p != '\'')
-			goto bad;
-		p = skip_ws(p + 1, end);
+		if (read_quoted(&p, end, key, sizeof(key)) < 0)
+			return malformed(path);
+		p = skip_ws(p, end);
 		if (p >= end || *p != ':')
-			goto bad;
+			return malformed(path);
 		p = skip_ws(p + 1, end);
 		if (strcmp(key, "descr") == 0) {
-			char d[16];
-			size_t dl = 0;
-
-			if (p >= end || *p != '\'')
-				goto bad;
-			for (p++; p < end && *p != '\'' && dl < sizeof(d) - 1;
-			    p++)
-				d[dl++] = *p;
-			d[dl] = '\0';
-			if (p >= end || *p != '\'')
-				goto bad;
-			p++;
-			*dt = kg_dtype_parse(d);
-			if (*dt == KG_DT_NONE) {
-				kg_error("%s: unsupported dtype '%s' (want "
-				    "<i4, <i8, |u1, <u4, <u8, <f4 or <f8, "
-				    "little-endian)", path, d);
-				return -1;
-			}
+			rc = parse_descr(path, &p, end, dt);
 			have_descr = 1;
 		} else if (strcmp(key, "fortran_order") == 0) {
-			if (end - p >= 5 && memcmp(p, "False", 5) == 0)
-				p += 5;
-			else if (end - p >= 4 && memcmp(p, "True", 4) == 0) {
-				kg_error("%s: fortran_order arrays are not "
-				    "supported (write C order)", path);
-				return -1;
-			} else
-				goto bad;
+			rc = parse_fortran(path, &p, end);
 			have_fortran = 1;
 		} else if (strcmp(key, "shape") == 0) {
-			int nd = 0;
-
-			if (p >= end || *p != '(')
-				goto bad;
-			p++;
-			for (;;) {
-				char *e;
-				unsigned long long v;
-
-				p = skip_ws(p, end);
-				if (p < end && *p == ')')
-					break;
-				if (p >= end || *p < '0' || *p > '9')
-					goto bad;
-				if (nd == KG_NPY_MAXDIM) {
-					kg_error("%s: more than %d dimensions",
-					    path, KG_NPY_MAXDIM);
-					return -1;
-				}
-				errno = 0;
-				v = strtoull(p, &e, 10);
-				if (errno != 0 || e > end)
-					goto bad;
-				shape[nd++] = v;
-				p = skip_ws(e, end);
-				if (p < end && *p == ',')
-					p++;
-				else if (p < end && *p == ')')
-					break;
-				else
-					goto bad;
-			}
-			p++;
-			*ndim = nd;
+			rc = parse_shape(path, &p, end, ndim, shape);
 			have_shape = 1;
 		} else {
 			kg_error("%s: unexpected key '%s' in npy header",
 			    path, key);
 			return -1;
 		}
+		if (rc < 0)
+			return -1;
 		p = skip_ws(p, end);
 		if (p < end && *p == ',')
 			p++;
 		else if (p < end && *p == '}')
 			break;
 		else
-			goto bad;
+			return malformed(path);
 	}
 	if (!have_descr || !have_fortran || !have_shape) {
 		kg_error("%s: npy header lacks '%s'", path, !have_descr ?
@@ -252,9 +298,6 @@ parse_dict(const char *path, const char *p, const char *end,
 		return -1;
 	}
 	return 0;
-bad:
-	kg_error("%s: malformed npy header dict", path);
-	return -1;
 }
 
 /* Validate the header in buf[0..len) (len >= what is there). */

@@ -400,7 +400,9 @@ csv_field_cb(void *s, size_t len, void *data)
 {
 	struct kg_tabread *r = data;
 
-	if (r->store_len + len > r->store_cap) {
+	/* ">=": the store exists even when every field so far is empty, so
+	 * a field's pointer is never NULL + 0. */
+	if (r->store_len + len >= r->store_cap) {
 		r->store_cap = (r->store_len + len) * 2 + 4096;
 		r->store = kg_xrealloc(r->store, r->store_cap);
 	}
@@ -580,4 +582,20 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 	r->no_refill = 0;
 	r->rec_line = line[k - 1];
 	return (int)k;
+}
+
+int
+kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out)
+{
+	char buf[24];
+	char *end;
+
+	if (f->len == 0 || f->len >= sizeof(buf) || f->s[0] < '0' ||
+	    f->s[0] > '9')
+		return -1;
+	memcpy(buf, f->s, f->len);
+	buf[f->len] = '\0';
+	errno = 0;
+	*out = strtoull(buf, &end, 10);
+	return *end != '\0' || errno != 0 || *out >= lim ? -1 : 0;
 }

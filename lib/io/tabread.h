@@ -87,4 +87,11 @@ uint64_t kg_tabread_bytes(const struct kg_tabread *r);
 /* Close and free; NULL is a no-op. */
 void kg_tabread_close(struct kg_tabread *r);
 
+/*
+ * A field holding a plain decimal number (digits only, no sign, no
+ * space) below lim into *out: 0, or -1 when it is anything else or too
+ * large.  Sets no error: the caller names the file and line.
+ */
+int kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out);
+
 #endif

@@ -1,23 +1,15 @@
 /*
  * grad: training-time scoring and backward passes of the shallow models.
  *
- * Parameter layouts are those of lib/kge/model.h.  Every model except TransR
- * is written as score(fixed, rel, cand) = S(q, cand) with a query vector
- * q = Q(fixed, rel) of dim floats:
- *
- *   model        Q, side TAIL (fixed = h)   Q, side HEAD (fixed = t)   S(q, c)
- *   transe_l1/2  h + r                       t - r                     gamma - ||q - c||_1 / _2
- *   distmult     h o r                       t o r                     q . c
- *   complex      h * r                       t * conj(r)               q . c (real dot)
- *   rotate       h * e^(i theta)             t * e^(-i theta)          gamma - sum_k |q_k - c_k|
- *   rescal       M^T h                       M t                       q . c
- *
- * ("*" is the complex product on [re | im] halves.)  Scoring a chunk of nq
- * queries against nc shared candidates is then one cblas_sgemm for the
- * bilinear models and for TransE L2 (||q||^2 - 2 q.c + ||c||^2), and the
- * backward pass two more.  TransE L1 and RotatE go pair by pair.  TransR
- * (score gamma - ||M h + r - M t||) projects the candidates once per query
- * with one sgemm.
+ * The forward passes are lib/kge/score.c's, the same code that ranks
+ * (kg_model_score_many): score(fixed, rel, cand) = S(q, cand) with the
+ * query q = Q(fixed, rel) and the similarities S tabulated in
+ * lib/kge/score.h.  This module keeps what the backward needs and adds it:
+ * dL/dq from the kernels of lib/compute/kernels.h (GEMMs for the dot
+ * forms and the L2 chunk form, pair by pair for L1 and RotatE), then
+ * dL/dfixed and dL/drel through Q, per model.  TransR goes through the
+ * projected candidates M c (one GEMM per run of queries with equal
+ * relation rows).
  *
  * Two forms:
  *   pairs: n triples (fixed_i, rel_i, cand_i), score_i (positives);

@@ -238,7 +238,7 @@ cmp_u64(const void *a, const void *b)
 
 void
 kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
-    uint64_t stream)
+    uint32_t epoch)
 {
 	uint64_t base, rows, n, i, *g;
 	struct kg_rng rng;
@@ -265,7 +265,7 @@ kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
 			g[i] = base + i;
 		return;
 	}
-	kg_rng_seed(&rng, seed, stream + q);
+	kg_rng_stream(&rng, seed, KG_STREAM_NEG_POOL, epoch, q, 0, 0);
 	for (i = 0; i < n; i++)
 		g[i] = base + kg_rng_below(&rng, rows);
 	qsort(g, n, sizeof(*g), cmp_u64);

@@ -101,11 +101,12 @@ struct kg_neg_pool {
 void kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
     const uint64_t *part_off, uint32_t k, uint32_t dim, uint32_t nthreads);
 void kg_neg_pool_release(struct kg_neg_pool *np);
-/* Choose partition q's rows for an epoch (from seed, stream and q; in
- * increasing ID) and invalidate its copies; gradients still pending for
- * the rows chosen before move to the carry (which must be empty). */
+/* Choose partition q's rows for an epoch (from the stream
+ * KG_STREAM_NEG_POOL of seed, epoch and q; in increasing ID) and
+ * invalidate its copies; gradients still pending for the rows chosen
+ * before move to the carry (which must be empty). */
 void kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
-    uint64_t stream);
+    uint32_t epoch);
 /* Copy partition q's chosen rows from its rows w (local IDs from the
  * partition's first) and make them valid. */
 void kg_neg_pool_fill(struct kg_neg_pool *np, uint32_t q, const float *w);

@@ -24,7 +24,8 @@
  * Bucket drivers set bucket_chunks: a bucket's positives are then cut
  * into chunks of even size (not chunk_size and a remainder) and the
  * corrupted side alternates from chunk to chunk starting with the
- * bucket's parity, so that small buckets do not corrupt tails only.
+ * parity of ph * n_parts + pt, so that small buckets do not corrupt
+ * tails only.
  *
  * In-batch negatives (neg_in_batch, PyTorch-BigGraph's "batch
  * negatives"): each positive is also scored against the corrupted-side
@@ -106,9 +107,9 @@ int kg_train_opts_check(const struct kg_train_opts *o);
  * batch_size.  The one definition; SSGD sizes its buffers by it. */
 uint32_t kg_train_chunk_size(const struct kg_train_opts *o);
 /* The rule that draws fresh entity rows (init, init_scale or
- * (gamma + 2) / dim, seed) from RNG stream "stream" + partition. */
+ * (gamma + 2) / dim, seed) from the RNG stream (purpose, partition), core/rng.h. */
 struct kg_store_init kg_train_init_rule(const struct kg_train_opts *o,
-    uint64_t stream);
+    enum kg_stream purpose);
 /* The layout of an entity table for these options: rows of dim floats,
  * one float of Adagrad state each, n_parts partitions at off (NULL for
  * one). */
@@ -149,7 +150,7 @@ struct kg_trainer {
 	struct kg_neg_pool pool;	/* neg_pool: the other partitions */
 	int bucket_chunks;		/* set by bucket drivers (above) */
 	uint64_t chunk_base;		/* added to chunk numbers in the RNG
-					 * streams (a bucket's later slices) */
+					 * streams (pass k of a bucket: k << 32) */
 	struct kg_tripleset known;	/* filter_negatives */
 	const int32_t *types;		/* use_types: borrowed, n_entities */
 	uint32_t nthreads;
@@ -203,15 +204,16 @@ void kg_trainer_release(struct kg_trainer *tr);
 /*
  * Train on the n positives hrt (global IDs; heads in partition ph, tails
  * in pt), at most max_batches batches (0: all), with both partitions
- * pinned in the store.  bucket distinguishes buckets in the RNG streams.
+ * pinned in the store.  Chunk c of epoch e draws its negatives from the
+ * stream (KG_STREAM_CHUNK, e, ph, pt, chunk_base + c).
  * *loss_sum gets the sum of the positives' losses, *done the number of
  * positives trained.  Returns 0, or -1 after kg_error() when a partition
  * cannot be had or the loss stopped being finite (parameters may then
  * hold NaN).
  */
 int kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
-    const int32_t *hrt, uint64_t n, uint32_t bucket, uint64_t max_batches,
-    double *loss_sum, uint64_t *done);
+    const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
+    uint64_t *done);
 
 /*
  * Choose the negative pool's rows for the epoch tr->epoch and read them

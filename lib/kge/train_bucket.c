@@ -171,7 +171,7 @@ struct bucket_run {
 	const uint64_t *order;
 	size_t nch;
 	uint64_t n;		/* positives, for the progress line */
-	uint32_t ph, pt, bucket;
+	uint32_t ph, pt;
 	double t0, last;
 	uint64_t seen;
 	int bad;
@@ -189,8 +189,8 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 	for (i = 0; i < ch->len; i++)
 		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
 		    3 * sizeof(int32_t));
-	kg_rng_seed(&rng, tr->o.seed, (uint64_t)tr->epoch << 40 |
-	    (uint64_t)r->bucket << 32 | (tr->chunk_base + (uint64_t)c));
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_CHUNK, tr->epoch, r->ph,
+	    r->pt, tr->chunk_base + (uint64_t)c);
 	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
 	return kg_train_chunk(tr, ws, &rng, ch,
 	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
@@ -294,8 +294,8 @@ kg_trainer_pool_settle(struct kg_trainer *tr, const int32_t *owner, int me)
 
 int
 kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
-    const int32_t *hrt, uint64_t n, uint32_t bucket, uint64_t max_batches,
-    double *loss_sum, uint64_t *done)
+    const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
+    uint64_t *done)
 {
 	struct kg_chunk *chunks;
 	uint64_t *order;
@@ -314,7 +314,8 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	apply_pool(tr, ph);
 	apply_pool(tr, pt);
 	memset(&r, 0, sizeof(r));
-	r.nch = plan_chunks(tr, hrt, n, max_batches, bucket, &chunks, &order);
+	r.nch = plan_chunks(tr, hrt, n, max_batches, ph * tr->n_parts + pt,
+	    &chunks, &order);
 	r.hrt = hrt;
 	r.chunks = chunks;
 	r.order = order;
@@ -322,7 +323,6 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	    max_batches * tr->o.batch_size : n;
 	r.ph = ph;
 	r.pt = pt;
-	r.bucket = bucket;
 	r.t0 = r.last = kg_now();
 	run_chunks(tr, &r, loss_sum, done);
 	/* The pool's copies of the two partitions, as they are now. */
@@ -352,8 +352,7 @@ kg_trainer_pool_load(struct kg_trainer *tr, const int32_t *owner, int me)
 	uint64_t i;
 
 	for (q = 0; q < np->n_parts; q++) {
-		kg_neg_pool_choose(np, q, tr->o.seed, KG_STREAM_POOL +
-		    (uint64_t)tr->epoch * tr->n_parts);
+		kg_neg_pool_choose(np, q, tr->o.seed, tr->epoch);
 		/* Before the first epoch no row has been trained yet. */
 		if (tr->epoch == 0)
 			continue;
@@ -384,7 +383,7 @@ epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 	perm = kg_xmallocarray(m, sizeof(*perm));
 	for (i = 0; i < m; i++)
 		perm[i] = i;
-	kg_rng_seed(&rng, tr->o.seed, KG_STREAM_SHUFFLE + tr->epoch);
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
 	for (i = m; i > 1; i--) {
 		uint64_t j = kg_rng_below(&rng, i), t = perm[i - 1];
 
@@ -427,7 +426,7 @@ kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 		max_batches = tr->o.max_step - tr->step;
 	}
 	buf = epoch_positives(tr, hrt, n, &np);
-	rc = kg_trainer_bucket(tr, 0, 0, buf, np, 0, max_batches, &loss,
+	rc = kg_trainer_bucket(tr, 0, 0, buf, np, max_batches, &loss,
 	    &done);
 	free(buf);
 	*trained = done;

@@ -13,11 +13,6 @@
 
 #include "kge/train.h"
 
-/* RNG stream numbers: chunks use (epoch << 40 | bucket << 32 | chunk). */
-#define KG_STREAM_INIT (1ULL << 62)
-#define KG_STREAM_SHUFFLE (1ULL << 61)
-#define KG_STREAM_POOL (1ULL << 56)
-
 /*
  * One thread's buffers, allocated once.  Entity rows of a chunk are
  * deduplicated with stamps indexed by a row's position in the bucket's

@@ -76,7 +76,7 @@ kg_train_chunk_size(const struct kg_train_opts *o)
 }
 
 struct kg_store_init
-kg_train_init_rule(const struct kg_train_opts *o, uint64_t stream)
+kg_train_init_rule(const struct kg_train_opts *o, enum kg_stream purpose)
 {
 	struct kg_store_init in;
 
@@ -84,7 +84,7 @@ kg_train_init_rule(const struct kg_train_opts *o, uint64_t stream)
 	in.scale = o->init_scale > 0.0 ? o->init_scale :
 	    (o->gamma + 2.0) / (double)o->dim;
 	in.seed = o->seed;
-	in.stream = stream;
+	in.purpose = purpose;
 	return in;
 }
 
@@ -180,11 +180,11 @@ init_relations(struct kg_trainer *tr)
 {
 	const struct kg_model *m = &tr->model;
 	size_t rw = m->rel_width, k = m->rel_dim, d = m->dim, i, j;
-	struct kg_store_init in = kg_train_init_rule(&tr->o, 0);
+	struct kg_store_init in = kg_train_init_rule(&tr->o, KG_STREAM_ENTITY_INIT);
 	struct kg_rng rng;
 	uint64_t r;
 
-	kg_rng_seed(&rng, tr->o.seed, KG_STREAM_INIT - 1);
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_RELATION_INIT, 0, 0, 0, 0);
 	for (r = 0; r < tr->n_rel_rows; r++) {
 		float *row = tr->rel + r * rw;
 
@@ -324,7 +324,7 @@ kg_trainer_init(struct kg_trainer *tr, const struct kg_train_opts *o,
     const int32_t *types, uint32_t n_types)
 {
 	struct kg_store_layout l = kg_train_layout(o, n_entities, 1, NULL);
-	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_INIT);
+	struct kg_store_init in = kg_train_init_rule(o, KG_STREAM_ENTITY_INIT);
 	struct kg_store *st;
 
 	memset(tr, 0, sizeof(*tr));

@@ -44,7 +44,7 @@ swap_in(struct builder *b, uint32_t k, uint32_t x)
 /* pi: first, then the other partitions in a random order. */
 static uint32_t *
 permutation(uint32_t P, const uint32_t *first, uint32_t nfirst,
-    uint64_t seed, uint64_t stream)
+    uint64_t seed, uint64_t pass)
 {
 	uint32_t *pi = kg_xmallocarray(P, sizeof(*pi)), i, n = nfirst;
 	uint8_t *used = kg_xcalloc(P, 1);
@@ -57,7 +57,7 @@ permutation(uint32_t P, const uint32_t *first, uint32_t nfirst,
 	for (i = 0; i < P; i++)
 		if (!used[i])
 			pi[n++] = i;
-	kg_rng_seed(&rng, seed, stream);
+	kg_rng_stream(&rng, seed, KG_STREAM_BUCKET_ORDER, pass, 0, 0, 0);
 	for (i = P; i > nfirst + 1; i--) {
 		uint32_t j = nfirst + (uint32_t)kg_rng_below(&rng, i - nfirst);
 		uint32_t t = pi[i - 1];
@@ -136,7 +136,7 @@ assign_buckets(struct kg_order *o)
 
 int
 kg_order_build(struct kg_order *o, uint32_t P, uint32_t C,
-    const uint32_t *first, uint32_t nfirst, uint64_t seed, uint64_t stream)
+    const uint32_t *first, uint32_t nfirst, uint64_t seed, uint64_t pass)
 {
 	struct builder b;
 	uint32_t *pi;
@@ -152,7 +152,7 @@ kg_order_build(struct kg_order *o, uint32_t P, uint32_t C,
 	o->width = C < P ? C : P;
 	if (nfirst > o->width)
 		nfirst = o->width;
-	pi = permutation(P, first, nfirst, seed, stream);
+	pi = permutation(P, first, nfirst, seed, pass);
 	memset(&b, 0, sizeof(b));
 	b.o = o;
 	b.slots = kg_xmallocarray(o->width, sizeof(*b.slots));

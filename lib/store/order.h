@@ -52,12 +52,14 @@ struct kg_order {
 
 /*
  * Build the order of P partitions for a buffer of C (C >= 2, or any C
- * with P = 1), pi drawn from (seed, stream), starting with the nfirst
+ * with P = 1), pi drawn from the stream
+ * KG_STREAM_BUCKET_ORDER of (seed, pass: epoch * passes + pass),
+ * starting with the nfirst
  * (<= min(C, P), distinct) partitions in first (may be NULL).  0, or -1
  * after kg_error() for a bad P or C.
  */
 int kg_order_build(struct kg_order *o, uint32_t P, uint32_t C,
-    const uint32_t *first, uint32_t nfirst, uint64_t seed, uint64_t stream);
+    const uint32_t *first, uint32_t nfirst, uint64_t seed, uint64_t pass);
 void kg_order_release(struct kg_order *o);
 
 /* The partitions of state s (o->width of them). */

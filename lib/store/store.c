@@ -33,7 +33,7 @@ kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
 	uint64_t i, k = skip * st->dim;
 	float tmp[64];
 
-	kg_rng_seed(&rng, st->init.seed, st->init.stream + p);
+	kg_rng_stream(&rng, st->init.seed, st->init.purpose, p, 0, 0, 0);
 	/* Values are drawn one after another: skipping means drawing. */
 	for (i = 0; i < k; i += KG_ARRAY_LEN(tmp))
 		kg_init_fill(st->init.kind, st->init.scale, &rng, tmp,

@@ -27,7 +27,7 @@
  *                       time (kg-eval of a table larger than memory).
  *
  * A partition starts FRESH: its rows are drawn from the init rule the
- * first time they are needed (stream init.stream + p, state zero), so
+ * first time they are needed (the stream (init.purpose, p), state zero), so
  * their values do not depend on when, or on which rank, that happens.
  * kg_store_set_source says they are in two .npy files instead (a
  * checkpoint being resumed).
@@ -80,13 +80,13 @@
 
 enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL };
 
-/* How fresh rows are drawn: partition p from stream "stream + p" of the
- * seed, value i as scale * N(0, 1) or scale * U(-1, 1). */
+/* How fresh rows are drawn: partition p from the stream (purpose, p) of
+ * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1). */
 struct kg_store_init {
 	enum kg_init_kind kind;
 	double scale;
 	uint64_t seed;
-	uint64_t stream;
+	enum kg_stream purpose;
 };
 
 /* Fill w[0..n) from rng by the rule of kind and scale (also for tables

@@ -130,10 +130,51 @@ t_config(void)
 	kg_error_mute(0);
 }
 
+/* DGL-KE's nargs='+' options: extra values go past the returned count,
+ * unless they are needed as operands. */
+static void
+t_multi_values(void)
+{
+	static const char *const multi[] = { "--gpu", "--data_files" };
+	static const struct option mo[] = {
+		{ "gpu", required_argument, NULL, 1 },
+		{ "data_files", required_argument, NULL, 2 },
+		{ "lr", required_argument, NULL, 3 },
+		{ "test", no_argument, NULL, 4 },
+		{ NULL, 0, NULL, 0 }
+	};
+	char *a1[] = { "p", "--gpu", "0", "1", "2", "--lr", "0.1", "ds", "m",
+	    NULL };
+	char *a2[] = { "p", "ds", "m", "--data_files", "a", "b", "c", NULL };
+	char *a3[] = { "p", "--data_files", "a", "b", "c", "ds", "m", NULL };
+	char *a4[] = { "p", "--test", "ds", "m", NULL };
+	int n;
+
+	n = kg_cli_multi_values(9, a1, mo, multi, 2, 2);
+	T_CHECK(n == 7);
+	T_CHECK(strcmp(a1[1], "--gpu") == 0 && strcmp(a1[2], "0") == 0);
+	T_CHECK(strcmp(a1[3], "--lr") == 0 && strcmp(a1[5], "ds") == 0 &&
+	    strcmp(a1[6], "m") == 0);
+	T_CHECK(strcmp(a1[7], "1") == 0 && strcmp(a1[8], "2") == 0);
+	n = kg_cli_multi_values(7, a2, mo, multi, 2, 2);
+	T_CHECK(n == 5);
+	T_CHECK(strcmp(a2[1], "ds") == 0 && strcmp(a2[2], "m") == 0 &&
+	    strcmp(a2[4], "a") == 0);
+	/* Values run into the operands: those two stay. */
+	n = kg_cli_multi_values(7, a3, mo, multi, 2, 2);
+	T_CHECK(n == 5);
+	T_CHECK(strcmp(a3[2], "a") == 0 && strcmp(a3[3], "ds") == 0 &&
+	    strcmp(a3[4], "m") == 0);
+	T_CHECK(strcmp(a3[5], "b") == 0 && strcmp(a3[6], "c") == 0);
+	n = kg_cli_multi_values(4, a4, mo, multi, 2, 2);
+	T_CHECK(n == 4 && strcmp(a4[2], "ds") == 0);
+}
+
 int
 main(void)
 {
 	T_RUN(t_argv);
+	T_RUN(t_multi_values);
 	T_RUN(t_config);
 	return T_DONE();
 }

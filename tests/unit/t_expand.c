@@ -2,8 +2,9 @@
  * Unit tests for lib/expand: the k-hop expansion checked against a
  * brute-force BFS on small random graphs (every node within k hops and
  * every triple a k-layer encoder reads, nothing more), core triples
- * exactly once, fan-out caps, determinism, P = 1, and feature slicing
- * read back from disk.
+ * exactly once, fan-out caps (of every triple or of the triples to new
+ * entities), determinism, P = 1, the GNN sampler never reaching outside
+ * a part, and feature slicing read back from disk.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "gnn/sample.h"
 #include "graph/expand.h"
 #include "io/manifest.h"
 #include "io/npy.h"
@@ -328,6 +330,174 @@ test_fanout(void)
 	free(hrt);
 }
 
+
+/*
+ * What a rank's GNN sampler reads: with k = 2 hops and no caps, every
+ * node the sampler can reach from the part's seeds in the whole graph
+ * (fan-outs 25, 10 reach two hops: here fan-outs above every degree, the
+ * worst case) is in the part, and every seed and hop-1 node has its
+ * whole message list there, so sampling inside the part draws as in the
+ * whole graph.  With caps (either kind) the sampler run on the part's
+ * own graph reaches only the part's nodes, and every node within k - 1
+ * hops keeps at least min(degree, cap) of its triples.
+ */
+static void
+test_sampler_inside_part(void)
+{
+	static const uint32_t fan[2] = { 1000, 1000 };
+	uint64_t n = 600, m = 3000, i, mn, mm;
+	int32_t *hrt = random_graph(n, m, 4, 11);
+	struct kg_partition_opts o = KG_PARTITION_OPTS_INIT;
+	struct kg_partition pt = KG_PARTITION_INIT;
+	struct kg_expand x = KG_EXPAND_INIT;
+	struct kg_expand_part xp = KG_EXPAND_PART_INIT;
+	struct kg_expand_opts eo = KG_EXPAND_OPTS_INIT;
+	struct kg_gnn_graph whole = KG_GNN_GRAPH_INIT;
+	uint8_t *in = kg_xmalloc(n);
+	uint32_t p;
+	int mode;
+
+	o.method = KG_PART_RANDOM;
+	o.nparts = 3;
+	T_CHECK(kg_partition_compute(&pt, n, hrt, m, &o) == 0);
+	T_CHECK(kg_expand_init(&x, n, hrt, m, pt.node_part, pt.edge_part,
+	    3) == 0);
+	kg_gnn_graph_build(&whole, n, 4, hrt, m);
+	for (mode = 0; mode < 3; mode++)
+		for (p = 0; p < 3; p++) {
+			struct kg_gnn_graph local = KG_GNN_GRAPH_INIT;
+			struct kg_gnn_sampler sb = KG_GNN_SAMPLER_INIT;
+			const struct kg_gnn_graph *g;
+			int32_t *seeds;
+			struct kg_rng r;
+
+			eo.hops = 2;
+			eo.nfanout = mode ? 2 : 0;
+			eo.fanout[0] = 4;
+			eo.fanout[1] = 2;
+			eo.cap_new = mode == 2;
+			T_CHECK(kg_expand_part(&x, p, &eo, &xp) == 0);
+			memset(in, 0, n);
+			for (i = 0; i < xp.n_nodes; i++)
+				in[xp.nodes[i]] = 1;
+			kg_gnn_graph_build(&local, xp.n_nodes, 4, xp.hrt,
+			    xp.n_edges);
+			/* Uncapped: the sampler in the whole graph; capped: in
+			 * the part, from the same seeds. */
+			g = mode ? &local : &whole;
+			seeds = kg_xmallocarray(xp.n_seeds + 1, sizeof(*seeds));
+			for (i = 0; i < xp.n_seeds; i++)
+				seeds[i] = mode ? (int32_t)i : xp.nodes[i];
+			kg_gnn_sample_bounds(xp.n_seeds, fan, 2, g, &mn, &mm);
+			kg_gnn_sampler_init(&sb, g, mn, mm, 1000);
+			kg_rng_seed(&r, 5, p);
+			kg_gnn_sample(&sb, g, fan, 2, NULL, seeds, xp.n_seeds,
+			    &r);
+			for (i = 0; i < sb.g.n_nodes; i++) {
+				int32_t v = sb.nodes[i];
+
+				T_CHECK(mode ? (uint64_t)v < xp.n_nodes :
+				    in[v] != 0);
+			}
+			/* Message lists of the nodes within one hop. */
+			for (i = 0; i < xp.n_nodes; i++) {
+				uint64_t dl = local.off[i + 1] - local.off[i];
+				uint64_t v = (uint64_t)xp.nodes[i];
+				uint64_t dw = whole.off[v + 1] - whole.off[v];
+				uint64_t cap = xp.hops[i] == 0 ? 4 : 2;
+
+				if (xp.hops[i] >= 2)
+					continue;
+				if (mode == 0)
+					T_CHECK(dl == dw);
+				else	/* a triple is 1 or 2 messages */
+					T_CHECK(dl <= dw && dl >= (dw < cap ?
+					    dw : cap));
+			}
+			free(seeds);
+			kg_gnn_sampler_release(&sb);
+			kg_gnn_graph_release(&local);
+		}
+	kg_gnn_graph_release(&whole);
+	kg_expand_part_release(&xp);
+	kg_expand_release(&x);
+	kg_partition_release(&pt);
+	free(in);
+	free(hrt);
+}
+
+/* cap_new: a triple between two entities the part holds already costs
+ * no entity and is always taken (every triple between two seeds is in
+ * the part), at most cap triples per node reach new entities, caps
+ * above every degree change nothing, and the part is never larger than
+ * the uncapped one. */
+static void
+test_cap_new(void)
+{
+	uint64_t n = 8000, m = 12000, i;
+	int32_t *hrt = random_graph(n, m, 5, 3);
+	struct kg_partition_opts o = KG_PARTITION_OPTS_INIT;
+	struct kg_partition pt = KG_PARTITION_INIT;
+	struct kg_expand x = KG_EXPAND_INIT;
+	struct kg_expand_part full = KG_EXPAND_PART_INIT;
+	struct kg_expand_part a = KG_EXPAND_PART_INIT, b = KG_EXPAND_PART_INIT;
+	struct kg_expand_opts eo = KG_EXPAND_OPTS_INIT;
+	uint8_t *seed = kg_xmalloc(n), *got = kg_xmalloc(m);
+	uint32_t p;
+
+	o.method = KG_PART_RANDOM;
+	o.nparts = 8;
+	T_CHECK(kg_partition_compute(&pt, n, hrt, m, &o) == 0);
+	T_CHECK(kg_expand_init(&x, n, hrt, m, pt.node_part, pt.edge_part,
+	    8) == 0);
+	for (p = 0; p < 8; p++) {
+		uint64_t nseed_tri = 0, new1 = 0, new2 = 0;
+
+		eo.hops = 2;
+		eo.nfanout = 0;
+		eo.cap_new = 0;
+		T_CHECK(kg_expand_part(&x, p, &eo, &full) == 0);
+		eo.nfanout = 2;
+		eo.cap_new = 1;
+		eo.fanout[0] = eo.fanout[1] = (uint32_t)m;
+		T_CHECK(kg_expand_part(&x, p, &eo, &a) == 0);
+		T_CHECK(same_part(&full, &a));
+		eo.fanout[0] = 2;
+		eo.fanout[1] = 1;
+		eo.seed = 4;
+		T_CHECK(kg_expand_part(&x, p, &eo, &a) == 0);
+		T_CHECK(kg_expand_part(&x, p, &eo, &b) == 0);
+		T_CHECK(same_part(&a, &b));
+		check_local(&a, hrt, pt.edge_part, n, m);
+		T_CHECK(a.n_nodes < full.n_nodes && a.n_seeds == full.n_seeds);
+		memset(seed, 0, n);
+		memset(got, 0, m);
+		for (i = 0; i < a.n_seeds; i++)
+			seed[a.nodes[i]] = 1;
+		for (i = 0; i < a.n_edges; i++)
+			got[a.edge_ids[i]] = 1;
+		for (i = 0; i < m; i++)
+			if (seed[hrt[3 * i]] && seed[hrt[3 * i + 2]]) {
+				nseed_tri++;
+				T_CHECK(got[i]);
+			}
+		T_CHECK(nseed_tri > 0);
+		for (i = a.n_seeds; i < a.n_nodes; i++) {
+			new1 += a.hops[i] == 1;
+			new2 += a.hops[i] == 2;
+		}
+		T_CHECK(new1 <= 2 * a.n_seeds && new2 <= new1);
+	}
+	free(seed);
+	free(got);
+	kg_expand_part_release(&full);
+	kg_expand_part_release(&a);
+	kg_expand_part_release(&b);
+	kg_expand_release(&x);
+	kg_partition_release(&pt);
+	free(hrt);
+}
+
 /* ---- writing parts and slicing features, read back ---- */
 
 static void
@@ -544,6 +714,8 @@ main(void)
 	T_RUN(test_large_parts);
 	T_RUN(test_one_part_whole);
 	T_RUN(test_fanout);
+	T_RUN(test_sampler_inside_part);
+	T_RUN(test_cap_new);
 	T_RUN(test_write_features);
 	T_RUN(test_bad_features);
 	return T_DONE();

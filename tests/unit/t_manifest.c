@@ -275,6 +275,45 @@ t_malformed_entries(void)
 	}
 }
 
+/* Rename the train.npy entry to the name in arg. */
+static void
+rename_train(json_t *files, void *arg)
+{
+	json_t *entry = json_object_get(files, "train.npy");
+
+	json_object_set(files, (const char *)arg, entry);
+	json_object_del(files, "train.npy");
+}
+
+/* A manifest may only list files inside its directory: "../x", "/x",
+ * "a/../b", "./x" and "a//b" are refused before anything is opened. */
+static void
+t_entry_names(void)
+{
+	static const char *const bad[] = { "../train.npy", "/etc/passwd",
+	    "a/../../train.npy", "./train.npy", "a//train.npy", "sub/" };
+	struct kg_manifest m;
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(bad); i++) {
+		char name[16];
+		char *dir;
+
+		snprintf(name, sizeof(name), "nm%zu", i);
+		dir = make_dataset(name, KG_FORMAT_VERSION);
+		edit_manifest(dir, rename_train, (void *)bad[i]);
+		T_CHECK(kg_manifest_load(&m, dir, NULL) == 0);
+		kg_error_mute(1);
+		T_CHECKF(kg_manifest_verify(&m, dir, 0) < 0, "%s accepted",
+		    bad[i]);
+		T_CHECKF(strstr(kg_error_last(), "is not a file name inside") !=
+		    NULL, "%s: %s", bad[i], kg_error_last());
+		kg_error_mute(0);
+		kg_manifest_release(&m);
+		free(dir);
+	}
+}
+
 /* Add types.npy (and figures.types unless negative) to a dataset. */
 static void
 add_types(const char *dir, const int32_t types[4], long long n_types)
@@ -363,6 +402,7 @@ main(void)
 {
 	kg_setprogname("t_manifest");
 	T_RUN(t_malformed_entries);
+	T_RUN(t_entry_names);
 	T_RUN(t_types_range);
 	T_RUN(t_counts_range);
 	T_RUN(t_write_load_verify);

@@ -39,7 +39,7 @@ layout(uint32_t parts)
 static struct kg_store_init
 rule(enum kg_init_kind kind)
 {
-	struct kg_store_init in = { kind, 0.25, 42, 1000 };
+	struct kg_store_init in = { kind, 0.25, 42, KG_STREAM_ENTITY_INIT };
 
 	return in;
 }
@@ -92,8 +92,9 @@ fill(struct kg_store *st, float salt)
 	}
 }
 
-/* Fresh rows are the trainers' draws: partition p from stream + p, value
- * by value, and zero state; for one partition or three. */
+/* Fresh rows are the trainers' draws: partition p from the stream
+ * (purpose, p), value by value, and zero state; for one partition or
+ * three. */
 static void
 t_fresh_rows(void)
 {
@@ -114,7 +115,8 @@ t_fresh_rows(void)
 				uint64_t base = parts > 1 ? (uint64_t)off3[p] : 0;
 				uint64_t rows = kg_store_part_rows(st, p);
 
-				kg_rng_seed(&rng, 42, 1000 + p);
+				kg_rng_stream(&rng, 42, KG_STREAM_ENTITY_INIT, p, 0, 0,
+				    0);
 				for (i = 0; i < rows * DIM; i++) {
 					double u = kind == KG_INIT_NORMAL ?
 					    0.25 * kg_rng_normal(&rng) : 0.25 *

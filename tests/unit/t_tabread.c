@@ -262,6 +262,31 @@ t_csv(void)
 	free(gzpath);
 }
 
+/* A first record whose fields are all empty (found by the fuzzer, as
+ * "\b,,"-like input): every field is a valid empty string, never a NULL
+ * pointer or NULL + 0. */
+static void
+t_csv_empty_fields(void)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path = write_file("e.csv", ",,\n\"\",x\n", 8);
+	struct kg_tabread *r;
+	struct kg_field f[4];
+	size_t n, k;
+
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 1 && n == 3);
+	for (k = 0; k < 3; k++)
+		T_CHECK(f[k].s != NULL && f[k].len == 0);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 1 && n == 2);
+	T_CHECK(f[0].s != NULL && f[0].len == 0 && f[1].len == 1);
+	T_CHECK(kg_tabread_next(r, f, 4, &n) == 0);
+	kg_tabread_close(r);
+	free(path);
+}
+
 /*
  * 200,000 random lines (1 to 5 fields of 0 to 40 bytes, some CRLF, blank
  * or comment lines), about 5 MB, so lines straddle every read: records
@@ -446,15 +471,54 @@ t_errors(void)
 	kg_error_mute(0);
 }
 
+/* kg_field_u64: plain decimals below the limit, nothing else. */
+static void
+t_field_u64(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t lim;
+		int rc;
+		uint64_t want;
+	} c[] = {
+		{ "0", 10, 0, 0 }, { "9", 10, 0, 9 }, { "10", 10, -1, 0 },
+		{ "007", 8, 0, 7 }, { "", 10, -1, 0 }, { "-1", 10, -1, 0 },
+		{ "+1", 10, -1, 0 }, { " 1", 10, -1, 0 }, { "1 ", 10, -1, 0 },
+		{ "1x", 10, -1, 0 }, { "0x1", 100, -1, 0 },
+		{ "18446744073709551614", UINT64_MAX, 0,
+		    18446744073709551614ULL },
+		{ "18446744073709551616", UINT64_MAX, -1, 0 },
+		{ "123456789012345678901234", UINT64_MAX, -1, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		/* The field is not NUL-terminated: a digit follows it. */
+		char buf[64];
+		struct kg_field f = { buf, strlen(c[i].s) };
+		uint64_t v = 0;
+		int rc;
+
+		snprintf(buf, sizeof(buf), "%s7", c[i].s);
+		rc = kg_field_u64(&f, c[i].lim, &v);
+		T_CHECKF(rc == c[i].rc, "'%s': rc %d", c[i].s, rc);
+		if (rc == 0)
+			T_CHECKF(v == c[i].want, "'%s': %llu", c[i].s,
+			    (unsigned long long)v);
+	}
+}
+
 int
 main(void)
 {
 	kg_setprogname("t_tabread");
+	T_RUN(t_field_u64);
 	T_RUN(t_tsv);
 	T_RUN(t_tsv_delimiter_and_gzip);
 	T_RUN(t_bom);
 	T_RUN(t_long_line);
 	T_RUN(t_csv);
+	T_RUN(t_csv_empty_fields);
 	T_RUN(t_random_against_reference);
 	T_RUN(t_errors);
 	return T_DONE();

@@ -71,30 +71,31 @@ else
 	skip "gnn resume: mpirun is not installed"
 fi
 
-# Kill a longer run once it has checkpointed, then resume it.
-$t --dropout 0.2 --epochs 40 ds long &
-pid=$!
-i=0
-while [ ! -e long.ckpt/state.json ] && [ $i -lt 200 ]; do
-	sleep 0.05
-	i=$((i + 1))
+# Kill longer runs just after their 5th checkpoint (the test hook signals
+# the process itself, so no timer races a fast machine), then resume:
+# SIGTERM runs the clean-up handler, SIGKILL leaves what a crash leaves.
+for sig in TERM KILL; do
+	o=long$sig
+	KG_TEST_KILL_AFTER_CKPT=5:$sig $t --dropout 0.2 --epochs 40 ds $o \
+	    2>/dev/null
+	check "gnn resume: SIG$sig after checkpoint 5 stopped the run" \
+	    test $? -ne 0
+	check "gnn resume: SIG$sig: killed run left no model dir" test ! -e $o
+	check "gnn resume: SIG$sig: checkpoint records 5 epochs" \
+	    grep -q '"epoch": 5' $o.ckpt/state.json
+	check "gnn resume: SIG$sig: killed run resumes" $t --dropout 0.2 \
+	    --epochs 40 --resume ds $o
+	check "gnn resume: SIG$sig: no checkpoint after the resumed run" \
+	    test ! -e $o.ckpt
 done
-kill -TERM $pid 2>/dev/null
-wait $pid
-check "gnn resume: killed run left no model dir" test ! -e long
-check "gnn resume: killed run left no temporary" \
-    sh -c '! ls -a | grep -q "\.tmp\."'
-if [ -e long.ckpt/state.json ]; then
-	check "gnn resume: killed run resumes" $t --dropout 0.2 --epochs 40 \
-	    --resume ds long
-	check "gnn resume: no checkpoint after the resumed run" \
-	    test ! -e long.ckpt
-	check "gnn resume: uninterrupted 40 epochs" $t --dropout 0.2 \
-	    --epochs 40 --no_checkpoint ds long_ref
-	check "gnn resume: killed + resumed = uninterrupted" same long long_ref
-else
-	notok "gnn resume: the run wrote a checkpoint before it was killed"
-fi
+check "gnn resume: SIGTERM left no temporary" \
+    sh -c '! ls -a | grep -q "^longTERM.*\.tmp\."'
+check "gnn resume: uninterrupted 40 epochs" $t --dropout 0.2 \
+    --epochs 40 --no_checkpoint ds long_ref
+check "gnn resume: SIGTERM: killed + resumed = uninterrupted" \
+    same longTERM long_ref
+check "gnn resume: SIGKILL: killed + resumed = uninterrupted" \
+    same longKILL long_ref
 check "gnn resume: --resume without a checkpoint starts afresh" sh -c \
     "$t --epochs 1 --resume ds fresh 2>&1 | grep -q 'starting afresh' ||
     test -s fresh/entities.npy"

@@ -36,4 +36,7 @@ else
 	notok "shallow model over 4 partitions on 2 ranks: $(tail -5 log2)"
 fi
 check "shallow run has metrics" grep -q '"mrr"' out2/metrics.json
+check "shallow run over partitions: partitions" test -f out2/partitions/manifest.json
+check "shallow run builds no features or expansion" \
+    test "$(cd out2 && ls -d attr-* features expanded 2>/dev/null)" = ""
 check "the default trains the R-GCN encoder" grep -q '"encoder"' out/model/manifest.json

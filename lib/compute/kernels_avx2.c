@@ -1,0 +1,205 @@
+/*
+ * AVX2 kernels of the L1 and complex-modulus distances (lanes.h): eight
+ * candidates against one query at a time, one accumulator of W = 8 lanes
+ * per candidate, the remainder added to lane 0, then an 8 x 8 transpose
+ * so that the lane totals of the eight candidates are vector sums in the
+ * order of lanes.h.  They are the whole cost of ranking with TransE L1 and
+ * RotatE; the build targets baseline x86-64, so callers check
+ * kg_kern_have_avx2() first.
+ */
+#include "compute/lanes.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define AVX2 __attribute__((target("avx2")))
+
+int
+kg_kern_have_avx2(void)
+{
+	static int cached = -1;
+
+	if (cached < 0) {
+		__builtin_cpu_init();
+		cached = __builtin_cpu_supports("avx2") != 0;
+	}
+	return cached;
+}
+
+/*
+ * out[j] = gamma - (((0 + a_j0) + a_j1) + ...) + a_j7 for j < 8: an 8 x 8
+ * transpose puts lane l of the eight accumulators into one vector, so
+ * that the lane totals are vector sums.  Written out, so that GCC keeps
+ * everything in registers.
+ */
+AVX2 static inline void
+finish8(const __m256 a[8], float gamma, float *out)
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+	__m256 s = _mm256_setzero_ps();
+
+	t0 = _mm256_unpacklo_ps(a[0], a[1]);
+	t1 = _mm256_unpackhi_ps(a[0], a[1]);
+	t2 = _mm256_unpacklo_ps(a[2], a[3]);
+	t3 = _mm256_unpackhi_ps(a[2], a[3]);
+	t4 = _mm256_unpacklo_ps(a[4], a[5]);
+	t5 = _mm256_unpackhi_ps(a[4], a[5]);
+	t6 = _mm256_unpacklo_ps(a[6], a[7]);
+	t7 = _mm256_unpackhi_ps(a[6], a[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	/* Lane l of every accumulator, l = 0..7, in order. */
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x31));
+	_mm256_storeu_ps(out, _mm256_sub_ps(_mm256_set1_ps(gamma), s));
+}
+
+AVX2 void
+kg_kern_l1_block8(const float *q, const float *c, size_t d, float gamma,
+    float *out)
+{
+	const __m256 abs = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+	__m256 a[8];
+	size_t k, n8 = d / 8 * 8;
+	int j;
+
+#pragma GCC unroll 8
+	for (j = 0; j < 8; j++)
+		a[j] = _mm256_setzero_ps();
+	for (k = 0; k < n8; k += 8) {
+		__m256 qv = _mm256_loadu_ps(q + k);
+
+#pragma GCC unroll 8
+		for (j = 0; j < 8; j++)
+			a[j] = _mm256_add_ps(a[j], _mm256_and_ps(abs,
+			    _mm256_sub_ps(qv, _mm256_loadu_ps(c + j * d + k))));
+	}
+	if (n8 < d) {
+		float lane[8] __attribute__((aligned(32)));
+
+		for (j = 0; j < 8; j++) {
+			_mm256_store_ps(lane, a[j]);
+			for (k = n8; k < d; k++)
+				lane[0] += fabsf(q[k] - c[j * d + k]);
+			a[j] = _mm256_load_ps(lane);
+		}
+	}
+	finish8(a, gamma, out);
+}
+
+/* sqrt_noerr on eight lanes, operation for operation. */
+AVX2 static inline __m256
+sqrt_noerr8(__m256 x)
+{
+	const __m256 half = _mm256_set1_ps(0.5f), th = _mm256_set1_ps(1.5f);
+	const __m256 tiny = _mm256_set1_ps(1e-30f);
+	__m256 c, h, y;
+	int i;
+
+	c = _mm256_blendv_ps(tiny, x, _mm256_cmp_ps(x, tiny, _CMP_GT_OQ));
+	h = _mm256_mul_ps(half, c);
+	y = _mm256_castsi256_ps(_mm256_sub_epi32(_mm256_set1_epi32(0x5f3759df),
+	    _mm256_srai_epi32(_mm256_castps_si256(c), 1)));
+	for (i = 0; i < 3; i++)
+		y = _mm256_mul_ps(y, _mm256_sub_ps(th,
+		    _mm256_mul_ps(_mm256_mul_ps(h, y), y)));
+	return _mm256_add_ps(_mm256_mul_ps(c, y),
+	    _mm256_mul_ps(_mm256_setzero_ps(), x));
+}
+
+/* One step of eight complex moduli for each of the eight candidates. */
+AVX2 static inline void
+cmod_step(const float *q, const float *c, size_t d, size_t h, size_t k,
+    int approx, __m256 a[8])
+{
+	__m256 qr = _mm256_loadu_ps(q + k), qi = _mm256_loadu_ps(q + h + k);
+	int j;
+
+#pragma GCC unroll 8
+	for (j = 0; j < 8; j++) {
+		const float *cj = c + j * d;
+		__m256 dr = _mm256_sub_ps(qr, _mm256_loadu_ps(cj + k));
+		__m256 di = _mm256_sub_ps(qi, _mm256_loadu_ps(cj + h + k));
+		__m256 x = _mm256_add_ps(_mm256_mul_ps(dr, dr),
+		    _mm256_mul_ps(di, di));
+
+		a[j] = _mm256_add_ps(a[j], approx ? sqrt_noerr8(x) :
+		    _mm256_sqrt_ps(x));
+	}
+}
+
+AVX2 void
+kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
+    int approx, float *out)
+{
+	size_t h = d / 2, k, n8 = h / 8 * 8;
+	__m256 a[8];
+	int j;
+
+#pragma GCC unroll 8
+	for (j = 0; j < 8; j++)
+		a[j] = _mm256_setzero_ps();
+	/* Two loops, so that the choice of root is not made per step. */
+	if (approx)
+		for (k = 0; k < n8; k += 8)
+			cmod_step(q, c, d, h, k, 1, a);
+	else
+		for (k = 0; k < n8; k += 8)
+			cmod_step(q, c, d, h, k, 0, a);
+	if (n8 < h) {
+		float lane[8] __attribute__((aligned(32)));
+
+		for (j = 0; j < 8; j++) {
+			_mm256_store_ps(lane, a[j]);
+			for (k = n8; k < h; k++)
+				lane[0] += cmod_term(q, c + j * d, h, k,
+				    approx);
+			a[j] = _mm256_load_ps(lane);
+		}
+	}
+	finish8(a, gamma, out);
+}
+
+#else
+
+/* Other CPUs: the portable sums of lanes.h (not called while
+ * kg_kern_have_avx2() says 0, but correct). */
+int
+kg_kern_have_avx2(void)
+{
+	return 0;
+}
+
+void
+kg_kern_l1_block8(const float *q, const float *c, size_t d, float gamma,
+    float *out)
+{
+	int j;
+
+	for (j = 0; j < 8; j++)
+		out[j] = gamma - sum_l1(q, c + j * d, d);
+}
+
+void
+kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
+    int approx, float *out)
+{
+	int j;
+
+	for (j = 0; j < 8; j++)
+		out[j] = gamma - sum_cmod(q, c + j * d, d, approx);
+}
+
+#endif

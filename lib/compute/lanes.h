@@ -1,0 +1,150 @@
+/*
+ * lanes: the summation order of the CPU kernels (kernels_cpu.c,
+ * kernels_grad.c, kernels_avx2.c); internal to lib/compute.
+ *
+ * Every sum over d runs in one fixed order, "w lanes": lane l adds the
+ * terms k = w m + l of the first w floor(n / w) terms, lane 0 then the
+ * remaining terms in order, and s = (((0 + L_0) + L_1) + ...) + L_(w-1).
+ * w is W = 8, and 4 for the L2_DIFF chunk form (TransR's training).  This
+ * is the order in which GCC lowers an "omp simd" reduction of w lanes,
+ * which kgpipe trained with before these kernels were written out;
+ * written down, it keeps training results from depending on the
+ * compiler's choices.  The fixed inner trip counts let GCC vectorise the
+ * lanes (in the callers' x86-64-v3 clones, KG_HOT_CLONES); the AVX2 block
+ * kernels compute eight candidates at a time in the same order.
+ */
+#ifndef KG_LANES_H
+#define KG_LANES_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define W 8
+
+#if defined(__GNUC__)
+#define HOT_INLINE static inline __attribute__((always_inline))
+#else
+#define HOT_INLINE static inline
+#endif
+
+/*
+ * The square root training has always used for the complex moduli of
+ * KG_KERN_CMOD_APPROX: x * rsqrt(x), rsqrt from the classic bit-level
+ * estimate and three Newton steps (relative error about 1e-7; it was
+ * written so that GCC would vectorise it, which sqrtf with errno
+ * prevents).  Arguments below 1e-30 count as 1e-30; a NaN or infinite
+ * argument still gives NaN.
+ */
+HOT_INLINE float
+sqrt_noerr(float x)
+{
+	union {
+		float f;
+		int32_t i;
+	} u;
+	float c = x > 1e-30f ? x : 1e-30f, h = 0.5f * c, y;
+
+	u.f = c;
+	u.i = 0x5f3759df - (u.i >> 1);
+	y = u.f;
+	y = y * (1.5f - h * y * y);
+	y = y * (1.5f - h * y * y);
+	y = y * (1.5f - h * y * y);
+	return c * y + 0.0f * x;
+}
+
+HOT_INLINE float
+lanes_total(const float *L, size_t w)
+{
+	float s = 0.0f;
+	size_t l;
+
+	for (l = 0; l < w; l++)
+		s += L[l];
+	return s;
+}
+
+HOT_INLINE float
+sum_dot(const float *restrict q, const float *restrict c, size_t n)
+{
+	float L[W] = { 0 };
+	size_t k = 0, l;
+
+	for (; k + W <= n; k += W)
+		for (l = 0; l < W; l++)
+			L[l] += q[k + l] * c[k + l];
+	for (; k < n; k++)
+		L[0] += q[k] * c[k];
+	return lanes_total(L, W);
+}
+
+HOT_INLINE float
+sum_l1(const float *restrict q, const float *restrict c, size_t n)
+{
+	float L[W] = { 0 };
+	size_t k = 0, l;
+
+	for (; k + W <= n; k += W)
+		for (l = 0; l < W; l++)
+			L[l] += fabsf(q[k + l] - c[k + l]);
+	for (; k < n; k++)
+		L[0] += fabsf(q[k] - c[k]);
+	return lanes_total(L, W);
+}
+
+/* sum (q_k - c_k)^2 in w = 8 or 4 lanes. */
+HOT_INLINE float
+sum_sqdiff(const float *restrict q, const float *restrict c, size_t n,
+    size_t w)
+{
+	float L[W] = { 0 };
+	size_t k = 0, l;
+
+	for (; k + w <= n; k += w)
+		for (l = 0; l < w; l++)
+			L[l] += (q[k + l] - c[k + l]) * (q[k + l] - c[k + l]);
+	for (; k < n; k++)
+		L[0] += (q[k] - c[k]) * (q[k] - c[k]);
+	return lanes_total(L, w);
+}
+
+/* |q_k - c_k| for rows stored as [re(h) | im(h)]; approx: sqrt_noerr. */
+HOT_INLINE float
+cmod_term(const float *restrict q, const float *restrict c, size_t h,
+    size_t k, int approx)
+{
+	float dr = q[k] - c[k], di = q[h + k] - c[h + k];
+	float x = dr * dr + di * di;
+
+	return approx ? sqrt_noerr(x) : sqrtf(x);
+}
+
+/* sum over k < n / 2 of |q_k - c_k|. */
+HOT_INLINE float
+sum_cmod(const float *restrict q, const float *restrict c, size_t n,
+    int approx)
+{
+	float L[W] = { 0 };
+	size_t h = n / 2, k = 0, l;
+
+	for (; k + W <= h; k += W)
+		for (l = 0; l < W; l++)
+			L[l] += cmod_term(q, c, h, k + l, approx);
+	for (; k < h; k++)
+		L[0] += cmod_term(q, c, h, k, approx);
+	return lanes_total(L, W);
+}
+
+/*
+ * The AVX2 block kernels (kernels_avx2.c): out[j] = gamma - S(q, c_j) for
+ * the eight candidate rows c_0..c_7 at c, c + d, ..., in the order above.
+ * Call them only when kg_kern_have_avx2() says the CPU can.
+ */
+int kg_kern_have_avx2(void);
+void kg_kern_l1_block8(const float *q, const float *c, size_t d,
+    float gamma, float *out);
+void kg_kern_cmod_block8(const float *q, const float *c, size_t d,
+    float gamma, int approx, float *out);
+
+#endif

@@ -1,0 +1,130 @@
+/*
+ * ingest_impl: the state of one kg-ingest run, shared by the files of
+ * lib/ingest and nobody else: ingest.c reads the records, ingest_dedup.c
+ * finds repeated triples, ingest_split.c splits at random and renumbers,
+ * ingest_write.c writes the arrays and dictionaries, ingest_manifest.c
+ * fills the manifest and ingest_run.c runs the whole.  Triples are held in
+ * memory as provisional IDs (3 x uint32 per triple, in input order, split
+ * files one after the other), because dropping, deduplicating and the
+ * random split must all be decided before the final numbering is known;
+ * the arrays are then written in one pass per split.  Single-threaded.
+ */
+#ifndef KG_INGEST_IMPL_H
+#define KG_INGEST_IMPL_H
+
+#include <stdint.h>
+
+#include "core/progress.h"
+#include "ingest/ingest.h"
+#include "io/dict.h"
+#include "io/manifest.h"
+#include "io/stage.h"
+#include "io/tabread.h"
+
+#define NONE UINT32_MAX
+#define DROPPED 3		/* label of a triple dropped after the split */
+#define CHUNK_ROWS 65536
+#define LINE_BITS 48		/* split mode: line number | file index << 48 */
+#define DEDUP_BATCH 64		/* at least the records of one batch */
+
+static const char *const split_names[3] = { "train", "valid", "test" };
+
+/*
+ * A set of triples (repeats are counted always, dropped with --dedup):
+ * each slot holds the index + 1 of a triple in
+ * the triple array (low 34 bits: 17 billion triples, far more than memory
+ * holds) and the top 30 bits of its hash.  The slot position is taken from
+ * the top bits of the hash, so the table doubles by re-placing slots from
+ * their stored bits alone (reading every triple again at random made
+ * --dedup three times slower); and a probe reads a triple only when the
+ * stored bits match.
+ */
+#define TSET_IDX_BITS 34
+#define TSET_IDX_MASK (((uint64_t)1 << TSET_IDX_BITS) - 1)
+#define TSET_HI_BITS (64 - TSET_IDX_BITS)
+
+struct tset {
+	uint64_t *slots;
+	uint64_t cap, n;
+	unsigned bits;		/* log2(cap) */
+};
+
+struct ingest {
+	const struct kg_ingest_opts *o;
+	int col[3];			/* field index of head, relation, tail */
+	struct kg_dict ent, rel;
+	uint32_t *trip;			/* 3 provisional IDs per triple */
+	uint64_t n, cap;
+	uint64_t *where;		/* split mode + unseen error: origin */
+	uint8_t *label;			/* split mode: split of each triple */
+	uint64_t split_begin[3], split_end[3];	/* split files: ranges */
+	uint64_t train_ent, train_rel;	/* split files: IDs below are train */
+	uint32_t *perm_e, *perm_r;	/* split mode: provisional -> final */
+	uint32_t *inv_e, *inv_r;	/* split mode: final -> provisional */
+	uint64_t n_ent, n_rel;		/* final counts */
+	uint64_t count[3];		/* triples kept per split */
+	struct tset seen;
+	uint8_t unseen_flag[DEDUP_BATCH];	/* --dedup: per triple of a batch */
+	/* Figures. */
+	uint64_t lines, records, comments, blanks, bytes;
+	uint64_t bad, dups, unseen_dropped, unseen_kept;
+	uint64_t typed, types_unknown, n_types;
+	double t0, next_progress, t_read, t_write;
+	struct kg_progress prog;	/* MB of plain files, else lines */
+	int bytes_mode;
+	double cpu0, cpu_read;		/* process CPU seconds */
+	int id64;
+	struct kg_dict types;
+	int32_t *type_of;
+};
+
+/* The final ID of a provisional entity (relation) ID: NONE for one that
+ * no kept triple names in split mode. */
+static inline uint32_t
+final_ent(const struct ingest *st, uint32_t id)
+{
+	return st->perm_e != NULL ? st->perm_e[id] : id;
+}
+
+static inline uint32_t
+final_rel(const struct ingest *st, uint32_t id)
+{
+	return st->perm_r != NULL ? st->perm_r[id] : id;
+}
+
+/* Read one input (ingest.c).  split is 0..2 for split files, -1 for split
+ * mode; file_index numbers split-mode inputs for messages.  0 or -1. */
+int kg_ingest_read_input(struct ingest *st, const char *path, int split,
+    uint64_t file_index);
+/* Read the types file into st->type_of (ingest.c).  0 or -1. */
+int kg_ingest_read_types(struct ingest *st);
+
+/* --dedup for the triples [first, n) of one batch (ingest_dedup.c). */
+void kg_ingest_dedup_batch(struct ingest *st, uint64_t first);
+/* Without --dedup: count the repeated triples (ingest_dedup.c). */
+void kg_ingest_count_repeats(struct ingest *st);
+
+/* Split mode (ingest_split.c): label every triple, apply the unseen
+ * policy (0, or -1 for --unseen error), number the final IDs. */
+void kg_ingest_assign_splits(struct ingest *st);
+int kg_ingest_apply_unseen_split(struct ingest *st);
+void kg_ingest_renumber_split(struct ingest *st);
+
+/* The progress line of reading (ingest.c): start it (with an ETA when
+ * every input is a plain file), and the units done so far, reader r
+ * included (NULL between files): MB of plain files, else lines. */
+void kg_ingest_progress_begin(struct ingest *st);
+uint64_t kg_ingest_progress_units(const struct ingest *st,
+    const struct kg_tabread *r);
+
+/* Write every output file into the stage (ingest_write.c).  0 or -1. */
+int kg_ingest_write_all(struct ingest *st, struct kg_stage *stage);
+
+/* The manifest (ingest_manifest.c). */
+double kg_ingest_cpu_seconds(void);
+void kg_ingest_set_figures(struct kg_manifest *m, const struct ingest *st,
+    double secs);
+void kg_ingest_set_config(struct kg_manifest *m,
+    const struct kg_ingest_opts *o);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * ingest_run: the option checks and the whole kg-ingest run (see
+ * ingest.h).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/progress.h"
+#include "ingest/ingest_impl.h"
+#include "core/util.h"
+
+/* ---- options ---- */
+
+int
+kg_ingest_parse_unseen(const char *s, enum kg_unseen *out)
+{
+	if (strcmp(s, "keep") == 0)
+		*out = KG_UNSEEN_KEEP;
+	else if (strcmp(s, "drop") == 0)
+		*out = KG_UNSEEN_DROP;
+	else if (strcmp(s, "error") == 0)
+		*out = KG_UNSEEN_ERROR;
+	else {
+		kg_error("--unseen: '%s' is not keep, drop or error", s);
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_ingest_check_columns(const char *s)
+{
+	if (strlen(s) != 3 || strchr(s, 'h') == NULL ||
+	    strchr(s, 'r') == NULL || strchr(s, 't') == NULL) {
+		kg_error("--columns: '%s' is not an order of the letters h, r "
+		    "and t (such as hrt or htr)", s);
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_ingest_check_split(const double split[3])
+{
+	double sum = split[0] + split[1] + split[2];
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		if (!(split[k] >= 0 && split[k] <= 1)) {
+			kg_error("--split: fraction %g is not in [0, 1]",
+			    split[k]);
+			return -1;
+		}
+	}
+	if (fabs(sum - 1) > 1e-9) {
+		kg_error("--split: fractions %g,%g,%g sum to %.10g, not 1",
+		    split[0], split[1], split[2], sum);
+		return -1;
+	}
+	if (split[0] == 0) {
+		kg_error("--split: the train fraction must be positive");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the whole run ---- */
+
+static int
+read_all(struct ingest *st)
+{
+	const struct kg_ingest_opts *o = st->o;
+	const char *files[3] = { o->train, o->valid, o->test };
+	size_t i;
+	int s;
+
+	if (o->train != NULL) {
+		for (s = 0; s < 3; s++) {
+			st->split_begin[s] = st->n;
+			if (files[s] != NULL &&
+			    kg_ingest_read_input(st, files[s], s, 0) < 0)
+				return -1;
+			st->split_end[s] = st->n;
+			st->count[s] = st->n - st->split_begin[s];
+			if (s == 0) {
+				st->train_ent = kg_dict_size(&st->ent);
+				st->train_rel = kg_dict_size(&st->rel);
+			}
+		}
+		st->n_ent = kg_dict_size(&st->ent);
+		st->n_rel = kg_dict_size(&st->rel);
+		if (!o->dedup)
+			kg_ingest_count_repeats(st);
+	} else {
+		for (i = 0; i < o->n_inputs; i++)
+			if (kg_ingest_read_input(st, o->inputs[i], -1, i) < 0)
+				return -1;
+		if (!o->dedup)
+			kg_ingest_count_repeats(st);
+		if (o->use_split) {
+			kg_ingest_assign_splits(st);
+			if (kg_ingest_apply_unseen_split(st) < 0)
+				return -1;
+			kg_ingest_renumber_split(st);
+		} else {
+			st->split_end[0] = st->count[0] = st->n;
+			st->n_ent = kg_dict_size(&st->ent);
+			st->n_rel = kg_dict_size(&st->rel);
+		}
+	}
+	if (st->count[0] == 0) {
+		kg_error("%s: no training triples", o->train != NULL ?
+		    o->train : o->n_inputs == 1 && strcmp(o->inputs[0], "-") ==
+		    0 ? "stdin" : o->inputs[0]);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+ingest_release(struct ingest *st)
+{
+	kg_dict_release(&st->ent);
+	kg_dict_release(&st->rel);
+	kg_dict_release(&st->types);
+	free(st->trip);
+	free(st->where);
+	free(st->label);
+	free(st->perm_e);
+	free(st->perm_r);
+	free(st->inv_e);
+	free(st->inv_r);
+	free(st->seen.slots);
+	free(st->type_of);
+}
+
+/* Every file the options name, for checking the output against. */
+static const char **
+input_files(const struct kg_ingest_opts *o, size_t *n)
+{
+	const char **in = kg_xcalloc(o->n_inputs + 4, sizeof(*in));
+	size_t i, k = 0;
+
+	in[k++] = o->train;
+	in[k++] = o->valid;
+	in[k++] = o->test;
+	in[k++] = o->types;
+	for (i = 0; i < o->n_inputs; i++)
+		in[k++] = o->inputs[i];
+	*n = k;
+	return in;
+}
+
+/* Checks of the options that the command line may have skipped. */
+static int
+check_opts(const struct kg_ingest_opts *o)
+{
+	if (kg_ingest_check_columns(o->columns) < 0 ||
+	    (o->use_split && kg_ingest_check_split(o->split) < 0))
+		return -1;
+	if (o->use_split && o->unseen == KG_UNSEEN_ERROR &&
+	    o->n_inputs >> (64 - LINE_BITS) != 0) {
+		kg_error("--unseen error with --split takes at most %d inputs",
+		    1 << (64 - LINE_BITS));
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_ingest_run(const struct kg_ingest_opts *o)
+{
+	struct ingest st;
+	struct kg_stage stage = KG_STAGE_INIT;
+	struct kg_stage_input *in;
+	const char **files;
+	size_t i, n;
+	int k, rc = -1;
+
+	if (check_opts(o) < 0)
+		return -1;
+	memset(&st, 0, sizeof(st));
+	st.o = o;
+	kg_dict_init(&st.ent);
+	kg_dict_init(&st.rel);
+	kg_dict_init(&st.types);
+	for (k = 0; k < 3; k++)
+		st.col[k] = (int)(strchr(o->columns, "hrt"[k]) - o->columns);
+	st.t0 = kg_now();
+	st.cpu0 = kg_ingest_cpu_seconds();
+	st.next_progress = st.t0 + 1.0;
+	/* Refuse an existing output, or one holding an input, before
+	 * reading anything. */
+	files = input_files(o, &n);
+	in = kg_xcalloc(n, sizeof(*in));
+	for (i = 0; i < n; i++)
+		in[i].path = files[i];
+	rc = kg_stage_begin(&stage, o->output, o->force, in, n, o->argc,
+	    o->argv);
+	free(in);
+	free(files);
+	if (rc < 0)
+		goto fail;
+	kg_ingest_progress_begin(&st);
+	if (read_all(&st) < 0)
+		goto fail;
+	kg_progress_end(&st.prog, kg_ingest_progress_units(&st, NULL));
+	if (o->types != NULL && kg_ingest_read_types(&st) < 0)
+		goto fail;
+	st.t_read = kg_now();
+	st.cpu_read = kg_ingest_cpu_seconds();
+	if (kg_ingest_write_all(&st, &stage) < 0)
+		goto fail;
+	st.t_write = kg_now();
+	kg_ingest_set_config(&stage.manifest, o);
+	kg_ingest_set_figures(&stage.manifest, &st, kg_now() - st.t0);
+	if (o->progress)
+		fprintf(stderr, "%s: %" PRIu64 " lines, %" PRIu64 " entities, "
+		    "%" PRIu64 " relations, %.2f s\n", kg_progname(), st.lines,
+		    st.n_ent, st.n_rel, kg_now() - st.t0);
+	rc = kg_stage_commit(&stage);
+	goto out;
+fail:
+	rc = -1;
+out:
+	kg_stage_release(&stage);
+	ingest_release(&st);
+	return rc;
+}

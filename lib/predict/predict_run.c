@@ -1,0 +1,264 @@
+#include "predict/predict_run.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/progress.h"
+#include "core/util.h"
+#include "dist/dist.h"
+#include "eval/eval.h"
+#include "predict/answers.h"
+#include "predict/outfile.h"
+
+/* Queries per chunk: the top-k lists of a chunk stay under 2^24 entries. */
+#define CHUNK_ENTRIES ((size_t)1 << 24)
+#define CHUNK_MAX ((size_t)1 << 16)
+
+/* What one run holds; rank 0 alone has names, reader and output. */
+struct run {
+	const struct kg_predict_run_opts *o;
+	struct kg_dist dist;
+	struct kg_dataset ds;
+	struct kg_modeldir md;
+	struct kg_filter filter;
+	struct kg_names names;
+	struct kg_query_reader *reader;
+	struct kg_outfile out;
+	struct kg_progress prog;
+	struct kg_predict_opts po;
+	struct kg_topk top;
+	struct kg_query *q;
+	size_t chunk;
+	uint64_t answered;
+};
+
+/*
+ * Lines of a plain regular file, for the progress line's ETA; 0 (no ETA)
+ * for stdin, a pipe or gzip input.
+ */
+static uint64_t
+count_lines(const char *path)
+{
+	char buf[1 << 16];
+	uint64_t n = 0;
+	ssize_t got, i;
+	struct stat st;
+	int fd, first = 1, last = '\n';
+
+	if (strcmp(path, "-") == 0 || stat(path, &st) != 0 ||
+	    !S_ISREG(st.st_mode) || (fd = open(path, O_RDONLY)) < 0)
+		return 0;
+	while ((got = read(fd, buf, sizeof(buf))) > 0) {
+		if (first && got >= 2 && (unsigned char)buf[0] == 0x1f &&
+		    (unsigned char)buf[1] == 0x8b) {
+			n = 0;
+			break;
+		}
+		first = 0;
+		for (i = 0; i < got; i++)
+			n += buf[i] == '\n';
+		last = buf[got - 1];
+	}
+	close(fd);
+	return n + (last != '\n');
+}
+
+/* Dataset, model and filter, on every rank; names and I/O on rank 0. */
+static int
+setup(struct run *r)
+{
+	const struct kg_predict_run_opts *o = r->o;
+	const char *inputs[4] = { o->dataset, o->src.modeldir,
+	    o->src.entities, o->src.relations };
+	int rc = kg_dataset_load(&r->ds, o->dataset);
+
+	if (rc == 0)
+		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
+	if (rc < 0)
+		return rc;
+	if (r->md.n_entities != r->ds.n_entities ||
+	    r->md.n_relations != r->ds.n_relations) {
+		kg_error("model has %llu entities and %llu relations, dataset "
+		    "'%s' has %llu and %llu", (unsigned long long)
+		    r->md.n_entities, (unsigned long long)r->md.n_relations,
+		    r->ds.dir, (unsigned long long)r->ds.n_entities,
+		    (unsigned long long)r->ds.n_relations);
+		return -1;
+	}
+	if (kg_predict_check(&r->md, &r->po) < 0)
+		return -1;
+	if (o->filter)
+		kg_filter_build(&r->filter, r->ds.split, KG_NSPLITS);
+	if (r->dist.rank != 0)
+		return 0;
+	if (kg_names_load(&r->names, &r->ds) < 0 ||
+	    kg_query_open(&r->reader, o->queries, o->nearest) < 0 ||
+	    kg_outfile_open(&r->out, o->output, o->force, inputs, 4) < 0)
+		return -1;
+	kg_progress_begin(&r->prog, o->progress, "answering", "queries",
+	    count_lines(o->queries));
+	return 0;
+}
+
+/*
+ * Rank 0 reads the next chunk; every rank learns its size (0 at the
+ * end, -1 when rank 0 failed) and its queries.
+ */
+static int64_t
+next_chunk(struct run *r, int failed)
+{
+	int64_t n = -1;
+
+	if (r->dist.rank == 0 && !failed)
+		n = kg_query_read(r->reader, &r->names, r->q, r->chunk);
+	kg_dist_bcast(&r->dist, &n, sizeof(n), 0);
+	if (n > 0)
+		kg_dist_bcast(&r->dist, r->q, (size_t)n * sizeof(*r->q), 0);
+	return n;
+}
+
+/* Rank 0 merges every other rank's lists of the chunk into its own. */
+static void
+merge(struct run *r, size_t nq)
+{
+	struct kg_dist *d = &r->dist;
+	size_t k = r->top.k, nr = (size_t)d->size, p, i, j;
+	struct kg_dist_xfer *x;
+	struct kg_topk *got;
+
+	if (nr <= 1)
+		return;
+	x = kg_xcalloc(3 * nr, sizeof(*x));
+	got = kg_xcalloc(nr, sizeof(*got));
+	for (p = 0; p < nr; p++) {
+		struct kg_topk *t = d->rank == 0 ? &got[p] : &r->top;
+
+		if ((int)p == d->rank || (d->rank != 0 && p != 0))
+			continue;
+		if (d->rank == 0)
+			kg_topk_init(t, nq, k);
+		x[3 * p] = (struct kg_dist_xfer){ t->n, nq * sizeof(*t->n),
+		    d->rank == 0 ? (int)p : 0, 1, d->rank != 0 };
+		x[3 * p + 1] = (struct kg_dist_xfer){ t->score, nq * k *
+		    sizeof(*t->score), x[3 * p].peer, 2, d->rank != 0 };
+		x[3 * p + 2] = (struct kg_dist_xfer){ t->id, nq * k *
+		    sizeof(*t->id), x[3 * p].peer, 3, d->rank != 0 };
+	}
+	/* Unused slots have no buffer: compact the list first. */
+	for (p = 0, j = 0; p < 3 * nr; p++)
+		if (x[p].buf != NULL)
+			x[j++] = x[p];
+	kg_dist_exchange(d, x, j);
+	for (p = 0; d->rank == 0 && p < nr; p++)
+		for (i = 0; (int)p != 0 && i < nq; i++)
+			for (j = 0; j < got[p].n[i]; j++)
+				kg_topk_push(&r->top, i, got[p].score[i * k + j],
+				    got[p].id[i * k + j]);
+	for (p = 0; p < nr; p++)
+		kg_topk_release(&got[p]);
+	free(got);
+	free(x);
+}
+
+/* Answer chunks until the input ends.  0 or -1 (on every rank). */
+static int
+answer_all(struct run *r)
+{
+	const struct kg_predict_run_opts *o = r->o;
+	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim };
+	int failed = 0, header = !o->no_header;
+	int64_t n;
+
+	while ((n = next_chunk(r, failed)) > 0) {
+		kg_topk_reset(&r->top, (size_t)n);
+		r->po.progress_base = r->answered;
+		kg_predict_answer(&r->md, &r->po, r->q, (size_t)n, &r->top);
+		merge(r, (size_t)n);
+		r->answered += (uint64_t)n;
+		if (r->dist.rank != 0)
+			continue;
+		kg_topk_sort(&r->top);
+		/* After the first chunk parsed: a bad first line leaves stdout
+		 * empty. */
+		if (header)
+			kg_answers_header(r->out.f, &fmt);
+		header = 0;
+		kg_answers_write(r->out.f, &fmt, &r->names, r->q, (size_t)n,
+		    &r->top);
+		if (ferror(r->out.f)) {
+			kg_error_errno("cannot write '%s'", r->out.path ?
+			    r->out.path : "stdout");
+			failed = 1;
+		}
+	}
+	if (n < 0)
+		return -1;
+	if (header && r->dist.rank == 0)
+		kg_answers_header(r->out.f, &fmt);	/* no queries at all */
+	kg_progress_end(&r->prog, r->answered);
+	return r->dist.rank == 0 ? kg_outfile_commit(&r->out) : 0;
+}
+
+static void
+run_init(struct run *r, const struct kg_predict_run_opts *o)
+{
+	memset(r, 0, sizeof(*r));
+	r->o = o;
+	r->dist = (struct kg_dist)KG_DIST_INIT;
+	r->ds = (struct kg_dataset)KG_DATASET_INIT;
+	r->md = (struct kg_modeldir)KG_MODELDIR_INIT;
+	r->filter = (struct kg_filter)KG_FILTER_INIT;
+	r->out = (struct kg_outfile)KG_OUTFILE_INIT;
+	r->prog = (struct kg_progress)KG_PROGRESS_INIT;
+	r->po = (struct kg_predict_opts)KG_PREDICT_OPTS_INIT;
+	r->po.sim = o->sim;
+	r->po.batch = o->batch;
+	r->po.threads = o->threads;
+	r->chunk = CHUNK_ENTRIES / (o->k ? o->k : 1);
+	if (r->chunk > CHUNK_MAX)
+		r->chunk = CHUNK_MAX;
+	if (r->chunk == 0)
+		r->chunk = 1;
+}
+
+int
+kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
+{
+	struct run r;
+	int rc;
+
+	run_init(&r, o);
+	if (kg_dist_init(&r.dist, argc, argv) < 0)
+		return -1;
+	r.po.shard = r.dist.rank;
+	r.po.nshards = r.dist.size;
+	rc = setup(&r);
+	/* Every rank must take part in the broadcasts even if rank 0 could
+	 * not set up; a rank other than 0 that fails stops the job. */
+	if (rc < 0 && r.dist.rank != 0)
+		kg_dist_abort(&r.dist, rc == KG_ERR_VERSION ? KG_EXIT_VERSION :
+		    KG_EXIT_FAIL);
+	if (o->filter)
+		r.po.filter = &r.filter;
+	if (r.dist.rank == 0)
+		r.po.progress = &r.prog;
+	r.q = kg_xmallocarray(r.chunk, sizeof(*r.q));
+	kg_topk_init(&r.top, r.chunk, o->k);
+	if (rc == 0)
+		rc = answer_all(&r);
+	else
+		next_chunk(&r, 1);
+	kg_outfile_abort(&r.out);
+	kg_topk_release(&r.top);
+	free(r.q);
+	kg_query_close(r.reader);
+	kg_names_release(&r.names);
+	kg_filter_release(&r.filter);
+	kg_modeldir_release(&r.md);
+	kg_dataset_release(&r.ds);
+	kg_dist_finalize(&r.dist);
+	return rc;
+}

@@ -1,0 +1,59 @@
+/*
+ * predict_run: kg-predict end to end.  Load a dataset (for its names and
+ * known triples) and a model (lib/predict/modelsrc.h), read queries by
+ * name (lib/predict/query.h) in chunks, answer them (predict.h) and
+ * write the k best answers of each, in input order, as TSV or JSON
+ * lines (stdout, or a file through lib/predict/outfile.h).
+ *
+ * TSV: one line per answer, after a header line unless no_header:
+ *   head<TAB>relation<TAB>tail<TAB>score<TAB>rank    (triple queries)
+ *   entity<TAB>neighbour<TAB>score<TAB>rank          (nearest)
+ * with the asked part filled in and rank 1 for the best.  JSON lines:
+ * one object per query, {"line", "head", "relation", "tail" (null for
+ * the asked part), "answers": [{"tail": name, "score": x}, ...]}, or for
+ * nearest {"line", "entity", "similarity", "answers": [{"entity",
+ * "score"}, ...]}.  Scores are printed with 9 significant digits, so
+ * they read back as the float32 values that were ranked.
+ *
+ * Under mpirun rank 0 reads the queries and broadcasts each chunk, every
+ * rank scores its share of the candidate entities, and rank 0 merges
+ * the top-k lists and writes: the output equals one process's.
+ */
+#ifndef KG_PREDICT_RUN_H
+#define KG_PREDICT_RUN_H
+
+#include <stddef.h>
+
+#include "predict/modelsrc.h"
+#include "predict/predict.h"
+
+struct kg_predict_run_opts {
+	const char *dataset;	/* kg-ingest output: names, known triples */
+	struct kg_modelsrc src;	/* the model */
+	const char *queries;	/* file, or "-" for stdin */
+	const char *output;	/* NULL or "-": stdout */
+	int force;		/* replace an existing output file */
+	size_t k;		/* answers per query */
+	int filter;		/* leave out known triples (all splits) */
+	int nearest;		/* queries are entity names */
+	enum kg_sim sim;	/* nearest: the similarity */
+	int json;		/* JSON lines, else TSV */
+	int no_header;		/* TSV without its header line */
+	size_t batch;		/* queries per block */
+	int threads;		/* OpenMP threads; 0: default */
+	int quiet;		/* no notes */
+	int progress;		/* progress line on stderr */
+};
+
+#define KG_PREDICT_RUN_OPTS_INIT { NULL, KG_MODELSRC_INIT, "-", NULL, 0, \
+	10, 0, 0, KG_SIM_COSINE, 0, 0, 1024, 0, 0, 0 }
+
+/*
+ * Answer as o says.  argc and argv are main()'s, for joining an MPI job.
+ * Returns 0, -1 after kg_error() (nothing written to a file output), or
+ * KG_ERR_VERSION for an input of an unknown format version.
+ */
+int kg_predict_run(const struct kg_predict_run_opts *o, int *argc,
+    char ***argv);
+
+#endif

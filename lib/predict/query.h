@@ -1,0 +1,79 @@
+/*
+ * query: kg-predict's input, read by name.
+ *
+ * The names of a dataset (entities.tsv, relations.tsv) go into two
+ * dictionaries whose IDs are the dataset's IDs.  Queries are text lines,
+ * tab-separated, from a file or stdin ("-"; gzip is detected):
+ *   head<TAB>relation<TAB>?      the best tails
+ *   ?<TAB>relation<TAB>tail      the best heads
+ *   head<TAB>?<TAB>tail          the best relations
+ * and in nearest mode one entity name a line.  Blank lines and lines
+ * starting with '#' are skipped.  An unknown name, a line without
+ * exactly one '?' or with the wrong number of fields is an error
+ * "file:line: message".
+ */
+#ifndef KG_QUERY_H
+#define KG_QUERY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "io/dataset.h"
+#include "io/dict.h"
+
+enum kg_query_kind {
+	KG_QUERY_TAIL,		/* (h, r, ?) */
+	KG_QUERY_HEAD,		/* (?, r, t) */
+	KG_QUERY_REL,		/* (h, ?, t) */
+	KG_QUERY_NEAR		/* entities near h */
+};
+
+struct kg_query {
+	int32_t h, r, t;	/* -1 for the asked part (and unused ones) */
+	int32_t kind;		/* enum kg_query_kind */
+	uint64_t line;		/* line of the input it came from */
+};
+
+struct kg_names {
+	struct kg_dict ent, rel;
+};
+
+#define KG_NAMES_INIT { KG_DICT_INIT, KG_DICT_INIT }
+
+/* Read the dataset's names.  0, or -1 after kg_error() (a repeated name,
+ * a count that disagrees with the dataset) with nothing to release. */
+int kg_names_load(struct kg_names *n, const struct kg_dataset *ds);
+void kg_names_release(struct kg_names *n);
+
+static inline const char *
+kg_names_entity(const struct kg_names *n, int64_t id)
+{
+	return kg_dict_name(&n->ent, (uint32_t)id);
+}
+
+static inline const char *
+kg_names_relation(const struct kg_names *n, int64_t id)
+{
+	return kg_dict_name(&n->rel, (uint32_t)id);
+}
+
+struct kg_query_reader;
+
+/* Open path ("-": stdin) for queries (nearest: one name a line).  0, or
+ * -1 after kg_error(). */
+int kg_query_open(struct kg_query_reader **r, const char *path,
+    int nearest);
+
+/*
+ * Read up to max queries into q.  Returns how many (0 at the end of the
+ * input), or -1 after kg_error() naming file and line.
+ */
+int64_t kg_query_read(struct kg_query_reader *r, const struct kg_names *n,
+    struct kg_query *q, size_t max);
+
+/* The name of the input for messages ("stdin" for "-"). */
+const char *kg_query_name(const struct kg_query_reader *r);
+
+void kg_query_close(struct kg_query_reader *r);
+
+#endif
