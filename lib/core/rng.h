@@ -46,8 +46,11 @@ enum kg_stream {
 					 * epoch, step, chunk */
 	KG_STREAM_BUCKET_ORDER,		/* out-of-core bucket order: pass
 					 * (epoch * passes + pass) */
-	KG_STREAM_NEG_POOL		/* negative pool's rows: epoch,
+	KG_STREAM_NEG_POOL,		/* negative pool's rows: epoch,
 					 * partition */
+	KG_STREAM_BUCKET_SCHEDULE	/* MPI bucket schedule's partition
+					 * names: pass (epoch * passes +
+					 * pass) */
 };
 
 /* splitmix64: seeding helper and a decent 64-bit mix. */

@@ -95,7 +95,10 @@ load_inputs(struct kg_buckets *v)
 			    "partitions", p, v->x->partitions);
 			return -1;
 		}
-	return kg_dist_sched_build(&v->s, v->P, (uint32_t)v->d->size);
+	if (kg_dist_sched_build(&v->s_base, v->P, (uint32_t)v->d->size) < 0)
+		return -1;
+	kg_dist_sched_relabel(&v->s, &v->s_base, NULL);
+	return 0;
 }
 
 /* The parking store and the trainer over it, with the known positives in
@@ -180,6 +183,7 @@ teardown(struct kg_buckets *v)
 	kg_store_free(v->st);
 	free(v->types);
 	kg_dist_sched_release(&v->s);
+	kg_dist_sched_release(&v->s_base);
 	kg_order_release(&v->ord);
 	kg_partition_book_release(&v->pb);
 	kg_dataset_release(&v->ds);
@@ -279,6 +283,35 @@ run_round(struct kg_buckets *v, uint32_t round, double stats[2])
 	return 0;
 }
 
+/*
+ * The schedule of this pass (epoch * passes + pass): the built one with
+ * the partitions renamed by a random permutation of the pass, so that
+ * the buckets come in another order and meet other neighbours every
+ * epoch, as the out-of-core order's do.  FB15k-237 (TransE, 10 epochs,
+ * P=4), filtered MRR fixed -> renamed: one rank 0.2525 -> 0.2547, two
+ * ranks 0.2482 -> 0.2487 (seed 2: 0.2544 -> 0.2546), two ranks with
+ * --bucket_passes 4 0.2571 -> 0.2591.
+ */
+static void
+pass_schedule(struct kg_buckets *v)
+{
+	uint32_t *perm = kg_xmallocarray(v->P, sizeof(*perm)), i;
+	struct kg_rng rng;
+
+	for (i = 0; i < v->P; i++)
+		perm[i] = i;
+	kg_rng_stream(&rng, v->o->seed, KG_STREAM_BUCKET_SCHEDULE,
+	    (uint64_t)v->tr.epoch * v->x->passes + v->pass, 0, 0, 0);
+	for (i = v->P; i > 1; i--) {
+		uint32_t j = (uint32_t)kg_rng_below(&rng, i), t = perm[i - 1];
+
+		perm[i - 1] = perm[j];
+		perm[j] = t;
+	}
+	kg_dist_sched_relabel(&v->s, &v->s_base, perm);
+	free(perm);
+}
+
 /* The negative pool of the epoch: every rank reads the partitions it
  * holds or parks, and the ranks' pools are summed.  0 or -1 on every
  * rank. */
@@ -332,7 +365,10 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	}
 	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
 	for (round = 0; round < v->s.nrounds; round++) {
-		if (kg_buckets_transition(v, round) < 0 || run_round(v, round, stats) < 0)
+		if (round == 0)
+			pass_schedule(v);
+		if (kg_buckets_transition(v, round) < 0 ||
+		    run_round(v, round, stats) < 0)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);

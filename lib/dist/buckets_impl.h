@@ -32,7 +32,8 @@ struct kg_buckets {
 	struct kg_partition_book pb;
 	struct kg_store *st;	/* this rank's partitions, parked when idle */
 	struct kg_trainer tr;
-	struct kg_dist_sched s;
+	struct kg_dist_sched s;	/* this pass's: s_base relabelled */
+	struct kg_dist_sched s_base;	/* as kg_dist_sched_build makes it */
 	uint32_t P;
 	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
 	uint8_t *pinned;	/* [P] pinned here for the current round */

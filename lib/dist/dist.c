@@ -530,6 +530,30 @@ kg_dist_sched_release(struct kg_dist_sched *s)
 	*s = (struct kg_dist_sched)KG_DIST_SCHED_INIT;
 }
 
+void
+kg_dist_sched_relabel(struct kg_dist_sched *s,
+    const struct kg_dist_sched *base, const uint32_t *perm)
+{
+	size_t nk = (size_t)base->nrounds * base->nranks, nb = base->off[nk], i;
+	uint32_t P = base->nparts;
+
+	if (s->hold == NULL) {
+		s->hold = kg_xmallocarray(2 * nk + 1, sizeof(*s->hold));
+		s->off = kg_xmallocarray(nk + 1, sizeof(*s->off));
+		s->buckets = kg_xmallocarray(nb + 1, sizeof(*s->buckets));
+	}
+	s->nparts = P;
+	s->nranks = base->nranks;
+	s->nrounds = base->nrounds;
+	memcpy(s->off, base->off, (nk + 1) * sizeof(*s->off));
+	for (i = 0; i < 2 * nk; i++)
+		s->hold[i] = base->hold[i] < 0 || perm == NULL ?
+		    base->hold[i] : (int32_t)perm[base->hold[i]];
+	for (i = 0; i < nb; i++)
+		s->buckets[i] = perm == NULL ? base->buckets[i] :
+		    perm[base->buckets[i] / P] * P + perm[base->buckets[i] % P];
+}
+
 /* Pairs of circle round c over m (even) slots, dummy slot "dummy" (or
  * UINT32_MAX) left out; returns the count, each pair a < b. */
 static uint32_t

@@ -7,10 +7,12 @@
  * Input: a dataset dir and a kg-partition output (P partitions, new IDs
  * contiguous per partition, P x P edge buckets).  Every rank loads the
  * same inputs (mapped, so only what it touches is read) and builds the
- * same schedule (kg_dist_sched_build); in each round a rank holds at most
- * two partitions' entity rows and Adagrad state and trains its buckets
- * with kg_trainer_bucket(), drawing negatives inside the bucket's
- * partitions.  With reciprocal relations bucket (a, b) also trains the
+ * same schedule (kg_dist_sched_build, its partitions renamed by a
+ * permutation drawn for each pass, kg_dist_sched_relabel, so that the
+ * buckets' order changes from epoch to epoch); in each round a rank
+ * holds at most two partitions' entity rows and Adagrad state and trains
+ * its buckets with kg_trainer_bucket(), drawing negatives inside the
+ * bucket's partitions.  With reciprocal relations bucket (a, b) also trains the
  * inverses of bucket (b, a)'s triples, which have heads in a and tails
  * in b.
  *
