@@ -21,7 +21,7 @@ usage(FILE *f)
 "               [--ties realistic|optimistic|pessimistic] [--per-relation]\n"
 "               [--neg-sample n [--neg-mode uniform|degree]] [--auc]\n"
 "               [--auc-neg k] [--seed n] [--threads n] [--batch n]\n"
-"               [--progress] [-o file [--force]] dataset model\n"
+"               [--progress] [--stream] [-o file [--force]] dataset model\n"
 "       kg-eval [options] --entities file --relations file --model name\n"
 "               [--gamma g] [--reciprocal] [--entity-map file]\n"
 "               [--relation-map file] dataset\n"
@@ -40,6 +40,8 @@ usage(FILE *f)
 "      --seed n          seed of sampled negatives (default 1)\n"
 "      --threads n       OpenMP threads (default: one per core)\n"
 "      --batch n         queries per block (default 1024)\n"
+"      --stream          read entity rows from disk as needed (tables\n"
+"                        larger than memory)\n"
 "  -o, --output file     write the report to file, not stdout\n"
 "      --force           replace an existing file\n"
 "      --entities file   entity embeddings (.npy; float64 is converted to\n"
@@ -62,7 +64,7 @@ enum {
 	OPT_SPLIT = 256, OPT_RAW, OPT_TIES, OPT_PER_REL, OPT_NEG, OPT_NEG_MODE,
 	OPT_AUC, OPT_AUC_NEG, OPT_SEED, OPT_THREADS, OPT_BATCH, OPT_PROGRESS,
 	OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL, OPT_GAMMA, OPT_RECIP,
-	OPT_EMAP, OPT_RMAP, OPT_VERSION
+	OPT_EMAP, OPT_RMAP, OPT_VERSION, OPT_STREAM
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +80,7 @@ static const struct option long_opts[] = {
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
+	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "entities", required_argument, NULL, OPT_ENT },
@@ -180,6 +183,7 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 			o->ev.batch = u;
 			break;
 		case OPT_PROGRESS: o->ev.progress = show_progress; break;
+		case OPT_STREAM: o->stream = 1; break;
 		case 'o': o->output = optarg; break;
 		case OPT_FORCE: o->force = 1; break;
 		case OPT_ENT: o->entities = optarg; break;
@@ -220,6 +224,11 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 	}
 	if (o->force && o->output == NULL) {
 		kg_error("--force applies to -o FILE");
+		return -1;
+	}
+	if (o->stream && o->entity_map) {
+		kg_error("--stream reads the entity rows in the file's order; "
+		    "it cannot be combined with --entity-map");
 		return -1;
 	}
 

@@ -33,7 +33,8 @@ enum {
 	O_INITS, O_CLIP, O_EPOCHS, O_MAXSTEP, O_SEED, O_THREADS, O_VALID,
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
-	O_RELSYNC, O_PAIRWISE, O_VERSION
+	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
+	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE
 };
 
 static const struct option long_opts[] = {
@@ -109,6 +110,13 @@ static const struct option long_opts[] = {
 	{ "dist", required_argument, NULL, O_DIST },
 	{ "partitions", required_argument, NULL, O_PARTS },
 	{ "rel_sync", required_argument, NULL, O_RELSYNC },
+	{ "buffer_capacity", required_argument, NULL, O_BUFCAP },
+	{ "mem_budget", required_argument, NULL, O_MEMBUDGET },
+	{ "swap_dir", required_argument, NULL, O_SWAPDIR },
+	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
+	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
+	{ "bucket_passes", required_argument, NULL, O_PASSES },
+	{ "rel_merge", required_argument, NULL, O_RELMERGE },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -144,6 +152,31 @@ struct state {
 	int double_ent, double_rel;
 	int epochs_given;	/* --epochs, on the command line or config */
 };
+
+/* A byte count with an optional K, M, G or T (powers of 1024). */
+static int
+parse_size(const char *what, const char *arg, uint64_t *bytes)
+{
+	static const char units[] = "KMGT";
+	const char *u;
+	char num[64];
+	size_t len = strlen(arg);
+	double x, scale = 1.0;
+
+	u = len > 0 ? strchr(units, arg[len - 1] & ~0x20) : NULL;
+	if (u != NULL && *u != '\0') {
+		scale = (double)(1ULL << (10 * (u - units + 1)));
+		len--;
+	}
+	if (len == 0 || len >= sizeof(num))
+		len = sizeof(num) - 1;
+	memcpy(num, arg, len);
+	num[len] = '\0';
+	if (kg_parse_double(what, num, 1.0, 1e18 / scale, &x) < 0)
+		return -1;
+	*bytes = (uint64_t)(x * scale);
+	return 0;
+}
 
 static int
 apply(struct state *s, int ch, const char *arg)
@@ -242,6 +275,23 @@ apply(struct state *s, int ch, const char *arg)
 	case O_PARTS: s->x.partitions = arg; return 0;
 	case O_RELSYNC: return kg_parse_u32("--rel_sync", arg, 0, 1u << 30,
 	    &s->x.rel_sync);
+	case O_BUFCAP: return kg_parse_u32("--buffer_capacity", arg, 2,
+	    1u << 20, &s->x.buffer_capacity);
+	case O_MEMBUDGET: return parse_size("--mem_budget", arg,
+	    &s->x.mem_budget);
+	case O_SWAPDIR: s->x.swap_dir = arg; return 0;
+	case O_NEGPOOL: return kg_parse_u32("--neg_pool", arg, 0, 1u << 24,
+	    &o->neg_pool);
+	case O_INBATCH: o->neg_in_batch = 1; return 0;
+	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
+	    &s->x.passes);
+	case O_RELMERGE:
+		if (strcmp(arg, "mean") == 0 || strcmp(arg, "sum") == 0) {
+			s->x.rel_merge_sum = arg[0] == 's';
+			return 0;
+		}
+		kg_error("--rel_merge must be mean or sum, not '%s'", arg);
+		return -1;
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -352,6 +402,12 @@ parse_args(int argc, char **av, struct state *s)
 		s->x.mode = KG_DIST_BUCKETS;
 	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {
 		kg_error("--dist buckets needs --partitions");
+		return KG_EXIT_USAGE + 1;
+	}
+	if ((s->x.buffer_capacity || s->x.mem_budget || s->x.swap_dir ||
+	    s->x.passes > 1) && s->x.mode != KG_DIST_BUCKETS) {
+		kg_error("--buffer_capacity, --mem_budget, --swap_dir and "
+		    "--bucket_passes need --partitions");
 		return KG_EXIT_USAGE + 1;
 	}
 	if (s->x.mode == KG_DIST_SSGD && s->x.partitions != NULL) {

@@ -18,7 +18,9 @@ static const char synopsis[] =
 "                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
-"                [--rel_sync N] DATASET_DIR MODEL_DIR\n"
+"                [--rel_sync N] [--rel_merge mean|sum] [--bucket_passes K]\n"
+"                [--buffer_capacity C] [--mem_budget SIZE] [--swap_dir DIR]\n"
+"                [--neg_pool N] [--neg_in_batch] DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n";
 
 static const char shallow[] =
@@ -62,6 +64,11 @@ static const char shallow[] =
 "      --neg_filter       leave out negatives that form known train triples\n"
 "      --neg_types        negatives of the replaced entity's type\n"
 "      --one_vs_all       every entity is a candidate (with softmax)\n"
+"      --neg_in_batch     also the entities of the chunk's other positives\n"
+"                         (PyTorch-BigGraph's batch negatives)\n"
+"      --neg_pool N       with --partitions: the negatives outside the\n"
+"                         corrupted partition from a pool of N rows of\n"
+"                         each (default 4096; 0: none, as PyTorch-BigGraph)\n"
 "Optimisation:\n"
 "      --lr LR            Adagrad learning rate (default 0.1)\n"
 "      --rel_optimizer O  adagrad (default) or adam for relations\n"
@@ -95,7 +102,16 @@ static const char shallow[] =
 "      --dist M           buckets (implied by --partitions) or ssgd\n"
 "                         (synchronous data parallel on the whole dataset)\n"
 "      --rel_sync N       rounds between relation merges (default 1; 0: at\n"
-"                         epoch ends)\n";
+"                         epoch ends)\n"
+"      --rel_merge M      add the mean (default) or the sum of the ranks'\n"
+"                         relation changes\n"
+"      --bucket_passes K  K passes over the buckets an epoch, each with a\n"
+"                         K-th of every bucket's triples (default 1)\n"
+"Out of core (with --partitions, one process):\n"
+"      --buffer_capacity C  at most C partitions in memory (C >= 2)\n"
+"      --mem_budget SIZE  C from a byte budget (suffix K, M, G or T)\n"
+"      --swap_dir DIR     the partition files (default: beside the\n"
+"                         checkpoint directory)\n";
 
 static const char gnn[] =
 "\n"

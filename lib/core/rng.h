@@ -27,7 +27,8 @@ enum kg_stream {
 	KG_STREAM_BUCKET_ENTITY_INIT,	/* bucket-mode rows: partition */
 	KG_STREAM_RELATION_INIT,	/* shallow relation table */
 	KG_STREAM_CHUNK,		/* negatives: epoch, head part,
-					 * tail part, chunk */
+					 * tail part, chunk (pass k of a
+					 * bucket adds k << 32) */
 	KG_STREAM_SHUFFLE,		/* positives' order: epoch */
 	KG_STREAM_BUCKET_SHUFFLE,	/* a bucket's positives: epoch,
 					 * head part, tail part */
@@ -41,8 +42,15 @@ enum kg_stream {
 	KG_STREAM_EVAL_NEG,		/* sampled ranking: task */
 	KG_STREAM_EVAL_AUC,		/* AUC negatives */
 	KG_STREAM_TEXT_SVD,		/* the text encoder's projection */
-	KG_STREAM_GNN_NEG_CHUNK		/* GNN shared negatives: rank,
+	KG_STREAM_GNN_NEG_CHUNK,	/* GNN shared negatives: rank,
 					 * epoch, step, chunk */
+	KG_STREAM_BUCKET_ORDER,		/* out-of-core bucket order: pass
+					 * (epoch * passes + pass) */
+	KG_STREAM_NEG_POOL,		/* negative pool's rows: epoch,
+					 * partition */
+	KG_STREAM_BUCKET_SCHEDULE	/* MPI bucket schedule's partition
+					 * names: pass (epoch * passes +
+					 * pass) */
 };
 
 /* splitmix64: seeding helper and a decent 64-bit mix. */

@@ -5,6 +5,8 @@
  *   buckets_sync.c what ranks exchange between rounds: partitions
  *                  (through the store) and relation changes
  *   buckets_io.c    checkpoints and the model dir, written collectively
+ *   buckets_buffer.c  the out-of-core epoch of one process over a
+ *                  partition buffer
  */
 #ifndef KG_BUCKETS_IMPL_H
 #define KG_BUCKETS_IMPL_H
@@ -12,6 +14,14 @@
 #include "dist/dist_train.h"
 #include "graph/partition.h"
 #include "io/dataset.h"
+#include "store/order.h"
+
+/* What an out-of-core epoch moved. */
+struct kg_buckets_io {
+	uint64_t swaps, swaps_bound;
+	uint64_t bytes_read, bytes_written;
+	double wait_seconds;	/* training stood still for the disk */
+};
 
 struct kg_buckets {
 	struct kg_dist *d;
@@ -22,7 +32,8 @@ struct kg_buckets {
 	struct kg_partition_book pb;
 	struct kg_store *st;	/* this rank's partitions, parked when idle */
 	struct kg_trainer tr;
-	struct kg_dist_sched s;
+	struct kg_dist_sched s;	/* this pass's: s_base relabelled */
+	struct kg_dist_sched s_base;	/* as kg_dist_sched_build makes it */
 	uint32_t P;
 	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
 	uint8_t *pinned;	/* [P] pinned here for the current round */
@@ -35,7 +46,30 @@ struct kg_buckets {
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
+	double trained_total;	/* positives trained, all epochs */
+	uint32_t pass;		/* of the epoch, < x->passes */
+	/* Out of core (buckets_buffer.c). */
+	int buffered;
+	uint32_t capacity;	/* partitions in memory */
+	struct kg_order ord;	/* the epoch's order */
+	struct kg_buckets_io io, io_total;
 };
+
+/* Train bucket bk (a * P + b) of round "round", logging it; stats[0]
+ * and stats[1] get its loss sum and positives added.  0 or -1. */
+int kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
+    double stats[2]);
+
+/* Out of core: open the buffer store for the trainer (C from the
+ * options), and run one epoch over it.  0 or -1 after kg_error(). */
+int kg_buckets_buffer_open(struct kg_buckets *v,
+    const struct kg_store_layout *l, const struct kg_store_init *in);
+int kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2]);
+/* The figures of an out-of-core run, added to fig; its epoch line in
+ * the log (and on stderr when shown). */
+void kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig);
+void kg_buckets_buffer_log(struct kg_buckets *v, const double st[2],
+    double secs);
 
 /*
  * Move the partitions so that every rank holds (pins) the two that round
@@ -43,6 +77,9 @@ struct kg_buckets {
  * rank (peers may be waiting: the caller aborts).
  */
 int kg_buckets_transition(struct kg_buckets *v, uint32_t round);
+/* Share the negative pool's rows and waiting gradients after a round
+ * (collective; see buckets_sync.c). */
+void kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round);
 /* Merge the ranks' relation tables (parameters and optimiser state):
  * each rank's change since the last merge is summed onto the base. */
 void kg_buckets_sync_relations(struct kg_buckets *v);

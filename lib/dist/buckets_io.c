@@ -62,6 +62,67 @@ save_mine(struct kg_buckets *v, const char *dir)
 	return rc;
 }
 
+/* The pool negatives' gradients still waiting (one process keeps them
+ * over an epoch's end; ranks have applied theirs): neg_pool_ids.npy
+ * (int64 [slots]) and neg_pool_grad.npy (float32 [slots, dim]). */
+static int
+save_pool(struct kg_buckets *v, const char *dir)
+{
+	struct kg_neg_pool *np = &v->tr.pool;
+	uint64_t sh[1] = { np->k ? np->off[np->n_parts] : 0 };
+	char *path;
+	int rc;
+
+	if (np->k == 0 || v->d->size > 1)
+		return 0;
+	kg_neg_pool_fold(np, UINT32_MAX);
+	path = kg_path_join(dir, "neg_pool_ids.npy");
+	rc = kg_npy_write(path, KG_DT_I8, 1, sh, np->gid);
+	free(path);
+	return rc < 0 ? -1 : kg_ckpt_put_f32(dir, "neg_pool_grad.npy", sh[0],
+	    np->dim, np->grad);
+}
+
+/* Restore what save_pool wrote, when the checkpoint has it. */
+static int
+load_pool(struct kg_buckets *v, const struct kg_ckpt *c)
+{
+	struct kg_neg_pool *np = &v->tr.pool;
+	struct kg_npy a = KG_NPY_INIT;
+	char *path;
+	uint64_t n = np->k ? np->off[np->n_parts] : 0, i;
+	uint32_t q;
+	int rc = -1;
+
+	if (np->k == 0 || v->d->size > 1)
+		return 0;
+	path = kg_path_join(c->dir, "neg_pool_ids.npy");
+	if (!kg_path_exists(path)) {
+		free(path);
+		return 0;
+	}
+	if (kg_npy_read_expect(path, KG_DT_I8, 1, &a) < 0)
+		goto out;
+	if (a.shape[0] != n) {
+		kg_error("checkpoint file '%s' does not have %llu rows", path,
+		    (unsigned long long)n);
+		goto out;
+	}
+	memcpy(np->gid, a.data, n * sizeof(*np->gid));
+	if (kg_ckpt_get_f32(c, "neg_pool_grad.npy", n, np->dim, np->grad) < 0)
+		goto out;
+	for (q = 0; q < np->n_parts; q++)
+		for (i = np->off[q] * np->dim; i < np->off[q + 1] * np->dim;
+		    i++)
+			if (np->grad[i] != 0.0f)
+				np->pending[q] = 1;
+	rc = 0;
+out:
+	kg_npy_release(&a);
+	free(path);
+	return rc;
+}
+
 /* Rank 0's part: relations, state.json, log and manifest; commit. */
 static int
 save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
@@ -74,7 +135,8 @@ save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
 	if (kg_ckpt_put_f32(w->od.tmp, "relations.npy", tr->n_rel_rows,
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_put_f32(w->od.tmp, "relation_state.npy", tr->n_rel_rows,
-	    tr->rel_state_width, tr->rel_state) < 0) {
+	    tr->rel_state_width, tr->rel_state) < 0 ||
+	    save_pool(v, w->od.tmp) < 0) {
 		kg_ckpt_abort(w);
 		return -1;
 	}
@@ -164,7 +226,8 @@ kg_buckets_load(struct kg_buckets *v)
 	    kg_ckpt_get_f32(&c, "relations.npy", v->tr.n_rel_rows,
 	    v->tr.model.rel_width, v->tr.rel) < 0 ||
 	    kg_ckpt_get_f32(&c, "relation_state.npy", v->tr.n_rel_rows,
-	    v->tr.rel_state_width, v->tr.rel_state) < 0)
+	    v->tr.rel_state_width, v->tr.rel_state) < 0 ||
+	    load_pool(v, &c) < 0)
 		goto out;
 	v->tr.epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
 	v->tr.step = kg_ckpt_u64(&c, "step");
@@ -188,8 +251,7 @@ static json_t *
 config_json(const struct kg_buckets *v)
 {
 	const struct kg_train_opts *o = v->o;
-
-	return json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
+	json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
 	    "s:I, s:s, s:s, s:I, s:I, s:I}",
 	    "loss", kg_loss_name(o->loss.kind),
 	    "batch_size", (json_int_t)o->batch_size,
@@ -206,6 +268,13 @@ config_json(const struct kg_buckets *v)
 	    "nparts", (json_int_t)v->P,
 	    "ranks", (json_int_t)v->d->size,
 	    "rel_sync", (json_int_t)v->x->rel_sync);
+
+	json_object_update_new(c, json_pack("{s:s, s:I, s:I, s:b}",
+	    "rel_merge", v->x->rel_merge_sum ? "sum" : "mean",
+	    "bucket_passes", (json_int_t)v->x->passes,
+	    "neg_pool", (json_int_t)o->neg_pool,
+	    "neg_in_batch", o->neg_in_batch));
+	return c;
 }
 
 /*
@@ -289,7 +358,10 @@ kg_buckets_write_model(struct kg_buckets *v, json_t *figures)
 		json_decref(s.config);
 		return -1;
 	}
-	for (p = 0; p < v->P; p++)
+	if (v->buffered) {
+		if (rc == 0 && kg_store_write(v->st, &w.table) < 0)
+			rc = -1;
+	} else for (p = 0; p < v->P; p++)
 		if (move_part(v, p, &w.table, rc == 0) < 0) {
 			if (v->d->rank != 0)
 				kg_dist_abort(v->d, KG_EXIT_FAIL);

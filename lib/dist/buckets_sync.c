@@ -133,11 +133,68 @@ out:
 }
 
 /*
- * Merge the ranks' relation tables: each rank's change since the last
- * merge is summed onto the merged value (the sum of everyone's updates,
- * what one shared table would hold), for the parameters and for their
- * optimiser state.  A plain average would divide the relations' step by
- * the rank count.  Nothing to do with one rank.
+ * After round "round": every rank's negative pool gets the rows of the
+ * partitions trained in it from the rank that trained them (and those
+ * nobody trained from rank 0: every copy is alike), and the gradients
+ * waiting for a partition, summed over the ranks, go to the rank that
+ * holds it next (rank 0 when nobody does), which applies them when it
+ * pins it.  Nothing to do with one rank or without a pool.
+ */
+void
+kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
+{
+	struct kg_neg_pool *np = &v->tr.pool;
+	uint32_t P = v->P, q;
+	int32_t *now, *next;
+	uint64_t *valid;
+	size_t d = np->dim;
+	int me = v->d->rank;
+
+	if (v->d->size == 1 || np->k == 0)
+		return;
+	now = kg_xmallocarray(P, sizeof(*now));
+	next = kg_xmallocarray(P, sizeof(*next));
+	valid = kg_xmallocarray(P, sizeof(*valid));
+	round_needs(v, round, now);
+	round_needs(v, round + 1 < v->s.nrounds ? round + 1 : 0, next);
+	for (q = 0; q < P; q++) {
+		int from = now[q] >= 0 ? now[q] : 0;
+
+		valid[q] = np->valid[q];
+		if (from != me)
+			memset(np->rows + np->off[q] * d, 0, (np->off[q + 1] -
+			    np->off[q]) * d * sizeof(float));
+	}
+	kg_dist_sum_f32(v->d, np->rows, np->off[P] * d);
+	kg_neg_pool_fold(np, UINT32_MAX);
+	kg_dist_sum_f32(v->d, np->grad, np->off[P] * d);
+	kg_dist_max_u64(v->d, valid, P);
+	for (q = 0; q < P; q++) {
+		int to = next[q] >= 0 ? next[q] : 0;
+
+		np->valid[q] = (uint8_t)valid[q];
+		np->pending[q] = to == me;
+		if (to != me)
+			memset(np->grad + np->off[q] * d, 0, (np->off[q + 1] -
+			    np->off[q]) * d * sizeof(float));
+	}
+	free(now);
+	free(next);
+	free(valid);
+}
+
+/*
+ * Merge the ranks' relation tables: the mean of the ranks' changes since
+ * the last merge (or their sum, rel_merge_sum) is added to the merged
+ * value, for the parameters and for their optimiser state.  The sum is
+ * what one shared table updated by every rank would hold, but R ranks
+ * that start a round from the same relations and each take their own
+ * Adagrad steps then move the relations R times as far as one process
+ * does: on FB15k-237 (TransE, 2 ranks, 4 partitions, 10 epochs) the sum
+ * reached MRR 0.243 and the mean 0.258 against 0.262 for one process;
+ * on UMLS the sum did better (0.844 against 0.824), as a doubled relation
+ * learning rate does for one process there (0.873 against 0.851).
+ * Nothing to do with one rank.
  */
 static void
 merge_table(struct kg_buckets *v, float *x, float *base, size_t n)
@@ -151,6 +208,9 @@ merge_table(struct kg_buckets *v, float *x, float *base, size_t n)
 	for (i = 0; i < n; i++)
 		delta[i] = (double)x[i] - (double)base[i];
 	kg_dist_sum_f64(v->d, delta, n);
+	if (!v->x->rel_merge_sum)
+		for (i = 0; i < n; i++)
+			delta[i] /= (double)v->d->size;
 	for (i = 0; i < n; i++)
 		base[i] = x[i] = (float)((double)base[i] + delta[i]);
 	free(delta);

@@ -530,6 +530,30 @@ kg_dist_sched_release(struct kg_dist_sched *s)
 	*s = (struct kg_dist_sched)KG_DIST_SCHED_INIT;
 }
 
+void
+kg_dist_sched_relabel(struct kg_dist_sched *s,
+    const struct kg_dist_sched *base, const uint32_t *perm)
+{
+	size_t nk = (size_t)base->nrounds * base->nranks, nb = base->off[nk], i;
+	uint32_t P = base->nparts;
+
+	if (s->hold == NULL) {
+		s->hold = kg_xmallocarray(2 * nk + 1, sizeof(*s->hold));
+		s->off = kg_xmallocarray(nk + 1, sizeof(*s->off));
+		s->buckets = kg_xmallocarray(nb + 1, sizeof(*s->buckets));
+	}
+	s->nparts = P;
+	s->nranks = base->nranks;
+	s->nrounds = base->nrounds;
+	memcpy(s->off, base->off, (nk + 1) * sizeof(*s->off));
+	for (i = 0; i < 2 * nk; i++)
+		s->hold[i] = base->hold[i] < 0 || perm == NULL ?
+		    base->hold[i] : (int32_t)perm[base->hold[i]];
+	for (i = 0; i < nb; i++)
+		s->buckets[i] = perm == NULL ? base->buckets[i] :
+		    perm[base->buckets[i] / P] * P + perm[base->buckets[i] % P];
+}
+
 /* Pairs of circle round c over m (even) slots, dummy slot "dummy" (or
  * UINT32_MAX) left out; returns the count, each pair a < b. */
 static uint32_t
@@ -566,14 +590,79 @@ overlap(const int32_t *prev, uint32_t a, uint32_t b)
 	    (uint32_t)(prev[0] == (int32_t)b || prev[1] == (int32_t)b);
 }
 
+/* What building the schedule keeps between circle rounds. */
+struct sched_build {
+	struct kg_dist_sched *s;
+	uint32_t *pairs, *taken;
+	uint8_t *seen;		/* diagonal bucket of a partition scheduled */
+	int32_t *prev;		/* [2R]: what each rank held last */
+	uint32_t round;		/* schedule rounds made */
+	size_t nb;		/* buckets scheduled */
+};
+
+/*
+ * Give rank k the untaken pair among pairs [first, last) that overlaps
+ * most with what it held (the first such on ties), and schedule its
+ * buckets: the diagonals not yet trained, then (a, b) and (b, a).
+ */
+static void
+assign_rank(struct sched_build *b, uint32_t k, uint32_t first,
+    uint32_t last)
+{
+	struct kg_dist_sched *s = b->s;
+	uint32_t P = s->nparts, R = s->nranks, best = UINT32_MAX, bo = 0;
+	uint32_t i, x, y;
+	int32_t *h = s->hold + 2 * ((size_t)b->round * R + k);
+
+	for (i = first; i < last; i++) {
+		uint32_t o;
+
+		if (b->taken[i])
+			continue;
+		o = overlap(b->prev + 2 * k, b->pairs[2 * i],
+		    b->pairs[2 * i + 1]);
+		if (best == UINT32_MAX || o > bo) {
+			best = i;
+			bo = o;
+		}
+	}
+	s->off[(size_t)b->round * R + k] = b->nb;
+	if (best == UINT32_MAX)
+		return;
+	b->taken[best] = 1;
+	x = b->pairs[2 * best];
+	y = b->pairs[2 * best + 1];
+	h[0] = (int32_t)x;
+	h[1] = (int32_t)y;
+	if (!b->seen[x])
+		s->buckets[b->nb++] = x * P + x;
+	if (!b->seen[y])
+		s->buckets[b->nb++] = y * P + y;
+	b->seen[x] = b->seen[y] = 1;
+	s->buckets[b->nb++] = x * P + y;
+	s->buckets[b->nb++] = y * P + x;
+	b->prev[2 * k] = h[0];
+	b->prev[2 * k + 1] = h[1];
+}
+
+/* The schedule of one partition: one round, bucket (0, 0). */
+static void
+sched_single(struct kg_dist_sched *s)
+{
+	s->nrounds = 1;
+	s->hold = kg_xmallocarray(2, sizeof(*s->hold));
+	s->hold[0] = 0;
+	s->hold[1] = -1;
+	s->off = kg_xcalloc(2, sizeof(*s->off));
+	s->off[1] = 1;
+	s->buckets = kg_xcalloc(1, sizeof(*s->buckets));
+}
+
 int
 kg_dist_sched_build(struct kg_dist_sched *s, uint32_t P, uint32_t R)
 {
-	uint32_t m, dummy, c, np, first, k, i, round = 0, nrounds;
-	uint32_t *pairs, *taken;
-	uint8_t *seen;
-	int32_t *prev;
-	size_t nb = 0, cap;
+	uint32_t m, dummy, c, np, first, k, i, nrounds;
+	struct sched_build b;
 
 	*s = (struct kg_dist_sched)KG_DIST_SCHED_INIT;
 	if (P == 0 || R == 0) {
@@ -589,13 +678,7 @@ kg_dist_sched_build(struct kg_dist_sched *s, uint32_t P, uint32_t R)
 	s->nparts = P;
 	s->nranks = R;
 	if (P == 1) {
-		s->nrounds = 1;
-		s->hold = kg_xmallocarray(2, sizeof(*s->hold));
-		s->hold[0] = 0;
-		s->hold[1] = -1;
-		s->off = kg_xcalloc(2, sizeof(*s->off));
-		s->off[1] = 1;
-		s->buckets = kg_xcalloc(1, sizeof(*s->buckets));
+		sched_single(s);
 		return 0;
 	}
 	m = P % 2 == 0 ? P : P + 1;
@@ -607,69 +690,37 @@ kg_dist_sched_build(struct kg_dist_sched *s, uint32_t P, uint32_t R)
 	for (i = 0; i < nrounds * R * 2; i++)
 		s->hold[i] = -1;
 	s->off = kg_xcalloc((size_t)nrounds * R + 1, sizeof(*s->off));
-	cap = (size_t)P * P;
-	s->buckets = kg_xmallocarray(cap, sizeof(*s->buckets));
-	pairs = kg_xmallocarray(2 * (size_t)np, sizeof(*pairs));
-	taken = kg_xcalloc(np, sizeof(*taken));
-	seen = kg_xcalloc(P, 1);
-	prev = kg_xmallocarray(2 * (size_t)R, sizeof(*prev));
+	s->buckets = kg_xmallocarray((size_t)P * P, sizeof(*s->buckets));
+	memset(&b, 0, sizeof(b));
+	b.s = s;
+	b.pairs = kg_xmallocarray(2 * (size_t)np, sizeof(*b.pairs));
+	b.taken = kg_xcalloc(np, sizeof(*b.taken));
+	b.seen = kg_xcalloc(P, 1);
+	b.prev = kg_xmallocarray(2 * (size_t)R, sizeof(*b.prev));
 	for (i = 0; i < 2 * R; i++)
-		prev[i] = -1;
+		b.prev[i] = -1;
 	for (c = 0; c < m - 1; c++) {
-		uint32_t n = circle_round(m, c, dummy, pairs);
+		uint32_t n = circle_round(m, c, dummy, b.pairs);
 
 		for (first = 0; first < np; first += R) {
 			uint32_t last = first + R < n ? first + R : n;
 
-			memset(taken, 0, np * sizeof(*taken));
-			for (k = 0; k < R; k++) {
-				int32_t *h = s->hold + 2 * ((size_t)round * R +
-				    k);
-				uint32_t best = UINT32_MAX, bo = 0, a, b;
-
-				for (i = first; i < last; i++) {
-					uint32_t o;
-
-					if (taken[i])
-						continue;
-					o = overlap(prev + 2 * k, pairs[2 * i],
-					    pairs[2 * i + 1]);
-					if (best == UINT32_MAX || o > bo) {
-						best = i;
-						bo = o;
-					}
-				}
-				s->off[(size_t)round * R + k] = nb;
-				if (best == UINT32_MAX)
-					continue;
-				taken[best] = 1;
-				a = pairs[2 * best];
-				b = pairs[2 * best + 1];
-				h[0] = (int32_t)a;
-				h[1] = (int32_t)b;
-				if (!seen[a])
-					s->buckets[nb++] = a * P + a;
-				if (!seen[b])
-					s->buckets[nb++] = b * P + b;
-				seen[a] = seen[b] = 1;
-				s->buckets[nb++] = a * P + b;
-				s->buckets[nb++] = b * P + a;
-				prev[2 * k] = h[0];
-				prev[2 * k + 1] = h[1];
-			}
-			round++;
+			memset(b.taken, 0, np * sizeof(*b.taken));
+			for (k = 0; k < R; k++)
+				assign_rank(&b, k, first, last);
+			b.round++;
 			if (first + R >= n)
 				break;
 		}
 	}
 	/* Fill the offsets of trailing (round, rank) slots and the end. */
 	for (i = 0; i <= nrounds * R; i++)
-		if (i >= round * R)
-			s->off[i] = nb;
-	s->nrounds = round;
-	free(pairs);
-	free(taken);
-	free(seen);
-	free(prev);
+		if (i >= b.round * R)
+			s->off[i] = b.nb;
+	s->nrounds = b.round;
+	free(b.pairs);
+	free(b.taken);
+	free(b.seen);
+	free(b.prev);
 	return 0;
 }

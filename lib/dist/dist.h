@@ -191,6 +191,14 @@ struct kg_dist_sched {
 int kg_dist_sched_build(struct kg_dist_sched *s, uint32_t nparts,
     uint32_t nranks);
 void kg_dist_sched_release(struct kg_dist_sched *s);
+/*
+ * s = base with partition p renamed perm[p] (perm NULL: none renamed),
+ * the same rounds, ranks and bucket order otherwise: a schedule for every
+ * permutation from one build.  s is allocated on first use (start from
+ * KG_DIST_SCHED_INIT) and reused after; release it like base.
+ */
+void kg_dist_sched_relabel(struct kg_dist_sched *s,
+    const struct kg_dist_sched *base, const uint32_t *perm);
 
 /* Partitions held by rank in round (pointer to 2 entries, -1 = none). */
 static inline const int32_t *

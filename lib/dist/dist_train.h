@@ -7,10 +7,12 @@
  * Input: a dataset dir and a kg-partition output (P partitions, new IDs
  * contiguous per partition, P x P edge buckets).  Every rank loads the
  * same inputs (mapped, so only what it touches is read) and builds the
- * same schedule (kg_dist_sched_build); in each round a rank holds at most
- * two partitions' entity rows and Adagrad state and trains its buckets
- * with kg_trainer_bucket(), drawing negatives inside the bucket's
- * partitions.  With reciprocal relations bucket (a, b) also trains the
+ * same schedule (kg_dist_sched_build, its partitions renamed by a
+ * permutation drawn for each pass, kg_dist_sched_relabel, so that the
+ * buckets' order changes from epoch to epoch); in each round a rank
+ * holds at most two partitions' entity rows and Adagrad state and trains
+ * its buckets with kg_trainer_bucket(), drawing negatives inside the
+ * bucket's partitions.  With reciprocal relations bucket (a, b) also trains the
  * inverses of bucket (b, a)'s triples, which have heads in a and tails
  * in b.
  *
@@ -29,10 +31,19 @@
  *
  * Relation parameters (and their optimiser state) are replicated: every
  * rank updates its copy, and the copies are merged (MPI_Allreduce) every
- * rel_sync rounds and at every epoch end: each rank's change since the
- * last merge is summed onto the merged table, which is what one shared
- * table updated by every rank would hold (a plain average of the copies
- * would divide the relations' step by the number of ranks).
+ * rel_sync rounds and at every epoch end: the mean of the ranks' changes
+ * since the last merge (their sum with rel_merge_sum) is added to the
+ * merged table (lib/dist/buckets_sync.c says why the mean).
+ *
+ * The negative pool (struct kg_neg_pool) is shared after every round:
+ * each partition's rows from the rank that trained it, and the gradients
+ * waiting for a partition, summed, to the rank that holds it next; at an
+ * epoch's end the holders apply what still waits.
+ *
+ * With passes = K > 1 an epoch goes K times through the schedule (or
+ * through K buffer orders), each pass training the K-th slice of every
+ * bucket's shuffled positives: K times the partition moves for an
+ * order closer to one process's, which converges faster per epoch.
  *
  * The log (train_log.jsonl) gets one line per bucket trained, {"epoch",
  * "round", "rank", "bucket": [head part, tail part], "triples", "loss"},
@@ -54,6 +65,22 @@
  *
  * With one rank (a plain process, or mpirun -np 1) the same code runs and
  * gives bit-identical output.
+ *
+ * Out of core (one process, buffer_capacity or mem_budget set;
+ * lib/dist/buckets_buffer.c): the partitions live in a partition buffer
+ * (kg_store_open_buffer: files in swap_dir, at most C partitions in
+ * memory plus one read ahead) and each epoch trains the buckets in the
+ * order of lib/store/order.h, which starts from the partitions left in
+ * memory by the epoch before.  Entering a buffer state pins its
+ * partitions (the one it brings was read ahead), asks the store to read
+ * the next state's partition on its thread, then trains the state's
+ * buckets; partitions that leave are written back on that thread while
+ * the next ones train.  Each epoch's log line adds the swaps, their lower
+ * bound and the bytes read and written; checkpoints link the partition
+ * files (lib/store/store.h), and the model's entities.npy is written
+ * front to back in the original order.  With mem_budget, C is the number
+ * of partitions (of the largest one's size, rows and Adagrad state) that
+ * fit in it, less one for reading ahead.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H
@@ -71,9 +98,17 @@ struct kg_dist_train_opts {
 	const char *partitions;	/* kg-partition dir (buckets) */
 	uint32_t rel_sync;	/* rounds between relation averages; 0: epoch
 				 * ends only */
+	uint32_t buffer_capacity;	/* out of core: partitions in memory */
+	uint64_t mem_budget;	/* out of core: bytes of partition buffers */
+	const char *swap_dir;	/* out of core: partition files; NULL: the
+				 * checkpoint's parent directory */
+	uint32_t passes;	/* passes over the buckets per epoch, each
+				 * with a 1/passes slice of every bucket */
+	int rel_merge_sum;	/* relation merges add the ranks' changes,
+				 * not their mean (buckets_sync.c) */
 };
 
-#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0 }
+#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL, 1, 0 }
 
 /* "buckets" or "ssgd"; 0 or -1 (no message). */
 int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);

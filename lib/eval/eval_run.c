@@ -10,6 +10,7 @@
 #include "dist/dist.h"
 #include "io/stage.h"
 #include "predict/modelsrc.h"
+#include "store/store.h"
 
 /* What one evaluation holds between its steps. */
 struct eval_state {
@@ -22,6 +23,7 @@ struct eval_state {
 	struct kg_metrics m[3];
 	double auc;
 	json_t *rep;
+	struct kg_store *own;	/* --stream's store over entities.npy */
 };
 
 /* The paths kg-eval reads, for checking the report path against. */
@@ -59,6 +61,33 @@ check_output(const struct kg_eval_run_opts *o)
 	return 0;
 }
 
+/* The entity rows read from disk as needed, for a table larger than
+ * memory: what loading mapped (and checked) is given back. */
+static int
+stream_entities(struct eval_state *s)
+{
+	const struct kg_eval_run_opts *o = s->o;
+	char *path;
+
+	/* The file's rows are the model's only in the dataset's order. */
+	if (o->modeldir == NULL && o->entity_map != NULL) {
+		kg_error("--stream reads '%s' in its own row order; it cannot "
+		    "be combined with --entity-map", o->entities);
+		return -1;
+	}
+	path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
+	    kg_xstrdup(o->entities);
+
+	s->own = kg_store_open_npy_stream(path);
+	free(path);
+	if (s->own == NULL)
+		return -1;
+	s->md.ents = s->own;
+	if (s->md.ent.map != NULL)
+		madvise(s->md.ent.map, s->md.ent.maplen, MADV_DONTNEED);
+	return 0;
+}
+
 static int
 load_model(struct eval_state *s)
 {
@@ -90,7 +119,7 @@ load_model(struct eval_state *s)
 		    (unsigned long long)ds->n_relations);
 		return -1;
 	}
-	return 0;
+	return o->stream ? stream_entities(s) : 0;
 }
 
 /* The filter and, for degree-proportional negatives, the degrees. */
@@ -316,6 +345,7 @@ kg_eval_run(const struct kg_eval_run_opts *o, int *argc, char ***argv)
 	json_decref(s.rep);
 	free(s.degree);
 	kg_filter_release(&s.filter);
+	kg_store_free(s.own);
 	kg_modeldir_release(&s.md);
 	kg_dataset_release(&s.ds);
 	if (rc < 0)

@@ -9,6 +9,12 @@
  *
  * Under mpirun every rank ranks its share of the work and rank 0 writes
  * the report; a rank that fails stops the others (lib/dist/dist.h).
+ *
+ * With stream, the entity table is not kept in memory: after loading
+ * (which checks every value) its pages are dropped, and the ranking reads
+ * the query rows and each tile of candidates from disk when it needs
+ * them (lib/store/store.h), the same scores, so the same metrics, for a
+ * table larger than memory.
  */
 #ifndef KG_EVAL_RUN_H
 #define KG_EVAL_RUN_H
@@ -37,11 +43,13 @@ struct kg_eval_run_opts {
 	const char *output;	/* report file; NULL or "-": stdout */
 	int force;		/* replace an existing report file */
 	struct kg_eval_opts ev;	/* batch, threads, sampling, progress */
+	int stream;		/* read entity rows from disk as they are
+				 * needed (kg_store_open_npy_stream) */
 };
 
 #define KG_EVAL_RUN_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, 12.0, 0, \
 	NULL, NULL, KG_SPLIT_TEST, KG_TIES_REALISTIC, 0, 0, 0, 1, 0, NULL, 0, \
-	KG_EVAL_OPTS_INIT }
+	KG_EVAL_OPTS_INIT, 0 }
 
 /*
  * Evaluate as o says.  argc and argv are main()'s, for joining an MPI

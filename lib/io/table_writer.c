@@ -110,6 +110,20 @@ kg_table_writer_put(struct kg_table_writer *w, uint64_t first, uint64_t n,
 }
 
 int
+kg_table_writer_put_at(struct kg_table_writer *w, uint64_t at, uint64_t n,
+    const float *rows, const float *state)
+{
+	const int32_t *order = w->order;
+	int rc;
+
+	/* Without the order, file rows are table rows. */
+	w->order = NULL;
+	rc = kg_table_writer_put(w, at, n, rows, state);
+	w->order = order;
+	return rc;
+}
+
+int
 kg_table_writer_close(struct kg_table_writer *w)
 {
 	int k, rc = 0;

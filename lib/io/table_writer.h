@@ -44,6 +44,11 @@ int kg_table_writer_open(struct kg_table_writer *w, const char *rows_path,
  * a state file, n x state_width at state.  0 or -1 after kg_error(). */
 int kg_table_writer_put(struct kg_table_writer *w, uint64_t first,
     uint64_t n, const float *rows, const float *state);
+/* Rows [at, at + n) of the FILES (original positions, the order not
+ * applied): for a caller that assembles runs of the output itself
+ * (lib/store's ordered streaming).  0 or -1 after kg_error(). */
+int kg_table_writer_put_at(struct kg_table_writer *w, uint64_t at,
+    uint64_t n, const float *rows, const float *state);
 /* 0, or -1 after kg_error() with the files removed. */
 int kg_table_writer_close(struct kg_table_writer *w);
 /* Close and remove the files; safe on KG_TABLE_WRITER_INIT and twice. */

@@ -173,6 +173,222 @@ kg_sampler_draw_type(const struct kg_sampler *s, struct kg_rng *rng,
 	return 0;
 }
 
+void
+kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
+    const uint64_t *part_off, uint32_t k, uint32_t dim, uint32_t nthreads)
+{
+	uint32_t q;
+
+	*np = (struct kg_neg_pool)KG_NEG_POOL_INIT;
+	if (k == 0)
+		return;
+	np->n_parts = n_parts;
+	np->k = k;
+	np->dim = dim;
+	np->nthreads = nthreads ? nthreads : 1;
+	np->part_off = part_off;
+	np->off = kg_xmallocarray((size_t)n_parts + 1, sizeof(*np->off));
+	np->off[0] = 0;
+	for (q = 0; q < n_parts; q++) {
+		uint64_t rows = part_off[q + 1] - part_off[q];
+
+		np->off[q + 1] = np->off[q] + (rows < k ? rows : k);
+	}
+	np->gid = kg_xmallocarray(np->off[n_parts] + 1, sizeof(*np->gid));
+	/* Until an epoch chooses: each partition's first rows. */
+	for (q = 0; q < n_parts; q++) {
+		uint64_t i;
+
+		for (i = np->off[q]; i < np->off[q + 1]; i++)
+			np->gid[i] = part_off[q] + (i - np->off[q]);
+	}
+	np->rows = kg_xcalloc(np->off[n_parts] * dim + 1, sizeof(float));
+	np->grad = kg_xcalloc((size_t)np->nthreads * np->off[n_parts] * dim + 1,
+	    sizeof(float));
+	np->pending = kg_xcalloc(n_parts, 1);
+	np->valid = kg_xcalloc(n_parts, 1);
+	np->carry_gid = kg_xcalloc(np->off[n_parts] + 1, sizeof(uint64_t));
+	np->carry_grad = kg_xcalloc(np->off[n_parts] * dim + 1,
+	    sizeof(float));
+	np->carry_pending = kg_xcalloc(n_parts, 1);
+}
+
+void
+kg_neg_pool_release(struct kg_neg_pool *np)
+{
+	free(np->off);
+	free(np->gid);
+	free(np->rows);
+	free(np->grad);
+	free(np->pending);
+	free(np->valid);
+	free(np->carry_gid);
+	free(np->carry_grad);
+	free(np->carry_pending);
+	*np = (struct kg_neg_pool)KG_NEG_POOL_INIT;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+void
+kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
+    uint32_t epoch)
+{
+	uint64_t base, rows, n, i, *g;
+	struct kg_rng rng;
+
+	if (np->k == 0)
+		return;
+	base = np->part_off[q];
+	rows = np->part_off[q + 1] - base;
+	n = np->off[q + 1] - np->off[q];
+	g = np->gid + np->off[q];
+	np->valid[q] = 0;
+	kg_neg_pool_fold(np, q);
+	if (np->pending[q]) {
+		memcpy(np->carry_gid + np->off[q], g, n * sizeof(*g));
+		memcpy(np->carry_grad + np->off[q] * np->dim, np->grad +
+		    np->off[q] * np->dim, n * np->dim * sizeof(float));
+		memset(np->grad + np->off[q] * np->dim, 0, n * np->dim *
+		    sizeof(float));
+		np->carry_pending[q] = 1;
+		np->pending[q] = 0;
+	}
+	if (n == rows) {
+		for (i = 0; i < n; i++)
+			g[i] = base + i;
+		return;
+	}
+	kg_rng_stream(&rng, seed, KG_STREAM_NEG_POOL, epoch, q, 0, 0);
+	for (i = 0; i < n; i++)
+		g[i] = base + kg_rng_below(&rng, rows);
+	qsort(g, n, sizeof(*g), cmp_u64);
+}
+
+void
+kg_neg_pool_fill(struct kg_neg_pool *np, uint32_t q, const float *w)
+{
+	uint64_t i, base;
+	size_t d = np->dim;
+
+	if (np->k == 0)
+		return;
+	base = np->part_off[q];
+	for (i = np->off[q]; i < np->off[q + 1]; i++)
+		memcpy(np->rows + i * d, w + (np->gid[i] - base) * d,
+		    d * sizeof(float));
+	np->valid[q] = 1;
+}
+
+/* Rows of the valid partitions other than q. */
+static uint64_t
+others(const struct kg_neg_pool *np, uint32_t q)
+{
+	uint64_t n = 0;
+	uint32_t p;
+
+	for (p = 0; p < np->n_parts; p++)
+		if (p != q && np->valid[p])
+			n += np->part_off[p + 1] - np->part_off[p];
+	return n;
+}
+
+size_t
+kg_neg_pool_share(const struct kg_neg_pool *np, uint32_t q, size_t n)
+{
+	uint64_t out, in;
+
+	if (np->k == 0 || (out = others(np, q)) == 0)
+		return 0;
+	in = np->part_off[q + 1] - np->part_off[q];
+	return (size_t)llround((double)n * (double)out / (double)(out + in));
+}
+
+void
+kg_neg_pool_draw(const struct kg_neg_pool *np, struct kg_rng *rng,
+    uint32_t q, size_t n, uint32_t *out)
+{
+	uint64_t total = others(np, q);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t x = kg_rng_below(rng, total), rows = 0;
+		uint32_t p;
+
+		/* The partition holding the x-th row outside q. */
+		for (p = 0; p < np->n_parts; p++) {
+			if (p == q || !np->valid[p])
+				continue;
+			rows = np->part_off[p + 1] - np->part_off[p];
+			if (x < rows)
+				break;
+			x -= rows;
+		}
+		out[i] = (uint32_t)(np->off[p] + kg_rng_below(rng,
+		    np->off[p + 1] - np->off[p]));
+	}
+}
+
+void
+kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t t, uint32_t slot,
+    const float *g)
+{
+	float *dst = np->grad + ((size_t)t * np->off[np->n_parts] + slot) *
+	    np->dim;
+	uint32_t i, q = kg_neg_pool_part_of(np, slot);
+
+#pragma omp simd
+	for (i = 0; i < np->dim; i++)
+		dst[i] += g[i];
+	if (!np->pending[q]) {
+#pragma omp atomic write
+		np->pending[q] = 1;
+	}
+}
+
+void
+kg_neg_pool_fold(struct kg_neg_pool *np, uint32_t q)
+{
+	uint64_t lo, hi, i, n;
+	uint32_t t;
+
+	if (np->k == 0 || np->nthreads < 2)
+		return;
+	n = np->off[np->n_parts] * np->dim;
+	lo = q < np->n_parts ? np->off[q] * np->dim : 0;
+	hi = q < np->n_parts ? np->off[q + 1] * np->dim : n;
+	for (t = 1; t < np->nthreads; t++) {
+		float *src = np->grad + (size_t)t * n;
+
+		for (i = lo; i < hi; i++) {
+			np->grad[i] += src[i];
+			src[i] = 0.0f;
+		}
+	}
+}
+
+uint32_t
+kg_neg_pool_part_of(const struct kg_neg_pool *np, uint64_t slot)
+{
+	uint32_t lo = 0, hi = np->n_parts - 1;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo + 1) / 2;
+
+		if (np->off[mid] <= slot)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
 static uint64_t
 triple_key(const struct kg_tripleset *ts, uint64_t h, uint64_t r,
     uint64_t t)

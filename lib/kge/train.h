@@ -12,8 +12,25 @@
  *   - kg_trainer_bucket() trains on the positives of one (head partition,
  *     tail partition) bucket and touches only those two partitions and the
  *     relation table; negatives for a corrupted head are drawn inside the
- *     head partition, for a corrupted tail inside the tail partition.
+ *     head partition, for a corrupted tail inside the tail partition,
+ *     and, with neg_pool, the share of the table outside that partition
+ *     from the negative pool (lib/kge/sampler.h: stale rows of every
+ *     partition, chosen per epoch by kg_trainer_pool_load and refreshed
+ *     from a bucket's partitions after it trains), so that the
+ *     negatives are spread over the whole table as one process draws
+ *     them.
  * One process uses one partition and one bucket per epoch.
+ *
+ * Bucket drivers set bucket_chunks: a bucket's positives are then cut
+ * into chunks of even size (not chunk_size and a remainder) and the
+ * corrupted side alternates from chunk to chunk starting with the
+ * parity of ph * n_parts + pt, so that small buckets do not corrupt
+ * tails only.
+ *
+ * In-batch negatives (neg_in_batch, PyTorch-BigGraph's "batch
+ * negatives"): each positive is also scored against the corrupted-side
+ * entities of the other positives of its chunk (its own left out, and
+ * any equal to its true entity), which then get gradients as negatives.
  *
  * A bucket's positives are cut into batches of batch_size (one "step")
  * and each batch into chunks of kg_train_chunk_size() positives.  A chunk
@@ -74,11 +91,15 @@ struct kg_train_opts {
 	uint64_t max_step;		/* 0: no limit */
 	uint64_t seed;
 	uint32_t threads;		/* 0: OpenMP's default */
+	uint32_t neg_pool;		/* partitioned: pool rows per partition
+					 * (struct kg_neg_pool); 0: negatives
+					 * only inside the bucket (PBG) */
+	int neg_in_batch;		/* the chunk's other positives too */
 };
 
 #define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
 	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
-	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0 }
+	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0 }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);
@@ -126,6 +147,10 @@ struct kg_trainer {
 	float *rel_state;	/* n_rel_rows x rel_state_width */
 	size_t rel_state_width;
 	struct kg_sampler *samplers;	/* one per partition */
+	struct kg_neg_pool pool;	/* neg_pool: the other partitions */
+	int bucket_chunks;		/* set by bucket drivers (above) */
+	uint64_t chunk_base;		/* added to chunk numbers in the RNG
+					 * streams (pass k of a bucket: k << 32) */
 	struct kg_tripleset known;	/* filter_negatives */
 	const int32_t *types;		/* use_types: borrowed, n_entities */
 	uint32_t nthreads;
@@ -180,7 +205,7 @@ void kg_trainer_release(struct kg_trainer *tr);
  * Train on the n positives hrt (global IDs; heads in partition ph, tails
  * in pt), at most max_batches batches (0: all), with both partitions
  * pinned in the store.  Chunk c of epoch e draws its negatives from the
- * stream (KG_STREAM_CHUNK, e, ph, pt, c).
+ * stream (KG_STREAM_CHUNK, e, ph, pt, chunk_base + c).
  * *loss_sum gets the sum of the positives' losses, *done the number of
  * positives trained.  Returns 0, or -1 after kg_error() when a partition
  * cannot be had or the loss stopped being finite (parameters may then
@@ -189,6 +214,27 @@ void kg_trainer_release(struct kg_trainer *tr);
 int kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
     uint64_t *done);
+
+/*
+ * Choose the negative pool's rows for the epoch tr->epoch and read them
+ * from the store, for the partitions q with owner[q] == me (owner NULL:
+ * every partition); the others' rows are zeroed and marked valid, for an
+ * MPI driver to sum the ranks' pools (each row then comes from one
+ * rank).  At the start of an epoch, so that a resumed run draws what an
+ * uninterrupted one does.  0, or -1 after kg_error().
+ */
+int kg_trainer_pool_load(struct kg_trainer *tr, const int32_t *owner,
+    int me);
+/*
+ * Apply the pool's waiting gradients (pool negatives' gradients are
+ * summed per slot while their rows are elsewhere, and applied when a
+ * bucket next pins the partition) to the partitions q with owner[q] ==
+ * me, acquiring each, and drop every other partition's: for an MPI
+ * driver at the end of an epoch, once the ranks' gradients are summed.
+ * 0, or -1 after kg_error().
+ */
+int kg_trainer_pool_settle(struct kg_trainer *tr, const int32_t *owner,
+    int me);
 
 /*
  * Apply summed gradients during a bucket (from the sync hook): clip (if

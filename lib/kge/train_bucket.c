@@ -12,17 +12,39 @@
 
 #include <omp.h>
 
+/* A bucket driver's chunks: ceil(n / cs) of even size, sides
+ * alternating from the bucket's parity (tails only with reciprocal
+ * relations). */
+static size_t
+plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
+    struct kg_chunk *c)
+{
+	uint64_t cs = kg_train_chunk_size(&tr->o), m = (n + cs - 1) / cs, k;
+
+	for (k = 0; k < m; k++) {
+		c[k].start = n * k / m;
+		c[k].len = (uint32_t)(n * (k + 1) / m - c[k].start);
+		c[k].side = tr->o.reciprocal ? KG_SIDE_TAIL :
+		    (uint8_t)((k + bucket) % 2);
+		c[k].type = -1;
+		c[k].whole = c[k].len;
+	}
+	return (size_t)m;
+}
+
 /* Chunks of plain batches: batches of batch_size, chunks of cs inside,
  * sides alternating (tails only with reciprocal relations). */
 static size_t
 plan_plain(const struct kg_trainer *tr, uint64_t n, uint64_t nb,
-    struct kg_chunk *c, uint64_t *ord)
+    uint32_t bucket, struct kg_chunk *c, uint64_t *ord)
 {
 	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), b, k;
 	size_t nch = 0;
 
 	for (k = 0; k < n; k++)
 		ord[k] = k;
+	if (tr->bucket_chunks)
+		return plan_even(tr, n, bucket, c);
 	for (b = 0; b < nb; b++) {
 		uint64_t end = (b + 1) * bs < n ? (b + 1) * bs : n;
 
@@ -91,7 +113,8 @@ plan_typed(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
  */
 static size_t
 plan_chunks(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
-    uint64_t max_batches, struct kg_chunk **chunks, uint64_t **order)
+    uint64_t max_batches, uint32_t bucket, struct kg_chunk **chunks,
+    uint64_t **order)
 {
 	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), nb;
 	const int32_t *types = tr->o.use_types ? tr->types : NULL;
@@ -106,7 +129,7 @@ plan_chunks(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 	    (types ? tr->samplers[0].n_types + 1 : 1));
 	*chunks = kg_xmallocarray(cap, sizeof(**chunks));
 	*order = kg_xmallocarray(n ? n : 1, sizeof(**order));
-	nch = types == NULL ? plan_plain(tr, n, nb, *chunks, *order) :
+	nch = types == NULL ? plan_plain(tr, n, nb, bucket, *chunks, *order) :
 	    plan_typed(tr, hrt, n, types, *chunks, *order);
 	for (k = 0; tr->shard_size > 1 && k < nch; k++) {
 		struct kg_chunk *c = &(*chunks)[k];
@@ -167,7 +190,7 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
 		    3 * sizeof(int32_t));
 	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_CHUNK, tr->epoch, r->ph,
-	    r->pt, c);
+	    r->pt, tr->chunk_base + (uint64_t)c);
 	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
 	return kg_train_chunk(tr, ws, &rng, ch,
 	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
@@ -219,6 +242,56 @@ run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
 	*trained = done;
 }
 
+/* Apply the pool's waiting gradients of partition q (carried from the
+ * epoch before, then this epoch's) to its rows, in hand as tr->cur. */
+static void
+apply_pool(struct kg_trainer *tr, uint32_t q)
+{
+	struct kg_neg_pool *np = &tr->pool;
+	uint64_t o = np->k ? np->off[q] : 0, n = np->k ? np->off[q + 1] - o :
+	    0;
+	size_t d = np->dim;
+
+	kg_neg_pool_fold(np, q);
+	if (n > 0 && np->carry_pending[q]) {
+		kg_trainer_apply(tr, np->carry_gid + o, np->carry_grad + o * d,
+		    n, NULL, NULL, 0);
+		memset(np->carry_grad + o * d, 0, n * d * sizeof(float));
+		np->carry_pending[q] = 0;
+	}
+	if (n > 0 && np->pending[q]) {
+		kg_trainer_apply(tr, np->gid + o, np->grad + o * d, n, NULL,
+		    NULL, 0);
+		memset(np->grad + o * d, 0, n * d * sizeof(float));
+		np->pending[q] = 0;
+	}
+}
+
+int
+kg_trainer_pool_settle(struct kg_trainer *tr, const int32_t *owner, int me)
+{
+	struct kg_neg_pool *np = &tr->pool;
+	uint32_t q;
+
+	for (q = 0; q < np->n_parts; q++) {
+		if (owner[q] == me) {
+			tr->cur[0] = tr->cur[1] = kg_store_acquire(tr->ents,
+			    q);
+			if (tr->cur[0] == NULL)
+				return -1;
+			np->pending[q] = 1;
+			apply_pool(tr, q);
+			kg_store_release(tr->ents, q, 1);
+			tr->cur[0] = tr->cur[1] = NULL;
+		}
+		np->pending[q] = 0;
+	}
+	if (np->k > 0)
+		memset(np->grad, 0, np->off[np->n_parts] * np->dim *
+		    sizeof(float));
+	return 0;
+}
+
 int
 kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
@@ -238,8 +311,11 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 		kg_store_release(tr->ents, ph, 0);
 		return -1;
 	}
+	apply_pool(tr, ph);
+	apply_pool(tr, pt);
 	memset(&r, 0, sizeof(r));
-	r.nch = plan_chunks(tr, hrt, n, max_batches, &chunks, &order);
+	r.nch = plan_chunks(tr, hrt, n, max_batches, ph * tr->n_parts + pt,
+	    &chunks, &order);
 	r.hrt = hrt;
 	r.chunks = chunks;
 	r.order = order;
@@ -249,6 +325,9 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	r.pt = pt;
 	r.t0 = r.last = kg_now();
 	run_chunks(tr, &r, loss_sum, done);
+	/* The pool's copies of the two partitions, as they are now. */
+	kg_neg_pool_fill(&tr->pool, ph, tr->cur[0]->w);
+	kg_neg_pool_fill(&tr->pool, pt, tr->cur[1]->w);
 	kg_store_release(tr->ents, ph, 1);
 	kg_store_release(tr->ents, pt, 1);
 	tr->cur[0] = tr->cur[1] = NULL;
@@ -261,6 +340,31 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 		    "smaller --lr, --max_grad_norm or a regulariser",
 		    tr->epoch + 1);
 		return -1;
+	}
+	return 0;
+}
+
+int
+kg_trainer_pool_load(struct kg_trainer *tr, const int32_t *owner, int me)
+{
+	struct kg_neg_pool *np = &tr->pool;
+	uint32_t q;
+	uint64_t i;
+
+	for (q = 0; q < np->n_parts; q++) {
+		kg_neg_pool_choose(np, q, tr->o.seed, tr->epoch);
+		/* Before the first epoch no row has been trained yet. */
+		if (tr->epoch == 0)
+			continue;
+		for (i = np->off[q]; i < np->off[q + 1]; i++) {
+			float *dst = np->rows + i * np->dim;
+
+			if (owner != NULL && owner[q] != me)
+				memset(dst, 0, np->dim * sizeof(float));
+			else if (kg_store_read(tr->ents, np->gid[i], 1, dst) < 0)
+				return -1;
+		}
+		np->valid[q] = 1;
 	}
 	return 0;
 }

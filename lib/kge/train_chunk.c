@@ -156,16 +156,35 @@ kg_trainer_apply(struct kg_trainer *tr, const uint64_t *ent, float *ent_g,
 	apply_relations(tr, rel, rel_g, n_rel);
 }
 
+/* The global ID of candidate column j: drawn in pc, from the pool, or
+ * (past the drawn ones) the corrupted entity of positive j - drawn. */
+static inline uint64_t
+cand_id(const struct kg_trainer *tr, const struct kg_train_ws *ws,
+    const struct kg_store_part *pc, int ccol, size_t j)
+{
+	size_t drawn = ws->n_local + ws->n_pool;
+
+	if (tr->o.one_vs_all)
+		return pc->base + j;
+	if (j < ws->n_local)
+		return pc->base + ws->neg_ids[j];
+	if (j < drawn)
+		return tr->pool.gid[ws->neg_ids[j]];
+	return (uint64_t)ws->tri[3 * (j - drawn) + ccol];
+}
+
 /* Mark the negatives that are known positives, or the target itself in
- * 1-vs-all; returns 1 when any mask applies. */
+ * 1-vs-all and among in-batch negatives; returns 1 when any mask
+ * applies. */
 static int
 mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_store_part *pc, const struct kg_chunk *ch, size_t nc)
 {
 	int filter = tr->o.filter_negatives, ova = tr->o.one_vs_all;
-	size_t i, j;
+	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
+	size_t i, j, self = ova ? 0 : ws->n_local + ws->n_pool;
 
-	if (!filter && !ova)
+	if (!filter && !ova && !tr->o.neg_in_batch)
 		return 0;
 	for (i = 0; i < ch->len; i++) {
 		const int32_t *x = ws->tri + 3 * i;
@@ -174,9 +193,9 @@ mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
 		uint8_t *sk = ws->skip + i * nc;
 
 		for (j = 0; j < nc; j++) {
-			uint64_t c = pc->base + (ova ? j : ws->neg_ids[j]);
+			uint64_t c = cand_id(tr, ws, pc, ccol, j);
 
-			sk[j] = ova && c == target;
+			sk[j] = (ova || j >= self) && c == target;
 			if (filter && !sk[j])
 				sk[j] = (uint8_t)(ch->side == KG_SIDE_TAIL ?
 				    kg_tripleset_has(&tr->known,
@@ -251,15 +270,28 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 		return pc->w;
 	}
 	n = tr->o.neg_sample_size;
-	if (ch->type < 0 || kg_sampler_draw_type(s, rng, ch->type, n,
-	    ws->neg_ids) < 0)
-		kg_sampler_draw(s, rng, n, ws->neg_ids);
-	for (j = 0; j < n; j++) {
-		if (j + 2 < n)
+	ws->n_pool = ch->type < 0 ? kg_neg_pool_share(&tr->pool, pc_index,
+	    n) : 0;
+	ws->n_local = n - ws->n_pool;
+	if (ch->type < 0 || kg_sampler_draw_type(s, rng, ch->type,
+	    ws->n_local, ws->neg_ids) < 0)
+		kg_sampler_draw(s, rng, ws->n_local, ws->neg_ids);
+	for (j = 0; j < ws->n_local; j++) {
+		if (j + 2 < ws->n_local)
 			prefetch_row(pc->w + (size_t)ws->neg_ids[j + 2] * d, d,
 			    0);
 		memcpy(ws->negc + j * d, pc->w + (size_t)ws->neg_ids[j] * d,
 		    d * sizeof(float));
+	}
+	kg_neg_pool_draw(&tr->pool, rng, pc_index, ws->n_pool,
+	    ws->neg_ids + ws->n_local);
+	for (j = ws->n_local; j < n; j++)
+		memcpy(ws->negc + j * d, tr->pool.rows + (size_t)
+		    ws->neg_ids[j] * d, d * sizeof(float));
+	/* In-batch: the chunk's own corrupted-side rows, gathered already. */
+	if (tr->o.neg_in_batch) {
+		memcpy(ws->negc + n * d, ws->posc, ch->len * d * sizeof(float));
+		n += ch->len;
 	}
 	*nc = n;
 	return ws->negc;
@@ -338,9 +370,19 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 			add_ent_grad(ws, c, kc + c - pc->base,
 			    ws->gposc + i * d, d, &nu);
 		}
-		for (j = 0; j < nc; j++)
+		for (j = 0; j < ws->n_local; j++)
 			add_ent_grad(ws, pc->base + ws->neg_ids[j], kc +
 			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
+		/* Pool rows are not in hand: their gradients wait. */
+		for (j = ws->n_local; j < ws->n_local + ws->n_pool; j++)
+			kg_neg_pool_add_grad(&tr->pool, (uint32_t)(ws -
+			    tr->ws), ws->neg_ids[j], ws->gneg + j * d);
+		for (j = ws->n_local + ws->n_pool; j < nc; j++) {
+			uint64_t c = cand_id(tr, ws, pc, ccol, j);
+
+			add_ent_grad(ws, c, kc + c - pc->base, ws->gneg + j * d,
+			    d, &nu);
+		}
 		return nu;
 	}
 	/* Fold the positives' rows of pc into the candidates' gradients. */

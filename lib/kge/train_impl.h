@@ -29,7 +29,8 @@ struct kg_train_ws {
 	uint8_t *skip;
 	float *gfixed, *gposc, *gneg;
 	float *work, *pwork;	/* chunk and pairs passes */
-	uint32_t *neg_ids;
+	uint32_t *neg_ids;	/* local IDs, then pool slots */
+	size_t n_local, n_pool;	/* of the chunk's drawn negatives */
 	uint32_t stamp;
 	uint64_t n_stamp;
 	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */

@@ -51,6 +51,11 @@ kg_train_opts_check(const struct kg_train_opts *o)
 		kg_error("--one_vs_all and --neg_types cannot be combined");
 		return -1;
 	}
+	if (o->one_vs_all && o->neg_in_batch) {
+		kg_error("--one_vs_all scores every entity already; drop "
+		    "--neg_in_batch");
+		return -1;
+	}
 	if (!(o->lr > 0.0) || !isfinite(o->lr) || o->rel_lr < 0.0) {
 		kg_error("--lr must be positive and finite");
 		return -1;
@@ -211,13 +216,17 @@ init_samplers(struct kg_trainer *tr, const int32_t *train, uint64_t n_train,
     const int32_t *types, uint32_t n_types)
 {
 	struct kg_store *st = tr->ents;
-	uint64_t *degree = kg_xcalloc(tr->n_entities, sizeof(*degree)), i;
+	uint64_t *degree = NULL, i;
 	uint32_t p;
 	int rc = 0;
 
-	for (i = 0; i < n_train; i++) {
-		degree[train[3 * i]]++;
-		degree[train[3 * i + 2]]++;
+	/* Degrees only for degree-drawn negatives: 8 bytes an entity. */
+	if (tr->o.degree_frac > 0.0) {
+		degree = kg_xcalloc(tr->n_entities, sizeof(*degree));
+		for (i = 0; i < n_train; i++) {
+			degree[train[3 * i]]++;
+			degree[train[3 * i + 2]]++;
+		}
 	}
 	tr->samplers = kg_xcalloc(tr->n_parts, sizeof(*tr->samplers));
 	for (p = 0; p < tr->n_parts && rc == 0; p++) {
@@ -225,8 +234,8 @@ init_samplers(struct kg_trainer *tr, const int32_t *train, uint64_t n_train,
 
 		if (rows > tr->max_part_rows)
 			tr->max_part_rows = rows;
-		if (kg_sampler_init(&tr->samplers[p], rows, degree + base,
-		    tr->o.degree_frac) < 0 || (tr->o.use_types &&
+		if (kg_sampler_init(&tr->samplers[p], rows, degree ? degree +
+		    base : NULL, tr->o.degree_frac) < 0 || (tr->o.use_types &&
 		    kg_sampler_set_types(&tr->samplers[p], types + base,
 		    n_types) < 0))
 			rc = -1;
@@ -296,12 +305,15 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 		return -1;
 	}
 	tr->nthreads = o->threads ? o->threads : (uint32_t)omp_get_max_threads();
+	kg_neg_pool_init(&tr->pool, tr->n_parts, ents->off, tr->n_parts > 1 ?
+	    o->neg_pool : 0, o->dim, tr->nthreads);
 	/* OpenBLAS must not start threads of its own inside ours. */
 	kg_compute_init();
 	tr->ws = kg_xcalloc(tr->nthreads, sizeof(*tr->ws));
 	for (t = 0; t < tr->nthreads; t++)
 		kg_train_ws_alloc(&tr->ws[t], tr, kg_train_chunk_size(o),
-		    o->one_vs_all ? tr->max_part_rows : o->neg_sample_size);
+		    o->one_vs_all ? tr->max_part_rows : o->neg_sample_size +
+		    (o->neg_in_batch ? kg_train_chunk_size(o) : 0));
 	return 0;
 }
 
@@ -339,6 +351,7 @@ kg_trainer_release(struct kg_trainer *tr)
 		for (i = 0; i < tr->n_parts; i++)
 			kg_sampler_release(&tr->samplers[i]);
 	free(tr->samplers);
+	kg_neg_pool_release(&tr->pool);
 	free(tr->rel);
 	free(tr->rel_state);
 	kg_tripleset_release(&tr->known);

@@ -291,6 +291,23 @@ int
 kg_store_save_part(struct kg_store *st, uint32_t p, const char *rows_path,
     const char *state_path)
 {
+	if (check_part(st, p, "save") < 0)
+		return -1;
+	if (st->ops->save_part != NULL)
+		return st->ops->save_part(st, p, rows_path, state_path);
+	return kg_store_save_part_copy(st, p, rows_path, state_path);
+}
+
+int
+kg_store_flush(struct kg_store *st)
+{
+	return st->ops->flush != NULL ? st->ops->flush(st) : 0;
+}
+
+int
+kg_store_save_part_copy(struct kg_store *st, uint32_t p,
+    const char *rows_path, const char *state_path)
+{
 	const struct kg_store_part *a = kg_store_acquire(st, p);
 	uint64_t sh[2];
 	int rc;
@@ -326,7 +343,10 @@ int
 kg_store_write(struct kg_store *st, struct kg_table_writer *w)
 {
 	uint32_t p;
+	int rc = kg_store_write_ordered(st, w);
 
+	if (rc <= 0)
+		return rc;
 	for (p = 0; p < st->n_parts; p++) {
 		kg_store_prefetch(st, p + 1 < st->n_parts ? p + 1 : p);
 		if (kg_store_write_part(st, p, w) < 0)

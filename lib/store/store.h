@@ -17,8 +17,14 @@
  *                       parked in an unlinked temporary file, written
  *                       back only if it changed (PyTorch-BigGraph's swap,
  *                       the MPI bucket driver's way);
+ *   kg_store_open_buffer  every partition on disk, at most "capacity"
+ *                       of them in memory (Marius's partition buffer):
+ *                       prefetch reads ahead and evicted partitions are
+ *                       written back on an I/O thread of the store's own
  *   kg_store_open_rows  read-only, over rows in memory or an entities.npy
- *   kg_store_open_npy   mapped read-only (kg-eval).
+ *   kg_store_open_npy   mapped read-only (kg-eval)
+ *   kg_store_open_npy_stream  read-only, entities.npy read a piece at a
+ *                       time (kg-eval of a table larger than memory).
  *
  * A partition starts FRESH: its rows are drawn from the init rule the
  * first time they are needed (the stream (init.purpose, p), state zero), so
@@ -137,12 +143,33 @@ struct kg_store *kg_store_open_mem(const struct kg_store_layout *l,
     const struct kg_store_init *init);
 struct kg_store *kg_store_open_park(const struct kg_store_layout *l,
     const struct kg_store_init *init, const char *tmpdir);
+/*
+ * The partition buffer.  Partition files are made in dir (which must
+ * exist) without names (O_TMPFILE where the filesystem has it, else
+ * unlinked at once), so nothing stays on disk however the process ends;
+ * each holds a partition as the two .npy files of a checkpoint, and a
+ * write-back makes new ones, so a failed write (a full disk) never
+ * damages the last good copy.  Memory: capacity + 1 buffers of the
+ * largest partition (capacity at most P), the extra one for reading
+ * ahead: a driver pins at most capacity partitions at once.  acquire
+ * reads (or waits for the read ahead), an eviction writes a changed
+ * partition back (the least recently used unpinned one that no prefetch
+ * asked for), kg_store_flush writes every changed one and waits, and
+ * kg_store_save_part links the current files into a checkpoint (a copy
+ * when dir is on another filesystem).  The store is safe to call from
+ * the one thread that drives it while its own thread does the I/O.
+ */
+struct kg_store *kg_store_open_buffer(const struct kg_store_layout *l,
+    const struct kg_store_init *init, const char *dir, uint32_t capacity);
 /* Read-only, one partition, no state: n rows of dim floats at rows
  * (borrowed, must outlive the store), or the float32 [n, dim] array in
  * path, mapped.  NULL after kg_error(). */
 struct kg_store *kg_store_open_rows(const float *rows, uint64_t n,
     uint32_t dim);
 struct kg_store *kg_store_open_npy(const char *path);
+/* The same table read with pread, a view at a time into the caller's
+ * scratch (acquire fails: the table need not fit in memory). */
+struct kg_store *kg_store_open_npy_stream(const char *path);
 /* Free the store, its buffers and its parking; NULL is a no-op.  No
  * partition may be pinned. */
 void kg_store_free(struct kg_store *st);
@@ -183,6 +210,10 @@ int kg_store_read(struct kg_store *st, uint64_t first, uint64_t n,
  */
 int kg_store_set_source(struct kg_store *st, uint32_t p,
     const char *rows_path, const char *state_path);
+/* Write every changed partition to disk and wait for the I/O in flight
+ * (the buffer store; others have nothing to do).  0, or -1 after
+ * kg_error() with the store's first I/O error (a full disk). */
+int kg_store_flush(struct kg_store *st);
 /* Write partition p as two .npy files of those shapes (for a
  * checkpoint); the partition must be present here.  0 or -1. */
 int kg_store_save_part(struct kg_store *st, uint32_t p,
@@ -191,7 +222,10 @@ int kg_store_save_part(struct kg_store *st, uint32_t p,
  * Stream partition p, or every partition (kg_store_write), into a table
  * writer (lib/io/table_writer.h: entities.npy, and entity_state.npy when
  * it has one, rows at their original positions), one partition in
- * memory at a time.  0 or -1.
+ * memory at a time.  A buffer store with the writer's order rising
+ * inside each partition (kg-partition's relabelling) writes the files
+ * front to back instead, a window of rows at a time gathered from every
+ * partition's file (lib/store/store_write.c).  0 or -1.
  */
 int kg_store_write_part(struct kg_store *st, uint32_t p,
     struct kg_table_writer *w);

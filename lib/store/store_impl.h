@@ -28,6 +28,17 @@ struct kg_store_ops {
 	const float *(*part_view)(struct kg_store *, uint32_t p,
 	    uint64_t first, uint64_t n, float *scratch);
 	void (*free)(struct kg_store *);
+	/* Write every changed partition home and wait; opt. */
+	int (*flush)(struct kg_store *);
+	/* kg_store_save_part done better than by a copy (a link); opt. */
+	int (*save_part)(struct kg_store *, uint32_t p, const char *rows,
+	    const char *state);
+	/* Rows [first, first + n) of partition p (global IDs) and their
+	 * state copied into rows and state, wherever p is, without making
+	 * it resident; main thread.  Lets kg_store_write stream the table
+	 * in its original order.  opt. */
+	int (*read)(struct kg_store *, uint32_t p, uint64_t first,
+	    uint64_t n, float *rows, float *state);
 };
 
 /* Fill the common fields from a layout (checked); 0 or -1. */
@@ -39,6 +50,14 @@ void kg_store_base_release(struct kg_store *st);
  * floats) into dst, as the first use would. */
 void kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
     uint64_t n, float *dst);
+
+/* kg_store_save_part by acquiring p and writing two new files. */
+int kg_store_save_part_copy(struct kg_store *st, uint32_t p,
+    const char *rows_path, const char *state_path);
+
+/* kg_store_write in the table's original order (store_write.c): 0, -1
+ * after kg_error(), or 1 when the store or the order does not allow it. */
+int kg_store_write_ordered(struct kg_store *st, struct kg_table_writer *w);
 
 /* Buffers of partitions, counted in st->stats.bytes_held. */
 float *kg_store_buf_new(struct kg_store *st, uint32_t p);

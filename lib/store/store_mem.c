@@ -300,7 +300,7 @@ tab_free(struct kg_store *st)
 
 static const struct kg_store_ops tab_ops = {
 	tab_acquire, tab_release, NULL, tab_take, tab_put, tab_reserve,
-	tab_set_source, tab_resident, tab_view, tab_free
+	tab_set_source, tab_resident, tab_view, tab_free, NULL, NULL, NULL
 };
 
 static struct kg_store *

@@ -2,7 +2,9 @@
  * store_rows: the read-only store over one table of rows that is already
  * in memory (borrowed) or in an entities.npy (mapped): kg-eval's, and a
  * trained table handed to a writer.  One partition, no state; acquire
- * gives rows that must not be written.
+ * gives rows that must not be written.  The streamed kind reads an
+ * entities.npy a view at a time (pread into the caller's scratch) and
+ * cannot be acquired whole: a table larger than memory stays on disk.
  */
 #include "store/store_impl.h"
 
@@ -14,6 +16,7 @@ struct rows {
 	struct kg_store st;	/* first */
 	struct kg_store_part part;
 	struct kg_npy map;	/* kg_store_open_npy's mapping */
+	struct kg_store_src src;	/* the streamed kind's file */
 };
 
 static const struct kg_store_part *
@@ -49,11 +52,40 @@ rows_view(struct kg_store *st, uint32_t p, uint64_t first, uint64_t n,
 	return ((struct rows *)st)->part.w + first * st->dim;
 }
 
+static const struct kg_store_part *
+stream_acquire(struct kg_store *st, uint32_t p)
+{
+	(void)p;
+	kg_error("'%s' is read a piece at a time, not whole",
+	    ((struct rows *)st)->src.path);
+	return NULL;
+}
+
+static int
+stream_resident(const struct kg_store *st, uint32_t p)
+{
+	(void)st;
+	(void)p;
+	return 0;
+}
+
+static const float *
+stream_view(struct kg_store *st, uint32_t p, uint64_t first, uint64_t n,
+    float *scratch)
+{
+	(void)p;
+	if (kg_store_src_read(&((struct rows *)st)->src, first, n, st->dim,
+	    scratch) < 0)
+		return NULL;
+	return scratch;
+}
+
 static void
 rows_free(struct kg_store *st)
 {
 	struct rows *r = (struct rows *)st;
 
+	kg_store_src_close(&r->src);
 	kg_npy_release(&r->map);
 	kg_store_base_release(st);
 	free(r);
@@ -61,7 +93,12 @@ rows_free(struct kg_store *st)
 
 static const struct kg_store_ops rows_ops = {
 	rows_acquire, rows_release, NULL, NULL, NULL, NULL, NULL,
-	rows_resident, rows_view, rows_free
+	rows_resident, rows_view, rows_free, NULL, NULL, NULL
+};
+
+static const struct kg_store_ops stream_ops = {
+	stream_acquire, rows_release, NULL, NULL, NULL, NULL, NULL,
+	stream_resident, stream_view, rows_free, NULL, NULL, NULL
 };
 
 struct kg_store *
@@ -71,6 +108,7 @@ kg_store_open_rows(const float *rows, uint64_t n, uint32_t dim)
 	struct rows *r = kg_xcalloc(1, sizeof(*r));
 
 	r->map = (struct kg_npy)KG_NPY_INIT;
+	r->src.fd = -1;
 	if (kg_store_base_init(&r->st, &rows_ops, &l, NULL) < 0) {
 		free(r);
 		return NULL;
@@ -103,5 +141,35 @@ kg_store_open_npy(const char *path)
 		return NULL;
 	}
 	((struct rows *)st)->map = a;
+	return st;
+}
+
+struct kg_store *
+kg_store_open_npy_stream(const char *path)
+{
+	uint64_t shape[KG_NPY_MAXDIM];
+	enum kg_dtype dt;
+	size_t off;
+	int ndim;
+	struct kg_store *st;
+	struct rows *r;
+
+	if (kg_npy_read_header(path, &dt, &ndim, shape, &off) < 0)
+		return NULL;
+	if (dt != KG_DT_F4 || ndim != 2 || shape[1] == 0 ||
+	    shape[1] > UINT32_MAX) {
+		kg_error("'%s' is not a float32 table of rows", path);
+		return NULL;
+	}
+	st = kg_store_open_rows(NULL, shape[0], (uint32_t)shape[1]);
+	if (st == NULL)
+		return NULL;
+	r = (struct rows *)st;
+	st->ops = &stream_ops;
+	if (kg_store_src_open(&r->src, path, shape[0],
+	    (uint32_t)shape[1]) < 0) {
+		rows_free(st);
+		return NULL;
+	}
 	return st;
 }

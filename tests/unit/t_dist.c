@@ -12,18 +12,17 @@
 #include "core/util.h"
 #include "test.h"
 
-/* Every property the distributed trainer relies on, for (P, R). */
+/* Every property the distributed trainer relies on, for schedule s of
+ * (P, R). */
 static int
-sched_ok(uint32_t P, uint32_t R)
+sched_props(const struct kg_dist_sched *sp, uint32_t P, uint32_t R)
 {
-	struct kg_dist_sched s;
+	const struct kg_dist_sched s = *sp;
 	uint32_t *count, round, k, busy_rounds = 0;
 	uint8_t *held;
 	int good = 1;
 	size_t n, i;
 
-	if (kg_dist_sched_build(&s, P, R) < 0)
-		return 0;
 	count = kg_xcalloc((size_t)P * P, sizeof(*count));
 	held = kg_xcalloc(P, 1);
 	for (round = 0; round < s.nrounds; round++) {
@@ -81,6 +80,46 @@ sched_ok(uint32_t P, uint32_t R)
 	}
 	free(count);
 	free(held);
+	return good;
+}
+
+/* The built schedule of (P, R) and two relabellings of it (partitions
+ * reversed, rotated by one) have every property, and a relabelled one
+ * holds and trains the renamed partitions and buckets of the built one,
+ * in the same rounds, on the same ranks, in the same order. */
+static int
+sched_ok(uint32_t P, uint32_t R)
+{
+	struct kg_dist_sched s, t = KG_DIST_SCHED_INIT;
+	uint32_t *perm, v, p;
+	size_t i, nb;
+	int good;
+
+	if (kg_dist_sched_build(&s, P, R) < 0)
+		return 0;
+	good = sched_props(&s, P, R);
+	perm = kg_xmallocarray(P, sizeof(*perm));
+	nb = s.off[(size_t)s.nrounds * R];
+	for (v = 0; v < 2 && good; v++) {
+		for (p = 0; p < P; p++)
+			perm[p] = v == 0 ? P - 1 - p : (p + 1) % P;
+		kg_dist_sched_relabel(&t, &s, perm);
+		good = sched_props(&t, P, R) && t.nrounds == s.nrounds &&
+		    memcmp(t.off, s.off, ((size_t)s.nrounds * R + 1) *
+		    sizeof(*s.off)) == 0;
+		for (i = 0; good && i < 2 * (size_t)s.nrounds * R; i++)
+			good = t.hold[i] == (s.hold[i] < 0 ? -1 :
+			    (int32_t)perm[s.hold[i]]);
+		for (i = 0; good && i < nb; i++)
+			good = t.buckets[i] == perm[s.buckets[i] / P] * P +
+			    perm[s.buckets[i] % P];
+	}
+	kg_dist_sched_relabel(&t, &s, NULL);
+	good = good && memcmp(t.buckets, s.buckets, nb * sizeof(*s.buckets))
+	    == 0 && memcmp(t.hold, s.hold, 2 * (size_t)s.nrounds * R *
+	    sizeof(*s.hold)) == 0;
+	free(perm);
+	kg_dist_sched_release(&t);
 	kg_dist_sched_release(&s);
 	return good;
 }

@@ -6,13 +6,17 @@
  * and a streamed entities.npy equal to the table written whole.
  */
 #include <dirent.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "core/util.h"
 #include "io/npy.h"
 #include "io/table_writer.h"
+#include "store/order.h"
 #include "store/store.h"
 #include "test.h"
 
@@ -480,6 +484,265 @@ t_park_nameless(void)
 	kg_error_mute(0);
 }
 
+
+/* Every bucket once, states one swap apart and holding their buckets,
+ * and the swap count of the construction equal to its formula and not
+ * below the lower bound, for every P up to 24 and every buffer size. */
+static void
+t_order(void)
+{
+	uint32_t P, C, s, k;
+	uint32_t first[2] = { 5, 2 };
+	struct kg_order o;
+
+	for (P = 1; P <= 24; P++)
+		for (C = 2; C <= P + 1; C++) {
+			uint8_t *seen = kg_xcalloc((size_t)P * P, 1);
+			int ok = 1;
+
+			T_CHECK(kg_order_build(&o, P, C, NULL, 0, 7, P) == 0);
+			for (s = 0; s < o.nstates; s++) {
+				const uint32_t *st = kg_order_state(&o, s);
+				uint64_t n, i;
+				const uint32_t *b = kg_order_buckets(&o, s, &n);
+				uint32_t diff = 0;
+
+				for (i = 0; i < n; i++) {
+					uint32_t in = 0;
+
+					for (k = 0; k < o.width; k++)
+						in += (st[k] == b[i] / P) +
+						    (st[k] == b[i] % P);
+					ok &= in >= 2 && !seen[b[i]]++;
+				}
+				for (k = 0; s > 0 && k < o.width; k++)
+					diff += st[k] != kg_order_state(&o,
+					    s - 1)[k];
+				ok &= s == 0 || (diff == 1 && o.in[s] < P);
+			}
+			for (k = 0; k < P * P; k++)
+				ok &= seen[k] == 1;
+			T_CHECKF(ok, "P %u C %u", P, C);
+			T_CHECKF(o.swaps == kg_order_swaps_formula(P, C) &&
+			    o.swaps == o.nstates - 1 && o.swaps >=
+			    kg_order_swaps_lower_bound(P, C), "P %u C %u: %llu "
+			    "swaps", P, C, (unsigned long long)o.swaps);
+			free(seen);
+			kg_order_release(&o);
+		}
+	/* Values quoted in order.h, and C = 2 meets the bound. */
+	T_CHECK(kg_order_swaps_formula(16, 4) == 42 &&
+	    kg_order_swaps_lower_bound(16, 4) == 38);
+	T_CHECK(kg_order_swaps_formula(32, 6) == 107 &&
+	    kg_order_swaps_lower_bound(32, 6) == 97);
+	T_CHECK(kg_order_swaps_formula(40, 2) == 40 * 39 / 2 - 1 &&
+	    kg_order_swaps_lower_bound(40, 2) == 40 * 39 / 2 - 1);
+	/* An epoch starts with what is in memory. */
+	T_CHECK(kg_order_build(&o, 9, 3, first, 2, 1, 1) == 0);
+	T_CHECK((o.state[0] == 5 || o.state[1] == 5 || o.state[2] == 5) &&
+	    (o.state[0] == 2 || o.state[1] == 2 || o.state[2] == 2));
+	kg_order_release(&o);
+	kg_error_mute(1);
+	T_CHECK(kg_order_build(&o, 4, 1, NULL, 0, 1, 1) < 0);
+	kg_error_mute(0);
+	T_CHECK(kg_order_build(&o, 1, 1, NULL, 0, 1, 1) == 0 &&
+	    o.nstates == 1 && o.off[1] == 1);
+	kg_order_release(&o);
+}
+
+static struct kg_store *
+open_buffer(uint32_t cap)
+{
+	struct kg_store_layout l = layout(3);
+	struct kg_store_init in = rule(KG_INIT_UNIFORM);
+
+	return kg_store_open_buffer(&l, &in, t_tmpdir(), cap);
+}
+
+/* One random change to partition p's rows and state. */
+static void
+poke(struct kg_store *st, uint32_t p, struct kg_rng *rng)
+{
+	const struct kg_store_part *a = kg_store_acquire(st, p);
+	uint64_t i;
+
+	T_CHECK(a != NULL);
+	if (a == NULL)
+		return;
+	i = kg_rng_below(rng, a->rows);
+	a->w[i * DIM + kg_rng_below(rng, DIM)] += 1.0f;
+	a->state[i] += 0.5f;
+	kg_store_release(st, p, 1);
+}
+
+/* A buffer of one partition (so every other acquire swaps, with reads
+ * ahead and write-backs on its thread) ends with the same table as the
+ * memory store after the same changes, and leaves no file by name. */
+static void
+t_buffer_equals_memory(void)
+{
+	struct kg_store *a = open_kind(0, 3, KG_INIT_UNIFORM), *b =
+	    open_buffer(1);
+	struct kg_rng r1, r2;
+	float *sa, *wa, *sb, *wb;
+	int i;
+
+	T_CHECK(b != NULL);
+	if (b == NULL)
+		return;
+	kg_rng_seed(&r1, 3, 0);
+	kg_rng_seed(&r2, 3, 0);
+	for (i = 0; i < 200; i++) {
+		uint32_t p = (uint32_t)kg_rng_below(&r1, 3);
+
+		(void)kg_rng_below(&r2, 3);
+		poke(a, p, &r1);
+		if (i % 3 == 0)
+			kg_store_prefetch(b, (p + 1) % 3);
+		poke(b, p, &r2);
+	}
+	wa = snapshot(a, &sa);
+	wb = snapshot(b, &sb);
+	T_CHECK(memcmp(wa, wb, N * DIM * sizeof(float)) == 0);
+	T_CHECK(memcmp(sa, sb, N * SW * sizeof(float)) == 0);
+	T_CHECK(b->stats.evictions > 0 && b->stats.bytes_written > 0 &&
+	    b->stats.bytes_read > 0);
+	/* Two frames of the largest partition (9 rows), never more. */
+	T_CHECK(b->stats.bytes_held_max == 2 * 9 * (DIM + SW) *
+	    sizeof(float));
+	T_CHECK(kg_store_flush(b) == 0);
+	T_CHECK(count_entries(t_tmpdir(), ".kgpipe-part") == 0);
+	free(wa);
+	free(sa);
+	free(wb);
+	free(sb);
+	kg_store_free(a);
+	kg_store_free(b);
+}
+
+/* Inode of path (0 when absent). */
+static ino_t
+inode_of(const char *path)
+{
+	struct stat sb;
+
+	return stat(path, &sb) == 0 ? sb.st_ino : 0;
+}
+
+/*
+ * Checkpoints of the buffer link its files (no copy), keep their bytes
+ * when the partition changes afterwards, and read back equal; a table
+ * streamed in an order rising inside each partition lands every row at
+ * order[i], partitions on disk or in memory.
+ */
+static void
+t_buffer_save_and_stream(void)
+{
+	char *e = kg_path_join(t_tmpdir(), "be.npy");
+	char *s = kg_path_join(t_tmpdir(), "bs.npy");
+	char *e2 = kg_path_join(t_tmpdir(), "be2.npy");
+	struct kg_store *b = open_buffer(1), *c = open_buffer(2);
+	struct kg_table_writer tw;
+	struct kg_npy x = KG_NPY_INIT;
+	float *state, *w, *state2, *w2;
+	int32_t order[N];
+	uint64_t i;
+
+	fill(b, 3.0f);
+	w = snapshot(b, &state);
+	T_CHECK(kg_store_flush(b) == 0);
+	T_CHECK(kg_store_save_part(b, 1, e, s) == 0);
+	T_CHECK(kg_store_set_source(c, 1, e, s) == 0);
+	fill(b, 4.0f);
+	T_CHECK(kg_store_flush(b) == 0);
+	/* The checkpoint's copy is unchanged by later write-backs. */
+	w2 = snapshot(c, &state2);
+	T_CHECK(memcmp(w + 7 * DIM, w2 + 7 * DIM, 9 * DIM * sizeof(float)) ==
+	    0 && memcmp(state + 7, state2 + 7, 9 * sizeof(float)) == 0);
+	T_CHECK(inode_of(e) != 0);
+	free(w2);
+	free(state2);
+	/* Rising inside each partition (7, 9, 7 rows), interleaved. */
+	for (i = 0; i < N; i++)
+		order[i] = (int32_t)(i < 7 ? 3 * i : i >= 16 ? 3 * (i - 16) + 1 :
+		    i - 7 < 7 ? 3 * (i - 7) + 2 : 21 + (i - 14));
+	free(w);
+	free(state);
+	w = snapshot(b, &state);
+	T_CHECK(kg_table_writer_open(&tw, e2, NULL, N, DIM, SW, order) == 0);
+	T_CHECK(kg_store_write(b, &tw) == 0 && kg_table_writer_close(&tw) ==
+	    0);
+	T_CHECK(kg_npy_read(e2, &x) == 0);
+	for (i = 0; x.data != NULL && i < N; i++)
+		T_CHECK(memcmp((float *)x.data + order[i] * DIM, w + i * DIM,
+		    DIM * sizeof(float)) == 0);
+	kg_npy_release(&x);
+	free(w);
+	free(state);
+	kg_store_free(b);
+	kg_store_free(c);
+	free(e);
+	free(s);
+	free(e2);
+}
+
+/*
+ * A write that fails (here the file size limit, as a full disk would)
+ * is reported by the next call, naming the directory, and every later
+ * call fails instead of training on.
+ */
+static void
+t_buffer_disk_full(void)
+{
+	struct kg_store *b = open_buffer(1);
+	struct rlimit old, lim;
+
+	fill(b, 1.0f);
+	T_CHECK(kg_store_flush(b) == 0);
+	fill(b, 2.0f);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = 64;
+	setrlimit(RLIMIT_FSIZE, &lim);
+	kg_error_mute(1);
+	T_CHECK(kg_store_flush(b) < 0);
+	T_CHECK(strstr(kg_error_last(), "cannot write partition") != NULL &&
+	    strstr(kg_error_last(), t_tmpdir()) != NULL);
+	T_CHECK(kg_store_acquire(b, 0) == NULL);
+	kg_error_mute(0);
+	setrlimit(RLIMIT_FSIZE, &old);
+	signal(SIGXFSZ, SIG_DFL);
+	kg_store_free(b);
+}
+
+/* kg-eval's streamed table reads the rows an array holds. */
+static void
+t_npy_stream(void)
+{
+	char *path = kg_path_join(t_tmpdir(), "str.npy");
+	float rows[N * DIM], scratch[N * DIM];
+	uint64_t sh[2] = { N, DIM }, i;
+	struct kg_store *st;
+	const float *v;
+
+	for (i = 0; i < N * DIM; i++)
+		rows[i] = (float)i * 0.25f;
+	T_CHECK(kg_npy_write(path, KG_DT_F4, 2, sh, rows) == 0);
+	st = kg_store_open_npy_stream(path);
+	T_CHECK(st != NULL);
+	if (st != NULL) {
+		v = kg_store_view(st, 3, 17, scratch);
+		T_CHECK(v == scratch && memcmp(v, rows + 3 * DIM, 17 * DIM *
+		    sizeof(float)) == 0);
+		kg_error_mute(1);
+		T_CHECK(kg_store_acquire(st, 0) == NULL);
+		kg_error_mute(0);
+		kg_store_free(st);
+	}
+	free(path);
+}
+
 int
 main(void)
 {
@@ -492,5 +755,10 @@ main(void)
 	T_RUN(t_stream_equals_table);
 	T_RUN(t_read_only);
 	T_RUN(t_park_nameless);
+	T_RUN(t_order);
+	T_RUN(t_buffer_equals_memory);
+	T_RUN(t_buffer_save_and_stream);
+	T_RUN(t_buffer_disk_full);
+	T_RUN(t_npy_stream);
 	return T_DONE();
 }

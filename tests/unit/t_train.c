@@ -591,6 +591,166 @@ t_partition_buckets(void)
 	kg_error_mute(0);
 }
 
+
+/* The four buckets of two partitions split at half. */
+static void
+split_buckets(uint32_t half, int32_t *bucket[4], uint64_t nb[4])
+{
+	uint64_t i;
+	uint32_t b;
+
+	for (b = 0; b < 4; b++) {
+		bucket[b] = kg_xmallocarray(3 * umls.n[0], sizeof(int32_t));
+		nb[b] = 0;
+	}
+	for (i = 0; i < umls.n[0]; i++) {
+		const int32_t *x = umls.split[0] + 3 * i;
+
+		b = (uint32_t)(x[0] >= (int32_t)half) * 2 +
+		    (uint32_t)(x[2] >= (int32_t)half);
+		memcpy(bucket[b] + 3 * nb[b]++, x, 3 * sizeof(int32_t));
+	}
+}
+
+/*
+ * The negative pool: its draws never come from the corrupted partition
+ * and follow the other partitions' sizes; a bucket of partition 0 takes
+ * negatives from partition 1's pool without touching partition 1, and
+ * their summed gradients reach partition 1's rows, as Adagrad steps,
+ * when a bucket next pins it.
+ */
+static void
+t_neg_pool(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	struct kg_store *st;
+	struct kg_store_layout l;
+	struct kg_store_init in;
+	struct kg_neg_pool *np = &tr.pool;
+	const struct kg_store_part *a;
+	int64_t off[3];
+	uint64_t nb[4], i, done, rows1, slots = 0;
+	int32_t *bucket[4];
+	float *before, *g, *w, *state;
+	double loss;
+	uint32_t b, half, *out = kg_xmallocarray(1000, sizeof(uint32_t));
+	struct kg_rng rng;
+	size_t d;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.dim = 16;
+	o.neg_pool = 20;
+	half = (uint32_t)umls.ent.n / 3;
+	off[0] = 0;
+	off[1] = half;
+	off[2] = (int64_t)umls.ent.n;
+	l = kg_train_layout(&o, umls.ent.n, 2, off);
+	in = kg_train_init_rule(&o, 1);
+	st = kg_store_open_mem(&l, &in);
+	T_CHECK(kg_trainer_init_store(&tr, &o, st, umls.rel.n, umls.split[0],
+	    umls.n[0], NULL, 0, NULL, 0) == 0);
+	d = o.dim;
+	rows1 = umls.ent.n - half;
+	T_CHECK(np->off[1] == 20 && np->off[2] == 40);
+	tr.bucket_chunks = 1;
+	T_CHECK(kg_trainer_pool_load(&tr, NULL, 0) == 0);
+	/* Nothing valid yet: no pool negatives at all. */
+	T_CHECK(kg_neg_pool_share(np, 0, 64) == 0);
+	split_buckets(half, bucket, nb);
+	T_CHECK(kg_trainer_bucket(&tr, 1, 1, bucket[3], nb[3], 0, &loss,
+	    &done) == 0);
+	T_CHECK(np->valid[1] && !np->valid[0]);
+	/* Partition 1 is rows1 of the table's rows. */
+	T_CHECK(kg_neg_pool_share(np, 0, 135) == (size_t)llround(135.0 *
+	    (double)rows1 / (double)umls.ent.n));
+	kg_rng_seed(&rng, 1, 2);
+	kg_neg_pool_draw(np, &rng, 0, 1000, out);
+	for (i = 0; i < 1000; i++)
+		slots += out[i] >= np->off[1] && out[i] < np->off[2];
+	T_CHECK(slots == 1000);
+	/* Bucket (0, 0) leaves partition 1 as it was, its gradients wait. */
+	before = part_copy(st, 1);
+	T_CHECK(kg_trainer_bucket(&tr, 0, 0, bucket[0], nb[0], 0, &loss,
+	    &done) == 0);
+	w = part_copy(st, 1);
+	T_CHECK(memcmp(before, w, rows1 * d * sizeof(float)) == 0);
+	free(w);
+	T_CHECK(np->pending[1]);
+	/* Expected: partition 1 and its state after Adagrad steps with the
+	 * waiting gradients, slot by slot. */
+	a = kg_store_acquire(st, 1);
+	w = kg_xmallocarray(rows1 * d, sizeof(float));
+	state = kg_xmallocarray(rows1, sizeof(float));
+	memcpy(w, a->w, rows1 * d * sizeof(float));
+	memcpy(state, a->state, rows1 * sizeof(float));
+	kg_store_release(st, 1, 0);
+	g = kg_xmallocarray(20 * d, sizeof(float));
+	memcpy(g, np->grad + np->off[1] * d, 20 * d * sizeof(float));
+	for (i = 0; i < 20; i++) {
+		uint64_t r = np->gid[np->off[1] + i] - half;
+
+		kg_adagrad_row(w + r * d, state + r, g + i * d, d,
+		    (float)o.lr);
+	}
+	T_CHECK(kg_trainer_bucket(&tr, 1, 1, bucket[3], 0, 0, &loss,
+	    &done) == 0 && done == 0);
+	a = kg_store_acquire(st, 1);
+	T_CHECK(memcmp(a->w, w, rows1 * d * sizeof(float)) == 0 &&
+	    memcmp(a->state, state, rows1 * sizeof(float)) == 0);
+	T_CHECK(memcmp(a->w, before, rows1 * d * sizeof(float)) != 0);
+	kg_store_release(st, 1, 0);
+	T_CHECK(!np->pending[1]);
+	free(before);
+	free(w);
+	free(state);
+	free(g);
+	free(out);
+	for (b = 0; b < 4; b++)
+		free(bucket[b]);
+	kg_trainer_release(&tr);
+	kg_store_free(st);
+}
+
+/*
+ * PyTorch-BigGraph's in-batch negatives: each positive also against the
+ * chunk's other corrupted entities.  Its own is masked (a model pushed
+ * away from its own positives would not learn), and UMLS trains at least
+ * as well as with sampled negatives alone (measured 0.868 against 0.845
+ * at the README's settings).
+ */
+static void
+t_in_batch(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	double with, without;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.dim = 64;
+	o.epochs = 20;
+	T_CHECK(train_umls(&tr, &o) == 0);
+	without = test_mrr(&tr);
+	kg_trainer_release(&tr);
+	o.neg_in_batch = 1;
+	T_CHECK(train_umls(&tr, &o) == 0);
+	with = test_mrr(&tr);
+	T_CHECK(tr.ws[0].N == o.neg_sample_size + kg_train_chunk_size(&o));
+	kg_trainer_release(&tr);
+	fprintf(stderr, "ComplEx in-batch negatives: MRR %.4f (without "
+	    "%.4f)\n", with, without);
+	T_CHECKF(with > without - 0.02 && with > 0.6, "MRR %.4f, without "
+	    "%.4f", with, without);
+	o.one_vs_all = 1;
+	kg_error_mute(1);
+	T_CHECK(kg_train_opts_check(&o) < 0);
+	kg_error_mute(0);
+}
+
 int
 main(void)
 {
@@ -603,5 +763,7 @@ main(void)
 	T_RUN(t_max_step_and_nan);
 	T_RUN(t_bad_options);
 	T_RUN(t_partition_buckets);
+	T_RUN(t_neg_pool);
+	T_RUN(t_in_batch);
 	return T_DONE();
 }

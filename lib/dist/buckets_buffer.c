@@ -1,0 +1,317 @@
+/*
+ * buckets_buffer: the out-of-core epoch of the bucket driver: one
+ * process, its partitions in a partition buffer (lib/store/store.h), the
+ * buckets in the order of lib/store/order.h; see dist_train.h.
+ */
+#include "dist/buckets_impl.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The directory holding path (a new string). */
+static char *
+parent_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return kg_xstrdup(".");
+	if (slash == path)
+		return kg_xstrdup("/");
+	return kg_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+/* C from --buffer_capacity, or from --mem_budget: the partitions that
+ * fit, less one for reading ahead.  0 or -1. */
+static int
+capacity_of(struct kg_buckets *v, const struct kg_store_layout *l)
+{
+	const struct kg_dist_train_opts *x = v->x;
+	uint64_t most = 0, bytes, fit;
+	uint32_t p;
+
+	for (p = 0; p < v->P; p++)
+		if ((uint64_t)(l->off[p + 1] - l->off[p]) > most)
+			most = (uint64_t)(l->off[p + 1] - l->off[p]);
+	bytes = most * ((uint64_t)l->dim + l->state_width) * sizeof(float);
+	v->capacity = x->buffer_capacity;
+	if (x->mem_budget > 0) {
+		fit = x->mem_budget / bytes;
+		if (fit < 3 && v->P > 1) {
+			kg_error("--mem_budget %llu holds %llu partitions of "
+			    "%llu bytes; the buffer needs 3 (2 to train, 1 "
+			    "to read ahead): use more partitions or a larger "
+			    "budget", (unsigned long long)x->mem_budget,
+			    (unsigned long long)fit, (unsigned long long)bytes);
+			return -1;
+		}
+		fit = fit > 1 ? fit - 1 : 1;
+		if (v->capacity == 0 || fit < v->capacity)
+			v->capacity = fit > v->P ? v->P : (uint32_t)fit;
+	}
+	if (v->capacity > v->P)
+		v->capacity = v->P;
+	if (v->capacity < 2 && v->P > 1) {
+		kg_error("--buffer_capacity %u cannot train %u partitions: a "
+		    "bucket needs 2 in memory", v->capacity, v->P);
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
+    const struct kg_store_init *in)
+{
+	const struct kg_train_job *j = v->j;
+	char *dir, *ckpt;
+	uint32_t p;
+
+	if (capacity_of(v, l) < 0)
+		return -1;
+	if (v->x->swap_dir != NULL)
+		dir = kg_xstrdup(v->x->swap_dir);
+	else {
+		/* Beside the checkpoint, so that it links the files. */
+		ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
+		    kg_xasprintf("%s.ckpt", j->output);
+		dir = parent_of(ckpt);
+		free(ckpt);
+	}
+	/* A test hook: the same order over a memory store, to show that
+	 * the trips to disk change no bit. */
+	if (getenv("KG_TEST_BUFFER_IN_MEMORY") != NULL)
+		v->st = kg_store_open_mem(l, in);
+	else
+		v->st = kg_store_open_buffer(l, in, dir, v->capacity);
+	free(dir);
+	if (v->st == NULL)
+		return -1;
+	/* The one process holds every partition, for the checkpoints. */
+	for (p = 0; p < v->P; p++)
+		v->loc[p] = 0;
+	return 0;
+}
+
+/* Replace the order by the one of pass number e (epoch * passes +
+ * pass), starting where it ended. */
+static int
+next_order(struct kg_buckets *v, uint64_t e)
+{
+	uint32_t *first = NULL, nfirst = v->ord.nstates ? v->ord.width : 0;
+	int rc;
+
+	if (nfirst > 0) {
+		first = kg_xmallocarray(nfirst, sizeof(*first));
+		memcpy(first, kg_order_state(&v->ord, v->ord.nstates - 1),
+		    nfirst * sizeof(*first));
+	}
+	kg_order_release(&v->ord);
+	rc = kg_order_build(&v->ord, v->P, v->capacity, first, nfirst,
+	    v->o->seed, e);
+	free(first);
+	return rc;
+}
+
+/*
+ * The order of pass number e.  It starts from what the pass before left
+ * in memory, which is where the order of pass e - 1 ended: a resumed run
+ * (nothing in memory) rebuilds the orders from the first on, so that it
+ * trains in the same order as a run that never stopped.
+ */
+static int
+build_order(struct kg_buckets *v, uint64_t e)
+{
+	uint64_t k;
+
+	for (k = 0; v->ord.nstates == 0 && k < e; k++)
+		if (next_order(v, k) < 0)
+			return -1;
+	return next_order(v, e);
+}
+
+/* Pin the partitions of state s and unpin those it left; 0 or -1. */
+static int
+enter_state(struct kg_buckets *v, uint32_t s)
+{
+	const uint32_t *in = kg_order_state(&v->ord, s);
+	uint32_t p, k;
+
+	for (p = 0; p < v->P; p++) {
+		int keep = 0;
+
+		for (k = 0; k < v->ord.width; k++)
+			keep |= in[k] == p;
+		if (v->pinned[p] && !keep) {
+			kg_store_release(v->st, p, 0);
+			v->pinned[p] = 0;
+		}
+	}
+	for (k = 0; k < v->ord.width; k++) {
+		p = in[k];
+		if (v->pinned[p])
+			continue;
+		if (kg_store_acquire(v->st, p) == NULL)
+			return -1;
+		v->pinned[p] = 1;
+	}
+	/* The next state's partition is read while this one trains. */
+	if (s + 1 < v->ord.nstates)
+		kg_store_prefetch(v->st, v->ord.in[s + 1]);
+	return 0;
+}
+
+/* A test hook: KG_TEST_KILL_STATE="e:s" ends the process with SIGKILL
+ * on entering state s of epoch e (1-based), as a crash would. */
+static void
+kill_hook(const struct kg_buckets *v, uint32_t s)
+{
+	const char *at = getenv("KG_TEST_KILL_STATE");
+	unsigned e, k;
+
+	if (at != NULL && sscanf(at, "%u:%u", &e, &k) == 2 &&
+	    e == v->tr.epoch + 1 && k == s + 1)
+		raise(SIGKILL);
+}
+
+/* Progress inside a long epoch (shown runs): a terminal line every 2 s,
+ * a log line every 30 s. */
+static void
+report(const struct kg_buckets *v, uint32_t s, const double stats[2],
+    double t0, double *last)
+{
+	double now = kg_now(), total = (double)v->ds.split[KG_SPLIT_TRAIN].n *
+	    (v->o->reciprocal ? 2 : 1), rate;
+	int tty = isatty(2);
+
+	if (!v->show || now - *last < (tty ? 2.0 : 30.0) || stats[1] <= 0)
+		return;
+	*last = now;
+	rate = stats[1] / (now - t0);
+	fprintf(stderr, "%s%s: epoch %u: state %u/%u of pass %u, %3.0f%%, "
+	    "%.0f triples/s, eta %.0f s%s", tty ? "\r" : "", kg_progname(),
+	    v->tr.epoch + 1, s + 1, v->ord.nstates, v->pass + 1,
+	    100.0 * stats[1] / total, rate, (total - stats[1]) / rate,
+	    tty ? " " : "\n");
+	fflush(stderr);
+}
+
+/* One pass: the states of its order and their buckets. */
+static int
+run_pass(struct kg_buckets *v, double stats[2])
+{
+	uint32_t s;
+	uint64_t n, i;
+	double start = kg_now(), last = start;
+
+	if (build_order(v, (uint64_t)v->tr.epoch * v->x->passes + v->pass) <
+	    0)
+		return -1;
+	for (s = 0; s < v->ord.nstates; s++) {
+		const uint32_t *b = kg_order_buckets(&v->ord, s, &n);
+		double t0 = kg_now();
+
+		kill_hook(v, s);
+		if (enter_state(v, s) < 0)
+			return -1;
+		v->io.wait_seconds += kg_now() - t0;
+		for (i = 0; i < n; i++)
+			if (kg_buckets_train(v, s, b[i], stats) < 0)
+				return -1;
+		report(v, s, stats, start, &last);
+	}
+	if (v->show && isatty(2) && last > start)
+		fputc('\n', stderr);
+	v->io.swaps += v->ord.swaps;
+	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
+	return 0;
+}
+
+int
+kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
+{
+	struct kg_store_stats s0 = v->st->stats;
+	uint32_t p;
+	double t0;
+
+	v->io.swaps = v->io.swaps_bound = 0;
+	v->io.wait_seconds = 0.0;
+	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
+		if (run_pass(v, stats) < 0)
+			return -1;
+	/* Unpinned, they stay in memory for the next epoch's start. */
+	for (p = 0; p < v->P; p++)
+		if (v->pinned[p]) {
+			kg_store_release(v->st, p, 0);
+			v->pinned[p] = 0;
+		}
+	t0 = kg_now();
+	if (kg_store_flush(v->st) < 0)
+		return -1;
+	v->io.wait_seconds += kg_now() - t0;
+	v->io.bytes_read = v->st->stats.bytes_read - s0.bytes_read;
+	v->io.bytes_written = v->st->stats.bytes_written - s0.bytes_written;
+	v->io_total.swaps += v->io.swaps;
+	v->io_total.swaps_bound += v->io.swaps_bound;
+	v->io_total.bytes_read += v->io.bytes_read;
+	v->io_total.bytes_written += v->io.bytes_written;
+	v->io_total.wait_seconds += v->io.wait_seconds;
+	return 0;
+}
+
+void
+kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
+{
+	const struct kg_store *st = v->st;
+	uint64_t most = 0;
+	uint32_t p;
+
+	for (p = 0; p < v->P; p++)
+		if (kg_store_part_rows(st, p) > most)
+			most = kg_store_part_rows(st, p);
+	json_object_set_new(fig, "buffer_capacity", json_integer(v->capacity));
+	json_object_set_new(fig, "partition_bytes", json_integer((json_int_t)
+	    (most * (st->dim + st->state_width) * sizeof(float))));
+	json_object_set_new(fig, "swaps", json_integer((json_int_t)
+	    v->io_total.swaps));
+	json_object_set_new(fig, "swaps_lower_bound", json_integer(
+	    (json_int_t)v->io_total.swaps_bound));
+	json_object_set_new(fig, "bytes_read", json_integer((json_int_t)
+	    v->io_total.bytes_read));
+	json_object_set_new(fig, "bytes_written", json_integer((json_int_t)
+	    v->io_total.bytes_written));
+	json_object_set_new(fig, "io_wait_seconds", json_real(
+	    v->io_total.wait_seconds));
+}
+
+void
+kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs)
+{
+	const struct kg_buckets_io *io = &v->io;
+	double tps = secs > 0 ? st[1] / secs : 0.0;
+	char *line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
+	    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
+	    "\"buffer_capacity\": %u, \"swaps\": %llu, "
+	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "
+	    "\"bytes_written\": %llu, \"io_wait_seconds\": %.3f, "
+	    "\"peak_rss_kib\": %llu}\n",
+	    v->tr.epoch, v->tr.last_loss, secs, tps, v->capacity,
+	    (unsigned long long)io->swaps, (unsigned long long)io->swaps_bound,
+	    (unsigned long long)io->bytes_read,
+	    (unsigned long long)io->bytes_written, io->wait_seconds,
+	    (unsigned long long)kg_peak_rss_kib());
+
+	kg_strbuf_add(&v->log, line);
+	free(line);
+	if (v->show)
+		fprintf(stderr, "%s: epoch %u/%u: loss %.5f, %.0f triples/s, "
+		    "%.1f s, %llu swaps (at least %llu), %.2f GB read, %.2f GB "
+		    "written\n", kg_progname(), v->tr.epoch, v->o->epochs,
+		    v->tr.last_loss, tps, secs, (unsigned long long)io->swaps,
+		    (unsigned long long)io->swaps_bound,
+		    (double)io->bytes_read / 1e9,
+		    (double)io->bytes_written / 1e9);
+}
