@@ -41,7 +41,9 @@ usage(FILE *f)
 "                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [--force]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
-"                [--rel_sync N] DATASET_DIR MODEL_DIR\n"
+"                [--rel_sync N] [--rel_pred_weight W] [--dura_coef C]\n"
+"                [--lr_warmup N] [--lr_decay F] [--time_budget S]\n"
+"                [--target_mrr M] DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n"
 "Trains TransE_l1, TransE_l2, DistMult, ComplEx, RotatE, RESCAL or TransR on\n"
 "the train split of DATASET_DIR and writes embeddings, optimiser state,\n"
@@ -57,7 +59,7 @@ enum {
 	O_INITS, O_CLIP, O_EPOCHS, O_MAXSTEP, O_SEED, O_THREADS, O_VALID,
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
-	O_RELSYNC, O_VERSION
+	O_RELSYNC, O_VERSION, O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET
 };
 
 static const struct option long_opts[] = {
@@ -127,6 +129,12 @@ static const struct option long_opts[] = {
 	{ "dist", required_argument, NULL, O_DIST },
 	{ "partitions", required_argument, NULL, O_PARTS },
 	{ "rel_sync", required_argument, NULL, O_RELSYNC },
+	{ "rel_pred_weight", required_argument, NULL, O_RELPRED },
+	{ "dura_coef", required_argument, NULL, O_DURA },
+	{ "lr_warmup", required_argument, NULL, O_WARMUP },
+	{ "lr_decay", required_argument, NULL, O_DECAY },
+	{ "time_budget", required_argument, NULL, O_BUDGET },
+	{ "target_mrr", required_argument, NULL, O_TARGET },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -248,6 +256,18 @@ apply(struct state *s, int ch, const char *arg)
 	case O_PARTS: s->x.partitions = arg; return 0;
 	case O_RELSYNC: return kg_parse_u32("--rel_sync", arg, 0, 1u << 30,
 	    &s->x.rel_sync);
+	case O_RELPRED: return kg_parse_double("--rel_pred_weight", arg, 0,
+	    1e6, &o->rel_pred);
+	case O_DURA: return kg_parse_double("--dura_coef", arg, 0, 1e6,
+	    &o->dura);
+	case O_WARMUP: return kg_parse_u64("--lr_warmup", arg, 0, UINT64_MAX,
+	    &o->lr_warmup);
+	case O_DECAY: return kg_parse_double("--lr_decay", arg, 1e-6, 1,
+	    &o->lr_decay);
+	case O_BUDGET: return kg_parse_double("--time_budget", arg, 0, 1e9,
+	    &s->j.time_budget);
+	case O_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
+	    &s->j.target_mrr);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -308,6 +328,10 @@ parse_args(int argc, char **av, struct state *s)
 		s->o.dim *= 2;
 	if (kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
+	if (s->j.target_mrr > 0.0 && s->j.valid_every == 0) {
+		kg_error("--target_mrr needs --valid_every");
+		return KG_EXIT_USAGE + 1;
+	}
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
 		s->x.mode = KG_DIST_BUCKETS;
 	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {
