@@ -34,7 +34,8 @@ enum {
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
-	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE
+	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
+	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET
 };
 
 static const struct option long_opts[] = {
@@ -117,6 +118,12 @@ static const struct option long_opts[] = {
 	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
 	{ "bucket_passes", required_argument, NULL, O_PASSES },
 	{ "rel_merge", required_argument, NULL, O_RELMERGE },
+	{ "rel_pred_weight", required_argument, NULL, O_RELPRED },
+	{ "dura_coef", required_argument, NULL, O_DURA },
+	{ "lr_warmup", required_argument, NULL, O_WARMUP },
+	{ "lr_decay", required_argument, NULL, O_DECAY },
+	{ "time_budget", required_argument, NULL, O_BUDGET },
+	{ "target_mrr", required_argument, NULL, O_TARGET },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -292,6 +299,18 @@ apply(struct state *s, int ch, const char *arg)
 		}
 		kg_error("--rel_merge must be mean or sum, not '%s'", arg);
 		return -1;
+	case O_RELPRED: return kg_parse_double("--rel_pred_weight", arg, 0,
+	    1e6, &o->rel_pred);
+	case O_DURA: return kg_parse_double("--dura_coef", arg, 0, 1e6,
+	    &o->dura);
+	case O_WARMUP: return kg_parse_u64("--lr_warmup", arg, 0, UINT64_MAX,
+	    &o->lr_warmup);
+	case O_DECAY: return kg_parse_double("--lr_decay", arg, 1e-6, 1,
+	    &o->lr_decay);
+	case O_BUDGET: return kg_parse_double("--time_budget", arg, 0, 1e9,
+	    &s->j.time_budget);
+	case O_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
+	    &s->j.target_mrr);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -398,6 +417,10 @@ parse_args(int argc, char **av, struct state *s)
 		s->o.epochs = 0;
 	if (double_rows(s) < 0 || kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
+	if (s->j.target_mrr > 0.0 && s->j.valid_every == 0) {
+		kg_error("--target_mrr needs --valid_every");
+		return KG_EXIT_USAGE + 1;
+	}
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
 		s->x.mode = KG_DIST_BUCKETS;
 	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {

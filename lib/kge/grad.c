@@ -464,3 +464,142 @@ kg_grad_chunk_backward_rows(const struct kg_model *m, enum kg_side side,
 	chunk_backward(m, side, nq, fixed, &R, cand, nc, g, gfixed, &GR,
 	    gcand, work);
 }
+
+size_t
+kg_grad_relpred_work_size(const struct kg_model *m, size_t n, size_t nr)
+{
+	enum kg_kern_sim sim = KG_KERN_DOT;
+
+	(void)kg_score_pair_sim(m, &sim);
+	/* P, GP, the distances, then the kernel's work. */
+	return 2 * n * m->rel_width + n * nr + kg_kern_work_size(sim, n, nr);
+}
+
+void
+kg_grad_relpred_forward(const struct kg_model *m, size_t n, const float *h,
+    const float *t, const float *R, size_t nr, float *out, float *work)
+{
+	size_t d = m->dim, rw = m->rel_width, i;
+	float *P = work, *D = work + 2 * n * rw;
+	enum kg_kern_sim sim = KG_KERN_DOT;
+
+	(void)kg_score_pair_sim(m, &sim);
+	for (i = 0; i < n; i++)
+		kg_score_pair_vector(m, h + i * d, t + i * d, P + i * rw);
+	kg_kern_chunk(sim, n, nr, rw, m->gamma, P, R, out, D, D + n * nr);
+}
+
+/* Add dL/dh, dL/dt of one pair given gp = dL/dp, p = P(h, t). */
+static void
+pair_vector_backward(const struct kg_model *m, const float *h,
+    const float *t, const float *gp, float *gh, float *gt)
+{
+	size_t d = m->dim, k = d / 2, i, j;
+
+	switch (m->kind) {
+	case KG_MODEL_TRANSE_L1:
+	case KG_MODEL_TRANSE_L2:
+		for (i = 0; i < d; i++) {
+			gh[i] -= gp[i];
+			gt[i] += gp[i];
+		}
+		break;
+	case KG_MODEL_DISTMULT:
+		for (i = 0; i < d; i++) {
+			gh[i] += gp[i] * t[i];
+			gt[i] += gp[i] * h[i];
+		}
+		break;
+	case KG_MODEL_COMPLEX:
+		for (i = 0; i < k; i++) {
+			float a = h[i], b = h[k + i], c = t[i], s = t[k + i];
+			float gre = gp[i], gim = gp[k + i];
+
+			gh[i] += gre * c + gim * s;
+			gh[k + i] += gre * s - gim * c;
+			gt[i] += gre * a - gim * b;
+			gt[k + i] += gre * b + gim * a;
+		}
+		break;
+	case KG_MODEL_RESCAL:
+		for (i = 0; i < d; i++) {
+			const float *row = gp + i * d;
+			float s = 0.0f;
+
+			for (j = 0; j < d; j++) {
+				s += row[j] * t[j];
+				gt[j] += row[j] * h[i];
+			}
+			gh[i] += s;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+void
+kg_grad_relpred_backward(const struct kg_model *m, size_t n, const float *h,
+    const float *t, const float *R, size_t nr, const float *g, float *gh,
+    float *gt, float *gR, float *work)
+{
+	size_t d = m->dim, rw = m->rel_width, i;
+	float *P = work, *GP = work + n * rw, *D = work + 2 * n * rw;
+	enum kg_kern_sim sim = KG_KERN_DOT;
+
+	(void)kg_score_pair_sim(m, &sim);
+	kg_kern_chunk_backward(sim, n, nr, rw, P, R, g, D, GP, gR, D + n * nr);
+	for (i = 0; i < n; i++)
+		pair_vector_backward(m, h + i * d, t + i * d, GP + i * rw,
+		    gh + i * d, gt + i * d);
+}
+
+size_t
+kg_grad_dura_work_size(const struct kg_model *m)
+{
+	return 2 * (size_t)kg_score_qdim(m);
+}
+
+/* ||x||^2 of n floats in double; adds c * 2x to g. */
+static double
+sq_term(const float *x, size_t n, float c, float *g)
+{
+	double s = 0.0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		s += (double)x[i] * x[i];
+		g[i] += c * 2.0f * x[i];
+	}
+	return s;
+}
+
+double
+kg_grad_dura(const struct kg_model *m, enum kg_side side, size_t n,
+    const float *fixed, const float *const *rel, const float *cand,
+    double coef, double scale, float *gfixed, float *const *grel,
+    float *gcand, float *work)
+{
+	size_t d = m->dim, i, j;
+	enum kg_side other = side == KG_SIDE_TAIL ? KG_SIDE_HEAD : KG_SIDE_TAIL;
+	float c = (float)(coef * scale), *q = work, *gq = work + d;
+	double s = 0.0;
+
+	for (i = 0; i < n; i++) {
+		const float *f = fixed + i * d, *x = cand + i * d;
+
+		kg_score_query(m, side, f, rel[i], q);
+		for (j = 0; j < d; j++)
+			gq[j] = 0.0f;
+		s += sq_term(q, d, c, gq);
+		query_backward(m, side, f, rel[i], gq, gfixed + i * d, grel[i]);
+		kg_score_query(m, other, x, rel[i], q);
+		for (j = 0; j < d; j++)
+			gq[j] = 0.0f;
+		s += sq_term(q, d, c, gq);
+		query_backward(m, other, x, rel[i], gq, gcand + i * d, grel[i]);
+		s += sq_term(f, d, c, gfixed + i * d);
+		s += sq_term(x, d, c, gcand + i * d);
+	}
+	return coef * s;
+}

@@ -81,4 +81,39 @@ void kg_grad_chunk_backward_rows(const struct kg_model *m,
     const float *const *rel, const float *cand, size_t nc, const float *g,
     float *gfixed, float *const *grel, float *gcand, float *work);
 
+/*
+ * Relation prediction (lib/kge/score.h's pair form, for the models that
+ * have one): out[i * nr + k] = score(h_i, R_k, t_i) for n pairs (h_i,
+ * t_i) (rows of dim floats) against the nr relation rows R (nr x
+ * rel_width, contiguous).  The backward, given g = dL/dout, ADDS dL/dh,
+ * dL/dt and dL/dR to gh, gt (n x dim) and gR (nr x rel_width); it must
+ * follow its forward with the same arguments and work, which holds
+ * kg_grad_relpred_work_size(m, n, nr) floats.
+ */
+size_t kg_grad_relpred_work_size(const struct kg_model *m, size_t n,
+    size_t nr);
+void kg_grad_relpred_forward(const struct kg_model *m, size_t n,
+    const float *h, const float *t, const float *R, size_t nr, float *out,
+    float *work);
+void kg_grad_relpred_backward(const struct kg_model *m, size_t n,
+    const float *h, const float *t, const float *R, size_t nr,
+    const float *g, float *gh, float *gt, float *gR, float *work);
+
+/*
+ * DURA (Zhang et al. 2020), the regulariser of the bilinear models
+ * (DistMult, ComplEx, RESCAL) for n positives (fixed_i, rel[i], cand_i)
+ * scored on side:
+ *   coef * sum_i ||Q(fixed_i, rel_i)||^2 + ||cand_i||^2
+ *                + ||Q'(cand_i, rel_i)||^2 + ||fixed_i||^2
+ * with Q the query form of side and Q' that of the other side (score.h),
+ * so that both directions of a triple are bounded.  Adds scale times its
+ * gradient to gfixed, grel[i] and gcand and returns its value (without
+ * scale), in double.  work: kg_grad_dura_work_size(m) floats.
+ */
+size_t kg_grad_dura_work_size(const struct kg_model *m);
+double kg_grad_dura(const struct kg_model *m, enum kg_side side, size_t n,
+    const float *fixed, const float *const *rel, const float *cand,
+    double coef, double scale, float *gfixed, float *const *grel,
+    float *gcand, float *work);
+
 #endif

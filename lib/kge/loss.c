@@ -264,3 +264,24 @@ kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
 	*gpos = (float)gp;
 	return loss;
 }
+
+double
+kg_loss_softmax_xent(const float *s, size_t n, size_t target, float scale,
+    float *g)
+{
+	float mx = s[target], f;
+	double sum;
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		mx = s[j] > mx ? s[j] : mx;
+		g[j] = 1.0f;
+	}
+	sum = exp_weights(s, n, 1.0f, mx, g);
+	f = (float)(scale / sum);
+#pragma omp simd
+	for (j = 0; j < n; j++)
+		g[j] *= f;
+	g[target] -= scale;
+	return (double)mx + log(sum) - (double)s[target];
+}

@@ -53,6 +53,15 @@ const char *kg_loss_name(enum kg_loss_kind kind);
 double kg_loss_eval(const struct kg_loss *l, float pos, const float *neg,
     size_t n, const uint8_t *skip, float *gpos, float *gneg);
 
+/*
+ * Cross-entropy of the softmax over n scores s[0..n) with the answer
+ * target < n: -s[target] + log sum_j exp(s_j).  Writes scale * dL/ds_j to
+ * g[j] and returns the loss.  The 1-vs-all objective over a fixed set,
+ * such as every relation (the relation-prediction term).
+ */
+double kg_loss_softmax_xent(const float *s, size_t n, size_t target,
+    float scale, float *g);
+
 /* softplus(x) = log(1 + exp(x)), stable. */
 double kg_softplus(double x);
 /* sigmoid(x), stable. */

@@ -263,3 +263,51 @@ kg_score_pairs(const struct kg_model *m, enum kg_side side, size_t n,
 		    cand + i * d, work + i * qd);
 	kg_kern_pairs(KG_KERN_L2_DIFF, n, qd, m->gamma, q, work, out, dist);
 }
+
+int
+kg_score_pair_sim(const struct kg_model *m, enum kg_kern_sim *sim)
+{
+	switch (m->kind) {
+	case KG_MODEL_TRANSE_L1:
+	case KG_MODEL_TRANSE_L2:
+	case KG_MODEL_DISTMULT:
+	case KG_MODEL_COMPLEX:
+	case KG_MODEL_RESCAL:
+		*sim = kg_score_sim(m);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+void
+kg_score_pair_vector(const struct kg_model *m, const float *h,
+    const float *t, float *p)
+{
+	size_t d = m->dim, k = d / 2, i, j;
+
+	switch (m->kind) {
+	case KG_MODEL_TRANSE_L1:
+	case KG_MODEL_TRANSE_L2:
+		for (i = 0; i < d; i++)
+			p[i] = t[i] - h[i];
+		break;
+	case KG_MODEL_DISTMULT:
+		for (i = 0; i < d; i++)
+			p[i] = h[i] * t[i];
+		break;
+	case KG_MODEL_COMPLEX:
+		for (i = 0; i < k; i++) {
+			p[i] = h[i] * t[i] + h[k + i] * t[k + i];
+			p[k + i] = h[i] * t[k + i] - h[k + i] * t[i];
+		}
+		break;
+	case KG_MODEL_RESCAL:
+		for (i = 0; i < d; i++)
+			for (j = 0; j < d; j++)
+				p[i * d + j] = h[i] * t[j];
+		break;
+	default:
+		break;
+	}
+}

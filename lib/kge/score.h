@@ -100,6 +100,28 @@ void kg_score_pairs(const struct kg_model *m, enum kg_side side, size_t n,
     float *out, float *q, float *dist, float *work);
 
 /*
+ * Relation prediction (Chen et al. 2021) scores one (h, ?, t) against every
+ * relation row: score(h, r, t) = S'(p, r) with a pair vector p = P(h, t)
+ * of rel_width floats and a similarity S' of kernels.h:
+ *
+ *   model        P(h, t)                              S'(p, r)
+ *   transe_l1    t - h                                L1 (gamma - ||p - r||_1)
+ *   transe_l2    t - h                                L2
+ *   distmult     h o t                                DOT
+ *   complex      [re | im] of conj(h) * t, that is    DOT
+ *                [h_re t_re + h_im t_im | h_re t_im - h_im t_re]
+ *   rescal       h t^T, row-major (p[a d + b] = h_a t_b)  DOT
+ *
+ * RotatE and TransR are not linear in, or distances to, their relation
+ * rows and have no pair form.  kg_score_pair_sim returns 0 and sets *sim
+ * for the models that have one, -1 for the others.
+ */
+int kg_score_pair_sim(const struct kg_model *m, enum kg_kern_sim *sim);
+/* p = P(h, t), rel_width floats. */
+void kg_score_pair_vector(const struct kg_model *m, const float *h,
+    const float *t, float *p);
+
+/*
  * TransR's runs: the end of the run of consecutive queries from start on
  * whose relation rows are equal (the same pointer or the same floats).
  */

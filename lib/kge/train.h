@@ -95,11 +95,18 @@ struct kg_train_opts {
 					 * (struct kg_neg_pool); 0: negatives
 					 * only inside the bucket (PBG) */
 	int neg_in_batch;		/* the chunk's other positives too */
+	/* Accuracy options (lib/kge/train_aux.c); the defaults leave
+	 * training as it was, bit for bit. */
+	double rel_pred;		/* relation-prediction weight; 0: off */
+	double dura;			/* DURA coefficient; 0: off */
+	uint64_t lr_warmup;		/* batches of linear warm-up; 0: off */
+	double lr_decay;		/* lr factor per epoch; 1: off */
 };
 
 #define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
 	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
-	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0 }
+	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0, \
+	0.0, 0.0, 0, 1.0 }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);

@@ -76,7 +76,8 @@ next_stamp(struct kg_train_ws *ws, const struct kg_trainer *tr)
 
 /*
  * Point every positive at the gradient row of its relation: one row of
- * ugr per distinct relation of the chunk, zeroed.  Returns their count.
+ * ugr per distinct relation of the chunk, zeroed; with relation
+ * prediction, its row of rp_grad (all zeroed).  Returns their count.
  */
 static size_t
 relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
@@ -84,6 +85,14 @@ relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
 {
 	size_t rw = tr->model.rel_width, nu = 0, i;
 
+	if (ws->rp_grad != NULL) {
+		/* Relation prediction: every row has a gradient. */
+		memset(ws->rp_grad, 0, tr->n_rel_rows * rw * sizeof(float));
+		for (i = 0; i < B; i++)
+			ws->grel[i] = ws->rp_grad + (size_t)ws->tri[3 * i + 1] *
+			    rw;
+		return tr->n_rel_rows;
+	}
 	for (i = 0; i < B; i++) {
 		uint32_t r = (uint32_t)ws->tri[3 * i + 1];
 
@@ -99,17 +108,19 @@ relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	return nu;
 }
 
-/* Update the nu relation rows ids with the gradient rows g. */
+/* Update the nu relation rows ids with the gradient rows g, for the
+ * batch at position pos of the epoch. */
 static void
 apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
-    size_t nu)
+    size_t nu, uint64_t pos)
 {
 	size_t rw = tr->model.rel_width, sw = tr->rel_state_width, i;
 	struct kg_adam adam = KG_ADAM_INIT;
 	float lr;
 
 	if (tr->o.rel_optim == KG_OPTIM_ADAM) {
-		adam.lr = (float)(tr->o.rel_lr > 0.0 ? tr->o.rel_lr : 0.001);
+		adam.lr = kg_train_lr(tr, pos, tr->o.rel_lr > 0.0 ?
+		    tr->o.rel_lr : 0.001);
 		for (i = 0; i < nu; i++) {
 			if (tr->o.clip > 0.0)
 				kg_clip_row(g + i * rw, rw,
@@ -120,7 +131,8 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 		}
 		return;
 	}
-	lr = (float)(tr->o.rel_lr > 0.0 ? tr->o.rel_lr : tr->o.lr);
+	lr = kg_train_lr(tr, pos, tr->o.rel_lr > 0.0 ? tr->o.rel_lr :
+	    tr->o.lr);
 	for (i = 0; i < nu; i++) {
 		if (tr->o.clip > 0.0)
 			kg_clip_row(g + i * rw, rw, (float)tr->o.clip);
@@ -129,17 +141,17 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 	}
 }
 
-/* Clip (if set) and apply gradient g to the row at local index i of the
- * pinned partition p. */
+/* Clip (if set) and apply gradient g with learning rate lr to the row at
+ * local index i of the pinned partition p. */
 static inline void
 update_row(const struct kg_trainer *tr, const struct kg_store_part *p,
-    uint64_t i, float *g)
+    uint64_t i, float *g, float lr)
 {
 	size_t d = tr->model.dim;
 
 	if (tr->o.clip > 0.0)
 		kg_clip_row(g, d, (float)tr->o.clip);
-	kg_adagrad_row(p->w + i * d, p->state + i, g, d, (float)tr->o.lr);
+	kg_adagrad_row(p->w + i * d, p->state + i, g, d, lr);
 }
 
 void
@@ -147,13 +159,14 @@ kg_trainer_apply(struct kg_trainer *tr, const uint64_t *ent, float *ent_g,
     size_t n_ent, const uint32_t *rel, float *rel_g, size_t n_rel)
 {
 	size_t d = tr->model.dim, i;
+	float lr = kg_train_lr(tr, 0, tr->o.lr);
 
 	for (i = 0; i < n_ent; i++) {
 		const struct kg_store_part *p = part_of(tr, ent[i]);
 
-		update_row(tr, p, ent[i] - p->base, ent_g + i * d);
+		update_row(tr, p, ent[i] - p->base, ent_g + i * d, lr);
 	}
-	apply_relations(tr, rel, rel_g, n_rel);
+	apply_relations(tr, rel, rel_g, n_rel, 0);
 }
 
 /* The global ID of candidate column j: drawn in pc, from the pool, or
@@ -220,8 +233,8 @@ sync_chunk(struct kg_trainer *tr, const uint64_t *ent, size_t n_ent,
 	g.ent = ent;
 	g.ent_g = ws ? ws->ug : NULL;
 	g.n_rel = n_rel;
-	g.rel = ws ? ws->urel : NULL;
-	g.rel_g = ws ? ws->ugr : NULL;
+	g.rel = ws ? (ws->rp_ids ? ws->rp_ids : ws->urel) : NULL;
+	g.rel_g = ws ? (ws->rp_grad ? ws->rp_grad : ws->ugr) : NULL;
 	if (tr->sync(tr->sync_ctx, tr, &g) < 0)
 		return NAN;
 	return loss;
@@ -298,8 +311,9 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 }
 
 /* Scores, the loss and its gradient with respect to the scores (scaled
- * by 1 / whole), the chunk's relation gradient rows (*nrel of them) and
- * the regulariser; returns the loss sum. */
+ * by 1 / whole), the chunk's relation gradient rows (*nrel of them), the
+ * regularisers and the relation-prediction term (whose gradients are
+ * added here); returns the loss sum. */
 static double
 score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_chunk *ch, const struct kg_store_part *pc,
@@ -342,18 +356,25 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    inv);
 		loss += kg_regularise(ws->posc, ws->gposc, B * d, c, p, inv);
 	}
+	if (tr->o.dura > 0.0)
+		loss += kg_grad_dura(m, side, B, ws->fixed, ws->rel, ws->posc,
+		    tr->o.dura, inv, ws->gfixed, ws->grel, ws->gposc,
+		    ws->dura_work);
+	if (tr->o.rel_pred > 0.0)
+		loss += kg_train_relpred(tr, ws, ch);
 	return loss;
 }
 
 /*
  * Sum the chunk's entity gradients per distinct row into ws->uent and
  * ws->ug; with one_vs_all, the rows of pc (every one has a gradient) are
- * updated here instead.  Returns the number of distinct rows.
+ * updated here instead, with learning rate lr.  Returns the number of
+ * distinct rows.
  */
 static size_t
 collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_chunk *ch, const struct kg_store_part *pf,
-    const struct kg_store_part *pc, size_t nc)
+    const struct kg_store_part *pc, size_t nc, float lr)
 {
 	size_t d = tr->model.dim, B = ch->len, i, j, nu = 0;
 	int fcol = ch->side == KG_SIDE_TAIL ? 0 : 2, ccol = 2 - fcol;
@@ -402,7 +423,7 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    d, &nu);
 	}
 	for (j = 0; j < nc; j++)
-		update_row(tr, pc, j, ws->gneg + j * d);
+		update_row(tr, pc, j, ws->gneg + j * d, lr);
 	return nu;
 }
 
@@ -417,6 +438,7 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	enum kg_side side = (enum kg_side)ch->side;
 	const float *cand;
 	double loss;
+	float lr = kg_train_lr(tr, ch->start, tr->o.lr);
 
 	if (B == 0)		/* an empty share still takes part in sync */
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, 0.0) : 0.0;
@@ -429,7 +451,7 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	    ws->G, ws->gfixed, ws->grel, ws->gneg, ws->work);
 	kg_grad_pairs_backward_rows(m, side, B, ws->fixed, ws->rel, ws->posc,
 	    ws->gpos, ws->gfixed, ws->grel, ws->gposc, ws->pwork);
-	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc);
+	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc, lr);
 	if (tr->sync)
 		return sync_chunk(tr, ws->uent, nu, ws, nrel, loss);
 	for (i = 0; i < nu; i++) {
@@ -441,8 +463,11 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    1);
 		}
 		p = part_of(tr, ws->uent[i]);
-		update_row(tr, p, ws->uent[i] - p->base, ws->ug + i * d);
+		update_row(tr, p, ws->uent[i] - p->base, ws->ug + i * d, lr);
 	}
-	apply_relations(tr, ws->urel, ws->ugr, nrel);
+	if (ws->rp_grad != NULL)
+		apply_relations(tr, ws->rp_ids, ws->rp_grad, nrel, ch->start);
+	else
+		apply_relations(tr, ws->urel, ws->ugr, nrel, ch->start);
 	return loss;
 }

@@ -5,6 +5,8 @@
  *   trainer.c      options, set-up and tear-down
  *   train_chunk.c  the maths of one chunk: gather, score, loss, gradient,
  *                  row updates (the hot loop)
+ *   train_aux.c    the accuracy options of a chunk: relation prediction,
+ *                  DURA, the learning-rate schedule
  *   train_bucket.c cutting a bucket into chunks, the OpenMP loop, epochs
  *   train_ckpt.c   checkpoints
  */
@@ -39,6 +41,12 @@ struct kg_train_ws {
 	float *ug;
 	uint32_t *urel;
 	float *ugr;
+	/* Relation prediction (train_aux.c; NULL when off): the chunk's
+	 * scores and their gradient (B x n_rel_rows), the pass's work, the
+	 * gradient of every relation row and their IDs 0..n_rel_rows-1. */
+	float *rp_s, *rp_g, *rp_work, *rp_grad;
+	uint32_t *rp_ids;
+	float *dura_work;	/* DURA's (NULL when off) */
 };
 
 /* One chunk of a bucket: positions [start, start + len) of the order. */
@@ -53,6 +61,32 @@ struct kg_chunk {
 void kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
     size_t B, size_t N);
 void kg_train_ws_free(struct kg_train_ws *ws);
+/* The buffers of the accuracy options (part of kg_train_ws_alloc and
+ * kg_train_ws_free). */
+void kg_train_aux_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr);
+void kg_train_aux_free(struct kg_train_ws *ws);
+
+/* Check the accuracy options against the model; 0 or -1 after
+ * kg_error() (part of kg_train_opts_check). */
+int kg_train_aux_check(const struct kg_train_opts *o);
+
+/*
+ * The learning rate "base" (the entity or relation one) for the batch at
+ * position pos of the epoch in progress: base * lr_decay^epoch, times
+ * (step + 1) / lr_warmup during the first lr_warmup batches.  Exactly
+ * (float)base without a schedule.
+ */
+float kg_train_lr(const struct kg_trainer *tr, uint64_t pos, double base);
+
+/*
+ * The relation-prediction term of a chunk (rel_pred > 0): every positive
+ * (h, r, t) also scores (h, ?, t) against every relation row, with the
+ * cross-entropy of the softmax weighted by rel_pred / ch->whole.  Adds
+ * the entity gradients to ws->gfixed and ws->gposc and the relation ones
+ * to ws->rp_grad (which the caller zeroed); returns the weighted loss sum.
+ */
+double kg_train_relpred(struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_chunk *ch);
 
 /*
  * Forward, loss, backward and update for one chunk whose triples are in

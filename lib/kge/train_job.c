@@ -222,6 +222,8 @@ validate(struct job *b, double *mrr)
 		b->best = *mrr;
 		b->best_epoch = e;
 		b->bad_rounds = 0;
+		if (j->target_mrr > 0.0 && *mrr >= j->target_mrr)
+			b->stopped_by = "target_mrr";
 		return snapshot(b, 0);
 	}
 	if (++b->bad_rounds >= j->patience && j->patience > 0)
@@ -294,6 +296,9 @@ run_epoch(struct job *b)
 	tps = secs > 0.0 ? (double)done / secs : 0.0;
 	if (kg_trainer_check_finite(&b->tr) < 0 || validate(b, &mrr) < 0)
 		return -1;
+	if (b->stopped_by == NULL && j->time_budget > 0.0 &&
+	    b->secs_total >= j->time_budget)
+		b->stopped_by = "time_budget";
 	if (b->stopped_by == NULL && b->o->max_step > 0 &&
 	    b->tr.step >= b->o->max_step && (done < full ||
 	    b->o->epochs == 0 || b->tr.epoch < b->o->epochs))
@@ -372,6 +377,13 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	json_object_set_new(c, "num_thread", json_integer(o->threads));
 	json_object_set_new(c, "valid_every", json_integer(j->valid_every));
 	json_object_set_new(c, "patience", json_integer(j->patience));
+	json_object_set_new(c, "rel_pred_weight", json_real(o->rel_pred));
+	json_object_set_new(c, "dura_coef", json_real(o->dura));
+	json_object_set_new(c, "lr_warmup", json_integer((json_int_t)
+	    o->lr_warmup));
+	json_object_set_new(c, "lr_decay", json_real(o->lr_decay));
+	json_object_set_new(c, "time_budget", json_real(j->time_budget));
+	json_object_set_new(c, "target_mrr", json_real(j->target_mrr));
 	return c;
 }
 

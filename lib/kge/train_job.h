@@ -5,9 +5,10 @@
  * model dir atomically (lib/io/modeldir.h).
  *
  * Training stops at the first of: epochs completed (when epochs > 0),
- * max_step batches (when max_step > 0), or early stopping; the manifest's
- * figure "stopped_by" says which ("epochs", "max_step",
- * "early_stopping").
+ * max_step batches (when max_step > 0), early stopping, the time budget
+ * or the target validation MRR; the manifest's figure "stopped_by" says
+ * which ("epochs", "max_step", "early_stopping", "time_budget",
+ * "target_mrr").
  */
 #ifndef KG_TRAIN_JOB_H
 #define KG_TRAIN_JOB_H
@@ -38,11 +39,15 @@ struct kg_train_job {
 	int (*after_epoch)(void *ctx, struct kg_trainer *tr);
 	void *hook_ctx;
 	int follower;
+	/* Time to accuracy: stop once the training seconds reach
+	 * time_budget, or once a validation reaches target_mrr (0: off). */
+	double time_budget;
+	double target_mrr;
 };
 
 #define KG_TRAIN_JOB_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, \
 	0, NULL, NULL, NULL, \
-	NULL, 0 }
+	NULL, 0, 0.0, 0.0 }
 
 /* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
 int kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j);

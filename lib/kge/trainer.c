@@ -64,7 +64,7 @@ kg_train_opts_check(const struct kg_train_opts *o)
 		kg_error("--epochs must be at least 1");
 		return -1;
 	}
-	return 0;
+	return kg_train_aux_check(o);
 }
 
 uint32_t
@@ -143,6 +143,7 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	ws->ug = kg_xmallocarray((2 * B + nc) * d, sizeof(float));
 	ws->urel = kg_xmallocarray(B, sizeof(uint32_t));
 	ws->ugr = kg_xmallocarray(B * rw, sizeof(float));
+	kg_train_aux_alloc(ws, tr);
 }
 
 void
@@ -173,6 +174,7 @@ kg_train_ws_free(struct kg_train_ws *ws)
 	free(ws->ug);
 	free(ws->urel);
 	free(ws->ugr);
+	kg_train_aux_free(ws);
 }
 
 static void

@@ -7,6 +7,7 @@
  */
 #include "kge/grad.h"
 #include "kge/model.h"
+#include "kge/score.h"
 #include "core/util.h"
 #include "kge_ref.h"
 #include "test.h"
@@ -345,6 +346,271 @@ t_shared_relation_rows(void)
 }
 
 
+/*
+ * Relation prediction: n pairs (h_i, t_i) against NR relation rows.  The
+ * forward against the reference score(h_i, R_k, t_i), the backward of
+ * sum_ik g_ik score_ik against central differences.
+ */
+#define NR 5
+
+struct rprob {
+	struct kg_model m;
+	double h[NQ * D], t[NQ * D], R[NR * D * D], g[NQ * NR];
+};
+
+static double
+rp_ref_loss(const struct rprob *p)
+{
+	size_t d = p->m.dim, rw = p->m.rel_width, i, k;
+	double L = 0.0;
+
+	for (i = 0; i < NQ; i++)
+		for (k = 0; k < NR; k++)
+			L += p->g[i * NR + k] * kge_ref_score(&p->m,
+			    p->h + i * d, p->R + k * rw, p->t + i * d);
+	return L;
+}
+
+static int
+rp_fd(struct rprob *p, double *x, const float *ga, size_t n, const char *what)
+{
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < n; i++) {
+		double keep = x[i], lp, lm, fd, eps = 1e-5;
+
+		x[i] = keep + eps;
+		lp = rp_ref_loss(p);
+		x[i] = keep - eps;
+		lm = rp_ref_loss(p);
+		x[i] = keep;
+		fd = (lp - lm) / (2 * eps);
+		if (fabs(fd - ga[i]) > 2e-3 * fmax(1.0, fabs(fd)) &&
+		    bad++ < 3)
+			fprintf(stderr, "%s relpred %s[%zu]: analytic %.6g, "
+			    "finite difference %.6g\n",
+			    kg_model_name(p->m.kind), what, i, (double)ga[i],
+			    fd);
+	}
+	return bad;
+}
+
+static int
+check_relpred(enum kg_model_kind kind, uint32_t dim, uint64_t seed)
+{
+	static struct rprob p;
+	static float h[NQ * D], t[NQ * D], R[NR * D * D], g[NQ * NR];
+	static float gh[NQ * D], gt[NQ * D], gR[NR * D * D], out[NQ * NR];
+	size_t d, rw, i, k;
+	struct kg_rng rng;
+	float *work;
+	int bad = 0;
+	double nz = 0.0;
+
+	memset(&p, 0, sizeof(p));
+	if (kg_model_init(&p.m, kind, dim, 0, 3.0f) < 0)
+		return 1;
+	d = p.m.dim;
+	rw = p.m.rel_width;
+	kg_rng_seed(&rng, seed, (uint64_t)kind);
+	fill(&rng, p.h, NQ * d, 1.0);
+	fill(&rng, p.t, NQ * d, 1.0);
+	fill(&rng, p.R, NR * rw, 1.0);
+	fill(&rng, p.g, NQ * NR, 1.0);
+	to_float(p.h, h, NQ * d);
+	to_float(p.t, t, NQ * d);
+	to_float(p.R, R, NR * rw);
+	to_float(p.g, g, NQ * NR);
+	memset(gh, 0, sizeof(gh));
+	memset(gt, 0, sizeof(gt));
+	memset(gR, 0, sizeof(gR));
+	work = kg_xcalloc(kg_grad_relpred_work_size(&p.m, NQ, NR),
+	    sizeof(float));
+	kg_grad_relpred_forward(&p.m, NQ, h, t, R, NR, out, work);
+	for (i = 0; i < NQ; i++)
+		for (k = 0; k < NR; k++) {
+			double s = kge_ref_score(&p.m, p.h + i * d,
+			    p.R + k * rw, p.t + i * d);
+
+			if (fabs(out[i * NR + k] - s) > 1e-4 *
+			    fmax(1.0, fabs(s))) {
+				fprintf(stderr, "%s relpred: score %.6g, "
+				    "reference %.6g\n", kg_model_name(kind),
+				    (double)out[i * NR + k], s);
+				bad++;
+			}
+		}
+	kg_grad_relpred_backward(&p.m, NQ, h, t, R, NR, g, gh, gt, gR, work);
+	free(work);
+	for (i = 0; i < NQ * d; i++)
+		nz += fabs(gh[i]) + fabs(gt[i]);
+	if (!(nz > 0.0))	/* all-zero gradients would prove nothing */
+		bad++;
+	bad += rp_fd(&p, p.h, gh, NQ * d, "h");
+	bad += rp_fd(&p, p.t, gt, NQ * d, "t");
+	bad += rp_fd(&p, p.R, gR, NR * rw, "R");
+	return bad;
+}
+
+static void
+t_relation_prediction(void)
+{
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(kinds); i++) {
+		struct kg_model m;
+		enum kg_kern_sim sim;
+
+		T_CHECK(kg_model_init(&m, kinds[i], 6, 4, 1.0f) == 0);
+		if (kg_score_pair_sim(&m, &sim) < 0) {
+			T_CHECK(kinds[i] == KG_MODEL_ROTATE ||
+			    kinds[i] == KG_MODEL_TRANSR);
+			continue;
+		}
+		T_CHECKF(check_relpred(kinds[i], 6, 21) == 0, "%s d 6",
+		    kg_model_name(kinds[i]));
+		T_CHECKF(check_relpred(kinds[i], D, 23) == 0, "%s d %d",
+		    kg_model_name(kinds[i]), D);
+	}
+}
+
+/*
+ * DURA against a float64 reference: for the bilinear models score(h, r,
+ * t) = Q(h, r) . t = Q'(t, r) . h, so ||Q(h, r)||^2 is the sum over unit
+ * vectors e_j of score(h, r, e_j)^2, and ||Q'(t, r)||^2 of
+ * score(e_j, r, t)^2.
+ */
+struct dprob {
+	struct kg_model m;
+	enum kg_side side;
+	double f[NQ * D], r[NQ * D * D], c[NQ * D];
+};
+
+static double
+sq_query(const struct kg_model *m, const double *x, const double *r,
+    int x_is_head)
+{
+	static double e[D];
+	size_t d = m->dim, j;
+	double s = 0.0, v;
+
+	for (j = 0; j < d; j++) {
+		memset(e, 0, sizeof(e));
+		e[j] = 1.0;
+		v = x_is_head ? kge_ref_score(m, x, r, e) :
+		    kge_ref_score(m, e, r, x);
+		s += v * v;
+	}
+	return s;
+}
+
+static double
+dura_ref(const struct dprob *p)
+{
+	size_t d = p->m.dim, rw = p->m.rel_width, i, j;
+	int tail = p->side == KG_SIDE_TAIL;
+	double s = 0.0;
+
+	for (i = 0; i < NQ; i++) {
+		const double *f = p->f + i * d, *c = p->c + i * d;
+		const double *r = p->r + i * rw;
+
+		s += sq_query(&p->m, f, r, tail) + sq_query(&p->m, c, r, !tail);
+		for (j = 0; j < d; j++)
+			s += f[j] * f[j] + c[j] * c[j];
+	}
+	return 0.7 * s;
+}
+
+static int
+dura_fd(struct dprob *p, double *x, const float *ga, size_t n,
+    const char *what)
+{
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < n; i++) {
+		double keep = x[i], lp, lm, fd, eps = 1e-5;
+
+		x[i] = keep + eps;
+		lp = dura_ref(p);
+		x[i] = keep - eps;
+		lm = dura_ref(p);
+		x[i] = keep;
+		fd = (lp - lm) / (2 * eps) * 0.5;	/* scale 0.5 */
+		if (fabs(fd - ga[i]) > 2e-3 * fmax(1.0, fabs(fd)) &&
+		    bad++ < 3)
+			fprintf(stderr, "%s side %d DURA %s[%zu]: analytic "
+			    "%.6g, finite difference %.6g\n",
+			    kg_model_name(p->m.kind), p->side, what, i,
+			    (double)ga[i], fd);
+	}
+	return bad;
+}
+
+static int
+check_dura(enum kg_model_kind kind, enum kg_side side, uint32_t dim)
+{
+	static struct dprob p;
+	static float f[NQ * D], r[NQ * D * D], c[NQ * D];
+	static float gf[NQ * D], gr[NQ * D * D], gc[NQ * D];
+	const float *rp[NQ];
+	float *gp[NQ], *work;
+	struct kg_rng rng;
+	size_t d, rw, i;
+	double v;
+	int bad = 0;
+
+	memset(&p, 0, sizeof(p));
+	if (kg_model_init(&p.m, kind, dim, 0, 0.0f) < 0)
+		return 1;
+	p.side = side;
+	d = p.m.dim;
+	rw = p.m.rel_width;
+	kg_rng_seed(&rng, 31, (uint64_t)kind * 2 + (uint64_t)side);
+	fill(&rng, p.f, NQ * d, 1.0);
+	fill(&rng, p.r, NQ * rw, 1.0);
+	fill(&rng, p.c, NQ * d, 1.0);
+	to_float(p.f, f, NQ * d);
+	to_float(p.r, r, NQ * rw);
+	to_float(p.c, c, NQ * d);
+	memset(gf, 0, sizeof(gf));
+	memset(gr, 0, sizeof(gr));
+	memset(gc, 0, sizeof(gc));
+	for (i = 0; i < NQ; i++) {
+		rp[i] = r + i * rw;
+		gp[i] = gr + i * rw;
+	}
+	work = kg_xcalloc(kg_grad_dura_work_size(&p.m), sizeof(float));
+	v = kg_grad_dura(&p.m, side, NQ, f, rp, c, 0.7, 0.5, gf, gp, gc, work);
+	free(work);
+	if (fabs(v - dura_ref(&p)) > 1e-4 * fmax(1.0, fabs(v))) {
+		fprintf(stderr, "%s side %d DURA %.8g, reference %.8g\n",
+		    kg_model_name(kind), side, v, dura_ref(&p));
+		bad++;
+	}
+	bad += dura_fd(&p, p.f, gf, NQ * d, "fixed");
+	bad += dura_fd(&p, p.r, gr, NQ * rw, "rel");
+	bad += dura_fd(&p, p.c, gc, NQ * d, "cand");
+	return bad;
+}
+
+static void
+t_dura(void)
+{
+	static const enum kg_model_kind bil[] = { KG_MODEL_DISTMULT,
+	    KG_MODEL_COMPLEX, KG_MODEL_RESCAL };
+	size_t i;
+
+	for (i = 0; i < KG_ARRAY_LEN(bil); i++) {
+		T_CHECK(check_dura(bil[i], KG_SIDE_TAIL, 6) == 0);
+		T_CHECK(check_dura(bil[i], KG_SIDE_HEAD, 6) == 0);
+		T_CHECK(check_dura(bil[i], KG_SIDE_TAIL, D) == 0);
+		T_CHECK(check_dura(bil[i], KG_SIDE_HEAD, D) == 0);
+	}
+}
+
 int
 main(void)
 {
@@ -352,5 +618,7 @@ main(void)
 	T_RUN(t_chunk_all_models);
 	T_RUN(t_chunk_no_cand_grad);
 	T_RUN(t_shared_relation_rows);
+	T_RUN(t_relation_prediction);
+	T_RUN(t_dura);
 	return T_DONE();
 }

@@ -4,6 +4,7 @@
  * self-adversarial weights.
  */
 #include "kge/loss.h"
+#include "core/rng.h"
 #include "core/util.h"
 #include "test.h"
 
@@ -157,6 +158,62 @@ t_parse(void)
 	T_CHECK(strstr(kg_error_last(), "unknown loss 'hinge2'") != NULL);
 }
 
+/*
+ * The softmax cross-entropy over a fixed set: the value against log-sum-exp
+ * in double, the gradient against central differences, large scores
+ * without overflow, and the gradient summing to zero (softmax minus a
+ * one-hot).
+ */
+static double
+ref_xent(const double *s, size_t n, size_t target)
+{
+	double mx = s[0], sum = 0.0;
+	size_t j;
+
+	for (j = 1; j < n; j++)
+		mx = s[j] > mx ? s[j] : mx;
+	for (j = 0; j < n; j++)
+		sum += exp(s[j] - mx);
+	return mx + log(sum) - s[target];
+}
+
+static void
+t_softmax_xent(void)
+{
+	enum { M = 37 };
+	float s[M], g[M];
+	double sd[M], L, gsum = 0.0;
+	struct kg_rng rng;
+	size_t j, target = 11;
+
+	kg_rng_seed(&rng, 9, 0);
+	for (j = 0; j < M; j++) {
+		s[j] = (float)(3.0 * kg_rng_normal(&rng));
+		sd[j] = s[j];
+	}
+	L = kg_loss_softmax_xent(s, M, target, 0.5f, g);
+	T_NEAR(L, ref_xent(sd, M, target), 1e-5);
+	for (j = 0; j < M; j++) {
+		double keep = sd[j], eps = 1e-5, fd;
+
+		sd[j] = keep + eps;
+		fd = ref_xent(sd, M, target);
+		sd[j] = keep - eps;
+		fd = (fd - ref_xent(sd, M, target)) / (2 * eps);
+		sd[j] = keep;
+		T_NEAR(g[j], 0.5 * fd, 1e-5);
+		gsum += g[j];
+	}
+	T_CHECK(g[target] < 0.0f);
+	T_NEAR(gsum, 0.0, 1e-5);
+	for (j = 0; j < M; j++)
+		s[j] = 1e4f + (float)j;
+	L = kg_loss_softmax_xent(s, M, M - 1, 1.0f, g);
+	T_CHECK(isfinite(L) && L > 0.0 && L < 1.0);
+	for (j = 0; j < M; j++)
+		T_CHECK(isfinite(g[j]));
+}
+
 int
 main(void)
 {
@@ -164,5 +221,6 @@ main(void)
 	T_RUN(t_adversarial_weights);
 	T_RUN(t_values);
 	T_RUN(t_parse);
+	T_RUN(t_softmax_xent);
 	return T_DONE();
 }
