@@ -35,7 +35,7 @@ enum {
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
-	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET
+	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT
 };
 
 static const struct option long_opts[] = {
@@ -124,6 +124,7 @@ static const struct option long_opts[] = {
 	{ "lr_decay", required_argument, NULL, O_DECAY },
 	{ "time_budget", required_argument, NULL, O_BUDGET },
 	{ "target_mrr", required_argument, NULL, O_TARGET },
+	{ "ent_optimizer", required_argument, NULL, O_ENTOPT },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -311,6 +312,7 @@ apply(struct state *s, int ch, const char *arg)
 	    &s->j.time_budget);
 	case O_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
 	    &s->j.target_mrr);
+	case O_ENTOPT: return kg_optim_parse(arg, &o->ent_optim);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -423,6 +425,11 @@ parse_args(int argc, char **av, struct state *s)
 	}
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
 		s->x.mode = KG_DIST_BUCKETS;
+	if (s->o.ent_optim != KG_OPTIM_ADAGRAD && s->x.mode != KG_DIST_NONE) {
+		kg_error("--ent_optimizer %s trains in one process only",
+		    kg_optim_name(s->o.ent_optim));
+		return KG_EXIT_USAGE + 1;
+	}
 	if (s->x.mode == KG_DIST_BUCKETS && s->x.partitions == NULL) {
 		kg_error("--dist buckets needs --partitions");
 		return KG_EXIT_USAGE + 1;

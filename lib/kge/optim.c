@@ -18,9 +18,11 @@ kg_optim_parse(const char *name, enum kg_optim_kind *kind)
 		*kind = KG_OPTIM_ADAGRAD;
 	else if (strcasecmp(name, "adam") == 0)
 		*kind = KG_OPTIM_ADAM;
+	else if (strcasecmp(name, "adagrad_elem") == 0)
+		*kind = KG_OPTIM_ADAGRAD_ELEM;
 	else {
-		kg_error("unknown optimiser '%s' (expected adagrad or adam)",
-		    name);
+		kg_error("unknown optimiser '%s' (expected adagrad, "
+		    "adagrad_elem or adam)", name);
 		return -1;
 	}
 	return 0;
@@ -29,13 +31,15 @@ kg_optim_parse(const char *name, enum kg_optim_kind *kind)
 const char *
 kg_optim_name(enum kg_optim_kind kind)
 {
-	return kind == KG_OPTIM_ADAM ? "adam" : "adagrad";
+	return kind == KG_OPTIM_ADAM ? "adam" : kind ==
+	    KG_OPTIM_ADAGRAD_ELEM ? "adagrad_elem" : "adagrad";
 }
 
 size_t
 kg_optim_state_width(enum kg_optim_kind kind, size_t n)
 {
-	return kind == KG_OPTIM_ADAM ? 2 * n + 1 : 1;
+	return kind == KG_OPTIM_ADAM ? 2 * n + 1 : kind ==
+	    KG_OPTIM_ADAGRAD_ELEM ? n : 1;
 }
 
 KG_HOT_CLONES
@@ -54,6 +58,20 @@ kg_adagrad_row(float *restrict w, float *restrict state,
 #pragma omp simd
 	for (i = 0; i < n; i++)
 		w[i] -= step * g[i];
+}
+
+KG_HOT_CLONES
+void
+kg_adagrad_elem_row(float *restrict w, float *restrict state,
+    const float *restrict g, size_t n, float lr)
+{
+	size_t i;
+
+#pragma omp simd
+	for (i = 0; i < n; i++) {
+		state[i] += g[i] * g[i];
+		w[i] -= lr * g[i] / (sqrtf(state[i]) + KG_ADAGRAD_EPS);
+	}
 }
 
 void

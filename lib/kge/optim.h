@@ -8,6 +8,10 @@
  * cost only those rows, and Hogwild threads may update disjoint or even
  * the same rows without locks (races lose an update, never corrupt one).
  *
+ * Element-wise Adagrad (kbc, LibKGE: PyTorch's Adagrad): one accumulator
+ * per element, state += g^2; w -= lr * g / (sqrt(state) + eps); its state
+ * row is n floats.
+ *
  * Adam (for dense weights, here the relation table): per element first
  * and second moments and a per-row step count, updated lazily when the row
  * gets a gradient (PyTorch's SparseAdam); its state row is [m (n) | v (n) |
@@ -21,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum kg_optim_kind { KG_OPTIM_ADAGRAD, KG_OPTIM_ADAM };
+enum kg_optim_kind { KG_OPTIM_ADAGRAD, KG_OPTIM_ADAM, KG_OPTIM_ADAGRAD_ELEM };
 
 struct kg_adam {
 	float lr, beta1, beta2, eps;
@@ -30,7 +34,8 @@ struct kg_adam {
 #define KG_ADAM_INIT { 0.001f, 0.9f, 0.999f, 1e-8f }
 #define KG_ADAGRAD_EPS 1e-10f
 
-/* "adagrad" or "adam"; 0 or -1 after kg_error(). */
+/* "adagrad" (row-wise), "adagrad_elem" or "adam"; 0 or -1 after
+ * kg_error(). */
 int kg_optim_parse(const char *name, enum kg_optim_kind *kind);
 const char *kg_optim_name(enum kg_optim_kind kind);
 
@@ -39,6 +44,10 @@ size_t kg_optim_state_width(enum kg_optim_kind kind, size_t n);
 
 /* One row-wise Adagrad step of row w (n floats) with gradient g. */
 void kg_adagrad_row(float *restrict w, float *restrict state,
+    const float *restrict g, size_t n, float lr);
+
+/* One element-wise Adagrad step of row w (n floats); state is n floats. */
+void kg_adagrad_elem_row(float *restrict w, float *restrict state,
     const float *restrict g, size_t n, float lr);
 
 /* One Adam step of row w (n floats); state is 2n + 1 floats. */

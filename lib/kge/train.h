@@ -101,12 +101,14 @@ struct kg_train_opts {
 	double dura;			/* DURA coefficient; 0: off */
 	uint64_t lr_warmup;		/* batches of linear warm-up; 0: off */
 	double lr_decay;		/* lr factor per epoch; 1: off */
+	enum kg_optim_kind ent_optim;	/* entity optimiser (row-wise
+					 * Adagrad) */
 };
 
 #define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
 	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
 	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0, \
-	0.0, 0.0, 0, 1.0 }
+	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);
@@ -118,8 +120,8 @@ uint32_t kg_train_chunk_size(const struct kg_train_opts *o);
 struct kg_store_init kg_train_init_rule(const struct kg_train_opts *o,
     enum kg_stream purpose);
 /* The layout of an entity table for these options: rows of dim floats,
- * one float of Adagrad state each, n_parts partitions at off (NULL for
- * one). */
+ * with the entity optimiser's state (row-wise Adagrad: one float), n_parts
+ * partitions at off (NULL for one). */
 struct kg_store_layout kg_train_layout(const struct kg_train_opts *o,
     uint64_t n_entities, uint32_t n_parts, const int64_t *off);
 

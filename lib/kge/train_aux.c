@@ -1,7 +1,8 @@
 /*
  * train_aux: the trainer's accuracy options (issue 15): the
  * relation-prediction term, the checks of DURA's and its models, the
- * learning-rate schedule, and their work buffers.  Without them set,
+ * learning-rate schedule, the element-wise optimisers of entity rows,
+ * and their work buffers.  Without them set,
  * training runs exactly as before.
  */
 #include "kge/train_impl.h"
@@ -77,6 +78,19 @@ kg_train_aux_free(struct kg_train_ws *ws)
 	free(ws->rp_grad);
 	free(ws->rp_ids);
 	free(ws->dura_work);
+}
+
+void
+kg_train_optim_row(enum kg_optim_kind kind, float *w, float *state,
+    const float *g, size_t n, float lr)
+{
+	struct kg_adam a = KG_ADAM_INIT;
+
+	if (kind == KG_OPTIM_ADAM) {
+		a.lr = lr;
+		kg_adam_row(w, state, g, n, &a);
+	} else
+		kg_adagrad_elem_row(w, state, g, n, lr);
 }
 
 float

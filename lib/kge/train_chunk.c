@@ -136,8 +136,13 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 	for (i = 0; i < nu; i++) {
 		if (tr->o.clip > 0.0)
 			kg_clip_row(g + i * rw, rw, (float)tr->o.clip);
-		kg_adagrad_row(tr->rel + (size_t)ids[i] * rw,
-		    tr->rel_state + ids[i], g + i * rw, rw, lr);
+		if (tr->o.rel_optim == KG_OPTIM_ADAGRAD)
+			kg_adagrad_row(tr->rel + (size_t)ids[i] * rw,
+			    tr->rel_state + ids[i], g + i * rw, rw, lr);
+		else
+			kg_train_optim_row(tr->o.rel_optim, tr->rel +
+			    (size_t)ids[i] * rw, tr->rel_state +
+			    (size_t)ids[i] * sw, g + i * rw, rw, lr);
 	}
 }
 
@@ -151,7 +156,11 @@ update_row(const struct kg_trainer *tr, const struct kg_store_part *p,
 
 	if (tr->o.clip > 0.0)
 		kg_clip_row(g, d, (float)tr->o.clip);
-	kg_adagrad_row(p->w + i * d, p->state + i, g, d, lr);
+	if (tr->o.ent_optim == KG_OPTIM_ADAGRAD)
+		kg_adagrad_row(p->w + i * d, p->state + i, g, d, lr);
+	else
+		kg_train_optim_row(tr->o.ent_optim, p->w + i * d, p->state +
+		    i * tr->ents->state_width, g, d, lr);
 }
 
 void

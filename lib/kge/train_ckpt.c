@@ -21,7 +21,7 @@ const char *const kg_trainer_shape_hints[][2] = {
 json_t *
 kg_trainer_shape(const struct kg_trainer *tr)
 {
-	return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}",
+	json_t *s = json_pack("{s:s, s:I, s:I, s:I, s:I, s:I, s:b, s:s}",
 	    "model", kg_model_name(tr->model.kind),
 	    "dim", (json_int_t)tr->model.dim,
 	    "rel_dim", (json_int_t)tr->model.rel_dim,
@@ -30,6 +30,12 @@ kg_trainer_shape(const struct kg_trainer *tr)
 	    "n_relations", (json_int_t)tr->n_relations,
 	    "reciprocal", tr->o.reciprocal,
 	    "rel_optimizer", kg_optim_name(tr->o.rel_optim));
+
+	/* Only when not the default, so older checkpoints still match. */
+	if (tr->o.ent_optim != KG_OPTIM_ADAGRAD)
+		json_object_set_new(s, "ent_optimizer",
+		    json_string(kg_optim_name(tr->o.ent_optim)));
+	return s;
 }
 
 /* Every partition of the store into dir; 0 or -1. */

@@ -78,6 +78,11 @@ int kg_train_aux_check(const struct kg_train_opts *o);
  */
 float kg_train_lr(const struct kg_trainer *tr, uint64_t pos, double base);
 
+/* One step of row w (n floats) with state row "state" by the element-wise
+ * optimisers (adagrad_elem, adam) at learning rate lr. */
+void kg_train_optim_row(enum kg_optim_kind kind, float *w, float *state,
+    const float *g, size_t n, float lr);
+
 /*
  * The relation-prediction term of a chunk (rel_pred > 0): every positive
  * (h, r, t) also scores (h, ?, t) against every relation row, with the

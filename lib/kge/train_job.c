@@ -360,6 +360,8 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	    json_boolean(o->filter_negatives));
 	json_object_set_new(c, "neg_types", json_boolean(o->use_types));
 	json_object_set_new(c, "lr", json_real(o->lr));
+	json_object_set_new(c, "ent_optimizer",
+	    json_string(kg_optim_name(o->ent_optim)));
 	json_object_set_new(c, "rel_optimizer",
 	    json_string(kg_optim_name(o->rel_optim)));
 	json_object_set_new(c, "rel_lr", json_real(o->rel_lr));
@@ -431,7 +433,7 @@ write_model(struct job *b)
 	s.reciprocal = b->o->reciprocal;
 	s.n_entities = tr->n_entities;
 	s.n_relations = tr->n_relations;
-	s.state_width = 1;
+	s.state_width = tr->ents->state_width;
 	s.rel = tr->rel;
 	s.rel_state = tr->rel_state;
 	s.rel_state_width = tr->rel_state_width;

@@ -96,7 +96,7 @@ kg_train_layout(const struct kg_train_opts *o, uint64_t n_entities,
 
 	l.n_rows = n_entities;
 	l.dim = o->dim;
-	l.state_width = 1;
+	l.state_width = (uint32_t)kg_optim_state_width(o->ent_optim, o->dim);
 	l.n_parts = n_parts;
 	l.off = off;
 	return l;
@@ -260,9 +260,11 @@ check_setup(const struct kg_train_opts *o, const struct kg_store *ents,
 		    (unsigned long long)n_relations);
 		return -1;
 	}
-	if (ents->dim != o->dim || ents->state_width != 1) {
-		kg_error("the entity store has rows of %u (+%u), not %u (+1)",
-		    ents->dim, ents->state_width, o->dim);
+	if (ents->dim != o->dim || ents->state_width !=
+	    kg_optim_state_width(o->ent_optim, o->dim)) {
+		kg_error("the entity store has rows of %u (+%u), not %u (+%zu)",
+		    ents->dim, ents->state_width, o->dim,
+		    kg_optim_state_width(o->ent_optim, o->dim));
 		return -1;
 	}
 	if (o->use_types && types == NULL) {

@@ -23,6 +23,26 @@ t_adagrad(void)
 	    1e-6);
 }
 
+/* Element-wise Adagrad: one accumulator per element (PyTorch's Adagrad
+ * with eps 1e-10, lr decay 0). */
+static void
+t_adagrad_elem(void)
+{
+	float w[3] = { 1.0f, -1.0f, 0.5f }, g[3] = { 0.3f, -0.4f, 0.0f };
+	float st[3] = { 0 };
+
+	kg_adagrad_elem_row(w, st, g, 3, 0.1f);
+	T_NEAR(st[0], 0.09, 1e-7);
+	T_NEAR(st[1], 0.16, 1e-7);
+	T_CHECK(st[2] == 0.0f && w[2] == 0.5f);
+	/* The first step moves every element with a gradient by lr. */
+	T_NEAR(w[0], 1.0 - 0.1, 1e-6);
+	T_NEAR(w[1], -1.0 + 0.1, 1e-6);
+	kg_adagrad_elem_row(w, st, g, 3, 0.1f);
+	T_NEAR(st[1], 0.32, 1e-7);
+	T_NEAR(w[1], -0.9 + 0.1 * 0.4 / sqrt(0.32), 1e-6);
+}
+
 static void
 t_adam(void)
 {
@@ -94,6 +114,11 @@ t_parse(void)
 	T_CHECK(kg_optim_parse("Adam", &k) == 0 && k == KG_OPTIM_ADAM);
 	T_CHECK(kg_optim_state_width(KG_OPTIM_ADAM, 8) == 17);
 	T_CHECK(kg_optim_state_width(KG_OPTIM_ADAGRAD, 8) == 1);
+	T_CHECK(kg_optim_parse("adagrad_elem", &k) == 0 &&
+	    k == KG_OPTIM_ADAGRAD_ELEM);
+	T_CHECK(kg_optim_state_width(KG_OPTIM_ADAGRAD_ELEM, 8) == 8);
+	T_CHECK(strcmp(kg_optim_name(KG_OPTIM_ADAGRAD_ELEM),
+	    "adagrad_elem") == 0);
 	kg_error_mute(1);
 	T_CHECK(kg_optim_parse("sgd", &k) < 0);
 	kg_error_mute(0);
@@ -103,6 +128,7 @@ int
 main(void)
 {
 	T_RUN(t_adagrad);
+	T_RUN(t_adagrad_elem);
 	T_RUN(t_adam);
 	T_RUN(t_clip);
 	T_RUN(t_regulariser_fd);

@@ -735,6 +735,76 @@ t_lr_schedule(void)
 }
 
 /*
+ * Element-wise entity optimisers: they train, a resume is bit-identical
+ * (rows and every float of their state), and a checkpoint of another
+ * entity optimiser is refused by name.
+ */
+static void
+t_entity_optimisers(void)
+{
+	static const enum kg_optim_kind kinds[] = { KG_OPTIM_ADAGRAD_ELEM,
+	    KG_OPTIM_ADAM };
+	struct kg_train_opts o;
+	struct kg_trainer a, b;
+	const struct kg_store_part *x, *y;
+	char *dir = kg_path_join(t_tmpdir(), "ckpt-opt"), *log = NULL;
+	uint64_t done;
+	size_t k, n;
+	double mrr;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	for (k = 0; k < KG_ARRAY_LEN(kinds); k++) {
+		small_opts(&o, KG_MODEL_COMPLEX);
+		o.ent_optim = kinds[k];
+		o.lr = kinds[k] == KG_OPTIM_ADAM ? 0.01 : 0.1;
+		o.epochs = 10;
+		T_CHECK(train_umls(&a, &o) == 0);
+		T_CHECK(a.ents->state_width ==
+		    kg_optim_state_width(kinds[k], o.dim));
+		mrr = test_mrr(&a);
+		fprintf(stderr, "ComplEx, entities by %s: MRR %.4f\n",
+		    kg_optim_name(kinds[k]), mrr);
+		T_CHECKF(mrr > 0.6, "%s: MRR %.4f", kg_optim_name(kinds[k]),
+		    mrr);
+		o.epochs = 4;
+		T_CHECK(train_umls(&b, &o) == 0);
+		T_CHECK(kg_trainer_save(&b, dir, "") == 0);
+		kg_trainer_release(&b);
+		o.epochs = 10;
+		T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n,
+		    umls.split[0], umls.n[0], NULL, 0, NULL, 0) == 0);
+		T_CHECK(kg_trainer_load(&b, dir, &log) == 0 && b.epoch == 4);
+		free(log);
+		while (b.epoch < 10)
+			T_CHECK(kg_trainer_epoch(&b, umls.split[0], umls.n[0],
+			    &done) == 0);
+		x = kg_store_acquire(a.ents, 0);
+		y = kg_store_acquire(b.ents, 0);
+		n = a.n_entities * a.model.dim;
+		T_CHECK(memcmp(x->w, y->w, n * sizeof(float)) == 0);
+		T_CHECK(memcmp(x->state, y->state, a.n_entities *
+		    a.ents->state_width * sizeof(float)) == 0);
+		kg_store_release(a.ents, 0, 0);
+		kg_store_release(b.ents, 0, 0);
+		kg_trainer_release(&a);
+		kg_trainer_release(&b);
+	}
+	/* dir now holds an Adam checkpoint. */
+	small_opts(&o, KG_MODEL_COMPLEX);
+	o.ent_optim = KG_OPTIM_ADAGRAD_ELEM;
+	T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n, umls.split[0],
+	    umls.n[0], NULL, 0, NULL, 0) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_trainer_load(&b, dir, &log) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "ent_optimizer") != NULL, "%s",
+	    kg_error_last());
+	kg_trainer_release(&b);
+	free(dir);
+}
+
+/*
  * PBG-style buckets: entities in two partitions of an in-memory store,
  * the train triples split into the four (head partition, tail partition)
  * buckets, one bucket at a time.  A bucket touches only its two
@@ -987,5 +1057,6 @@ main(void)
 	T_RUN(t_one_vs_all_every_model);
 	T_RUN(t_relation_prediction_and_dura);
 	T_RUN(t_lr_schedule);
+	T_RUN(t_entity_optimisers);
 	return T_DONE();
 }
