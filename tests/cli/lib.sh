@@ -67,3 +67,23 @@ numpy_python() {
 		if "$py" -c 'import numpy' 2>/dev/null; then echo "$py"; return; fi
 	done
 }
+
+# enterprise_fixture NODES [PARTS...]: a generated enterprise graph of
+# NODES nodes (seed 1) in ent/data, ingested into ds with its attribute
+# features in feat; for each PARTS, METIS parts pPARTS expanded two hops
+# into xPARTS.  Non-zero when a stage fails.
+enterprise_fixture() {
+	local n=$1 p d=ent/data
+	shift
+	mkdir -p ent &&
+	"$KG_BUILD/aux/kg_gen_enterprise" -o $d -n "$n" -s 1 2>/dev/null &&
+	kg-ingest -q -o ds --types $d/types.tsv --train $d/train.tsv \
+	    --valid $d/valid.tsv --test $d/test.tsv &&
+	kg-encode-attrs fit -q -d ds -s $d/schema.json -o am &&
+	kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
+	kg-encode-attrs merge -q -m am -o feat s0 || return 1
+	for p in "$@"; do
+		kg-partition -q -p "$p" -m metis -s 1 -o "p$p" ds &&
+		kg-expand -q -k 2 -s 1 -F feat -p "p$p" -o "x$p" ds || return 1
+	done
+}

@@ -17,18 +17,7 @@ if [ ! -x "$GEN" ]; then
 	exit 0
 fi
 MPI="timeout 300 mpirun --oversubscribe"
-mkdir ent
-"$GEN" -o ent/data -n 300 -s 1 2>/dev/null
-D=ent/data
-kg-ingest -q -o ds --types $D/types.tsv --train $D/train.tsv \
-    --valid $D/valid.tsv --test $D/test.tsv &&
-kg-encode-attrs fit -q -d ds -s $D/schema.json -o am &&
-kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
-kg-encode-attrs merge -q -m am -o feat s0 &&
-kg-partition -q -p 2 -m metis -s 1 -o p2 ds &&
-kg-partition -q -p 1 -m metis -s 1 -o p1 ds &&
-kg-expand -q -k 2 -s 1 -F feat -p p2 -o x2 ds &&
-kg-expand -q -k 2 -s 1 -F feat -p p1 -o x1 ds ||
+enterprise_fixture 300 2 1 ||
     { notok "gnn mpi: pipeline up to kg-expand"; exit 1; }
 
 args="-q --model_name RGCN --features feat --epochs 30 --batch_size 256 --lr 0.01 --dropout 0.2 --gnn_hidden 32 --hidden_dim 32"

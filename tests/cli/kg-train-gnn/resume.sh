@@ -13,16 +13,7 @@ if [ ! -x "$GEN" ]; then
 	skip "gnn resume: kg_gen_enterprise is not built"
 	exit 0
 fi
-mkdir ent
-"$GEN" -o ent/data -n 300 -s 1 2>/dev/null
-D=ent/data
-kg-ingest -q -o ds --types $D/types.tsv --train $D/train.tsv \
-    --valid $D/valid.tsv --test $D/test.tsv &&
-kg-encode-attrs fit -q -d ds -s $D/schema.json -o am &&
-kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
-kg-encode-attrs merge -q -m am -o feat s0 &&
-kg-partition -q -p 2 -m metis -s 1 -o p2 ds &&
-kg-expand -q -k 2 -s 1 -F feat -p p2 -o x2 ds ||
+enterprise_fixture 300 2 ||
     { notok "gnn resume: pipeline up to kg-expand"; exit 1; }
 
 t="$TRAIN -q --model_name RGCN --features feat --batch_size 256 --lr 0.01"

@@ -11,14 +11,7 @@ if [ ! -x "$GEN" ] || ! command -v python3 >/dev/null; then
 	skip "gnn valid: kg_gen_enterprise or python3 is missing"
 	exit 0
 fi
-mkdir ent
-"$GEN" -o ent/data -n 300 -s 1 2>/dev/null
-D=ent/data
-kg-ingest -q -o ds --types $D/types.tsv --train $D/train.tsv \
-    --valid $D/valid.tsv --test $D/test.tsv &&
-kg-encode-attrs fit -q -d ds -s $D/schema.json -o am &&
-kg-encode-attrs transform -q -j 1 -d ds -m am -o s0 --shard 0/1 &&
-kg-encode-attrs merge -q -m am -o feat s0 ||
+enterprise_fixture 300 ||
     { notok "gnn valid: pipeline up to kg-encode-attrs"; exit 1; }
 
 t="kg-train -q --model_name RGCN --features feat --gnn_hidden 16"
