@@ -186,8 +186,12 @@ parse_size(const char *what, const char *arg, uint64_t *bytes)
 	return 0;
 }
 
+/* What an apply_* function returns for an option of another group. */
+#define NOT_MINE (-2)
+
+/* The model, loss and negative options; NOT_MINE for any other ch. */
 static int
-apply(struct state *s, int ch, const char *arg)
+apply_model(struct state *s, int ch, const char *arg)
 {
 	struct kg_train_opts *o = &s->o;
 	enum kg_neg_kind nk;
@@ -229,6 +233,26 @@ apply(struct state *s, int ch, const char *arg)
 	case O_FILTER: o->filter_negatives = 1; return 0;
 	case O_TYPES: o->use_types = 1; return 0;
 	case O_OVA: o->one_vs_all = 1; return 0;
+	case O_DOUBLE_ENT: s->double_ent = 1; return 0;
+	case O_DOUBLE_REL: s->double_rel = 1; return 0;
+	case O_PAIRWISE:
+		kg_error("--pairwise (DGL-KE's pairwise loss) is not supported; "
+		    "--loss margin compares each positive with its negatives");
+		return -1;
+	case O_NEGPOOL: return kg_parse_u32("--neg_pool", arg, 0, 1u << 24,
+	    &o->neg_pool);
+	case O_INBATCH: o->neg_in_batch = 1; return 0;
+	}
+	return NOT_MINE;
+}
+
+/* The optimisation and schedule options; NOT_MINE for any other ch. */
+static int
+apply_optim(struct state *s, int ch, const char *arg)
+{
+	struct kg_train_opts *o = &s->o;
+
+	switch (ch) {
 	case O_LR: return kg_parse_double("--lr", arg, 1e-12, 1e30, &o->lr);
 	case O_RELOPT: return kg_optim_parse(arg, &o->rel_optim);
 	case O_RELLR: return kg_parse_double("--rel_lr", arg, 0, 1e30,
@@ -259,6 +283,26 @@ apply(struct state *s, int ch, const char *arg)
 	    &o->seed);
 	case O_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
 	    &o->threads);
+	case O_RELPRED: return kg_parse_double("--rel_pred_weight", arg, 0,
+	    1e6, &o->rel_pred);
+	case O_DURA: return kg_parse_double("--dura_coef", arg, 0, 1e6,
+	    &o->dura);
+	case O_WARMUP: return kg_parse_u64("--lr_warmup", arg, 0, UINT64_MAX,
+	    &o->lr_warmup);
+	case O_DECAY: return kg_parse_double("--lr_decay", arg, 1e-6, 1,
+	    &o->lr_decay);
+	case O_ENTOPT: return kg_optim_parse(arg, &o->ent_optim);
+	}
+	return NOT_MINE;
+}
+
+/* Validation, checkpoint, distribution and output options; NOT_MINE
+ * for any other ch. */
+static int
+apply_run(struct state *s, int ch, const char *arg)
+{
+
+	switch (ch) {
 	case O_VALID: return kg_parse_u32("--valid_every", arg, 0, 1u << 24,
 	    &s->j.valid_every);
 	case O_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
@@ -267,12 +311,6 @@ apply(struct state *s, int ch, const char *arg)
 	case O_RESUME: s->j.resume = 1; return 0;
 	case O_NOCKPT: s->j.no_checkpoint = 1; return 0;
 	case O_KEEPCKPT: s->j.keep_checkpoint = 1; return 0;
-	case O_DOUBLE_ENT: s->double_ent = 1; return 0;
-	case O_DOUBLE_REL: s->double_rel = 1; return 0;
-	case O_PAIRWISE:
-		kg_error("--pairwise (DGL-KE's pairwise loss) is not supported; "
-		    "--loss margin compares each positive with its negatives");
-		return -1;
 	case O_FORCE: s->j.force = 1; return 0;
 	case O_PROGRESS: s->j.progress = 1; return 0;
 	case O_DIST:
@@ -288,9 +326,6 @@ apply(struct state *s, int ch, const char *arg)
 	case O_MEMBUDGET: return parse_size("--mem_budget", arg,
 	    &s->x.mem_budget);
 	case O_SWAPDIR: s->x.swap_dir = arg; return 0;
-	case O_NEGPOOL: return kg_parse_u32("--neg_pool", arg, 0, 1u << 24,
-	    &o->neg_pool);
-	case O_INBATCH: o->neg_in_batch = 1; return 0;
 	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
 	    &s->x.passes);
 	case O_RELMERGE:
@@ -300,23 +335,27 @@ apply(struct state *s, int ch, const char *arg)
 		}
 		kg_error("--rel_merge must be mean or sum, not '%s'", arg);
 		return -1;
-	case O_RELPRED: return kg_parse_double("--rel_pred_weight", arg, 0,
-	    1e6, &o->rel_pred);
-	case O_DURA: return kg_parse_double("--dura_coef", arg, 0, 1e6,
-	    &o->dura);
-	case O_WARMUP: return kg_parse_u64("--lr_warmup", arg, 0, UINT64_MAX,
-	    &o->lr_warmup);
-	case O_DECAY: return kg_parse_double("--lr_decay", arg, 1e-6, 1,
-	    &o->lr_decay);
 	case O_BUDGET: return kg_parse_double("--time_budget", arg, 0, 1e9,
 	    &s->j.time_budget);
 	case O_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
 	    &s->j.target_mrr);
-	case O_ENTOPT: return kg_optim_parse(arg, &o->ent_optim);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
-	return -1;
+	return NOT_MINE;
+}
+
+/* Apply option ch (with arg) to s; 0, or -1 after kg_error(). */
+static int
+apply(struct state *s, int ch, const char *arg)
+{
+	int rc = apply_model(s, ch, arg);
+
+	if (rc == NOT_MINE)
+		rc = apply_optim(s, ch, arg);
+	if (rc == NOT_MINE)
+		rc = apply_run(s, ch, arg);
+	return rc == NOT_MINE ? -1 : rc;
 }
 
 /* apply() for kg_cli_config. */
