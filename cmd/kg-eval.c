@@ -123,88 +123,91 @@ show_progress(uint64_t done, uint64_t total, double secs, void *arg)
 		kg_progress_update(p, done);
 }
 
-/* Parse the command line into o.  Returns 0, 1 for --help, 2 for
- * --version, or -1 after a message for bad usage. */
+/* Apply option ch (optarg) to o: 0, -1 after kg_error(), 1 for --help,
+ * 2 for --version. */
 static int
-parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
+apply_opt(int ch, struct kg_eval_run_opts *o)
 {
 	static const char *const splits[] = { "valid", "test" };
 	static const char *const ties[] = { "realistic", "optimistic",
 	    "pessimistic" };
 	static const char *const modes[] = { "uniform", "degree" };
 	uint32_t u;
-	int ch, i;
+	int i;
 
-	while ((ch = getopt_long(argc, argv, "ho:q", long_opts, NULL)) != -1) {
-		switch (ch) {
-		case 'h': return 1;
-		case OPT_VERSION: return 2;
-		case OPT_SPLIT:
-			if ((i = pick("--split", optarg, splits, 2)) < 0)
-				return -1;
-			o->split = i ? KG_SPLIT_TEST : KG_SPLIT_VALID;
-			break;
-		case OPT_RAW: o->raw = 1; break;
-		case OPT_TIES:
-			if ((i = pick("--ties", optarg, ties, 3)) < 0)
-				return -1;
-			o->ties = (enum kg_ties)i;
-			break;
-		case OPT_PER_REL: o->per_relation = 1; break;
-		case OPT_NEG:
-			if (kg_parse_u64("--neg-sample", optarg, 1, 1u << 24,
-			    &o->ev.neg_sample) < 0)
-				return -1;
-			break;
-		case OPT_NEG_MODE:
-			if ((i = pick("--neg-mode", optarg, modes, 2)) < 0)
-				return -1;
-			o->ev.neg_mode = (enum kg_neg_mode)i;
-			break;
-		case OPT_AUC: o->auc = 1; break;
-		case OPT_AUC_NEG:
-			if (kg_parse_u64("--auc-neg", optarg, 1, 1000,
-			    &o->auc_neg) < 0)
-				return -1;
-			break;
-		case OPT_SEED:
-			if (kg_parse_u64("--seed", optarg, 0, UINT64_MAX,
-			    &o->ev.seed) < 0)
-				return -1;
-			break;
-		case OPT_THREADS:
-			if (kg_parse_u32("--threads", optarg, 1, 1024, &u) < 0)
-				return -1;
-			o->ev.threads = (int)u;
-			break;
-		case OPT_BATCH:
-			if (kg_parse_u32("--batch", optarg, 1, 1u << 20, &u) < 0)
-				return -1;
-			o->ev.batch = u;
-			break;
-		case OPT_PROGRESS: o->ev.progress = show_progress; break;
-		case OPT_STREAM: o->stream = 1; break;
-		case 'o': o->output = optarg; break;
-		case OPT_FORCE: o->force = 1; break;
-		case OPT_ENT: o->entities = optarg; break;
-		case OPT_REL: o->relations = optarg; break;
-		case OPT_MODEL: o->model = optarg; break;
-		case OPT_GAMMA:
-			if (kg_parse_double("--gamma", optarg, -1e30, 1e30,
-			    &o->gamma) < 0)
-				return -1;
-			break;
-		case OPT_RECIP: o->reciprocal = 1; break;
-		case OPT_EMAP: o->entity_map = optarg; break;
-		case OPT_RMAP: o->relation_map = optarg; break;
-		case 'q': o->quiet = 1; break;
-		default: return -1;
-		}
+	switch (ch) {
+	case 'h': return 1;
+	case OPT_VERSION: return 2;
+	case OPT_SPLIT:
+		if ((i = pick("--split", optarg, splits, 2)) < 0)
+			return -1;
+		o->split = i ? KG_SPLIT_TEST : KG_SPLIT_VALID;
+		return 0;
+	case OPT_RAW: o->raw = 1; return 0;
+	case OPT_TIES:
+		if ((i = pick("--ties", optarg, ties, 3)) < 0)
+			return -1;
+		o->ties = (enum kg_ties)i;
+		return 0;
+	case OPT_PER_REL: o->per_relation = 1; return 0;
+	case OPT_NEG:
+		if (kg_parse_u64("--neg-sample", optarg, 1, 1u << 24,
+		    &o->ev.neg_sample) < 0)
+			return -1;
+		return 0;
+	case OPT_NEG_MODE:
+		if ((i = pick("--neg-mode", optarg, modes, 2)) < 0)
+			return -1;
+		o->ev.neg_mode = (enum kg_neg_mode)i;
+		return 0;
+	case OPT_AUC: o->auc = 1; return 0;
+	case OPT_AUC_NEG:
+		if (kg_parse_u64("--auc-neg", optarg, 1, 1000,
+		    &o->auc_neg) < 0)
+			return -1;
+		return 0;
+	case OPT_SEED:
+		if (kg_parse_u64("--seed", optarg, 0, UINT64_MAX,
+		    &o->ev.seed) < 0)
+			return -1;
+		return 0;
+	case OPT_THREADS:
+		if (kg_parse_u32("--threads", optarg, 1, 1024, &u) < 0)
+			return -1;
+		o->ev.threads = (int)u;
+		return 0;
+	case OPT_BATCH:
+		if (kg_parse_u32("--batch", optarg, 1, 1u << 20, &u) < 0)
+			return -1;
+		o->ev.batch = u;
+		return 0;
+	case OPT_PROGRESS: o->ev.progress = show_progress; return 0;
+	case OPT_STREAM: o->stream = 1; return 0;
+	case 'o': o->output = optarg; return 0;
+	case OPT_FORCE: o->force = 1; return 0;
+	case OPT_ENT: o->entities = optarg; return 0;
+	case OPT_REL: o->relations = optarg; return 0;
+	case OPT_MODEL: o->model = optarg; return 0;
+	case OPT_GAMMA:
+		if (kg_parse_double("--gamma", optarg, -1e30, 1e30,
+		    &o->gamma) < 0)
+			return -1;
+		return 0;
+	case OPT_RECIP: o->reciprocal = 1; return 0;
+	case OPT_EMAP: o->entity_map = optarg; return 0;
+	case OPT_RMAP: o->relation_map = optarg; return 0;
+	case 'q': o->quiet = 1; return 0;
+	default: return -1;
 	}
+}
+
+/* The operands and the options that go together; 0 or -1 after
+ * kg_error(). */
+static int
+check_args(int argc, char *argv[], struct kg_eval_run_opts *o)
+{
 	if (o->quiet)
 		o->ev.progress = NULL;
-	argc -= optind;
-	argv += optind;
 	if (!o->entities && (o->entity_map || o->relation_map)) {
 		kg_error("--entity-map and --relation-map apply to "
 		    "--entities and --relations");
@@ -234,6 +237,19 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 
 	o->dataset = argv[0];
 	return 0;
+}
+
+/* Parse the command line into o.  Returns 0, 1 for --help, 2 for
+ * --version, or -1 after a message for bad usage. */
+static int
+parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
+{
+	int ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "ho:q", long_opts, NULL)) != -1)
+		if ((rc = apply_opt(ch, o)) != 0)
+			return rc;
+	return check_args(argc - optind, argv + optind, o);
 }
 
 int
