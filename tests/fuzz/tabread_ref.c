@@ -127,6 +127,9 @@ tab_reference(const struct tab_case *c, struct tab_recs *out)
 	int header_done = 0;
 
 	memset(out, 0, sizeof(*out));
+	/* A UTF-8 byte-order mark at the start is not text (issue 12). */
+	if (c->len >= 3 && memcmp(s, "\xef\xbb\xbf", 3) == 0)
+		s += 3;
 	while (s < end) {
 		size_t len;
 
