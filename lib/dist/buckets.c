@@ -343,6 +343,7 @@ settle_pool(struct kg_buckets *v)
 		return 0;
 	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[np->n_parts] * np->dim);
+	kg_dist_sum_f32(v->d, np->sq, np->off[np->n_parts]);
 	return kg_buckets_agree(v, kg_trainer_pool_settle(&v->tr, v->loc,
 	    v->d->rank));
 }

@@ -168,15 +168,19 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
 	kg_dist_sum_f32(v->d, np->rows, np->off[P] * d);
 	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[P] * d);
+	kg_dist_sum_f32(v->d, np->sq, np->off[P]);
 	kg_dist_max_u64(v->d, valid, P);
 	for (q = 0; q < P; q++) {
 		int to = next[q] >= 0 ? next[q] : 0;
 
 		np->valid[q] = (uint8_t)valid[q];
 		np->pending[q] = to == me;
-		if (to != me)
+		if (to != me) {
 			memset(np->grad + np->off[q] * d, 0, (np->off[q + 1] -
 			    np->off[q]) * d * sizeof(float));
+			memset(np->sq + np->off[q], 0, (np->off[q + 1] -
+			    np->off[q]) * sizeof(float));
+		}
 	}
 	free(now);
 	free(next);
