@@ -12,20 +12,27 @@
 
 #include <omp.h>
 
-/* A bucket driver's chunks: ceil(n / cs) of even size, sides
- * alternating from the bucket's parity (tails only with reciprocal
- * relations). */
+/*
+ * A bucket driver's chunks: ceil(n / cs) of even size, sides alternating
+ * from the parity of the bucket, the epoch and the pass (tails only with
+ * reciprocal relations).  From the bucket's alone, a bucket of one chunk
+ * (a small bucket, or a pass's slice of one) corrupted the same side in
+ * every epoch and never the other: UMLS, ComplEx d=64, 20 epochs, 8
+ * random partitions (buckets of about 80 triples), seeds 1-3, filtered
+ * MRR 0.809 -> 0.833 (0.855 in one process).
+ */
 static size_t
 plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
     struct kg_chunk *c)
 {
 	uint64_t cs = kg_train_chunk_size(&tr->o), m = (n + cs - 1) / cs, k;
+	uint64_t flip = tr->epoch + (tr->chunk_base >> 32);
 
 	for (k = 0; k < m; k++) {
 		c[k].start = n * k / m;
 		c[k].len = (uint32_t)(n * (k + 1) / m - c[k].start);
 		c[k].side = tr->o.reciprocal ? KG_SIDE_TAIL :
-		    (uint8_t)((k + bucket) % 2);
+		    (uint8_t)((k + bucket + flip) % 2);
 		c[k].type = -1;
 		c[k].whole = c[k].len;
 	}
