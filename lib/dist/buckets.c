@@ -268,18 +268,37 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	return 0;
 }
 
-/* Train this rank's buckets of one round, logging each; stats[0] and
- * stats[1] get the loss sum and the positives added. */
+/*
+ * Train this rank's buckets of one round, logging each; stats[0] and
+ * stats[1] get the loss sum and the positives added.  The ranks share
+ * the negative pool after every step of the round (the i-th bucket of
+ * every rank), not only after the round: the rows of a partition
+ * another rank trains were a round old, and the gradients of its pool
+ * negatives waited for the round's end, while one process sees the
+ * rows as they are and applies the gradients at the partition's next
+ * bucket.  FB15k-237 (TransE, 10 epochs), filtered MRR after each round
+ * -> after each step: 2 ranks, P=4, seed 1 0.2499 -> 0.2523, seed 2
+ * 0.2539 -> 0.2558; 4 ranks, P=8, seed 1 0.2517 -> 0.2523 (one process
+ * in memory: 0.2644 and 0.2620).
+ */
 static int
 run_round(struct kg_buckets *v, uint32_t round, double stats[2])
 {
-	size_t nb, i;
+	size_t nb, n, most = 0, i;
 	const uint32_t *b = kg_dist_sched_buckets(&v->s, round,
 	    (uint32_t)v->d->rank, &nb);
+	uint32_t k;
 
-	for (i = 0; i < nb; i++)
-		if (kg_buckets_train(v, round, b[i], stats) < 0)
+	for (k = 0; k < v->s.nranks; k++) {
+		kg_dist_sched_buckets(&v->s, round, k, &n);
+		most = n > most ? n : most;
+	}
+	for (i = 0; i < most; i++) {
+		if (i < nb && kg_buckets_train(v, round, b[i], stats) < 0)
 			return -1;
+		if (i + 1 < most)
+			kg_buckets_sync_pool(v, round, 1);
+	}
 	return 0;
 }
 
@@ -373,7 +392,7 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);
-		kg_buckets_sync_pool(v, round);
+		kg_buckets_sync_pool(v, round, 0);
 		if (v->x->rel_sync > 0 && (round + 1) % v->x->rel_sync == 0 &&
 		    (round + 1 < v->s.nrounds || v->pass + 1 < v->x->passes))
 			kg_buckets_sync_relations(v);
