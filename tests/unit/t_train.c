@@ -909,6 +909,7 @@ split_buckets(uint32_t half, int32_t *bucket[4], uint64_t nb[4])
  * pins it: one Adagrad step of the sum per slot, whose state grows by
  * the sum of the single gradients' squared norms (over dim), not by the
  * sum's own square, which for a row drawn by many chunks is larger.
+ * Draws that fall in the other partition in hand use its rows directly.
  */
 static void
 t_neg_pool(void)
@@ -1007,6 +1008,12 @@ t_neg_pool(void)
 	T_CHECK(memcmp(a->w, before, rows1 * d * sizeof(float)) != 0);
 	kg_store_release(st, 1, 0);
 	T_CHECK(!np->pending[1]);
+	/* Bucket (0, 1) has both partitions in hand: the pool's draws in
+	 * the other one take its rows as they are, and nothing waits. */
+	T_CHECK(np->valid[0] && np->valid[1]);
+	T_CHECK(kg_trainer_bucket(&tr, 0, 1, bucket[1], nb[1], 0, &loss,
+	    &done) == 0 && done == nb[1]);
+	T_CHECK(!np->pending[0] && !np->pending[1]);
 	free(before);
 	free(w);
 	free(state);
