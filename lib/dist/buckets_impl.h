@@ -77,9 +77,9 @@ void kg_buckets_buffer_log(struct kg_buckets *v, const double st[2],
  * rank (peers may be waiting: the caller aborts).
  */
 int kg_buckets_transition(struct kg_buckets *v, uint32_t round);
-/* Share the negative pool's rows and waiting gradients after a round
- * (collective; see buckets_sync.c). */
-void kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round);
+/* Share the negative pool's rows and waiting gradients after a step of
+ * a round (mid) or after the round (collective; see buckets_sync.c). */
+void kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid);
 /* Merge the ranks' relation tables (parameters and optimiser state):
  * each rank's change since the last merge is summed onto the base. */
 void kg_buckets_sync_relations(struct kg_buckets *v);

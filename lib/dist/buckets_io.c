@@ -64,7 +64,8 @@ save_mine(struct kg_buckets *v, const char *dir)
 
 /* The pool negatives' gradients still waiting (one process keeps them
  * over an epoch's end; ranks have applied theirs): neg_pool_ids.npy
- * (int64 [slots]) and neg_pool_grad.npy (float32 [slots, dim]). */
+ * (int64 [slots]), neg_pool_grad.npy (float32 [slots, dim]) and their
+ * squared norms, neg_pool_sq.npy (float32 [slots, 1]). */
 static int
 save_pool(struct kg_buckets *v, const char *dir)
 {
@@ -79,8 +80,10 @@ save_pool(struct kg_buckets *v, const char *dir)
 	path = kg_path_join(dir, "neg_pool_ids.npy");
 	rc = kg_npy_write(path, KG_DT_I8, 1, sh, np->gid);
 	free(path);
-	return rc < 0 ? -1 : kg_ckpt_put_f32(dir, "neg_pool_grad.npy", sh[0],
-	    np->dim, np->grad);
+	if (rc < 0 || kg_ckpt_put_f32(dir, "neg_pool_grad.npy", sh[0],
+	    np->dim, np->grad) < 0)
+		return -1;
+	return kg_ckpt_put_f32(dir, "neg_pool_sq.npy", sh[0], 1, np->sq);
 }
 
 /* Restore what save_pool wrote, when the checkpoint has it. */
@@ -110,6 +113,12 @@ load_pool(struct kg_buckets *v, const struct kg_ckpt *c)
 	}
 	memcpy(np->gid, a.data, n * sizeof(*np->gid));
 	if (kg_ckpt_get_f32(c, "neg_pool_grad.npy", n, np->dim, np->grad) < 0)
+		goto out;
+	/* Older checkpoints have no squared norms: plain steps then. */
+	free(path);
+	path = kg_path_join(c->dir, "neg_pool_sq.npy");
+	if (kg_path_exists(path) &&
+	    kg_ckpt_get_f32(c, "neg_pool_sq.npy", n, 1, np->sq) < 0)
 		goto out;
 	for (q = 0; q < np->n_parts; q++)
 		for (i = np->off[q] * np->dim; i < np->off[q + 1] * np->dim;

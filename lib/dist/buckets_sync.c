@@ -133,15 +133,18 @@ out:
 }
 
 /*
- * After round "round": every rank's negative pool gets the rows of the
- * partitions trained in it from the rank that trained them (and those
- * nobody trained from rank 0: every copy is alike), and the gradients
- * waiting for a partition, summed over the ranks, go to the rank that
- * holds it next (rank 0 when nobody does), which applies them when it
- * pins it.  Nothing to do with one rank or without a pool.
+ * After a step of round "round" (mid) or after the round: every rank's
+ * negative pool gets the rows of the partitions trained in it from the
+ * rank that trains them (and those nobody trains from rank 0: every copy
+ * is alike), and the gradients waiting for a partition, summed over the
+ * ranks, go to the rank that holds it in the rest of the round (mid) or
+ * in the next round (rank 0 when nobody does), which applies them when
+ * it pins it: before its next bucket of the partition, or, when it has
+ * none left, they stay waiting and go on with the round's last sync.
+ * Nothing to do with one rank or without a pool.
  */
 void
-kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
+kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
 	uint32_t P = v->P, q;
@@ -156,7 +159,8 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
 	next = kg_xmallocarray(P, sizeof(*next));
 	valid = kg_xmallocarray(P, sizeof(*valid));
 	round_needs(v, round, now);
-	round_needs(v, round + 1 < v->s.nrounds ? round + 1 : 0, next);
+	round_needs(v, mid ? round : round + 1 < v->s.nrounds ? round + 1 :
+	    0, next);
 	for (q = 0; q < P; q++) {
 		int from = now[q] >= 0 ? now[q] : 0;
 
@@ -168,15 +172,19 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round)
 	kg_dist_sum_f32(v->d, np->rows, np->off[P] * d);
 	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[P] * d);
+	kg_dist_sum_f32(v->d, np->sq, np->off[P]);
 	kg_dist_max_u64(v->d, valid, P);
 	for (q = 0; q < P; q++) {
 		int to = next[q] >= 0 ? next[q] : 0;
 
 		np->valid[q] = (uint8_t)valid[q];
 		np->pending[q] = to == me;
-		if (to != me)
+		if (to != me) {
 			memset(np->grad + np->off[q] * d, 0, (np->off[q + 1] -
 			    np->off[q]) * d * sizeof(float));
+			memset(np->sq + np->off[q], 0, (np->off[q + 1] -
+			    np->off[q]) * sizeof(float));
+		}
 	}
 	free(now);
 	free(next);

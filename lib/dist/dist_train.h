@@ -31,11 +31,13 @@
  *
  * Relation parameters (and their optimiser state) are replicated: every
  * rank updates its copy, and the copies are merged (MPI_Allreduce) every
- * rel_sync rounds and at every epoch end: the mean of the ranks' changes
- * since the last merge (their sum with rel_merge_sum) is added to the
- * merged table (lib/dist/buckets_sync.c says why the mean).
+ * rel_sync steps (a step: one bucket of every rank; a round has one to
+ * four) and at every epoch end: the mean of the ranks' changes since the
+ * last merge (their sum with rel_merge_sum) is added to the merged table
+ * (lib/dist/buckets_sync.c says why the mean).
  *
- * The negative pool (struct kg_neg_pool) is shared after every round:
+ * The negative pool (struct kg_neg_pool) is shared after every step of a
+ * round and after the round:
  * each partition's rows from the rank that trained it, and the gradients
  * waiting for a partition, summed, to the rank that holds it next; at an
  * epoch's end the holders apply what still waits.
@@ -96,7 +98,7 @@ enum kg_dist_mode { KG_DIST_NONE, KG_DIST_BUCKETS, KG_DIST_SSGD };
 struct kg_dist_train_opts {
 	enum kg_dist_mode mode;
 	const char *partitions;	/* kg-partition dir (buckets) */
-	uint32_t rel_sync;	/* rounds between relation averages; 0: epoch
+	uint32_t rel_sync;	/* steps between relation averages; 0: epoch
 				 * ends only */
 	uint32_t buffer_capacity;	/* out of core: partitions in memory */
 	uint64_t mem_budget;	/* out of core: bytes of partition buffers */

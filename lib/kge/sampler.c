@@ -205,11 +205,14 @@ kg_neg_pool_init(struct kg_neg_pool *np, uint32_t n_parts,
 	np->rows = kg_xcalloc(np->off[n_parts] * dim + 1, sizeof(float));
 	np->grad = kg_xcalloc((size_t)np->nthreads * np->off[n_parts] * dim + 1,
 	    sizeof(float));
+	np->sq = kg_xcalloc((size_t)np->nthreads * np->off[n_parts] + 1,
+	    sizeof(float));
 	np->pending = kg_xcalloc(n_parts, 1);
 	np->valid = kg_xcalloc(n_parts, 1);
 	np->carry_gid = kg_xcalloc(np->off[n_parts] + 1, sizeof(uint64_t));
 	np->carry_grad = kg_xcalloc(np->off[n_parts] * dim + 1,
 	    sizeof(float));
+	np->carry_sq = kg_xcalloc(np->off[n_parts] + 1, sizeof(float));
 	np->carry_pending = kg_xcalloc(n_parts, 1);
 }
 
@@ -220,10 +223,12 @@ kg_neg_pool_release(struct kg_neg_pool *np)
 	free(np->gid);
 	free(np->rows);
 	free(np->grad);
+	free(np->sq);
 	free(np->pending);
 	free(np->valid);
 	free(np->carry_gid);
 	free(np->carry_grad);
+	free(np->carry_sq);
 	free(np->carry_pending);
 	*np = (struct kg_neg_pool)KG_NEG_POOL_INIT;
 }
@@ -257,6 +262,9 @@ kg_neg_pool_choose(struct kg_neg_pool *np, uint32_t q, uint64_t seed,
 		    np->off[q] * np->dim, n * np->dim * sizeof(float));
 		memset(np->grad + np->off[q] * np->dim, 0, n * np->dim *
 		    sizeof(float));
+		memcpy(np->carry_sq + np->off[q], np->sq + np->off[q], n *
+		    sizeof(float));
+		memset(np->sq + np->off[q], 0, n * sizeof(float));
 		np->carry_pending[q] = 1;
 		np->pending[q] = 0;
 	}
@@ -340,12 +348,16 @@ kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t t, uint32_t slot,
     const float *g)
 {
 	float *dst = np->grad + ((size_t)t * np->off[np->n_parts] + slot) *
-	    np->dim;
+	    np->dim, ss = 0.0f;
 	uint32_t i, q = kg_neg_pool_part_of(np, slot);
 
-#pragma omp simd
-	for (i = 0; i < np->dim; i++)
+#pragma omp simd reduction(+:ss)
+	for (i = 0; i < np->dim; i++) {
 		dst[i] += g[i];
+		ss += g[i] * g[i];
+	}
+	np->sq[(size_t)t * np->off[np->n_parts] + slot] += ss /
+	    (float)np->dim;
 	if (!np->pending[q]) {
 #pragma omp atomic write
 		np->pending[q] = 1;
@@ -365,10 +377,15 @@ kg_neg_pool_fold(struct kg_neg_pool *np, uint32_t q)
 	hi = q < np->n_parts ? np->off[q + 1] * np->dim : n;
 	for (t = 1; t < np->nthreads; t++) {
 		float *src = np->grad + (size_t)t * n;
+		float *sq = np->sq + (size_t)t * np->off[np->n_parts];
 
 		for (i = lo; i < hi; i++) {
 			np->grad[i] += src[i];
 			src[i] = 0.0f;
+		}
+		for (i = lo / np->dim; i < hi / np->dim; i++) {
+			np->sq[i] += sq[i];
+			sq[i] = 0.0f;
 		}
 	}
 }

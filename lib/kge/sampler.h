@@ -76,6 +76,13 @@ int kg_sampler_draw_type(const struct kg_sampler *s, struct kg_rng *rng,
  * each thread adds gradients to a copy of its own, and kg_neg_pool_fold
  * sums the copies into the first (grad's first slots x dim floats)
  * before they are read.
+ *
+ * Beside the summed gradient a slot keeps the sum of its gradients'
+ * squared norms over dim (sq), which is what the row-wise Adagrad state
+ * would have gained had each gradient been applied on its own: the
+ * summed gradient's own square, of a row pushed the same way by many
+ * chunks, is up to as many times larger, and taking it inflated the
+ * state of the rows the pool serves (see kg_trainer_bucket).
  */
 struct kg_neg_pool {
 	uint32_t n_parts, k, dim, nthreads;
@@ -84,17 +91,18 @@ struct kg_neg_pool {
 	uint64_t *gid;		/* a slot's global entity ID */
 	float *rows;		/* a slot's row, dim floats */
 	float *grad;		/* nthreads copies of slots x dim floats */
+	float *sq;		/* nthreads copies of slots floats */
 	uint8_t *pending;	/* n_parts: some slot of it has a gradient */
 	uint8_t *valid;		/* n_parts */
 	/* The gradients of the epoch before, for the rows it had chosen,
 	 * until their partitions are next in hand. */
 	uint64_t *carry_gid;
-	float *carry_grad;
+	float *carry_grad, *carry_sq;
 	uint8_t *carry_pending;
 };
 
 #define KG_NEG_POOL_INIT { 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
-	NULL, NULL, NULL, NULL }
+	NULL, NULL, NULL, NULL, NULL, NULL }
 
 /* Slots for n_parts partitions of dim-float rows at part_off, gradients
  * from nthreads threads (k = 0: an empty pool that draws nothing). */
@@ -119,11 +127,13 @@ size_t kg_neg_pool_share(const struct kg_neg_pool *np, uint32_t q,
  * other than q, each partition weighted by its size. */
 void kg_neg_pool_draw(const struct kg_neg_pool *np, struct kg_rng *rng,
     uint32_t q, size_t n, uint32_t *out);
-/* Add gradient g (dim floats) to slot "slot" in thread t's copy. */
+/* Add gradient g (dim floats) to slot "slot" in thread t's copy, and
+ * its squared norm over dim to the slot's sq. */
 void kg_neg_pool_add_grad(struct kg_neg_pool *np, uint32_t t, uint32_t slot,
     const float *g);
-/* Sum the threads' gradients of partition q (q >= n_parts: of every
- * partition) into the first copy, in thread order; between buckets. */
+/* Sum the threads' gradients (and sq) of partition q (q >= n_parts: of
+ * every partition) into the first copy, in thread order; between
+ * buckets. */
 void kg_neg_pool_fold(struct kg_neg_pool *np, uint32_t q);
 /* The partition of slot "slot". */
 uint32_t kg_neg_pool_part_of(const struct kg_neg_pool *np, uint64_t slot);

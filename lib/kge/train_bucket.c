@@ -12,20 +12,27 @@
 
 #include <omp.h>
 
-/* A bucket driver's chunks: ceil(n / cs) of even size, sides
- * alternating from the bucket's parity (tails only with reciprocal
- * relations). */
+/*
+ * A bucket driver's chunks: ceil(n / cs) of even size, sides alternating
+ * from the parity of the bucket, the epoch and the pass (tails only with
+ * reciprocal relations).  From the bucket's alone, a bucket of one chunk
+ * (a small bucket, or a pass's slice of one) corrupted the same side in
+ * every epoch and never the other: UMLS, ComplEx d=64, 20 epochs, 8
+ * random partitions (buckets of about 80 triples), seeds 1-3, filtered
+ * MRR 0.809 -> 0.833 (0.855 in one process).
+ */
 static size_t
 plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
     struct kg_chunk *c)
 {
 	uint64_t cs = kg_train_chunk_size(&tr->o), m = (n + cs - 1) / cs, k;
+	uint64_t flip = tr->epoch + (tr->chunk_base >> 32);
 
 	for (k = 0; k < m; k++) {
 		c[k].start = n * k / m;
 		c[k].len = (uint32_t)(n * (k + 1) / m - c[k].start);
 		c[k].side = tr->o.reciprocal ? KG_SIDE_TAIL :
-		    (uint8_t)((k + bucket) % 2);
+		    (uint8_t)((k + bucket + flip) % 2);
 		c[k].type = -1;
 		c[k].whole = c[k].len;
 	}
@@ -242,6 +249,48 @@ run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
 	*trained = done;
 }
 
+/*
+ * Apply the summed gradients grad of n pool slots (global rows gid, in
+ * hand as tr->cur) whose single gradients had the squared norms over dim
+ * summing to sq.  Row-wise Adagrad adds sq to a row's state, as the
+ * single steps would have, and takes one step of the sum with the state
+ * after them: adding the sum's own square instead (one plain step) grew
+ * the state of a row that many chunks pushed the same way up to as many
+ * times faster than in memory, and slowed its later steps.  A slot
+ * without sq (a checkpoint from before it was kept) takes the plain
+ * step; the other optimisers take it always.
+ */
+static void
+apply_slots(struct kg_trainer *tr, const uint64_t *gid, float *grad,
+    const float *sq, uint64_t n)
+{
+	size_t d = tr->model.dim, j;
+	float lr = kg_train_lr(tr, 0, tr->o.lr);
+	uint64_t i;
+
+	if (tr->o.ent_optim != KG_OPTIM_ADAGRAD) {
+		kg_trainer_apply(tr, gid, grad, n, NULL, NULL, 0);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct kg_store_part *p = gid[i] - tr->cur[0]->base <
+		    tr->cur[0]->rows ? tr->cur[0] : tr->cur[1];
+		uint64_t row = gid[i] - p->base;
+		float *g = grad + i * d, *w = p->w + row * d, step;
+
+		if (sq[i] == 0.0f) {
+			kg_trainer_apply(tr, gid + i, g, 1, NULL, NULL, 0);
+			continue;
+		}
+		if (tr->o.clip > 0.0)
+			kg_clip_row(g, d, (float)tr->o.clip);
+		p->state[row] += sq[i];
+		step = lr / (sqrtf(p->state[row]) + KG_ADAGRAD_EPS);
+		for (j = 0; j < d; j++)
+			w[j] -= step * g[j];
+	}
+}
+
 /* Apply the pool's waiting gradients of partition q (carried from the
  * epoch before, then this epoch's) to its rows, in hand as tr->cur. */
 static void
@@ -254,15 +303,16 @@ apply_pool(struct kg_trainer *tr, uint32_t q)
 
 	kg_neg_pool_fold(np, q);
 	if (n > 0 && np->carry_pending[q]) {
-		kg_trainer_apply(tr, np->carry_gid + o, np->carry_grad + o * d,
-		    n, NULL, NULL, 0);
+		apply_slots(tr, np->carry_gid + o, np->carry_grad + o * d,
+		    np->carry_sq + o, n);
 		memset(np->carry_grad + o * d, 0, n * d * sizeof(float));
+		memset(np->carry_sq + o, 0, n * sizeof(float));
 		np->carry_pending[q] = 0;
 	}
 	if (n > 0 && np->pending[q]) {
-		kg_trainer_apply(tr, np->gid + o, np->grad + o * d, n, NULL,
-		    NULL, 0);
+		apply_slots(tr, np->gid + o, np->grad + o * d, np->sq + o, n);
 		memset(np->grad + o * d, 0, n * d * sizeof(float));
+		memset(np->sq + o, 0, n * sizeof(float));
 		np->pending[q] = 0;
 	}
 }
@@ -286,9 +336,11 @@ kg_trainer_pool_settle(struct kg_trainer *tr, const int32_t *owner, int me)
 		}
 		np->pending[q] = 0;
 	}
-	if (np->k > 0)
+	if (np->k > 0) {
 		memset(np->grad, 0, np->off[np->n_parts] * np->dim *
 		    sizeof(float));
+		memset(np->sq, 0, np->off[np->n_parts] * sizeof(float));
+	}
 	return 0;
 }
 

@@ -178,18 +178,21 @@ kg_trainer_apply(struct kg_trainer *tr, const uint64_t *ent, float *ent_g,
 	apply_relations(tr, rel, rel_g, n_rel, 0);
 }
 
-/* The global ID of candidate column j: drawn in pc, from the pool, or
- * (past the drawn ones) the corrupted entity of positive j - drawn. */
+/* The global ID of candidate column j: drawn in pc, in the other
+ * pinned partition (pool draws that fell there), from the pool, or (past
+ * the drawn ones) the corrupted entity of positive j - drawn. */
 static inline uint64_t
 cand_id(const struct kg_trainer *tr, const struct kg_train_ws *ws,
     const struct kg_store_part *pc, int ccol, size_t j)
 {
-	size_t drawn = ws->n_local + ws->n_pool;
+	size_t drawn = ws->n_local + ws->n_other + ws->n_pool;
 
 	if (tr->o.one_vs_all)
 		return pc->base + j;
 	if (j < ws->n_local)
 		return pc->base + ws->neg_ids[j];
+	if (j < ws->n_local + ws->n_other)
+		return ws->other_base + ws->neg_ids[j];
 	if (j < drawn)
 		return tr->pool.gid[ws->neg_ids[j]];
 	return (uint64_t)ws->tri[3 * (j - drawn) + ccol];
@@ -204,7 +207,7 @@ mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
 {
 	int filter = tr->o.filter_negatives, ova = tr->o.one_vs_all;
 	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
-	size_t i, j, self = ova ? 0 : ws->n_local + ws->n_pool;
+	size_t i, j, self = ova ? 0 : ws->n_local + ws->n_other + ws->n_pool;
 
 	if (!filter && !ova && !tr->o.neg_in_batch)
 		return 0;
@@ -276,13 +279,48 @@ gather_positives(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	}
 }
 
+/*
+ * Of the ws->n_pool slots drawn at ws->neg_ids + ws->n_local, move those
+ * of rows in pf (pinned with pc, and not pc) to the front as local IDs
+ * of pf (ws->n_other of them): their rows are in hand, so they are
+ * scored as they are and updated at once, not through the pool's stale
+ * copy and waiting gradient.  The draw is the same; only where its rows
+ * come from changes.
+ */
+static void
+pool_to_other(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_store_part *pf, const struct kg_store_part *pc)
+{
+	uint32_t *ids = ws->neg_ids + ws->n_local, t;
+	size_t j, k = 0;
+
+	ws->n_other = 0;
+	ws->other_base = pf->base;
+	if (pf == pc || pf->base == pc->base)
+		return;
+	for (j = 0; j < ws->n_pool; j++) {
+		uint64_t g = tr->pool.gid[ids[j]];
+
+		if (g - pf->base >= pf->rows)
+			continue;
+		t = ids[k];
+		ids[k] = (uint32_t)(g - pf->base);
+		ids[j] = k == j ? ids[k] : t;
+		k++;
+	}
+	ws->n_other = k;
+	ws->n_pool -= k;
+}
+
 /* The chunk's candidate rows: every row of pc (one_vs_all), or
  * neg_sample_size negatives drawn inside pc (of the chunk's type) and
- * copied into ws->negc.  *nc gets their count. */
+ * the pool's (those in pf from pf itself), copied into ws->negc.  *nc
+ * gets their count. */
 static const float *
 candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
     struct kg_rng *rng, const struct kg_chunk *ch,
-    const struct kg_store_part *pc, uint32_t pc_index, size_t *nc)
+    const struct kg_store_part *pf, const struct kg_store_part *pc,
+    uint32_t pc_index, size_t *nc)
 {
 	const struct kg_sampler *s = &tr->samplers[pc_index];
 	size_t d = tr->model.dim, j, n;
@@ -307,7 +345,11 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	}
 	kg_neg_pool_draw(&tr->pool, rng, pc_index, ws->n_pool,
 	    ws->neg_ids + ws->n_local);
-	for (j = ws->n_local; j < n; j++)
+	pool_to_other(tr, ws, pf, pc);
+	for (j = ws->n_local; j < ws->n_local + ws->n_other; j++)
+		memcpy(ws->negc + j * d, pf->w + (size_t)ws->neg_ids[j] * d,
+		    d * sizeof(float));
+	for (; j < n; j++)
 		memcpy(ws->negc + j * d, tr->pool.rows + (size_t)
 		    ws->neg_ids[j] * d, d * sizeof(float));
 	/* In-batch: the chunk's own corrupted-side rows, gathered already. */
@@ -403,11 +445,15 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 		for (j = 0; j < ws->n_local; j++)
 			add_ent_grad(ws, pc->base + ws->neg_ids[j], kc +
 			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
+		/* pf's rows take the stamp slots from 0. */
+		for (; j < ws->n_local + ws->n_other; j++)
+			add_ent_grad(ws, pf->base + ws->neg_ids[j],
+			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
 		/* Pool rows are not in hand: their gradients wait. */
-		for (j = ws->n_local; j < ws->n_local + ws->n_pool; j++)
+		for (; j < ws->n_local + ws->n_other + ws->n_pool; j++)
 			kg_neg_pool_add_grad(&tr->pool, (uint32_t)(ws -
 			    tr->ws), ws->neg_ids[j], ws->gneg + j * d);
-		for (j = ws->n_local + ws->n_pool; j < nc; j++) {
+		for (; j < nc; j++) {
 			uint64_t c = cand_id(tr, ws, pc, ccol, j);
 
 			add_ent_grad(ws, c, kc + c - pc->base, ws->gneg + j * d,
@@ -452,7 +498,7 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	if (B == 0)		/* an empty share still takes part in sync */
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, 0.0) : 0.0;
 	gather_positives(tr, ws, B, side == KG_SIDE_TAIL ? 0 : 2, pf, pc);
-	cand = candidates(tr, ws, rng, ch, pc, pc_index, &nc);
+	cand = candidates(tr, ws, rng, ch, pf, pc, pc_index, &nc);
 	loss = score_and_loss(tr, ws, ch, pc, cand, nc, &nrel);
 	if (!isfinite(loss))
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, NAN) : NAN;

@@ -31,8 +31,11 @@ struct kg_train_ws {
 	uint8_t *skip;
 	float *gfixed, *gposc, *gneg;
 	float *work, *pwork;	/* chunk and pairs passes */
-	uint32_t *neg_ids;	/* local IDs, then pool slots */
-	size_t n_local, n_pool;	/* of the chunk's drawn negatives */
+	uint32_t *neg_ids;	/* local IDs (the corrupted partition's, then
+				 * the other pinned one's), then pool slots */
+	size_t n_local, n_other, n_pool;	/* of the chunk's drawn
+						 * negatives */
+	uint64_t other_base;	/* the other pinned partition's first ID */
 	uint32_t stamp;
 	uint64_t n_stamp;
 	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */

@@ -905,8 +905,11 @@ split_buckets(uint32_t half, int32_t *bucket[4], uint64_t nb[4])
  * The negative pool: its draws never come from the corrupted partition
  * and follow the other partitions' sizes; a bucket of partition 0 takes
  * negatives from partition 1's pool without touching partition 1, and
- * their summed gradients reach partition 1's rows, as Adagrad steps,
- * when a bucket next pins it.
+ * their summed gradients reach partition 1's rows when a bucket next
+ * pins it: one Adagrad step of the sum per slot, whose state grows by
+ * the sum of the single gradients' squared norms (over dim), not by the
+ * sum's own square, which for a row drawn by many chunks is larger.
+ * Draws that fall in the other partition in hand use its rows directly.
  */
 static void
 t_neg_pool(void)
@@ -921,8 +924,9 @@ t_neg_pool(void)
 	int64_t off[3];
 	uint64_t nb[4], i, done, rows1, slots = 0;
 	int32_t *bucket[4];
-	float *before, *g, *w, *state;
+	float *before, *g, *w, *state, *sq, ss;
 	double loss;
+	int larger = 0;
 	uint32_t b, half, *out = kg_xmallocarray(1000, sizeof(uint32_t));
 	struct kg_rng rng;
 	size_t d;
@@ -977,13 +981,25 @@ t_neg_pool(void)
 	memcpy(state, a->state, rows1 * sizeof(float));
 	kg_store_release(st, 1, 0);
 	g = kg_xmallocarray(20 * d, sizeof(float));
+	sq = kg_xmallocarray(20, sizeof(float));
 	memcpy(g, np->grad + np->off[1] * d, 20 * d * sizeof(float));
+	memcpy(sq, np->sq + np->off[1], 20 * sizeof(float));
 	for (i = 0; i < 20; i++) {
-		uint64_t r = np->gid[np->off[1] + i] - half;
+		uint64_t r = np->gid[np->off[1] + i] - half, j;
+		float step;
 
-		kg_adagrad_row(w + r * d, state + r, g + i * d, d,
-		    (float)o.lr);
+		for (ss = 0.0f, j = 0; j < d; j++)
+			ss += g[i * d + j] * g[i * d + j];
+		/* Several chunks drew the slot: their sum is longer than
+		 * the single gradients together. */
+		larger |= ss / (float)d > 1.5f * sq[i];
+		T_CHECK(sq[i] > 0.0f || ss == 0.0f);
+		state[r] += sq[i];
+		step = (float)o.lr / (sqrtf(state[r]) + KG_ADAGRAD_EPS);
+		for (j = 0; j < d; j++)
+			w[r * d + j] -= step * g[i * d + j];
 	}
+	T_CHECK(larger);
 	T_CHECK(kg_trainer_bucket(&tr, 1, 1, bucket[3], 0, 0, &loss,
 	    &done) == 0 && done == 0);
 	a = kg_store_acquire(st, 1);
@@ -992,13 +1008,91 @@ t_neg_pool(void)
 	T_CHECK(memcmp(a->w, before, rows1 * d * sizeof(float)) != 0);
 	kg_store_release(st, 1, 0);
 	T_CHECK(!np->pending[1]);
+	/* Bucket (0, 1) has both partitions in hand: the pool's draws in
+	 * the other one take its rows as they are, and nothing waits. */
+	T_CHECK(np->valid[0] && np->valid[1]);
+	T_CHECK(kg_trainer_bucket(&tr, 0, 1, bucket[1], nb[1], 0, &loss,
+	    &done) == 0 && done == nb[1]);
+	T_CHECK(!np->pending[0] && !np->pending[1]);
 	free(before);
 	free(w);
 	free(state);
 	free(g);
+	free(sq);
 	free(out);
 	for (b = 0; b < 4; b++)
 		free(bucket[b]);
+	kg_trainer_release(&tr);
+	kg_store_free(st);
+}
+
+/* How many rows of partition p differ between a and b, leaving out row
+ * "keep" (local). */
+static uint64_t
+rows_moved(const struct kg_store *st, uint32_t p, const float *a,
+    const float *b, uint64_t keep)
+{
+	uint64_t n = 0, i, rows = (uint64_t)(st->off[p + 1] - st->off[p]);
+
+	for (i = 0; i < rows; i++)
+		n += i != keep && memcmp(a + i * st->dim, b + i * st->dim,
+		    st->dim * sizeof(float)) != 0;
+	return n;
+}
+
+/*
+ * A bucket driver's bucket of one chunk corrupts heads in one epoch and
+ * tails in the next: its negatives are drawn in the head partition, then
+ * in the tail partition (without a pool, the only rows a bucket moves
+ * besides its positives).  The side once followed the bucket alone, so
+ * a small bucket corrupted the same side in every epoch.
+ */
+static void
+t_bucket_sides(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer tr;
+	struct kg_store *st;
+	struct kg_store_layout l;
+	struct kg_store_init in;
+	int64_t off[3] = { 0, 10, 20 };
+	int32_t tri[3] = { 2, 0, 13 };
+	uint64_t done, moved[2][2];
+	uint32_t e, p;
+	double loss;
+	float *was[2], *now[2];
+
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.dim = 8;
+	o.neg_sample_size = 4;
+	o.neg_pool = 0;
+	l = kg_train_layout(&o, 20, 2, off);
+	in = kg_train_init_rule(&o, KG_STREAM_BUCKET_ENTITY_INIT);
+	st = kg_store_open_mem(&l, &in);
+	T_CHECK(kg_trainer_init_store(&tr, &o, st, 1, tri, 1, NULL, 0, NULL,
+	    0) == 0);
+	tr.bucket_chunks = 1;
+	for (e = 0; e < 2; e++) {
+		for (p = 0; p < 2; p++)
+			was[p] = part_copy(st, p);
+		T_CHECK(kg_trainer_bucket(&tr, 0, 1, tri, 1, 0, &loss,
+		    &done) == 0 && done == 1);
+		for (p = 0; p < 2; p++) {
+			now[p] = part_copy(st, p);
+			moved[e][p] = rows_moved(st, p, was[p], now[p],
+			    p == 0 ? 2 : 3);
+			free(was[p]);
+			free(now[p]);
+		}
+		tr.epoch++;
+	}
+	/* One partition's negatives each epoch, the other's the next. */
+	T_CHECKF((moved[0][0] > 0) != (moved[0][1] > 0) &&
+	    (moved[1][0] > 0) != (moved[1][1] > 0) &&
+	    (moved[0][0] > 0) != (moved[1][0] > 0), "rows moved: epoch 1 "
+	    "%llu and %llu, epoch 2 %llu and %llu",
+	    (unsigned long long)moved[0][0], (unsigned long long)moved[0][1],
+	    (unsigned long long)moved[1][0], (unsigned long long)moved[1][1]);
 	kg_trainer_release(&tr);
 	kg_store_free(st);
 }
@@ -1053,6 +1147,7 @@ main(void)
 	T_RUN(t_bad_options);
 	T_RUN(t_partition_buckets);
 	T_RUN(t_neg_pool);
+	T_RUN(t_bucket_sides);
 	T_RUN(t_in_batch);
 	T_RUN(t_one_vs_all_every_model);
 	T_RUN(t_relation_prediction_and_dura);
