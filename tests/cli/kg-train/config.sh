@@ -22,11 +22,15 @@ check "DGL-KE short spellings" kg-train -q --model_name TransE_l2 \
     --hidden_dim 8 -adv -a 2 -rc 1e-6 -rn 2 -g 4 --epochs 1 ds m3
 check "short spellings recorded" sh -c \
     'jq -e ".config.adversarial_temperature == 2 and .config.regularization_coef == 1e-6 and .config.regularization_norm == 2 and .config.gamma == 4" m3/manifest.json >/dev/null'
-for c in "$KG_TOP"/examples/configs/*.json; do
-	check "example config $(basename "$c") is accepted" kg-train -q \
+for c in "$KG_TOP"/examples/configs/*.json "$KG_TOP"/examples/configs/tta/*.json; do
+	check "example config ${c#"$KG_TOP"/examples/configs/} is accepted" kg-train -q \
 	    --config "$c" --hidden_dim 8 --epochs 1 --max_step 2 \
 	    --batch_size 64 --neg_sample_size 8 --neg_chunk_size 8 ds \
 	    "m_$(basename "$c" .json)"
+done
+for c in "$KG_TOP"/examples/configs/tta/*.json; do
+	check "tta config $(basename "$c") names its published bar" jq -e \
+	    '(._bar_mrr | type) == "number" and ._bar_mrr > 0 and ._bar_mrr < 1' "$c"
 done
 out=$(kg-train -q --gpu 0 --mix_cpu_gpu --log_interval 100 --hidden_dim 8 \
     --epochs 1 ds m4 2>&1)
