@@ -2,9 +2,9 @@
 # `make test` checks dependencies, builds and runs the tests; `make demo`
 # runs the enterprise pipeline on the bundled example; `make asan` builds
 # with AddressSanitizer and UndefinedBehaviorSanitizer and runs the unit
-# tests under them; `make bench` runs the benchmarks; `make fuzz` builds
-# the libFuzzer harnesses of tests/fuzz/ with clang and runs each for
-# FUZZ_SECONDS.
+# tests under them; `make bench` runs the benchmarks (BENCH="tta pbg":
+# those of bench/ named); `make fuzz` builds the libFuzzer harnesses of
+# tests/fuzz/ with clang and runs each for FUZZ_SECONDS.
 
 PREFIX ?= /usr/local
 BUILD ?= build
@@ -112,7 +112,7 @@ asan: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory all
-	@bench/run.sh
+	@bench/run.sh $(BENCH)
 
 # Fuzzing, not part of `make test`: the parsers' libFuzzer harnesses
 # (tests/fuzz/fuzz_<target>.c) built with clang against the library and
