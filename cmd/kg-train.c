@@ -329,11 +329,18 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
 	    &s->x.passes);
 	case O_RELMERGE:
-		if (strcmp(arg, "mean") == 0 || strcmp(arg, "sum") == 0) {
-			s->x.rel_merge_sum = arg[0] == 's';
-			return 0;
+		if (strcmp(arg, "rows") == 0)
+			s->x.rel_merge = KG_REL_MERGE_ROWS;
+		else if (strcmp(arg, "mean") == 0)
+			s->x.rel_merge = KG_REL_MERGE_MEAN;
+		else if (strcmp(arg, "sum") == 0)
+			s->x.rel_merge = KG_REL_MERGE_SUM;
+		else {
+			kg_error("--rel_merge must be rows, mean or sum, not "
+			    "'%s'", arg);
+			return -1;
 		}
-		kg_error("--rel_merge must be mean or sum, not '%s'", arg);
+		return 0;
 		return -1;
 	case O_BUDGET: return kg_parse_double("--time_budget", arg, 0, 1e9,
 	    &s->j.time_budget);

@@ -193,6 +193,7 @@ teardown(struct kg_buckets *v)
 	free(v->pos);
 	free(v->rel_base);
 	free(v->rel_state_base);
+	free(v->rel_delta);
 	free(v->log.s);
 	free(v->mine.s);
 }

@@ -44,6 +44,8 @@ struct kg_buckets {
 	struct kg_strbuf log;	/* rank 0: the whole log */
 	struct kg_strbuf mine;	/* this rank's lines of the current epoch */
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
+	double *rel_delta;	/* merge scratch: a table's changes, then
+				 * (rows) the ranks that changed each row */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
 	double trained_total;	/* positives trained, all epochs */

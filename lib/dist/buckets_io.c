@@ -279,7 +279,8 @@ config_json(const struct kg_buckets *v)
 	    "rel_sync", (json_int_t)v->x->rel_sync);
 
 	json_object_update_new(c, json_pack("{s:s, s:I, s:I, s:b}",
-	    "rel_merge", v->x->rel_merge_sum ? "sum" : "mean",
+	    "rel_merge", v->x->rel_merge == KG_REL_MERGE_SUM ? "sum" :
+	    v->x->rel_merge == KG_REL_MERGE_MEAN ? "mean" : "rows",
 	    "bucket_passes", (json_int_t)v->x->passes,
 	    "neg_pool", (json_int_t)o->neg_pool,
 	    "neg_in_batch", o->neg_in_batch));

@@ -32,9 +32,11 @@
  * Relation parameters (and their optimiser state) are replicated: every
  * rank updates its copy, and the copies are merged (MPI_Allreduce) every
  * rel_sync steps (a step: one bucket of every rank; a round has one to
- * four) and at every epoch end: the mean of the ranks' changes since the
- * last merge (their sum with rel_merge_sum) is added to the merged table
- * (lib/dist/buckets_sync.c says why the mean).
+ * four) and at every epoch end: each row's change since the last merge,
+ * summed over the ranks, divided by the number of ranks that changed the
+ * row (rel_merge: KG_REL_MERGE_ROWS; MEAN divides by the rank count, SUM
+ * by nothing), is added to the merged table (lib/dist/buckets_sync.c
+ * says why).
  *
  * The negative pool (struct kg_neg_pool) is shared after every step of a
  * round and after the round:
@@ -106,11 +108,27 @@ struct kg_dist_train_opts {
 				 * checkpoint's parent directory */
 	uint32_t passes;	/* passes over the buckets per epoch, each
 				 * with a 1/passes slice of every bucket */
-	int rel_merge_sum;	/* relation merges add the ranks' changes,
-				 * not their mean (buckets_sync.c) */
+	int rel_merge;		/* KG_REL_MERGE_*: how relation merges
+				 * combine the ranks' changes
+				 * (buckets_sync.c) */
 };
 
+/* Relation merges: each row's change is the mean over the ranks that
+ * changed it (default), the mean over all ranks, or the sum. */
+enum { KG_REL_MERGE_ROWS, KG_REL_MERGE_MEAN, KG_REL_MERGE_SUM };
+
 #define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL, 1, 0 }
+
+/*
+ * The arithmetic of a relation merge (tested without MPI): changed[i] =
+ * 1 if row i of x (rows x w) differs from base, else 0; then, with sum
+ * the ranks' changes summed and changed summed over the ranks, base =
+ * x = base + sum / divisor per row (how: KG_REL_MERGE_*).
+ */
+void kg_rel_rows_changed(const float *x, const float *base, size_t rows,
+    size_t w, double *changed);
+void kg_rel_merge_apply(float *x, float *base, const double *sum,
+    const double *changed, size_t rows, size_t w, int how, int nranks);
 
 /* "buckets" or "ssgd"; 0 or -1 (no message). */
 int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);

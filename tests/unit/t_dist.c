@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dist/dist.h"
+#include "dist/dist_train.h"
 #include "eval/eval.h"
 #include "io/modeldir.h"
 #include "core/util.h"
@@ -402,6 +403,54 @@ eval_shards_sum_to_one_process(void)
 	free(rel);
 }
 
+/*
+ * A relation merge of 3 ranks, by hand: row 0 changed by one rank (+0.6),
+ * row 1 by all three (+0.3, +0.6, -0.3), row 2 by none.  Rows divides
+ * each row's summed change by the ranks that changed it: row 0 moves as
+ * far as its one rank moved it, which the mean over all ranks (the
+ * default before) shrank to a third.
+ */
+static void
+rel_merge_divides_by_ranks_that_changed(void)
+{
+	const float base0[6] = { 1, 2, 3, 4, 5, 6 };
+	float r0[6] = { 1.6f, 2.6f, 3.3f, 4, 5, 6 };	/* rank 0's copy */
+	float r1[6] = { 1, 2, 3.6f, 4, 5, 6 };
+	float r2[6] = { 1, 2, 2.7f, 4, 5, 6 };
+	const float *ranks[3] = { r0, r1, r2 };
+	double changed[3] = { 0, 0, 0 }, c[3], sum[6] = { 0 };
+	const double want[3][6] = {
+		{ 1.6, 2.6, 3.2, 4, 5, 6 },	/* rows */
+		{ 1.2, 2.2, 3.2, 4, 5, 6 },	/* mean */
+		{ 1.6, 2.6, 3.6, 4, 5, 6 },	/* sum */
+	};
+	const int how[3] = { KG_REL_MERGE_ROWS, KG_REL_MERGE_MEAN,
+	    KG_REL_MERGE_SUM };
+	int k, i, m;
+
+	for (k = 0; k < 3; k++) {
+		kg_rel_rows_changed(ranks[k], base0, 3, 2, c);
+		for (i = 0; i < 3; i++)
+			changed[i] += c[i];
+		for (i = 0; i < 6; i++)
+			sum[i] += (double)ranks[k][i] - (double)base0[i];
+	}
+	T_NEAR(changed[0], 1.0, 0.0);
+	T_NEAR(changed[1], 3.0, 0.0);
+	T_NEAR(changed[2], 0.0, 0.0);
+	for (m = 0; m < 3; m++) {
+		float x[6], base[6];
+
+		memcpy(x, r0, sizeof(x));
+		memcpy(base, base0, sizeof(base));
+		kg_rel_merge_apply(x, base, sum, changed, 3, 2, how[m], 3);
+		for (i = 0; i < 6; i++) {
+			T_NEAR(x[i], want[m][i], 1e-6);
+			T_NEAR(base[i], want[m][i], 1e-6);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -409,6 +458,7 @@ main(void)
 	T_RUN(sched_keeps_partitions);
 	T_RUN(sched_rejects_too_few_partitions);
 	T_RUN(sparse_merge_matches_reference);
+	T_RUN(rel_merge_divides_by_ranks_that_changed);
 	T_RUN(single_rank_collectives);
 	T_RUN(eval_shards_sum_to_one_process);
 	return T_DONE();
