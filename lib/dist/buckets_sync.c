@@ -220,7 +220,7 @@ kg_rel_rows_changed(const float *x, const float *base, size_t rows,
 
 	for (i = 0; i < rows; i++) {
 		changed[i] = 0.0;
-		for (j = 0; j < w; j++)
+		for (j = 0; j < w && changed[i] == 0.0; j++)
 			if (x[i * w + j] != base[i * w + j])
 				changed[i] = 1.0;
 	}
@@ -272,9 +272,12 @@ kg_buckets_sync_relations(struct kg_buckets *v)
 	if (v->rel_delta == NULL)
 		v->rel_delta = kg_xmallocarray(rows * ((wp > ws ? wp : ws) + 1),
 		    sizeof(*v->rel_delta));
-	kg_rel_rows_changed(v->tr.rel, v->rel_base, rows, wp, v->rel_delta);
-	if (v->x->rel_merge == KG_REL_MERGE_ROWS)
+	/* Only the rows merge reads the counts. */
+	if (v->x->rel_merge == KG_REL_MERGE_ROWS) {
+		kg_rel_rows_changed(v->tr.rel, v->rel_base, rows, wp,
+		    v->rel_delta);
 		kg_dist_sum_f64(v->d, v->rel_delta, rows);
+	}
 	merge_table(v, v->tr.rel, v->rel_base, rows, wp);
 	if (ws > 0)
 		merge_table(v, v->tr.rel_state, v->rel_state_base, rows, ws);
