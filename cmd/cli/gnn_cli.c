@@ -24,7 +24,7 @@ enum {
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
-	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_IGNORED
+	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -51,6 +51,7 @@ static const struct option gnn_opts[] = {
 	{ "neg_sample_size", required_argument, NULL, G_NEG },
 	{ "neg_candidates", required_argument, NULL, G_NEGC },
 	{ "neg_pool_seeds", no_argument, NULL, G_POOL },
+	{ "neg_exchange", no_argument, NULL, G_XNEG },
 	{ "loss", required_argument, NULL, G_LOSS },
 	{ "gamma", required_argument, NULL, G_GAMMA },
 	{ "adversarial_temperature", required_argument, NULL, G_ADVT },
@@ -178,6 +179,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_NEGC: return kg_parse_u32("--neg_candidates", arg, 1, 64,
 	    &o->neg_candidates);
 	case G_POOL: o->pool_seeds = 1; return 0;
+	case G_XNEG: o->neg_exchange = 1; return 0;
 	case G_LOSS:
 		if (strcasecmp(arg, "Logsigmoid") == 0)
 			arg = "logistic";
@@ -270,7 +272,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--adversarial_temperature T] [--lr LR]\n"
 "                [--regularization_coef C] [--batch_size N]\n"
 "                [--neg_sample_size N] [--neg_chunk_size N]\n"
-"                [--neg_candidates N] [--neg_pool_seeds] [--blocks]\n"
+"                [--neg_candidates N] [--neg_pool_seeds] [--neg_exchange]\n"
+"                [--blocks]\n"
 "                [--epochs N] [--batches_per_epoch N]\n"
 "                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
 "                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"

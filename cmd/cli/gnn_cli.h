@@ -25,6 +25,8 @@
  *   (0.01), --regularization_coef C (0), --batch_size N (1024, global),
  *   --neg_sample_size N (8), --neg_chunk_size N (positives sharing
  *   their negatives; default none), --neg_candidates N, --neg_pool_seeds,
+ *   --neg_exchange (with shared negatives on several ranks: from every
+ *   rank's pool, exchanged),
  *   --blocks (with --fanout: each layer only where the next one reads),
  *   --epochs N (10), --batches_per_epoch N (the paper's epoch),
  *   --lr_scale_ranks none|sqrt|linear (with it, lr x sqrt(R) or x R on R

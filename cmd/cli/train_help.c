@@ -157,7 +157,10 @@ static const char gnn[] =
 "                         the whole graph)\n"
 "      --neg_candidates C adaptive negatives: keep the hardest of C times\n"
 "                         as many (default off)\n"
-"      --neg_pool_seeds   under --expanded, negatives from the part's seeds\n";
+"      --neg_pool_seeds   under --expanded, negatives from the part's seeds\n"
+"      --neg_exchange     with --neg_chunk_size on several ranks, each chunk's\n"
+"                         negatives from a rank drawn by pool size (its own\n"
+"                         or another's, exchanged each step)\n";
 
 static const char tail[] =
 "\n"

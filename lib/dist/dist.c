@@ -192,6 +192,54 @@ kg_dist_sum_f32(struct kg_dist *d, float *x, size_t n)
 }
 
 void
+kg_dist_allgather(struct kg_dist *d, const void *mine, size_t bytes,
+    void *all)
+{
+	double t0;
+
+	if (!d->mpi || d->size == 1) {
+		if (bytes > 0)
+			memcpy(all, mine, bytes);
+		return;
+	}
+	if (bytes > INT_MAX) {
+		fprintf(stderr, "%s: an allgather of %zu bytes per rank is "
+		    "too large\n", kg_progname(), bytes);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	t0 = kg_now();
+	MPI_Allgather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE,
+	    MPI_COMM_WORLD);
+	d->bytes_sent += bytes;
+	d->bytes_received += bytes * (size_t)(d->size - 1);
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
+kg_dist_reduce_scatter_f32(struct kg_dist *d, const float *x, size_t n,
+    float *out)
+{
+	double t0;
+
+	if (!d->mpi || d->size == 1) {
+		if (n > 0)
+			memcpy(out, x, n * sizeof(float));
+		return;
+	}
+	if (n > INT_MAX) {
+		fprintf(stderr, "%s: a reduce-scatter of %zu floats per rank "
+		    "is too large\n", kg_progname(), n);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	t0 = kg_now();
+	MPI_Reduce_scatter_block(x, out, (int)n, MPI_FLOAT, MPI_SUM,
+	    MPI_COMM_WORLD);
+	d->bytes_sent += n * sizeof(float) * (size_t)d->size;
+	d->bytes_received += n * sizeof(float);
+	d->comm_seconds += kg_now() - t0;
+}
+
+void
 kg_dist_average_f32(struct kg_dist *d, float *x, size_t n)
 {
 	double *y;

@@ -91,6 +91,22 @@ void kg_dist_max_u64(struct kg_dist *d, uint64_t *x, size_t n);
  */
 void kg_dist_average_f32(struct kg_dist *d, float *x, size_t n);
 
+/*
+ * Every rank's bytes of mine, concatenated in rank order into all (size x
+ * bytes; one rank: a copy).  bytes must be the same on every rank.
+ */
+void kg_dist_allgather(struct kg_dist *d, const void *mine, size_t bytes,
+    void *all);
+
+/*
+ * x holds size blocks of n floats, block k meant for rank k; out (n
+ * floats) gets the sum over the ranks of their block for this rank
+ * (MPI_Reduce_scatter_block; one rank: a copy).  n must be the same on
+ * every rank and x must not overlap out.
+ */
+void kg_dist_reduce_scatter_f32(struct kg_dist *d, const float *x,
+    size_t n, float *out);
+
 /* Broadcast bytes from root. */
 void kg_dist_bcast(struct kg_dist *d, void *buf, size_t bytes, int root);
 

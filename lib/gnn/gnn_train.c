@@ -47,6 +47,11 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
 	}
+	if (o->neg_exchange && o->neg_chunk == 0) {
+		kg_error("exchanged negatives (--neg_exchange) need shared "
+		    "negatives (--neg_chunk_size)");
+		return -1;
+	}
 	if (o->blocks && o->nfanout == 0) {
 		kg_error("blocks need fan-outs (--fanout)");
 		return -1;

@@ -114,6 +114,14 @@
  * tried here neither choice was clearly better (differences within the
  * seed-to-seed noise), and the whole part is closer to what one rank
  * draws.
+ *
+ * Exchanged negatives (neg_exchange, with shared negatives): each chunk
+ * takes its candidates from the pool of a rank drawn in proportion to
+ * the pools' sizes, its own or another's; the other ranks' candidates
+ * are encoded by their own ranks, and their encoder outputs and
+ * gradients cross between the ranks each step (train_state.h's
+ * kg_gnn_xneg), so the negatives of R ranks are uniform over the union
+ * of their pools (the whole graph with neg_pool_seeds), as one rank's.
  */
 #ifndef KG_GNN_TRAIN_H
 #define KG_GNN_TRAIN_H
@@ -182,12 +190,14 @@ struct kg_gnn_train_opts {
 	uint32_t valid_every;		/* validate every N epochs; 0: never */
 	uint32_t patience;		/* stop after N validations without
 					 * gain; 0: never */
+	int neg_exchange;		/* shared negatives from every rank's
+					 * part (train_state.h, xneg) */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0 }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0, 0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message

@@ -67,7 +67,7 @@ kg_gnn_work_init(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_train_opts *o = ts->o;
 	struct kg_gnn_work *w = &ts->w;
-	size_t nb, nc, d0 = ts->d0, nch;
+	size_t nb, nc, d0 = ts->d0, nch = 0;
 	uint64_t rows[KG_GNN_MAX_LAYERS + 1], mn, mm;
 
 	nb = max_positives(ts);
@@ -95,8 +95,13 @@ kg_gnn_work_init(struct kg_gnn_tstate *ts)
 	w->dist = kg_xmallocarray(nc * (size_t)omp_get_max_threads(),
 	    sizeof(*w->dist));
 	w->grad = kg_xcalloc(ts->n_all + 1, sizeof(float));
-	w->gh = kg_xmallocarray(rows[o->enc.n_layers] * ts->dl + 1,
-	    sizeof(float));
+	w->xneg_on = o->neg_exchange && o->neg_chunk > 0 && ts->d->size > 1;
+	if (w->xneg_on)
+		kg_gnn_xneg_init(&w->xneg, ts->d, nch, w->kc, ts->dl,
+		    ts->p->pool != NULL ? ts->p->n_pool : ts->p->n_nodes,
+		    rows[o->enc.n_layers]);
+	w->gh = kg_xmallocarray((rows[o->enc.n_layers] + (w->xneg_on ?
+	    w->xneg.R * w->xneg.B : 0)) * ts->dl + 1, sizeof(float));
 	w->mark = kg_xcalloc(ts->n_loc + 1, 1);
 	w->ids = kg_xmallocarray(mn + 1, sizeof(*w->ids));
 	w->lr = kg_xmallocarray(mn + 1, sizeof(*w->lr));
@@ -134,6 +139,7 @@ kg_gnn_work_release(struct kg_gnn_work *w)
 	kg_gnn_edrop_release(&w->ed);
 	kg_gnn_state_release(&w->st);
 	kg_gnn_decode_work_release(&w->dwork);
+	kg_gnn_xneg_release(&w->xneg);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -187,6 +193,8 @@ draw_chunks(struct kg_gnn_tstate *ts)
 		w->side[i] = (uint8_t)kg_rng_below(&rng, 2);
 		for (j = 0; j < w->kc; j++)
 			w->cand[i * w->kc + j] = draw_pool(p, &rng);
+		if (w->xneg_on)
+			kg_gnn_xneg_pick(&w->xneg, i, &rng);
 	}
 }
 
@@ -335,15 +343,24 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_gnn_work *w = &ts->w;
 	uint32_t L = out->enc.c.n_layers;
-	uint64_t n;
+	uint64_t n, nx;
+	const float *h;
 	double loss;
 
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
 	    &ts->rng, &w->st);
-	n = w->st.rows[L];
-	memset(w->gh, 0, n * ts->dl * sizeof(float));
+	n = nx = w->st.rows[L];
+	h = w->st.h[L];
+	if (w->xneg_on) {
+		nx = kg_gnn_xneg_gather(&w->xneg, ts->d, h, n, w->cand, w->nch,
+		    ts->d->rank);
+		h = w->xneg.hx;
+	}
+	memset(w->gh, 0, nx * ts->dl * sizeof(float));
 	memset(w->grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) * sizeof(float));
-	loss = decode(ts, w->st.h[L], n, scale);
+	loss = decode(ts, h, nx, scale);
+	if (w->xneg_on)
+		kg_gnn_xneg_scatter(&w->xneg, ts->d, w->gh, n, w->nch);
 	kg_gnn_backward(&out->enc, g, ts->p->feat, frow, lrow, &w->st, w->gh,
 	    w->grad);
 	return loss;
@@ -377,12 +394,22 @@ static float
 step_size(struct kg_gnn_tstate *ts)
 {
 	uint64_t S = ts->steps_per_epoch, s = ts->estep, sum = 0;
+	uint64_t C = ts->o->neg_chunk;
 	int r, R = ts->d->size;
 
-	if (ts->o->batches_per_epoch == 0)
+	if (ts->o->batches_per_epoch == 0) {
+		/* Every rank takes the same share of the global batch. */
+		for (r = 0; ts->w.xneg_on && r < R; r++)
+			ts->w.xneg.nch[r] = (ts->w.nb + C - 1) / C;
 		return 1.0f / (float)ts->w.nb;
-	for (r = 0; r < R; r++)
-		sum += kg_gnn_step_share(ts->share[r], S, s);
+	}
+	for (r = 0; r < R; r++) {
+		uint64_t e = kg_gnn_step_share(ts->share[r], S, s);
+
+		sum += e;
+		if (ts->w.xneg_on)
+			ts->w.xneg.nch[r] = (e + C - 1) / C;
+	}
 	ts->w.nb = (size_t)kg_gnn_step_share(ts->share[ts->d->rank], S, s);
 	ts->step_pos = sum;
 	return sum ? (float)R / (float)sum : 0.0f;
@@ -407,6 +434,16 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 		/* Other ranks have positives: take part with no gradient. */
 		memset(ts->w.grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) *
 		    sizeof(float));
+		if (ts->w.xneg_on) {
+			/* ... and in the exchange, with no candidates. */
+			struct kg_gnn_xneg *x = &ts->w.xneg;
+
+			kg_gnn_xneg_gather(x, ts->d, NULL, 0, NULL, 0,
+			    ts->d->rank);
+			memset(ts->w.gh, 0, x->R * x->B * ts->dl *
+			    sizeof(float));
+			kg_gnn_xneg_scatter(x, ts->d, ts->w.gh, 0, 0);
+		}
 		update(ts, &none, NULL, NULL);
 		return 0.0;
 	}

@@ -22,12 +22,59 @@
 #include "gnn/gnn_decode.h"
 #include "gnn/gnn_train.h"
 #include "gnn/sample.h"
+#include "core/rng.h"
 #include "kge/optim.h"
 
 /* Global ID -> local row, sorted by global ID (both below 2^31). */
 struct kg_gnn_gl_pair {
 	uint32_t g, l;
 };
+
+/*
+ * Shared negatives exchanged between ranks (neg_exchange, xneg.c): every
+ * rank encodes its chunks' candidates as usual, but each chunk takes its
+ * candidates from a rank s drawn with odds in proportion to the ranks'
+ * pools (among the ranks with chunks this step), and from that rank one
+ * chunk's block drawn uniformly; so a negative is a uniform draw over
+ * the union of the pools, as one rank's is over the whole graph, while
+ * every rank encodes only nodes of its own part.  Per step: an allgather
+ * of each rank's candidates' encoder outputs (B rows of dl floats, B the
+ * largest chunks x kc of any rank), the decoder over this rank's rows
+ * and the gathered ones, and a reduce-scatter that returns to each rank
+ * the gradients the others took on its candidates, added to its own
+ * before the backward pass.  One rank: every chunk is its own, which is
+ * plain shared negatives.
+ */
+struct kg_gnn_xneg {
+	size_t R, B, kc, dl;	/* ranks, rows per rank's block, ... */
+	size_t max_rows;	/* encoder output rows of any step */
+	uint64_t *pool;		/* [R] each rank's pool (the odds) */
+	uint64_t *nch;		/* [R] each rank's chunks this step */
+	uint32_t *src, *blk;	/* per chunk of this rank: rank, block */
+	int32_t *own;		/* [B] this rank's candidates' rows of h */
+	float *send, *all, *back;	/* [B dl], [R B dl], [B dl] */
+	float *hx;		/* [(max_rows + R B) dl] h, then all */
+};
+
+/* Collective: B from every rank's max_chunks x kc, the pools gathered. */
+void kg_gnn_xneg_init(struct kg_gnn_xneg *x, struct kg_dist *d,
+    size_t max_chunks, size_t kc, size_t dl, uint64_t pool,
+    size_t max_rows);
+void kg_gnn_xneg_release(struct kg_gnn_xneg *x);
+/* Chunk c's source rank and block, drawn from rng (x->nch set for the
+ * step, this rank's nonzero). */
+void kg_gnn_xneg_pick(struct kg_gnn_xneg *x, size_t c, struct kg_rng *rng);
+/* Collective: gather every rank's candidate rows (this rank's: h rows
+ * cand[0 .. nch kc), kept in x->own) into x->hx after h's n rows, and
+ * point the candidates of chunks from other ranks at them.  Returns the
+ * rows of x->hx. */
+uint64_t kg_gnn_xneg_gather(struct kg_gnn_xneg *x, struct kg_dist *d,
+    const float *h, uint64_t n, int32_t *cand, size_t nch, int rank);
+/* Collective: gh has n + R B rows, the decoder's gradients over x->hx;
+ * add to this rank's candidates' rows the gradients every rank took on
+ * them (rows n + r B .. of each rank r). */
+void kg_gnn_xneg_scatter(struct kg_gnn_xneg *x, struct kg_dist *d,
+    float *gh, uint64_t n, size_t nch);
 
 struct kg_gnn_work {
 	size_t nb, nc;		/* positives this step, candidates each */
@@ -53,6 +100,8 @@ struct kg_gnn_work {
 	struct kg_gnn_edrop ed;
 	struct kg_gnn_state st;
 	struct kg_gnn_decode_work dwork;
+	int xneg_on;		/* neg_exchange on more than one rank */
+	struct kg_gnn_xneg xneg;
 };
 
 /* Everything of a run besides the parameters in out; a checkpoint holds

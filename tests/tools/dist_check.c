@@ -141,6 +141,36 @@ main(int argc, char *argv[])
 		    sizeof(float)) == 0);
 	}
 
+	/* Allgather: 3 words of each rank in rank order. */
+	{
+		uint64_t mine[3], *every = kg_xmallocarray((size_t)n * 3,
+		    sizeof(*every));
+		float *blocks = kg_xmallocarray((size_t)n * 5, sizeof(float));
+		float got5[5];
+
+		for (i = 0; i < 3; i++)
+			mine[i] = (uint64_t)d.rank * 100 + i;
+		kg_dist_allgather(&d, mine, sizeof(mine), every);
+		good = 1;
+		for (r = 0; r < n; r++)
+			for (i = 0; i < 3; i++)
+				good &= every[r * 3 + i] == (uint64_t)r * 100 + i;
+		report("allgather in rank order", good);
+		/* Reduce-scatter: rank r's block k holds r + k / 8 + i. */
+		for (r = 0; r < n; r++)
+			for (i = 0; i < 5; i++)
+				blocks[r * 5 + i] = (float)d.rank +
+				    (float)r / 8.0f + (float)i;
+		kg_dist_reduce_scatter_f32(&d, blocks, 5, got5);
+		good = 1;
+		for (i = 0; i < 5; i++)
+			good &= got5[i] == (float)(n * (n - 1) / 2) +
+			    (float)n * ((float)d.rank / 8.0f + (float)i);
+		report("reduce-scatter sums each rank's block", good);
+		free(every);
+		free(blocks);
+	}
+
 	snprintf(line, sizeof(line), "rank %d\n", d.rank);
 	kg_dist_gather_text(&d, line, 0, &text);
 	if (d.rank == 0) {
