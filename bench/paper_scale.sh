@@ -5,7 +5,8 @@
 # the paper's setting (examples/configs/{rgcn,relgnn}_ray_paper.json:
 # hidden 64, embedding 32, fan-outs 25,10 on blocks, an epoch of 256
 # batches of 1024 positives: 256 steps on 1 rank, 128 per rank on 2, 64
-# per rank on 4, shared negatives drawn inside the part) on 1, 2 and 4
+# per rank on 4, shared negatives drawn inside each part and exchanged
+# between the ranks, --neg_exchange) on 1, 2 and 4
 # ranks (4 oversubscribe the 2 cores), KG_BENCH_EPOCHS epochs (default 3),
 # once for each training seed in KG_BENCH_SEEDS (default "1 2"): at 3
 # epochs two seeds of one rank differ by up to 0.008 in AUC and 0.01 in
@@ -240,6 +241,7 @@ run() {
 	         + "\($ev[0].ties) ties"),
 	     mean_step_nodes: $f.mean_step_nodes,
 	     mean_step_messages: $f.mean_step_messages,
+	     mean_step_seconds: $f.mean_step_seconds,
 	     load_before: $l0, load_after: $l1, uptime_after: $up,
 	     under_load: ($l0 > 2 or $l1 > 2)}' >>"$runs"
 	rm -rf "$mdir"
@@ -268,7 +270,7 @@ jq -n --arg nodes "$nodes" --argjson epochs "$epochs" --arg caps "$caps" \
     {benchmark: "paper_scale",
      machine: ({nproc: $ncpu, cpu: $cpu} + $mach),
      graph: $graph, epochs: $epochs,
-     setting: "examples/configs/{rgcn,relgnn}_ray_paper.json with attribute features: hidden 64, embedding 32, fan-outs 25,10 on blocks, 256 batches of 1024 per epoch (each of R ranks 256 / R steps), 8 negatives shared by chunks of 128 positives from the part; 1 rank: the whole graph; R ranks: METIS parts expanded 2 hops with kg-expand -c \($caps); OpenMP threads: the cores shared out among the ranks",
+     setting: "examples/configs/{rgcn,relgnn}_ray_paper.json with attribute features: hidden 64, embedding 32, fan-outs 25,10 on blocks, 256 batches of 1024 per epoch (each of R ranks 256 / R steps), 8 negatives shared by chunks of 128 positives, drawn from the seeds of the parts and exchanged between the ranks (--neg_exchange); 1 rank: the whole graph; R ranks: METIS parts expanded 2 hops with kg-expand -c \($caps); OpenMP threads: the cores shared out among the ranks",
      expansion_uncapped_2: $uncapped,
      stages: $stages, runs: $runs,
      accuracy: ([$runs[] | select(.threads_per_rank ==

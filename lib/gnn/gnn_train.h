@@ -228,6 +228,10 @@ struct kg_gnn_problem {
 	const struct kg_filter *filter;
 };
 
+enum { KG_GNN_PHASE_DRAW, KG_GNN_PHASE_SAMPLE, KG_GNN_PHASE_FORWARD,
+	KG_GNN_PHASE_DECODE, KG_GNN_PHASE_BACKWARD, KG_GNN_PHASE_UPDATE,
+	KG_GNN_PHASES };
+
 /* The trained parameters: encoder and decoder relation table. */
 struct kg_gnn_trained {
 	struct kg_gnn enc;
@@ -240,6 +244,11 @@ struct kg_gnn_trained {
 	 * level (gnn.h's rows: the input, then each layer's output) and the
 	 * messages. */
 	double sum_rows[KG_GNN_MAX_LAYERS + 1], sum_msgs;
+	/* Rank 0's seconds in each phase of its steps, summed: drawing the
+	 * batch, sampling, the forward pass, the decoder (with the
+	 * exchange of negatives), the backward pass, the update (the
+	 * regulariser, the learned rows' and dense gradients' sync, Adam). */
+	double phase_seconds[KG_GNN_PHASES];
 	char *log;		/* train_log.jsonl: a line per epoch */
 	double best_valid_mrr;	/* < 0: not validated */
 	uint32_t best_epoch;	/* whose parameters these are */
@@ -248,7 +257,7 @@ struct kg_gnn_trained {
 };
 
 #define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0, { 0 }, 0.0, NULL, -1.0, 0, NULL }
+	0.0, 0, { 0 }, 0.0, { 0 }, NULL, -1.0, 0, NULL }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);

@@ -47,6 +47,10 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	if (o->neg_chunk > 0)
 		json_object_set_new(c, "neg_chunk_size",
 		    json_integer(o->neg_chunk));
+	if (o->pool_seeds)
+		json_object_set_new(c, "neg_pool_seeds", json_true());
+	if (o->neg_exchange)
+		json_object_set_new(c, "neg_exchange", json_true());
 	if (o->blocks)
 		json_object_set_new(c, "blocks", json_true());
 	if (o->valid_every > 0) {
@@ -79,6 +83,9 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 /* The run's figures: loss, times, what a step encoded, peak RSS (each
  * rank's at the end of training, rank 0's total with the final
  * embedding). */
+static const char *const phase_names[KG_GNN_PHASES] = { "draw", "sample",
+    "forward", "decode", "backward", "update" };
+
 static json_t *
 figures_json(const struct kg_gnn_train_opts *o,
     const struct kg_gnn_trained *t, int nranks, const uint64_t *rss,
@@ -113,6 +120,11 @@ figures_json(const struct kg_gnn_train_opts *o,
 		json_object_set_new(f, "mean_step_nodes", a);
 		json_object_set_new(f, "mean_step_messages",
 		    json_real(t->sum_msgs / (double)t->steps));
+		a = json_object();
+		for (l = 0; l < KG_GNN_PHASES; l++)
+			json_object_set_new(a, phase_names[l],
+			    json_real(t->phase_seconds[l] / (double)t->steps));
+		json_object_set_new(f, "mean_step_seconds", a);
 	}
 	json_object_set_new(f, "peak_rss_kib", json_integer(
 	    (json_int_t)kg_peak_rss_kib()));

@@ -347,8 +347,11 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	const float *h;
 	double loss;
 
+	double t0 = kg_now(), t1, t2;
+
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
 	    &ts->rng, &w->st);
+	t1 = kg_now();
 	n = nx = w->st.rows[L];
 	h = w->st.h[L];
 	if (w->xneg_on) {
@@ -361,8 +364,12 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	loss = decode(ts, h, nx, scale);
 	if (w->xneg_on)
 		kg_gnn_xneg_scatter(&w->xneg, ts->d, w->gh, n, w->nch);
+	t2 = kg_now();
 	kg_gnn_backward(&out->enc, g, ts->p->feat, frow, lrow, &w->st, w->gh,
 	    w->grad);
+	out->phase_seconds[KG_GNN_PHASE_FORWARD] += t1 - t0;
+	out->phase_seconds[KG_GNN_PHASE_DECODE] += t2 - t1;
+	out->phase_seconds[KG_GNN_PHASE_BACKWARD] += kg_now() - t2;
 	return loss;
 }
 
@@ -427,9 +434,13 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	double loss = 0.0;
 	uint32_t l, L = o->enc.n_layers;
 
+	double *ph = ts->out->phase_seconds, t0 = kg_now(), t1;
+
 	if (scale == 0.0f)
 		return 0.0;
 	draw_batch(ts);
+	t1 = kg_now();
+	ph[KG_GNN_PHASE_DRAW] += t1 - t0;
 	if (ts->w.nb == 0) {
 		/* Other ranks have positives: take part with no gradient. */
 		memset(ts->w.grad + ts->n_lf, 0, (ts->n_all - ts->n_lf) *
@@ -460,10 +471,13 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	}
 	if (o->edge_dropout > 0.0)
 		g = kg_gnn_edge_drop(&ts->w.ed, g, o->edge_dropout, &ts->rng);
+	ph[KG_GNN_PHASE_SAMPLE] += kg_now() - t1;
 	loss = encode_decode(ts, g, blocks, frow, lrow, scale);
 	for (l = 0; l <= L; l++)
 		ts->out->sum_rows[l] += (double)ts->w.st.rows[l];
 	ts->out->sum_msgs += (double)g->n_msgs;
+	t1 = kg_now();
 	update(ts, g, frow, lrow);
+	ph[KG_GNN_PHASE_UPDATE] += kg_now() - t1;
 	return loss;
 }
