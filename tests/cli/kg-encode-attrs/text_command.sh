@@ -33,7 +33,15 @@ check "no output left" test ! -e bad
 # Issue 12, item 5: the command runs in its own process group and is
 # stopped with the tool.  (A background job of a script ignores SIGINT,
 # so the signals sent here are SIGTERM and SIGHUP.)
-for sig in TERM HUP; do
+# Under nohup SIGHUP comes in ignored, and a signal ignored at exec stays
+# ignored in the tool (POSIX): the HUP case then has nothing to test.
+sigs="TERM HUP"
+ign=$(awk '/^SigIgn:/ { print $2 }' /proc/$$/status 2>/dev/null)
+if [ -n "$ign" ] && [ $((0x$ign & 1)) -ne 0 ]; then
+	skip "SIGHUP: ignored by whoever started the tests (nohup?)"
+	sigs="TERM"
+fi
+for sig in $sigs; do
 	rm -f child.pid
 	kg-encode-attrs transform -q -d ds -m model -o killed \
 	    --text-command 'echo $$ >child.pid; exec sleep 60' & tool=$!
