@@ -246,7 +246,6 @@ kg_features_release(struct kg_features *f)
 		free(f->attrs[i].off_own);
 	}
 	free(f->attrs);
-	free(f->mask);
 	kg_features_dir_release(&f->dir);
 	memset(f, 0, sizeof(*f));
 }
@@ -423,15 +422,6 @@ kg_features_load(struct kg_features *f, const char *dir,
 			    json_array_get(list, i)) < 0)
 				break;
 		rc = i == f->n_attrs ? 0 : -1;
-	}
-	if (rc == 0 && f->n_attrs > 0 && f->n_attrs <= 32) {
-		uint64_t e;
-
-		f->mask = kg_xcalloc(n + 1, sizeof(*f->mask));
-		for (i = 0; i < f->n_attrs; i++)
-			for (e = 0; e < n; e++)
-				if (f->attrs[i].has[e])
-					f->mask[e] |= (uint32_t)1 << i;
 	}
 	kg_manifest_release(&man);
 	if (rc < 0)

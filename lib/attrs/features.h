@@ -93,30 +93,9 @@ struct kg_features {
 	size_t n_attrs;
 	struct kg_features_attr *attrs;
 	struct kg_features_dir dir;
-	/* [n], built by kg_features_load when n_attrs <= 32: bit a of row
-	 * e set when attrs[a].has[e] != 0, so that a reader of one row
-	 * makes one random read instead of one per attribute; NULL
-	 * otherwise (read has[] then; kg_features_has). */
-	uint32_t *mask;
 };
 
-#define KG_FEATURES_INIT { 0, 0, NULL, KG_FEATURES_DIR_INIT, NULL }
-
-/* The attributes row e has: bit a for attribute a (n_attrs <= 32 only;
- * from the mask, or from every has[] without one). */
-static inline uint32_t
-kg_features_has(const struct kg_features *f, uint64_t e)
-{
-	uint32_t m = 0;
-	size_t a;
-
-	if (f->mask != NULL)
-		return f->mask[e];
-	for (a = 0; a < f->n_attrs && a < 32; a++)
-		if (f->attrs[a].has[e])
-			m |= (uint32_t)1 << a;
-	return m;
-}
+#define KG_FEATURES_INIT { 0, 0, NULL, KG_FEATURES_DIR_INIT }
 
 /*
  * Load the attributes of the feature directory "dir" for n rows; the

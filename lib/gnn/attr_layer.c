@@ -9,37 +9,17 @@
 #include "gnn/kernels.h"
 #include "gnn/layers.h"
 
-/* Which attributes row e has, as bits (kg_features_has: one random
- * read with the features' mask); m->n_attrs > 32: all bits, and the
- * callers test has[] themselves; no attributes: none. */
-static inline uint32_t
-row_attrs(const struct kg_gnn *m, const struct kg_features *f, uint64_t e)
-{
-	if (m->n_attrs == 0)
-		return 0;	/* f may be NULL */
-	return m->n_attrs <= 32 ? kg_features_has(f, e) : ~(uint32_t)0;
-}
-
-static inline int
-has_attr(const struct kg_gnn *m, const struct kg_features *f, uint32_t bits,
-    size_t a, uint64_t e)
-{
-	return m->n_attrs <= 32 ? (int)((bits >> a) & 1u) :
-	    f->attrs[a].has[e] != 0;
-}
-
 int
 kg_gnn_uses_learned(const struct kg_gnn *m, const struct kg_features *f,
     uint64_t frow)
 {
-	uint32_t bits = row_attrs(m, f, frow);
 	size_t a;
 
 	for (a = 0; a < m->n_attrs; a++) {
 		const struct kg_features_attr *at = &f->attrs[a];
 
-		if (has_attr(m, f, bits, a, frow) && (at->text ||
-		    at->off[frow + 1] > at->off[frow]))
+		if (at->has[frow] && (at->text || at->off[frow + 1] >
+		    at->off[frow]))
 			return 0;
 	}
 	return 1;
@@ -57,7 +37,6 @@ kg_gnn_attr_forward(const struct kg_gnn *m, const struct kg_features *f,
 	for (ii = 0; ii < (long)n; ii++) {
 		uint64_t i = (uint64_t)ii, e = row_of(frow, i);
 		float *o = out + i * d0;
-		uint32_t bits = row_attrs(m, f, e);
 		size_t cnt = 0, a;
 		int64_t k;
 
@@ -66,7 +45,7 @@ kg_gnn_attr_forward(const struct kg_gnn *m, const struct kg_features *f,
 			const struct kg_features_attr *at = &f->attrs[a];
 			const float *E = m->w + m->attr_off[a];
 
-			if (!has_attr(m, f, bits, a, e))
+			if (!at->has[e])
 				continue;
 			if (at->text) {
 				const float *v = at->vec + e * at->width;
@@ -114,7 +93,6 @@ node_terms(const struct kg_gnn *m, const struct kg_features *f, uint64_t e,
     uint64_t *off, float *coef)
 {
 	size_t cnt = 0, nt = 0, a, d0 = m->c.dims[0];
-	uint32_t bits = row_attrs(m, f, e);
 	float sc;
 	int64_t k;
 	uint64_t j;
@@ -122,7 +100,7 @@ node_terms(const struct kg_gnn *m, const struct kg_features *f, uint64_t e,
 	for (a = 0; a < m->n_attrs; a++) {
 		const struct kg_features_attr *at = &f->attrs[a];
 
-		if (!has_attr(m, f, bits, a, e))
+		if (!at->has[e])
 			continue;
 		cnt += at->text ? 1 : (size_t)(at->off[e + 1] - at->off[e]);
 		nt += at->text ? at->width : (size_t)(at->off[e + 1] -
@@ -135,7 +113,7 @@ node_terms(const struct kg_gnn *m, const struct kg_features *f, uint64_t e,
 	for (a = 0; a < m->n_attrs; a++) {
 		const struct kg_features_attr *at = &f->attrs[a];
 
-		if (!has_attr(m, f, bits, a, e))
+		if (!at->has[e])
 			continue;
 		if (at->text) {
 			const float *v = at->vec + e * at->width;

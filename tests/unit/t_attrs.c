@@ -1011,20 +1011,6 @@ test_features_dir(void)
 		T_CHECK(f.attrs[0].idx[2] == 1 && f.attrs[0].has[2] == 1);
 		T_CHECK(f.attrs[1].text && f.attrs[1].vec[7] == 8.0f &&
 		    f.attrs[1].has[2] == 0);
-		/* The per-row mask is has[] of every attribute, as bits,
-		 * and kg_features_has reads has[] alike without it. */
-		T_CHECK(f.mask != NULL);
-		for (i = 0; i < 4 && f.mask != NULL; i++) {
-			uint32_t want_bits = (f.attrs[0].has[i] ? 1u : 0u) |
-			    (f.attrs[1].has[i] ? 2u : 0u);
-			uint32_t *mk = f.mask;
-
-			T_CHECKF(kg_features_has(&f, i) == want_bits,
-			    "row %zu: %u", i, kg_features_has(&f, i));
-			f.mask = NULL;
-			T_CHECK(kg_features_has(&f, i) == want_bits);
-			f.mask = mk;
-		}
 	}
 	kg_features_release(&f);
 	kg_features_release(&f32);
