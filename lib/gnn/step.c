@@ -345,9 +345,7 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	uint32_t L = out->enc.c.n_layers;
 	uint64_t n, nx;
 	const float *h;
-	double loss;
-
-	double t0 = kg_now(), t1, t2;
+	double loss, t0 = kg_now(), t1, t2;
 
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
 	    &ts->rng, &w->st);
@@ -433,7 +431,6 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	float scale = step_size(ts);
 	double loss = 0.0;
 	uint32_t l, L = o->enc.n_layers;
-
 	double *ph = ts->out->phase_seconds, t0 = kg_now(), t1;
 
 	if (scale == 0.0f)

@@ -47,16 +47,17 @@ struct kg_gnn_gl_pair {
  */
 struct kg_gnn_xneg {
 	size_t R, B, kc, dl;	/* ranks, rows per rank's block, ... */
-	size_t max_rows;	/* encoder output rows of any step */
 	uint64_t *pool;		/* [R] each rank's pool (the odds) */
 	uint64_t *nch;		/* [R] each rank's chunks this step */
 	uint32_t *src, *blk;	/* per chunk of this rank: rank, block */
 	int32_t *own;		/* [B] this rank's candidates' rows of h */
-	float *send, *all, *back;	/* [B dl], [R B dl], [B dl] */
-	float *hx;		/* [(max_rows + R B) dl] h, then all */
+	float *send, *back;	/* [B dl] each */
+	float *hx;		/* [(max_rows + R B) dl]: h, then every
+				 * rank's block (max_rows: of any step) */
 };
 
-/* Collective: B from every rank's max_chunks x kc, the pools gathered. */
+/* Collective: B from every rank's max_chunks x kc, the pools gathered;
+ * max_rows: the encoder output rows of any step. */
 void kg_gnn_xneg_init(struct kg_gnn_xneg *x, struct kg_dist *d,
     size_t max_chunks, size_t kc, size_t dl, uint64_t pool,
     size_t max_rows);

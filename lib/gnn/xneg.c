@@ -28,12 +28,9 @@ kg_gnn_xneg_init(struct kg_gnn_xneg *x, struct kg_dist *d,
 	x->blk = kg_xmallocarray(max_chunks + 1, sizeof(*x->blk));
 	x->own = kg_xmallocarray(x->B + 1, sizeof(*x->own));
 	x->send = kg_xcalloc(kg_xmul(x->B, dl) + 1, sizeof(float));
-	x->all = kg_xmallocarray(kg_xmul(kg_xmul(R, x->B), dl) + 1,
-	    sizeof(float));
 	x->back = kg_xmallocarray(kg_xmul(x->B, dl) + 1, sizeof(float));
 	x->hx = kg_xmallocarray(kg_xmul(max_rows + R * x->B, dl) + 1,
 	    sizeof(float));
-	x->max_rows = max_rows;
 }
 
 void
@@ -45,7 +42,6 @@ kg_gnn_xneg_release(struct kg_gnn_xneg *x)
 	free(x->blk);
 	free(x->own);
 	free(x->send);
-	free(x->all);
 	free(x->back);
 	free(x->hx);
 	memset(x, 0, sizeof(*x));
@@ -86,12 +82,12 @@ kg_gnn_xneg_gather(struct kg_gnn_xneg *x, struct kg_dist *d,
 		    dl * sizeof(float));
 	}
 	/* Rows past this step's candidates stay as they are: no chunk
-	 * reads them (blk < nch of their rank). */
-	kg_dist_allgather(d, x->send, B * dl * sizeof(float), x->all);
+	 * reads them (blk < nch of their rank).  The ranks' blocks land
+	 * right after h's n rows. */
 	if (n > 0)
 		memcpy(x->hx, h, (size_t)n * dl * sizeof(float));
-	memcpy(x->hx + (size_t)n * dl, x->all, x->R * B * dl *
-	    sizeof(float));
+	kg_dist_allgather(d, x->send, B * dl * sizeof(float),
+	    x->hx + (size_t)n * dl);
 	for (i = 0; i < nch; i++) {
 		size_t s = x->src[i];
 
