@@ -165,6 +165,9 @@ setup(struct kg_buckets *v)
 		return rc;
 	v->loc = kg_xmallocarray(v->P, sizeof(*v->loc));
 	v->pinned = kg_xcalloc(v->P, sizeof(*v->pinned));
+	v->pool_now = kg_xmallocarray(v->P, sizeof(*v->pool_now));
+	v->pool_next = kg_xmallocarray(v->P, sizeof(*v->pool_next));
+	v->pool_valid = kg_xmallocarray(v->P, sizeof(*v->pool_valid));
 	for (p = 0; p < v->P; p++)
 		v->loc[p] = -1;
 	return init_trainer(v);
@@ -190,6 +193,9 @@ teardown(struct kg_buckets *v)
 	free(v->ckpt);
 	free(v->loc);
 	free(v->pinned);
+	free(v->pool_now);
+	free(v->pool_next);
+	free(v->pool_valid);
 	free(v->pos);
 	free(v->rel_base);
 	free(v->rel_state_base);

@@ -46,6 +46,9 @@ struct kg_buckets {
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	double *rel_delta;	/* merge scratch: a table's changes, then
 				 * (rows) the ranks that changed each row */
+	int32_t *pool_now, *pool_next;	/* [P] pool sync scratch: the
+					 * ranks that train each partition */
+	uint64_t *pool_valid;	/* [P] pool sync scratch */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
 	double secs_total;
 	double trained_total;	/* positives trained, all epochs */

@@ -148,16 +148,13 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
 	uint32_t P = v->P, q;
-	int32_t *now, *next;
-	uint64_t *valid;
+	int32_t *now = v->pool_now, *next = v->pool_next;
+	uint64_t *valid = v->pool_valid;
 	size_t d = np->dim;
 	int me = v->d->rank;
 
 	if (v->d->size == 1 || np->k == 0)
 		return;
-	now = kg_xmallocarray(P, sizeof(*now));
-	next = kg_xmallocarray(P, sizeof(*next));
-	valid = kg_xmallocarray(P, sizeof(*valid));
 	round_needs(v, round, now);
 	round_needs(v, mid ? round : round + 1 < v->s.nrounds ? round + 1 :
 	    0, next);
@@ -186,9 +183,6 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid)
 			    np->off[q]) * sizeof(float));
 		}
 	}
-	free(now);
-	free(next);
-	free(valid);
 }
 
 /*
