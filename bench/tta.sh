@@ -20,7 +20,8 @@
 # valid MRR, epochs, seconds, date).  KG_TTA_DATASETS (default
 # "fb15k-237 wn18rr"), KG_TTA_MODELS (default
 # "ComplEx DistMult RESCAL RotatE TransE"), KG_TTA_THREADS (default: the
-# cores).  Run from the repository root with bin/ built; writes
+# cores), KG_TTA_VALID_EVERY (default 1: validate every epoch; more spaces
+# the curve's points out where validation costs more than an epoch).  Run from the repository root with bin/ built; writes
 # bench/results/tta.json and, with gnuplot, bench/results/tta.png and
 # tta.svg (valid MRR against training time, the bars dashed);
 # `bench/tta.sh --plot` draws them again from an existing tta.json.
@@ -36,6 +37,7 @@ budget_small=${KG_TTA_BUDGET_SMALL:-300}
 datasets=${KG_TTA_DATASETS:-"fb15k-237 wn18rr"}
 models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE"}
 threads=${KG_TTA_THREADS:-$(nproc)}
+valid_every=${KG_TTA_VALID_EVERY:-1}
 for t in jq /usr/bin/time; do
 	command -v $t >/dev/null || { echo "bench/tta.sh: needs $t" >&2; exit 1; }
 done
@@ -94,7 +96,7 @@ for ds in $datasets; do
 		cfg=$cfgdir/$(echo "$ds-$model" | tr 'A-Z' 'a-z').json
 		[ -f "$cfg" ] || { echo "bench/tta.sh: no $cfg" >&2; exit 1; }
 		bar=$(jq '._bar_mrr' "$cfg")
-		set -- --config "$cfg" --valid_every 1 --target_mrr "$bar" \
+		set -- --config "$cfg" --valid_every "$valid_every" --target_mrr "$bar" \
 		    --time_budget "$b" --num_thread "$threads" --seed 1 \
 		    --no_checkpoint --force -q
 		echo "bench/tta.sh: $ds $model: kg-train $* $ds m" >&2
