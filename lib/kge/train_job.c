@@ -359,6 +359,7 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	json_object_set_new(c, "neg_filter",
 	    json_boolean(o->filter_negatives));
 	json_object_set_new(c, "neg_types", json_boolean(o->use_types));
+	json_object_set_new(c, "neg_in_batch", json_boolean(o->neg_in_batch));
 	json_object_set_new(c, "lr", json_real(o->lr));
 	json_object_set_new(c, "ent_optimizer",
 	    json_string(kg_optim_name(o->ent_optim)));
