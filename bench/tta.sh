@@ -52,9 +52,12 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 # plot: one panel per dataset of $out, valid MRR against training seconds.
 plot() {
 	command -v gnuplot >/dev/null || return 0
+	# The newest run of each model (runs of later invocations are
+	# appended to tta.json after the earlier ones).
+	newest='[.runs[] | select(.dataset == $ds)] | group_by(.model) | map(last)'
 	datasets=$(jq -r '[.runs[].dataset] | unique | .[]' "$out")
 	for ds in $datasets; do
-		jq -r --arg ds "$ds" '.runs[] | select(.dataset == $ds) |
+		jq -r --arg ds "$ds" "$newest"' | .[] |
 		    "# \(.model) \(.bar_mrr)", (.curve[] | "\(.seconds) \(.valid_mrr)"),
 		    "", ""' "$out" >"curve.$ds"
 	done
@@ -65,13 +68,9 @@ plot() {
 			echo "set title '$ds: filtered valid MRR (dashed: published bar)'"
 			echo "set xlabel 'training seconds'; set ylabel 'MRR'; set key outside right top"
 			printf 'plot '
-			i=0
-			for m in $(jq -r --arg ds "$ds" '.runs[] | select(.dataset == $ds) | .model' "$out"); do
-				bar=$(jq -r --arg ds "$ds" --arg m "$m" '.runs[] | select(.dataset == $ds and .model == $m) | .bar_mrr' "$out")
-				printf "'curve.%s' index %d with linespoints lc %d title '%s', %s with lines dt 2 lc %d notitle, " \
-				    "$ds" "$i" $((i + 1)) "$m" "$bar" $((i + 1))
-				i=$((i + 1))
-			done | sed 's/, $//'
+			jq -r --arg ds "$ds" "$newest"' | .[] | "\(.model) \(.bar_mrr)"' "$out" |
+			    awk -v ds="$ds" '{ printf "'"'"'curve.%s'"'"' index %d with linespoints lc %d title '"'"'%s'"'"', %s with lines dt 2 lc %d notitle, ", ds, NR - 1, NR, $1, $2, NR }' |
+			    sed 's/, $//'
 			echo
 		done
 		echo "unset multiplot"
