@@ -21,7 +21,8 @@
 # "fb15k-237 wn18rr"), KG_TTA_MODELS (default
 # "ComplEx DistMult RESCAL RotatE TransE"), KG_TTA_THREADS (default: the
 # cores), KG_TTA_VALID_EVERY (default 1: validate every epoch; more spaces
-# the curve's points out where validation costs more than an epoch).  Run from the repository root with bin/ built; writes
+# the curve's points out where validation costs more than an epoch).  Run
+# from the repository root with bin/ built; writes
 # bench/results/tta.json and, with gnuplot, bench/results/tta.png and
 # tta.svg (valid MRR against training time, the bars dashed);
 # `bench/tta.sh --plot` draws them again from an existing tta.json.
@@ -69,7 +70,7 @@ plot() {
 			echo "set xlabel 'training seconds'; set ylabel 'MRR'; set key outside right top"
 			printf 'plot '
 			jq -r --arg ds "$ds" "$newest"' | .[] | "\(.model) \(.bar_mrr)"' "$out" |
-			    awk -v ds="$ds" '{ printf "'"'"'curve.%s'"'"' index %d with linespoints lc %d title '"'"'%s'"'"', %s with lines dt 2 lc %d notitle, ", ds, NR - 1, NR, $1, $2, NR }' |
+			    awk -v ds="$ds" -v q="'" '{ printf "%scurve.%s%s index %d with linespoints lc %d title %s%s%s, %s with lines dt 2 lc %d notitle, ", q, ds, q, NR - 1, NR, q, $1, q, $2, NR }' |
 			    sed 's/, $//'
 			echo
 		done
