@@ -140,6 +140,38 @@ find_key(const struct option *opts, const char *key)
 	return o->name != NULL ? o : NULL;
 }
 
+/*
+ * The option values read from config files, kept until exit: apply may
+ * keep the pointer it is given (a path such as --features or
+ * --checkpoint_dir), as it keeps argv's, while the JSON document and the
+ * number buffer are gone once the file is read.
+ */
+static char **kept;
+static size_t n_kept;
+
+static void
+kept_release(void)
+{
+	size_t i;
+
+	for (i = 0; i < n_kept; i++)
+		free(kept[i]);
+	free(kept);
+	kept = NULL;
+	n_kept = 0;
+}
+
+/* A copy of s that lives until exit. */
+static const char *
+keep(const char *s)
+{
+	if (n_kept == 0 && kept == NULL)
+		atexit(kept_release);
+	kept = kg_xreallocarray(kept, n_kept + 1, sizeof(*kept));
+	kept[n_kept] = kg_xstrdup(s);
+	return kept[n_kept++];
+}
+
 int
 kg_cli_config(const char *path, const struct option *opts,
     int config_val, int ignored_val,
@@ -197,7 +229,7 @@ kg_cli_config(const char *path, const struct option *opts,
 		if (o->val == ignored_val)
 			kg_warn("%s: ignoring key '%s', which has no effect "
 			    "here", path, key);
-		if (apply(ctx, o->val, arg) < 0) {
+		if (apply(ctx, o->val, keep(arg)) < 0) {
 			rc = -1;
 			break;
 		}

@@ -42,8 +42,9 @@ int kg_cli_multi_values(int argc, char **av, const struct option *opts,
  * and skipped); its value is a string or a number (passed as text), or
  * for an option without argument a boolean (false: not applied).  Keys of
  * the option config_val, unknown keys and values of another type are
- * errors; keys of ignored_val are applied after a warning.  0, or -1
- * after kg_error() (apply reports its own errors).
+ * errors; keys of ignored_val are applied after a warning.  The arg
+ * given to apply stays valid until exit, as argv does, so apply may keep
+ * it (a path).  0, or -1 after kg_error() (apply reports its own errors).
  */
 int kg_cli_config(const char *path, const struct option *opts,
     int config_val, int ignored_val,

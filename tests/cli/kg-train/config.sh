@@ -29,8 +29,13 @@ check "DGL-KE short spellings" kg-train -q --model_name TransE_l2 \
 check "short spellings recorded" sh -c \
     'jq -e ".config.adversarial_temperature == 2 and .config.regularization_coef == 1e-6 and .config.regularization_norm == 2 and .config.gamma == 4" m3/manifest.json >/dev/null'
 for c in "$KG_TOP"/examples/configs/*.json "$KG_TOP"/examples/configs/tta/*.json; do
+	# GNN layers shrunk too (block weights need blocks that divide them).
+	gnn=
+	jq -e '.model_name == "RGCN" or .model_name == "RelGNN"' "$c" \
+	    >/dev/null && gnn="--gnn_hidden 8 --num_bases 2"
+	# shellcheck disable=SC2086
 	check "example config ${c#"$KG_TOP"/examples/configs/} is accepted" kg-train -q \
-	    --config "$c" --hidden_dim 8 --epochs 1 --max_step 2 \
+	    --config "$c" --hidden_dim 8 $gnn --epochs 1 --max_step 2 \
 	    --batch_size 64 --neg_sample_size 8 --neg_chunk_size 8 ds \
 	    "m_$(basename "$c" .json)"
 done
@@ -50,3 +55,22 @@ expect_fail "ignored DGL-KE key still type-checked" 2 "wrong type" \
     kg-train -q --config dgl.json ds m5
 echo '{"model_name": "DistMult", "hidden_dim": 8, "epochs": 1, "gpu": 0, "async_update": true}' >dgl2.json
 check "DGL-KE config with GPU keys" kg-train -q --config dgl2.json ds m6
+# A path from a config file outlives the file's JSON document (it was
+# read after the document was freed: a garbled checkpoint directory).
+cat >paths.json <<'JSON'
+{ "model_name": "DistMult", "hidden_dim": 8, "epochs": 1, "num_thread": 1,
+  "checkpoint_dir": "ckpt_named_in_a_config_file_of_some_length",
+  "keep_checkpoint": true }
+JSON
+check "a shallow config's checkpoint_dir is the one named" sh -c \
+    'kg-train -q --config paths.json ds m_paths &&
+     test -d ckpt_named_in_a_config_file_of_some_length'
+cat >gpaths.json <<'JSON'
+{ "model_name": "RGCN", "learned_only": true, "hidden_dim": 8,
+  "gnn_hidden": 8, "epochs": 1, "num_thread": 1,
+  "checkpoint_dir": "gnn_ckpt_named_in_a_config_file_of_some_length",
+  "keep_checkpoint": true }
+JSON
+check "a GNN config's checkpoint_dir is the one named" sh -c \
+    'kg-train -q --config gpaths.json ds g_paths &&
+     test -d gnn_ckpt_named_in_a_config_file_of_some_length'
