@@ -24,7 +24,8 @@ enum {
 	G_LEARNED, G_LR, G_REG, G_EPOCHS, G_MAXSTEP, G_BATCH, G_NEG, G_NEGC,
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
-	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_IGNORED
+	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_BUDGET,
+	G_TARGET, G_IGNORED
 };
 
 static const struct option gnn_opts[] = {
@@ -69,6 +70,8 @@ static const struct option gnn_opts[] = {
 	{ "progress", no_argument, NULL, G_PROGRESS },
 	{ "valid_every", required_argument, NULL, G_VALID },
 	{ "patience", required_argument, NULL, G_PATIENCE },
+	{ "time_budget", required_argument, NULL, G_BUDGET },
+	{ "target_mrr", required_argument, NULL, G_TARGET },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
@@ -208,6 +211,10 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	    &o->valid_every);
 	case G_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
 	    &o->patience);
+	case G_BUDGET: return kg_parse_double("--time_budget", arg, 0, 1e9,
+	    &o->time_budget);
+	case G_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
+	    &o->target_mrr);
 	case 'q': o->quiet = 1; return 0;
 	case G_IGNORED: return 0;
 	}
@@ -278,8 +285,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
 "                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
-"                [--valid_every N] [--patience N] [--progress]\n"
-"                [--force]\n"
+"                [--valid_every N] [--patience N] [--time_budget S]\n"
+"                [--target_mrr M] [--progress] [--force]\n"
 "                DATASET_DIR MODEL_DIR\n");
 }
 

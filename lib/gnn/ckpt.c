@@ -230,6 +230,8 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 	json_object_set_new(st, "epoch", json_integer(ts->epoch));
 	json_object_set_new(st, "steps", json_integer((json_int_t)out->steps));
 	json_object_set_new(st, "last_loss", json_real(out->last_loss));
+	json_object_set_new(st, "train_seconds",
+	    json_real(out->train_seconds));
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
 	if (put_valid(dir, ts, st) < 0 ||
@@ -373,6 +375,9 @@ ckpt_load_rank(struct kg_gnn_tstate *ts)
 	ts->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
 	out->steps = kg_ckpt_u64(&c, "steps");
 	out->last_loss = kg_ckpt_real(&c, "last_loss");
+	/* The time budget counts the checkpoint's epochs too (0 from a
+	 * checkpoint written before it was kept). */
+	out->train_seconds = kg_ckpt_real(&c, "train_seconds");
 	rc = get_valid(&c, ts);
 out:
 	kg_ckpt_close(&c);

@@ -61,6 +61,16 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		    "non-negative");
 		return -1;
 	}
+	if (!(o->time_budget >= 0.0) || !(o->target_mrr >= 0.0 &&
+	    o->target_mrr <= 1.0)) {
+		kg_error("the time budget must be non-negative and the target "
+		    "MRR in [0, 1]");
+		return -1;
+	}
+	if (o->target_mrr > 0.0 && o->valid_every == 0) {
+		kg_error("--target_mrr needs --valid_every");
+		return -1;
+	}
 	return 0;
 }
 
@@ -251,7 +261,9 @@ show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
 }
 
 /* The epochs (from a resumed one on), a checkpoint after each whole
- * one.  0, or -1 when a checkpoint could not be saved. */
+ * one; the time budget is checked after the epoch's validation, so a
+ * run it stops still validates its last epoch when due.  0, or -1 when
+ * a checkpoint could not be saved. */
 static int
 run_epochs(struct kg_gnn_tstate *ts)
 {
@@ -264,7 +276,7 @@ run_epochs(struct kg_gnn_tstate *ts)
 
 	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
 	    out->steps >= o->max_step) && out->stopped_by == NULL; epoch++) {
-		double loss = 0.0, te = kg_now();
+		double loss = 0.0, te = kg_now(), secs;
 
 		for (step = 0, done = 0, npos = 0; step < steps; step++) {
 			ts->estep = step;
@@ -277,6 +289,12 @@ run_epochs(struct kg_gnn_tstate *ts)
 			if (o->max_step > 0 && out->steps >= o->max_step)
 				break;
 		}
+		/* Rank 0's time for every rank: the ranks' clocks differ,
+		 * and the budget must stop all of them after the same
+		 * epoch. */
+		secs = kg_now() - te;
+		kg_dist_bcast(d, &secs, sizeof(secs), 0);
+		out->train_seconds += secs;
 		kg_dist_sum_f64(d, &loss, 1);
 		out->last_loss = o->batches_per_epoch ? loss / (double)(npos ?
 		    npos : 1) : loss / (double)(done * ts->w.nb *
@@ -292,11 +310,15 @@ run_epochs(struct kg_gnn_tstate *ts)
 		ts->epoch = epoch + 1;
 		if (kg_gnn_epoch_end(ts, kg_now() - te) < 0)
 			return -1;
+		if (out->stopped_by == NULL && o->time_budget > 0.0 &&
+		    out->train_seconds >= o->time_budget)
+			out->stopped_by = "time_budget";
 		if (done == steps && o->ckpt != NULL && o->ckpt->save &&
 		    o->ckpt->dir != NULL && kg_gnn_ckpt_save(ts) < 0)
 			return -1;
 	}
 	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
+	out->epochs_run = ts->epoch;
 	if (out->stopped_by == NULL)
 		out->stopped_by = ts->epoch < o->epochs ? "max_step" : "epochs";
 	kg_gnn_keep_best(ts);

@@ -106,6 +106,16 @@
  * (epoch, step, loss, seconds, and valid_mrr when validated), with or
  * without validation; checkpoints carry the log and the best state.
  *
+ * Time to accuracy (kg-train's --time_budget and --target_mrr, as the
+ * shallow models have them): with time_budget S > 0 training stops after
+ * the epoch (validated when due) in which the cumulative training time
+ * reaches S seconds, the time of the epochs' steps only, validation and
+ * checkpoints excluded, counted on from a resumed checkpoint and taken
+ * from rank 0 so that every rank stops after the same epoch; with
+ * target_mrr M > 0 (which needs valid_every) it stops after the first
+ * validation whose MRR reaches M.  stopped_by says which of them (or
+ * patience, max_step, the epochs) ended the run.
+ *
  * Negatives under kg-expand parts come from every node of the rank's
  * expanded part (its seeds and its halo), or with pool_seeds from the
  * part's seeds only (neg_pool.npy).  Halo nodes far from the seeds are
@@ -192,12 +202,17 @@ struct kg_gnn_train_opts {
 					 * gain; 0: never */
 	int neg_exchange;		/* shared negatives from every rank's
 					 * part (train_state.h, xneg) */
+	double time_budget;		/* stop after the epoch that reaches
+					 * it (training seconds); 0: off */
+	double target_mrr;		/* stop at a valid MRR >= it (needs
+					 * valid_every); 0: off */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
 	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
 	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0, 0 }
+	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0, 0, \
+	0.0, 0.0 }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -252,12 +267,16 @@ struct kg_gnn_trained {
 	char *log;		/* train_log.jsonl: a line per epoch */
 	double best_valid_mrr;	/* < 0: not validated */
 	uint32_t best_epoch;	/* whose parameters these are */
-	const char *stopped_by;	/* "epochs", "max_step" or
-				 * "early_stopping" */
+	const char *stopped_by;	/* "epochs", "max_step",
+				 * "early_stopping", "time_budget" or
+				 * "target_mrr" */
+	double train_seconds;	/* the epochs' steps, validation excluded,
+				 * resumed ones included (rank 0's) */
+	uint32_t epochs_run;	/* epochs trained, resumed ones included */
 };
 
 #define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0, { 0 }, 0.0, { 0 }, NULL, -1.0, 0, NULL }
+	0.0, 0, { 0 }, 0.0, { 0 }, NULL, -1.0, 0, NULL, 0.0, 0 }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);

@@ -58,6 +58,8 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 		    json_integer(o->valid_every));
 		json_object_set_new(c, "patience", json_integer(o->patience));
 	}
+	json_object_set_new(c, "time_budget", json_real(o->time_budget));
+	json_object_set_new(c, "target_mrr", json_real(o->target_mrr));
 	json_object_set_new(c, "regularization_coef", json_real(o->reg));
 	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
 	json_object_set_new(c, "neg_sample_size", json_integer(o->neg));
@@ -105,6 +107,8 @@ figures_json(const struct kg_gnn_train_opts *o,
 		json_object_set_new(f, "best_epoch",
 		    json_integer(t->best_epoch));
 	}
+	json_object_set_new(f, "epochs", json_integer(t->epochs_run));
+	json_object_set_new(f, "train_seconds", json_real(t->train_seconds));
 	json_object_set_new(f, "seconds_per_epoch",
 	    json_real(t->seconds_per_epoch));
 	json_object_set_new(f, "seconds_final_embedding",

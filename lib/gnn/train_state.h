@@ -205,8 +205,9 @@ int kg_gnn_learned_gather(struct kg_gnn_tstate *ts);
 
 /* valid.c */
 /* After epoch ts->epoch (secs seconds): validate when due (keeping the
- * best parameters, setting out->stopped_by when patience runs out) and
- * log the epoch.  0, or -1 after kg_error(). */
+ * best parameters, setting out->stopped_by when the target MRR is
+ * reached or patience runs out) and log the epoch.  0, or -1 after
+ * kg_error(). */
 int kg_gnn_epoch_end(struct kg_gnn_tstate *ts, double secs);
 /* At the end: the best epoch's parameters back, when it was not the
  * last. */

@@ -63,7 +63,9 @@ snapshot(struct kg_gnn_tstate *ts)
 	memcpy(ts->best_rel, out->rel, ts->n_rel_f * sizeof(float));
 }
 
-/* Validate when due; *mrr gets the MRR, NaN when not validated. */
+/* Validate when due; *mrr gets the MRR, NaN when not validated.  A new
+ * best at or above the target MRR, or patience running out, sets
+ * stopped_by. */
 static int
 validate(struct kg_gnn_tstate *ts, double *mrr)
 {
@@ -82,6 +84,8 @@ validate(struct kg_gnn_tstate *ts, double *mrr)
 		out->best_epoch = e;
 		ts->bad_rounds = 0;
 		snapshot(ts);
+		if (o->target_mrr > 0.0 && *mrr >= o->target_mrr)
+			out->stopped_by = "target_mrr";
 	} else if (++ts->bad_rounds >= o->patience && o->patience > 0)
 		out->stopped_by = "early_stopping";
 	return 0;

@@ -3,7 +3,11 @@
 # the model written is the best validated epoch's, which kg-eval ranks
 # to the same valid MRR; --patience stops where the rule replayed on the
 # log says; a run killed after a checkpoint resumes to the bits and the
-# log of an uninterrupted one; validation refuses several ranks.
+# log of an uninterrupted one; --target_mrr stops at the first
+# validation that reaches it and --time_budget after the epoch that
+# spends it (from the command line or a --config file), --target_mrr
+# without --valid_every is a usage error; validation refuses several
+# ranks.
 source "$KG_TOP/tests/cli/lib.sh"
 
 GEN=$KG_BUILD/aux/kg_gen_enterprise
@@ -43,6 +47,11 @@ for x in log:
             stop = x["epoch"]
             break
 assert len(log) == stop, (len(log), stop)
+assert fig["epochs"] == len(log), (fig["epochs"], len(log))
+# The steps' time: above 0, within the logged epochs' (each logged
+# later, to the millisecond).
+secs = sum(x["seconds"] for x in log)
+assert 0 < fig["train_seconds"] <= secs + 0.001 * len(log), (fig, secs)
 want = "early_stopping" if stop < epochs else "epochs"
 assert fig["stopped_by"] == want, (fig["stopped_by"], want)
 if every > 0:
@@ -102,6 +111,79 @@ if [ $same = 1 ] && [ "$(untimed early)" = "$(untimed killed)" ]; then
 else
 	notok "gnn valid: killed + resumed differs"
 fi
+
+# fig DIR SECTION KEY...: the values of the manifest's figures or
+# config keys, separated by spaces.
+fig() {
+	python3 - "$@" <<'PY'
+import json, sys
+d, sec, keys = sys.argv[1], sys.argv[2], sys.argv[3:]
+m = json.load(open(d + "/manifest.json"))[sec]
+print(" ".join(str(m.get(k)) for k in keys))
+PY
+}
+same() {	# NAME WANT GOT
+	if [ "$2" = "$3" ]; then ok "$1"; else notok "$1: got '$3', want '$2'"; fi
+}
+
+# Time to accuracy.  A low target (the MRR passes 0.05 within a few
+# epochs of these 20) stops the run at the first validation that
+# reaches it, whose parameters are kept.
+check "gnn valid: train to a target MRR" $t --epochs 20 --valid_every 1 \
+    --target_mrr 0.05 --no_checkpoint ds tgt
+same "gnn valid: --target_mrr stopped the run" "target_mrr" \
+    "$(fig tgt figures stopped_by)"
+check "gnn valid: at the first validation that reached it" python3 -c '
+import json
+log = [json.loads(l) for l in open("tgt/train_log.jsonl")]
+fig = json.load(open("tgt/manifest.json"))["figures"]
+assert fig["epochs"] == len(log) < 20, (fig["epochs"], len(log))
+assert log[-1]["valid_mrr"] >= 0.05, log
+assert all(x["valid_mrr"] < 0.05 for x in log[:-1]), log
+assert fig["best_epoch"] == len(log), fig["best_epoch"]
+'
+same "gnn valid: the manifest records the target and no budget" \
+    "0.05 0.0" "$(fig tgt config target_mrr time_budget)"
+
+# A budget of a microsecond is spent by the first epoch.
+check "gnn valid: train with a time budget" $t --epochs 5 \
+    --time_budget 1e-6 --no_checkpoint ds tb
+same "gnn valid: --time_budget stops after the epoch that spends it" \
+    "time_budget 1" "$(fig tb figures stopped_by epochs)"
+check "gnn valid: its log has that one epoch" \
+    test "$(wc -l <tb/train_log.jsonl)" -eq 1
+check "gnn valid: its training time is counted" python3 -c '
+import json
+f = json.load(open("tb/manifest.json"))["figures"]
+assert f["train_seconds"] >= 1e-6, f'
+
+# The same keys in a --config file; the budget, checked after the
+# epoch, wins over a target no validation has reached.
+cat >tta.json <<'JSON'
+{"model_name": "RGCN", "time_budget": 1e-6, "target_mrr": 0.9,
+ "valid_every": 2, "epochs": 5}
+JSON
+check "gnn valid: --config with time_budget and target_mrr" $t \
+    --config tta.json --no_checkpoint ds cf
+same "gnn valid: the config file's budget stops the run" "time_budget 1" \
+    "$(fig cf figures stopped_by epochs)"
+same "gnn valid: the manifest records the config file's values" \
+    "0.9 1e-06" "$(fig cf config target_mrr time_budget)"
+
+golden "gnn valid: --target_mrr needs --valid_every" 2 \
+    "kg-train: --target_mrr needs --valid_every" \
+    $t --epochs 2 --target_mrr 0.5 ds nov
+check "gnn valid: the refused run left no output" test ! -e nov
+echo '{"model_name": "RGCN", "target_mrr": 0.5}' >nov.json
+golden "gnn valid: --target_mrr needs --valid_every in a config file" 2 \
+    "kg-train: --target_mrr needs --valid_every" \
+    $t --config nov.json ds nov
+check "gnn valid: the refused config left no output" test ! -e nov
+expect_fail "gnn valid: --target_mrr above 1 is refused" 2 \
+    "target_mrr: 1.5 is out of range" $t --valid_every 1 \
+    --target_mrr 1.5 ds nov
+expect_fail "gnn valid: a negative --time_budget is refused" 2 \
+    "time_budget: -1 is out of range" $t --time_budget -1 ds nov
 
 if command -v mpirun >/dev/null; then
 	expect_fail "gnn valid: not on several ranks" 1 "one rank" \
