@@ -4,7 +4,9 @@
 # For every dataset and model, kg-train runs the config
 # examples/configs/tta/DATASET-MODEL.json with a filtered validation MRR
 # (all entities, both sides) after every epoch, and stops when that MRR
-# reaches the config's published bar (_bar_mrr) or when its training time
+# reaches the config's published bar (_bar_mrr, or _target_mrr when the
+# config sets a higher stop, for a bar to be met on test and not only on
+# validation) or when its training time
 # reaches the budget: KG_TTA_BUDGET seconds (default 600) on FB15k-237 and
 # KG_TTA_BUDGET_SMALL (default 300) on the smaller WN18RR.  The best
 # validated model is kept; kg-eval then gives its filtered test MRR (all
@@ -19,7 +21,8 @@
 # Each config then records what it reached (_measured: test and best
 # valid MRR, epochs, seconds, date).  KG_TTA_DATASETS (default
 # "fb15k-237 wn18rr"), KG_TTA_MODELS (default
-# "ComplEx DistMult RESCAL RotatE TransE"), KG_TTA_THREADS (default: the
+# "ComplEx DistMult RESCAL RotatE TransE RGCN"; a model without a config
+# for a dataset, R-GCN on WN18RR, is skipped), KG_TTA_THREADS (default: the
 # cores), KG_TTA_VALID_EVERY (default 1: validate every epoch; more spaces
 # the curve's points out where validation costs more than an epoch).  Run
 # from the repository root with bin/ built; writes
@@ -36,7 +39,7 @@ out=${KG_TTA_OUT:-$top/bench/results/tta.json}
 budget=${KG_TTA_BUDGET:-600}
 budget_small=${KG_TTA_BUDGET_SMALL:-300}
 datasets=${KG_TTA_DATASETS:-"fb15k-237 wn18rr"}
-models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE"}
+models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE RGCN"}
 threads=${KG_TTA_THREADS:-$(nproc)}
 valid_every=${KG_TTA_VALID_EVERY:-1}
 for t in jq /usr/bin/time; do
@@ -94,9 +97,20 @@ for ds in $datasets; do
 	[ "$ds" = fb15k-237 ] || b=$budget_small
 	for model in $models; do
 		cfg=$cfgdir/$(echo "$ds-$model" | tr 'A-Z' 'a-z').json
-		[ -f "$cfg" ] || { echo "bench/tta.sh: no $cfg" >&2; exit 1; }
+		if [ ! -f "$cfg" ]; then
+			# A model with a published bar on some datasets only
+			# (R-GCN: FB15k-237) is left out of the others.
+			if ls "$cfgdir"/*-$(echo "$model" | tr 'A-Z' 'a-z').json \
+			    >/dev/null 2>&1; then
+				echo "bench/tta.sh: $ds $model: no config, skipped" >&2
+				continue
+			fi
+			echo "bench/tta.sh: no $cfg" >&2
+			exit 1
+		fi
 		bar=$(jq '._bar_mrr' "$cfg")
-		set -- --config "$cfg" --valid_every "$valid_every" --target_mrr "$bar" \
+		target=$(jq '._target_mrr // ._bar_mrr' "$cfg")
+		set -- --config "$cfg" --valid_every "$valid_every" --target_mrr "$target" \
 		    --time_budget "$b" --num_thread "$threads" --seed 1 \
 		    --no_checkpoint --force -q
 		echo "bench/tta.sh: $ds $model: kg-train $* $ds m" >&2
@@ -106,6 +120,7 @@ for ds in $datasets; do
 		wall=$(cat time.txt)
 		nice -n 10 "$bin/kg-eval" -q --threads "$threads" "$ds" m >metrics.json
 		jq -c -n --arg ds "$ds" --arg model "$model" --argjson bar "$bar" \
+		    --argjson target "$target" \
 		    --arg cmd "kg-train $* $ds m" --argjson wall "$wall" \
 		    --argjson budget "$b" --arg l0 "$l0" --arg l1 "$(load)" \
 		    --slurpfile cfg "$cfg" --slurpfile man m/manifest.json \
@@ -129,6 +144,7 @@ for ds in $datasets; do
 		 else fit($tail) end) as $fit |
 		{dataset: $ds, model: $model, mrr: $m.mrr,
 		 hits1: $m["hits@1"], hits10: $m["hits@10"], bar_mrr: $bar,
+		 target_mrr: $target,
 		 within_001_of_bar: ($m.mrr >= $bar - 0.01),
 		 best_valid_mrr: $best, valid_reached_bar: ($best >= $bar),
 		 epochs: $f.epochs, best_epoch: $f.best_epoch,
