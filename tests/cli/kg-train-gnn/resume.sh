@@ -24,31 +24,6 @@ same() {
 		cmp -s "$1/$f" "$2/$f" || return 1
 	done
 }
-# The training time checks need python3 to read JSON.
-py=$(command -v python3)
-# json FILE KEY...: the values of KEY (figures.epochs: nested) in FILE.
-json() {
-	python3 - "$@" <<'PY'
-import json, sys
-v = json.load(open(sys.argv[1]))
-out = []
-for k in sys.argv[2:]:
-    x = v
-    for part in k.split("."):
-        x = x[part]
-    out.append(str(x))
-print(" ".join(out))
-PY
-}
-# at_least NAME X MIN: X >= MIN as numbers.
-at_least() {
-	if python3 -c "import sys; sys.exit(not $2 >= $3)"; then
-		ok "$1"
-	else
-		notok "$1 ($2 < $3)"
-	fi
-}
-
 # One process, mini-batches (fan-outs draw from the RNG too).
 m="--fanout 4,4 --dropout 0.2"
 check "gnn resume: uninterrupted 4 epochs" $t $m --epochs 4 ds full
@@ -61,25 +36,21 @@ cp -R half.ckpt budget.ckpt
 check "gnn resume: resume to 4 epochs" $t $m --epochs 4 --resume \
     --checkpoint_dir half.ckpt ds resumed
 check "gnn resume: resumed run is bit-identical" same full resumed
-if [ -n "$py" ]; then
-	# The checkpoint's training time, and a budget it has spent
-	# already: the resumed run stops after one epoch more.
-	secs=$(json budget.ckpt/state.json train_seconds)
-	at_least "gnn resume: the checkpoint holds the training time" \
-	    "$secs" 1e-9
-	check "gnn resume: resumed run counts every epoch" test \
-	    "$(json resumed/manifest.json figures.epochs)" = 4
-	at_least "gnn resume: resumed run's training time goes on" \
-	    "$(json resumed/manifest.json figures.train_seconds)" "$secs"
-	check "gnn resume: resume with a spent budget" $t $m --epochs 10 \
-	    --resume --checkpoint_dir budget.ckpt --time_budget "$secs" \
-	    ds budget
-	check "gnn resume: a spent budget stops after one epoch more" test \
-	    "$(json budget/manifest.json figures.stopped_by figures.epochs)" \
-	    = "time_budget 3"
-else
-	skip "gnn resume: training time: python3 is not installed"
-fi
+# The checkpoint's training time, and a budget it has spent already:
+# the resumed run stops after one epoch more.
+secs=$(jq .train_seconds budget.ckpt/state.json)
+check "gnn resume: the checkpoint holds the training time" \
+    jq -e '.train_seconds >= 1e-9' budget.ckpt/state.json
+check "gnn resume: resumed run counts every epoch" \
+    jq -e '.figures.epochs == 4' resumed/manifest.json
+check "gnn resume: resumed run's training time goes on" \
+    jq -e --argjson s "$secs" '.figures.train_seconds >= $s' \
+    resumed/manifest.json
+check "gnn resume: resume with a spent budget" $t $m --epochs 10 \
+    --resume --checkpoint_dir budget.ckpt --time_budget "$secs" ds budget
+check "gnn resume: a spent budget stops after one epoch more" \
+    jq -e '.figures.stopped_by == "time_budget" and .figures.epochs == 3' \
+    budget/manifest.json
 
 # A checkpoint that does not fit.
 expect_fail "gnn resume: other dims refused" 1 "gnn_dims" \
@@ -99,16 +70,15 @@ if command -v mpirun >/dev/null; then
 	check "gnn resume: 2 ranks resume to 3 epochs" $MPI $t $x --epochs 3 \
 	    --resume --checkpoint_dir mhalf.ckpt ds mresumed
 	check "gnn resume: 2 ranks resumed bit-identical" same mfull mresumed
-	if [ -n "$py" ]; then
-		at_least "gnn resume: 2 ranks' training time goes on" \
-		    "$(json mresumed/manifest.json figures.train_seconds)" \
-		    "$(json mhalf/manifest.json figures.train_seconds)"
-		check "gnn resume: 2 ranks with a time budget" $MPI $t $x \
-		    --epochs 3 --time_budget 1e-6 --no_checkpoint ds mbudget
-		check "gnn resume: 2 ranks stop after the same epoch" test \
-		    "$(json mbudget/manifest.json figures.stopped_by \
-		    figures.epochs)" = "time_budget 1"
-	fi
+	check "gnn resume: 2 ranks' training time goes on" \
+	    jq -e --slurpfile h mhalf/manifest.json \
+	    '.figures.train_seconds >= $h[0].figures.train_seconds' \
+	    mresumed/manifest.json
+	check "gnn resume: 2 ranks with a time budget" $MPI $t $x \
+	    --epochs 3 --time_budget 1e-6 --no_checkpoint ds mbudget
+	check "gnn resume: 2 ranks stop after the same epoch" \
+	    jq -e '.figures.stopped_by == "time_budget" and .figures.epochs == 1' \
+	    mbudget/manifest.json
 	expect_fail "gnn resume: other rank count refused" 1 \
 	    "same number of ranks" $t --dropout 0.2 --epochs 3 --resume \
 	    --checkpoint_dir mhalf.ckpt ds mbad
