@@ -35,7 +35,8 @@ enum {
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
-	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT
+	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
+	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED
 };
 
 static const struct option long_opts[] = {
@@ -58,6 +59,9 @@ static const struct option long_opts[] = {
 	{ "neg_filter", no_argument, NULL, O_FILTER },
 	{ "neg_types", no_argument, NULL, O_TYPES },
 	{ "one_vs_all", no_argument, NULL, O_OVA },
+	{ "one_vs_all_after", required_argument, NULL, O_OVA_AFTER },
+	{ "one_vs_all_plateau", required_argument, NULL, O_OVA_PLATEAU },
+	{ "one_vs_all_grouped", no_argument, NULL, O_OVA_GROUPED },
 	{ "lr", required_argument, NULL, O_LR },
 	{ "rel_optimizer", required_argument, NULL, O_RELOPT },
 	{ "rel_lr", required_argument, NULL, O_RELLR },
@@ -233,6 +237,9 @@ apply_model(struct state *s, int ch, const char *arg)
 	case O_FILTER: o->filter_negatives = 1; return 0;
 	case O_TYPES: o->use_types = 1; return 0;
 	case O_OVA: o->one_vs_all = 1; return 0;
+	case O_OVA_GROUPED: o->ova_mode = KG_OVA_GROUPED; return 0;
+	case O_OVA_AFTER: return kg_parse_u32("--one_vs_all_after", arg, 1,
+	    1u << 24, &o->one_vs_all_after);
 	case O_DOUBLE_ENT: s->double_ent = 1; return 0;
 	case O_DOUBLE_REL: s->double_rel = 1; return 0;
 	case O_PAIRWISE:
@@ -346,6 +353,8 @@ apply_run(struct state *s, int ch, const char *arg)
 	    &s->j.time_budget);
 	case O_TARGET: return kg_parse_double("--target_mrr", arg, 0, 1,
 	    &s->j.target_mrr);
+	case O_OVA_PLATEAU: return kg_parse_u32("--one_vs_all_plateau", arg, 1,
+	    1u << 24, &s->j.one_vs_all_plateau);
 	case 'q': s->j.quiet = 1; return 0;
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
@@ -467,6 +476,17 @@ parse_args(int argc, char **av, struct state *s)
 		return KG_EXIT_USAGE + 1;
 	if (s->j.target_mrr > 0.0 && s->j.valid_every == 0) {
 		kg_error("--target_mrr needs --valid_every");
+		return KG_EXIT_USAGE + 1;
+	}
+	if (s->j.one_vs_all_plateau > 0 && s->j.valid_every == 0) {
+		kg_error("--one_vs_all_plateau needs --valid_every");
+		return KG_EXIT_USAGE + 1;
+	}
+	if (s->j.one_vs_all_plateau > 0 && (s->o.one_vs_all ||
+	    s->o.one_vs_all_after)) {
+		kg_error("--one_vs_all_plateau decides when 1-vs-all begins; "
+		    "drop %s", s->o.one_vs_all ? "--one_vs_all" :
+		    "--one_vs_all_after");
 		return KG_EXIT_USAGE + 1;
 	}
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)

@@ -100,8 +100,9 @@ kg_dist_ssgd_after_init(void *ctx, struct kg_trainer *tr)
 	size_t rw = tr->model.rel_width;
 	uint64_t st[2] = { tr->epoch, tr->step };
 
-	if (tr->o.one_vs_all) {
-		kg_error("--dist ssgd does not support --one_vs_all");
+	if (tr->o.one_vs_all || tr->o.one_vs_all_after) {
+		kg_error("--dist ssgd does not support --one_vs_all%s",
+		    tr->o.one_vs_all ? "" : "_after");
 		return -1;
 	}
 	if (bcast_params(d, tr) < 0)

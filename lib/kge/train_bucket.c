@@ -365,6 +365,7 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	}
 	apply_pool(tr, ph);
 	apply_pool(tr, pt);
+	tr->ova = kg_train_one_vs_all(&tr->o, tr->epoch);
 	memset(&r, 0, sizeof(r));
 	r.nch = plan_chunks(tr, hrt, n, max_batches, ph * tr->n_parts + pt,
 	    &chunks, &order);
@@ -421,9 +422,58 @@ kg_trainer_pool_load(struct kg_trainer *tr, const int32_t *owner, int me)
 	return 0;
 }
 
+/* A position of the epoch and its sort key. */
+struct keyed {
+	uint64_t key, pos;
+};
+
+static int
+cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/*
+ * Reorder the m shuffled positives buf (all scored on the tail side) by
+ * query (head, relation): the queries in the order of their first
+ * positive, each with its positives together in shuffled order, so that
+ * a grouped 1-vs-all chunk scores each query once (train.h).
+ */
+static void
+order_by_query(const struct kg_trainer *tr, int32_t *buf, uint64_t m)
+{
+	struct keyed *k = kg_xmallocarray(m, sizeof(*k));
+	int32_t *out = kg_xmallocarray(3 * m, sizeof(*out));
+	uint64_t i, j;
+
+	for (i = 0; i < m; i++) {
+		k[i].key = (uint64_t)buf[3 * i] * tr->n_rel_rows +
+		    (uint64_t)buf[3 * i + 1];
+		k[i].pos = i;
+	}
+	qsort(k, m, sizeof(*k), cmp_keyed);
+	/* Key each run of one query by its first position. */
+	for (i = 0; i < m; i = j) {
+		uint64_t key = k[i].key, first = k[i].pos;
+
+		for (j = i; j < m && k[j].key == key; j++)
+			k[j].key = first;
+	}
+	qsort(k, m, sizeof(*k), cmp_keyed);
+	for (i = 0; i < m; i++)
+		memcpy(out + 3 * i, buf + 3 * k[i].pos, 3 * sizeof(*out));
+	memcpy(buf, out, 3 * m * sizeof(*out));
+	free(out);
+	free(k);
+}
+
 /* The epoch's positives: the n triples and, with reciprocal relations,
- * their inverses, shuffled from the seed and the epoch.  *np gets their
- * count. */
+ * their inverses, shuffled from the seed and the epoch, and in a grouped
+ * 1-vs-all epoch ordered by query.  *np gets their count. */
 static int32_t *
 epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
     uint64_t *np)
@@ -458,6 +508,9 @@ epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 		}
 	}
 	free(perm);
+	if (tr->o.reciprocal && tr->o.ova_mode != KG_OVA_PLAIN &&
+	    kg_train_one_vs_all(&tr->o, tr->epoch))
+		order_by_query(tr, buf, m);
 	*np = m;
 	return buf;
 }

@@ -187,7 +187,7 @@ cand_id(const struct kg_trainer *tr, const struct kg_train_ws *ws,
 {
 	size_t drawn = ws->n_local + ws->n_other + ws->n_pool;
 
-	if (tr->o.one_vs_all)
+	if (tr->ova)
 		return pc->base + j;
 	if (j < ws->n_local)
 		return pc->base + ws->neg_ids[j];
@@ -205,7 +205,7 @@ static int
 mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_store_part *pc, const struct kg_chunk *ch, size_t nc)
 {
-	int filter = tr->o.filter_negatives, ova = tr->o.one_vs_all;
+	int filter = tr->o.filter_negatives, ova = tr->ova;
 	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
 	size_t i, j, self = ova ? 0 : ws->n_local + ws->n_other + ws->n_pool;
 
@@ -325,7 +325,7 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	const struct kg_sampler *s = &tr->samplers[pc_index];
 	size_t d = tr->model.dim, j, n;
 
-	if (tr->o.one_vs_all) {
+	if (tr->ova) {
 		*nc = pc->rows;
 		return pc->w;
 	}
@@ -361,6 +361,74 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	return ws->negc;
 }
 
+/* Whether a chunk scores each distinct query once (grouped 1-vs-all,
+ * lib/kge/train.h). */
+static int
+grouped(const struct kg_trainer *tr)
+{
+	return tr->ova && tr->o.ova_mode == KG_OVA_GROUPED &&
+	    tr->o.loss.kind == KG_LOSS_SOFTMAX && !tr->o.filter_negatives;
+}
+
+/* The chunk's distinct queries: runs of positives with equal fixed
+ * entity and relation (an epoch ordered by query keeps them together).
+ * Fills ws->qfixed, qrel and qfirst; returns their count. */
+static size_t
+group_queries(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_chunk *ch)
+{
+	size_t d = tr->model.dim, B = ch->len, i, nq = 0;
+	int fcol = ch->side == KG_SIDE_TAIL ? 0 : 2;
+
+	for (i = 0; i < B; i++) {
+		const int32_t *x = ws->tri + 3 * i, *y = x - 3;
+
+		if (i > 0 && x[fcol] == y[fcol] && x[1] == y[1])
+			continue;
+		memcpy(ws->qfixed + nq * d, ws->fixed + i * d,
+		    d * sizeof(float));
+		ws->qrel[nq] = ws->rel[i];
+		ws->qfirst[nq++] = (uint32_t)i;
+	}
+	ws->qfirst[nq] = (uint32_t)B;
+	return nq;
+}
+
+/*
+ * The grouped 1-vs-all loss over the chunk's nq query rows of ws->S
+ * (every entity of pc a candidate): each positive (query q, answer t)
+ * adds logsumexp(S_q) - S_q[t], and G_q gets inv * (n_q softmax(S_q) -
+ * the indicators of q's answers), the gradient that scoring each
+ * positive alone (its own score against every other entity) gives,
+ * summed over q's positives.  The positives' own score gradients are 0.
+ */
+static double
+grouped_loss(struct kg_train_ws *ws, const struct kg_chunk *ch,
+    const struct kg_store_part *pc, size_t nq, size_t nc, double inv)
+{
+	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
+	double loss = 0.0, lse;
+	size_t q, i, t;
+
+	for (q = 0; q < nq; q++) {
+		const float *s = ws->S + q * nc;
+		float *g = ws->G + q * nc;
+		uint32_t lo = ws->qfirst[q], hi = ws->qfirst[q + 1];
+		float scale = (float)((double)(hi - lo) * inv);
+
+		t = (size_t)((uint64_t)ws->tri[3 * lo + ccol] - pc->base);
+		lse = kg_loss_softmax_xent(s, nc, t, scale, g) + (double)s[t];
+		g[t] += scale;
+		for (i = lo; i < hi; i++) {
+			t = (size_t)((uint64_t)ws->tri[3 * i + ccol] - pc->base);
+			loss += lse - (double)s[t];
+			g[t] -= (float)inv;
+			ws->gpos[i] = 0.0f;
+		}
+	}
+	return loss;
+}
+
 /* Scores, the loss and its gradient with respect to the scores (scaled
  * by 1 / whole), the chunk's relation gradient rows (*nrel of them), the
  * regularisers and the relation-prediction term (whose gradients are
@@ -377,20 +445,29 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 	float finv = (float)inv;
 	int masked;
 
-	kg_grad_pairs_forward_rows(m, side, B, ws->fixed, ws->rel, ws->posc,
-	    ws->pos, ws->pwork);
-	kg_grad_chunk_forward_rows(m, side, B, ws->fixed, ws->rel, cand, nc,
-	    ws->S, ws->work);
-	masked = mark_skips(tr, ws, pc, ch, nc);
-	for (i = 0; i < B; i++) {
-		float *G = ws->G + i * nc;
+	ws->n_q = 0;
+	if (grouped(tr)) {
+		ws->n_q = group_queries(tr, ws, ch);
+		kg_grad_chunk_forward_rows(m, side, ws->n_q, ws->qfixed,
+		    ws->qrel, cand, nc, ws->S, ws->work);
+		loss = grouped_loss(ws, ch, pc, ws->n_q, nc, inv);
+	} else {
+		kg_grad_pairs_forward_rows(m, side, B, ws->fixed, ws->rel,
+		    ws->posc, ws->pos, ws->pwork);
+		kg_grad_chunk_forward_rows(m, side, B, ws->fixed, ws->rel,
+		    cand, nc, ws->S, ws->work);
+		masked = mark_skips(tr, ws, pc, ch, nc);
+		for (i = 0; i < B; i++) {
+			float *G = ws->G + i * nc;
 
-		loss += kg_loss_eval(&tr->o.loss, ws->pos[i], ws->S + i * nc, nc,
-		    masked ? ws->skip + i * nc : NULL, &ws->gpos[i], G);
-		ws->gpos[i] = (float)(ws->gpos[i] * inv);
+			loss += kg_loss_eval(&tr->o.loss, ws->pos[i], ws->S +
+			    i * nc, nc, masked ? ws->skip + i * nc : NULL,
+			    &ws->gpos[i], G);
+			ws->gpos[i] = (float)(ws->gpos[i] * inv);
 #pragma omp simd
-		for (j = 0; j < nc; j++)
-			G[j] *= finv;
+			for (j = 0; j < nc; j++)
+				G[j] *= finv;
+		}
 	}
 	memset(ws->gfixed, 0, B * d * sizeof(float));
 	memset(ws->gposc, 0, B * d * sizeof(float));
@@ -432,7 +509,7 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 	/* Stamp slots: pf's rows first, then pc's unless it is pf. */
 	uint64_t kc = pf == pc ? 0 : pf->rows;
 
-	if (!tr->o.one_vs_all) {
+	if (!tr->ova) {
 		for (i = 0; i < B; i++) {
 			const int32_t *x = ws->tri + 3 * i;
 			uint64_t f = (uint64_t)x[fcol], c = (uint64_t)x[ccol];
@@ -482,6 +559,30 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 	return nu;
 }
 
+/* The grouped chunk's backward: through the nq query rows, each query's
+ * fixed-row gradient then added to its first positive's. */
+static void
+grouped_backward(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    enum kg_side side, const float *cand, size_t nc)
+{
+	size_t d = tr->model.dim, q, j;
+
+	memset(ws->qgfixed, 0, ws->n_q * d * sizeof(float));
+	for (q = 0; q < ws->n_q; q++)
+		ws->qgrel[q] = ws->grel[ws->qfirst[q]];
+	kg_grad_chunk_backward_rows(&tr->model, side, ws->n_q, ws->qfixed,
+	    ws->qrel, cand, nc, ws->G, ws->qgfixed, ws->qgrel, ws->gneg,
+	    ws->work);
+	for (q = 0; q < ws->n_q; q++) {
+		float *dst = ws->gfixed + (size_t)ws->qfirst[q] * d;
+		const float *src = ws->qgfixed + q * d;
+
+#pragma omp simd
+		for (j = 0; j < d; j++)
+			dst[j] += src[j];
+	}
+}
+
 double
 kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
     struct kg_rng *rng, const struct kg_chunk *ch,
@@ -502,10 +603,16 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	loss = score_and_loss(tr, ws, ch, pc, cand, nc, &nrel);
 	if (!isfinite(loss))
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, NAN) : NAN;
-	kg_grad_chunk_backward_rows(m, side, B, ws->fixed, ws->rel, cand, nc,
-	    ws->G, ws->gfixed, ws->grel, ws->gneg, ws->work);
-	kg_grad_pairs_backward_rows(m, side, B, ws->fixed, ws->rel, ws->posc,
-	    ws->gpos, ws->gfixed, ws->grel, ws->gposc, ws->pwork);
+	if (ws->n_q > 0)
+		grouped_backward(tr, ws, side, cand, nc);
+	else {
+		kg_grad_chunk_backward_rows(m, side, B, ws->fixed, ws->rel,
+		    cand, nc, ws->G, ws->gfixed, ws->grel, ws->gneg,
+		    ws->work);
+		kg_grad_pairs_backward_rows(m, side, B, ws->fixed, ws->rel,
+		    ws->posc, ws->gpos, ws->gfixed, ws->grel, ws->gposc,
+		    ws->pwork);
+	}
 	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc, lr);
 	if (tr->sync)
 		return sync_chunk(tr, ws->uent, nu, ws, nrel, loss);

@@ -78,6 +78,12 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
 	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
 	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
 	json_object_set_new(st, "seed", json_integer((json_int_t)tr->o.seed));
+	/* A switch decided during training (on a plateau) resumes as it
+	 * was. */
+	if (tr->o.one_vs_all_after > 0 &&
+	    tr->o.one_vs_all_after != KG_ONE_VS_ALL_LATER)
+		json_object_set_new(st, "one_vs_all_after",
+		    json_integer(tr->o.one_vs_all_after));
 	rc = kg_ckpt_commit(&w, st, log ? log : "", 0, NULL, NULL);
 	json_decref(st);
 	return rc;
@@ -88,6 +94,7 @@ kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log)
 {
 	struct kg_ckpt c;
 	json_t *want = kg_trainer_shape(tr);
+	uint64_t switch_at;
 	uint32_t p;
 	int rc = -1;
 
@@ -115,6 +122,10 @@ kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log)
 	tr->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
 	tr->step = kg_ckpt_u64(&c, "step");
 	tr->last_loss = kg_ckpt_real(&c, "last_loss");
+	switch_at = kg_ckpt_u64(&c, "one_vs_all_after");
+	if (tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER && switch_at > 0 &&
+	    switch_at < KG_ONE_VS_ALL_LATER)
+		tr->o.one_vs_all_after = (uint32_t)switch_at;
 	*log = kg_ckpt_log(&c);
 	if (*log != NULL)
 		rc = 0;

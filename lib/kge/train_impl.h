@@ -50,6 +50,14 @@ struct kg_train_ws {
 	float *rp_s, *rp_g, *rp_work, *rp_grad;
 	uint32_t *rp_ids;
 	float *dura_work;	/* DURA's (NULL when off) */
+	/* Grouped 1-vs-all (NULL when 1-vs-all cannot happen): the chunk's
+	 * distinct queries, their fixed rows, relation rows and gradient
+	 * rows, and the first positive of each (n_q + 1 entries). */
+	float *qfixed, *qgfixed;
+	const float **qrel;
+	float **qgrel;
+	uint32_t *qfirst;
+	size_t n_q;		/* the chunk's queries; 0: not grouped */
 };
 
 /* One chunk of a bucket: positions [start, start + len) of the order. */

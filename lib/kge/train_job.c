@@ -18,6 +18,7 @@
 
 struct job {
 	const struct kg_train_opts *o;
+	struct kg_train_opts o_run;	/* o as trained (a plateau switch) */
 	const struct kg_train_job *j;
 	struct kg_dataset ds;
 	const struct kg_triples *train;
@@ -226,7 +227,20 @@ validate(struct job *b, double *mrr)
 			b->stopped_by = "target_mrr";
 		return snapshot(b, 0);
 	}
-	if (++b->bad_rounds >= j->patience && j->patience > 0)
+	++b->bad_rounds;
+	if (b->tr.o.one_vs_all_after == KG_ONE_VS_ALL_LATER &&
+	    b->bad_rounds >= j->one_vs_all_plateau) {
+		/* The sampled softmax has levelled off: the full one next. */
+		b->tr.o.one_vs_all_after = e;
+		b->bad_rounds = 0;
+		if (b->show)
+			fprintf(stderr, "%s: valid MRR level for %u "
+			    "validations; every entity a candidate from epoch "
+			    "%u\n", kg_progname(), j->one_vs_all_plateau,
+			    e + 1);
+		return 0;
+	}
+	if (b->bad_rounds >= j->patience && j->patience > 0)
 		b->stopped_by = "early_stopping";
 	return 0;
 }
@@ -356,6 +370,13 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	json_object_set_new(c, "neg_degree_fraction",
 	    json_real(o->degree_frac));
 	json_object_set_new(c, "one_vs_all", json_boolean(o->one_vs_all));
+	json_object_set_new(c, "one_vs_all_after",
+	    json_integer(o->one_vs_all_after == KG_ONE_VS_ALL_LATER ? 0 :
+	    o->one_vs_all_after));
+	json_object_set_new(c, "one_vs_all_plateau",
+	    json_integer(j->one_vs_all_plateau));
+	json_object_set_new(c, "one_vs_all_grouped",
+	    json_boolean(o->ova_mode == KG_OVA_GROUPED));
 	json_object_set_new(c, "neg_filter",
 	    json_boolean(o->filter_negatives));
 	json_object_set_new(c, "neg_types", json_boolean(o->use_types));
@@ -407,6 +428,10 @@ figures(const struct job *b)
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
+	if (b->j->one_vs_all_plateau > 0)
+		json_object_set_new(fig, "one_vs_all_after",
+		    tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER ? json_null() :
+		    json_integer(tr->o.one_vs_all_after));
 	if (b->best >= 0.0) {
 		json_object_set_new(fig, "best_valid_mrr", json_real(b->best));
 		json_object_set_new(fig, "best_epoch",
@@ -460,6 +485,22 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
 	if (kg_train_opts_check(o) < 0)
 		return -1;
+	if (j->one_vs_all_plateau > 0 && j->valid_every == 0) {
+		kg_error("--one_vs_all_plateau needs --valid_every");
+		return -1;
+	}
+	if (j->one_vs_all_plateau > 0 && (o->one_vs_all ||
+	    o->one_vs_all_after)) {
+		kg_error("--one_vs_all_plateau decides when 1-vs-all begins; "
+		    "drop %s", o->one_vs_all ? "--one_vs_all" :
+		    "--one_vs_all_after");
+		return -1;
+	}
+	if (j->one_vs_all_plateau > 0 && (o->use_types || o->neg_in_batch)) {
+		kg_error("--one_vs_all_plateau and %s cannot be combined",
+		    o->use_types ? "--neg_types" : "--neg_in_batch");
+		return -1;
+	}
 	if (j->follower)
 		return 0;
 	if (!j->force && kg_path_exists(j->output)) {
@@ -494,15 +535,18 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	int rc;
 
 	memset(&b, 0, sizeof(b));
-	b.o = o;
+	if (check_job(o, j) < 0)
+		return -1;
+	b.o_run = *o;
+	if (j->one_vs_all_plateau > 0)
+		b.o_run.one_vs_all_after = KG_ONE_VS_ALL_LATER;
+	b.o = &b.o_run;
 	b.j = j;
 	b.ds = (struct kg_dataset)KG_DATASET_INIT;
 	b.filter = (struct kg_filter)KG_FILTER_INIT;
 	b.best = -1.0;
 	b.writes = !j->follower;
 	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
-	if (check_job(o, j) < 0)
-		return -1;
 	rc = load_dataset(&b);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || resume(&b) < 0 ||

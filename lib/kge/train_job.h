@@ -8,7 +8,8 @@
  * max_step batches (when max_step > 0), early stopping, the time budget
  * or the target validation MRR; the manifest's figure "stopped_by" says
  * which ("epochs", "max_step", "early_stopping", "time_budget",
- * "target_mrr").
+ * "target_mrr").  With one_vs_all_plateau the manifest's figure
+ * "one_vs_all_after" gives the epoch count at which 1-vs-all began.
  */
 #ifndef KG_TRAIN_JOB_H
 #define KG_TRAIN_JOB_H
@@ -43,11 +44,15 @@ struct kg_train_job {
 	 * time_budget, or once a validation reaches target_mrr (0: off). */
 	double time_budget;
 	double target_mrr;
+	/* Two stages: once this many validations in a row have not
+	 * improved the best MRR, train 1-vs-all from the next epoch on
+	 * (tr.o.one_vs_all_after); 0: off.  Needs valid_every. */
+	uint32_t one_vs_all_plateau;
 };
 
 #define KG_TRAIN_JOB_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, \
 	0, NULL, NULL, NULL, \
-	NULL, 0, 0.0, 0.0 }
+	NULL, 0, 0.0, 0.0, 0 }
 
 /* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
 int kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j);

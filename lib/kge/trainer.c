@@ -47,13 +47,20 @@ kg_train_opts_check(const struct kg_train_opts *o)
 		    "softmax loss");
 		return -1;
 	}
-	if (o->one_vs_all && o->use_types) {
-		kg_error("--one_vs_all and --neg_types cannot be combined");
+	if (o->one_vs_all && o->one_vs_all_after) {
+		kg_error("--one_vs_all scores every entity from the first "
+		    "epoch; drop --one_vs_all_after");
 		return -1;
 	}
-	if (o->one_vs_all && o->neg_in_batch) {
-		kg_error("--one_vs_all scores every entity already; drop "
-		    "--neg_in_batch");
+	if ((o->one_vs_all || o->one_vs_all_after) && o->use_types) {
+		kg_error("%s and --neg_types cannot be combined",
+		    o->one_vs_all ? "--one_vs_all" : "--one_vs_all_after");
+		return -1;
+	}
+	if ((o->one_vs_all || o->one_vs_all_after) && o->neg_in_batch) {
+		kg_error("%s scores every entity already; drop "
+		    "--neg_in_batch",
+		    o->one_vs_all ? "--one_vs_all" : "--one_vs_all_after");
 		return -1;
 	}
 	if (!(o->lr > 0.0) || !isfinite(o->lr) || o->rel_lr < 0.0) {
@@ -65,6 +72,13 @@ kg_train_opts_check(const struct kg_train_opts *o)
 		return -1;
 	}
 	return kg_train_aux_check(o);
+}
+
+int
+kg_train_one_vs_all(const struct kg_train_opts *o, uint32_t epochs_done)
+{
+	return o->one_vs_all || (o->one_vs_all_after > 0 &&
+	    epochs_done >= o->one_vs_all_after);
 }
 
 uint32_t
@@ -107,7 +121,7 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
     size_t B, size_t N)
 {
 	size_t d = tr->model.dim, rw = tr->model.rel_width;
-	size_t nc = N > 0 ? N : 1;
+	size_t nc = N > 0 ? N : 1, nd;
 
 	memset(ws, 0, sizeof(*ws));
 	ws->B = B;
@@ -117,8 +131,11 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	ws->rel = kg_xmallocarray(B, sizeof(*ws->rel));
 	ws->grel = kg_xmallocarray(B, sizeof(*ws->grel));
 	ws->posc = kg_xmallocarray(B * d, sizeof(float));
+	/* Drawn candidates are copied (a whole partition is read in
+	 * place): at most neg_sample_size and the in-batch ones. */
+	nd = tr->o.neg_sample_size + (tr->o.neg_in_batch ? B : 0);
 	ws->negc = tr->o.one_vs_all ? NULL :
-	    kg_xmallocarray(nc * d, sizeof(float));
+	    kg_xmallocarray((nd < nc ? nd : nc) * d, sizeof(float));
 	ws->pos = kg_xmallocarray(B, sizeof(float));
 	ws->gpos = kg_xmallocarray(B, sizeof(float));
 	ws->S = kg_xmallocarray(B * nc, sizeof(float));
@@ -144,6 +161,13 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	ws->urel = kg_xmallocarray(B, sizeof(uint32_t));
 	ws->ugr = kg_xmallocarray(B * rw, sizeof(float));
 	kg_train_aux_alloc(ws, tr);
+	if (tr->o.one_vs_all || tr->o.one_vs_all_after) {
+		ws->qfixed = kg_xmallocarray(B * d, sizeof(float));
+		ws->qgfixed = kg_xmallocarray(B * d, sizeof(float));
+		ws->qrel = kg_xmallocarray(B, sizeof(*ws->qrel));
+		ws->qgrel = kg_xmallocarray(B, sizeof(*ws->qgrel));
+		ws->qfirst = kg_xmallocarray(B + 1, sizeof(*ws->qfirst));
+	}
 }
 
 void
@@ -174,6 +198,11 @@ kg_train_ws_free(struct kg_train_ws *ws)
 	free(ws->ug);
 	free(ws->urel);
 	free(ws->ugr);
+	free(ws->qfixed);
+	free(ws->qgfixed);
+	free((void *)ws->qrel);
+	free(ws->qgrel);
+	free(ws->qfirst);
 	kg_train_aux_free(ws);
 }
 
@@ -280,6 +309,7 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
     uint64_t n_train, const int32_t *known, uint64_t nknown,
     const int32_t *types, uint32_t n_types)
 {
+	uint64_t nc;
 	uint32_t t;
 
 	memset(tr, 0, sizeof(*tr));
@@ -314,10 +344,14 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 	/* OpenBLAS must not start threads of its own inside ours. */
 	kg_compute_init();
 	tr->ws = kg_xcalloc(tr->nthreads, sizeof(*tr->ws));
+	/* Candidates per chunk: the drawn (and in-batch) negatives, a
+	 * whole partition with 1-vs-all; a two-stage schedule has both. */
+	nc = o->one_vs_all ? 0 : o->neg_sample_size +
+	    (o->neg_in_batch ? kg_train_chunk_size(o) : 0);
+	if ((o->one_vs_all || o->one_vs_all_after) && tr->max_part_rows > nc)
+		nc = tr->max_part_rows;
 	for (t = 0; t < tr->nthreads; t++)
-		kg_train_ws_alloc(&tr->ws[t], tr, kg_train_chunk_size(o),
-		    o->one_vs_all ? tr->max_part_rows : o->neg_sample_size +
-		    (o->neg_in_batch ? kg_train_chunk_size(o) : 0));
+		kg_train_ws_alloc(&tr->ws[t], tr, kg_train_chunk_size(o), nc);
 	return 0;
 }
 
