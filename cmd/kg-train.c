@@ -474,21 +474,8 @@ parse_args(int argc, char **av, struct state *s)
 		s->o.epochs = 0;
 	if (double_rows(s) < 0 || kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
-	if (s->j.target_mrr > 0.0 && s->j.valid_every == 0) {
-		kg_error("--target_mrr needs --valid_every");
+	if (kg_train_job_check(&s->o, &s->j) < 0)
 		return KG_EXIT_USAGE + 1;
-	}
-	if (s->j.one_vs_all_plateau > 0 && s->j.valid_every == 0) {
-		kg_error("--one_vs_all_plateau needs --valid_every");
-		return KG_EXIT_USAGE + 1;
-	}
-	if (s->j.one_vs_all_plateau > 0 && (s->o.one_vs_all ||
-	    s->o.one_vs_all_after)) {
-		kg_error("--one_vs_all_plateau decides when 1-vs-all begins; "
-		    "drop %s", s->o.one_vs_all ? "--one_vs_all" :
-		    "--one_vs_all_after");
-		return KG_EXIT_USAGE + 1;
-	}
 	if (s->x.partitions != NULL && s->x.mode == KG_DIST_NONE)
 		s->x.mode = KG_DIST_BUCKETS;
 	if (s->o.ent_optim != KG_OPTIM_ADAGRAD && s->x.mode != KG_DIST_NONE) {

@@ -479,12 +479,13 @@ write_model(struct job *b)
 	return rc;
 }
 
-/* Options, output and the place for the checkpoint, before any work. */
-static int
-check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
+int
+kg_train_job_check(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
-	if (kg_train_opts_check(o) < 0)
+	if (j->target_mrr > 0.0 && j->valid_every == 0) {
+		kg_error("--target_mrr needs --valid_every");
 		return -1;
+	}
 	if (j->one_vs_all_plateau > 0 && j->valid_every == 0) {
 		kg_error("--one_vs_all_plateau needs --valid_every");
 		return -1;
@@ -496,6 +497,15 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 		    "--one_vs_all_after");
 		return -1;
 	}
+	return 0;
+}
+
+/* Options, output and the place for the checkpoint, before any work. */
+static int
+check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
+{
+	if (kg_train_opts_check(o) < 0 || kg_train_job_check(o, j) < 0)
+		return -1;
 	if (j->one_vs_all_plateau > 0 && (o->use_types || o->neg_in_batch)) {
 		kg_error("--one_vs_all_plateau and %s cannot be combined",
 		    o->use_types ? "--neg_types" : "--neg_in_batch");

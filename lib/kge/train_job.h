@@ -54,6 +54,13 @@ struct kg_train_job {
 	0, NULL, NULL, NULL, \
 	NULL, 0, 0.0, 0.0, 0 }
 
+/* The job options that need others or exclude them (target_mrr and
+ * one_vs_all_plateau need valid_every; the plateau switch excludes a
+ * fixed one), for a command line to refuse before any work (also part
+ * of kg_train_run).  0, or -1 after kg_error(). */
+int kg_train_job_check(const struct kg_train_opts *o,
+    const struct kg_train_job *j);
+
 /* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
 int kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j);
 

@@ -242,6 +242,17 @@ small_opts(struct kg_train_opts *o, enum kg_model_kind kind)
 	o->seed = 7;
 }
 
+/* small_opts with kbc's setting: reciprocal relations, 1-vs-all,
+ * softmax. */
+static void
+kbc_opts(struct kg_train_opts *o, enum kg_model_kind kind)
+{
+	small_opts(o, kind);
+	o->reciprocal = 1;
+	o->one_vs_all = 1;
+	o->loss.kind = KG_LOSS_SOFTMAX;
+}
+
 /* Same seed, one thread: bit-identical; another seed: different. */
 static void
 t_deterministic(void)
@@ -350,11 +361,8 @@ t_one_vs_all_reciprocal(void)
 
 	if (load_umls() < 0)
 		T_SKIP("examples/data/umls not readable");
-	small_opts(&o, KG_MODEL_COMPLEX);
+	kbc_opts(&o, KG_MODEL_COMPLEX);
 	o.dim = 64;
-	o.reciprocal = 1;
-	o.one_vs_all = 1;
-	o.loss.kind = KG_LOSS_SOFTMAX;
 	o.reg_coef = 1e-3;
 	o.reg_norm = 3;
 	o.init = KG_INIT_NORMAL;
@@ -544,11 +552,8 @@ t_one_vs_all_every_model(void)
 	if (load_umls() < 0)
 		T_SKIP("examples/data/umls not readable");
 	for (i = 0; i < KG_ARRAY_LEN(kinds); i++) {
-		small_opts(&o, kinds[i]);
+		kbc_opts(&o, kinds[i]);
 		o.dim = kinds[i] == KG_MODEL_TRANSR ? 16 : 32;
-		o.reciprocal = 1;
-		o.one_vs_all = 1;
-		o.loss.kind = KG_LOSS_SOFTMAX;
 		o.batch_size = 256;
 		o.chunk_size = 128;
 		o.epochs = 10;
@@ -637,10 +642,7 @@ t_relation_prediction_and_dura(void)
 		T_SKIP("examples/data/umls not readable");
 	for (i = 0; i < KG_ARRAY_LEN(kinds); i++) {
 		for (w = 0; w < 2; w++) {
-			small_opts(&o, kinds[i]);
-			o.reciprocal = 1;
-			o.one_vs_all = 1;
-			o.loss.kind = KG_LOSS_SOFTMAX;
+			kbc_opts(&o, kinds[i]);
 			o.batch_size = 128;
 			o.chunk_size = 128;
 			o.epochs = 10;
@@ -660,10 +662,7 @@ t_relation_prediction_and_dura(void)
 		    "%s: %.4f with, %.4f without", kg_model_name(kinds[i]),
 		    acc[1], acc[0]);
 	}
-	small_opts(&o, KG_MODEL_COMPLEX);
-	o.reciprocal = 1;
-	o.one_vs_all = 1;
-	o.loss.kind = KG_LOSS_SOFTMAX;
+	kbc_opts(&o, KG_MODEL_COMPLEX);
 	o.dura = 0.01;
 	o.epochs = 10;
 	T_CHECK(train_umls(&tr, &o) == 0);
@@ -1237,10 +1236,7 @@ t_one_vs_all_grouped(void)
 	if (load_umls() < 0)
 		T_SKIP("examples/data/umls not readable");
 	for (k = 0; k < KG_ARRAY_LEN(kinds); k++) {
-		small_opts(&o, kinds[k]);
-		o.reciprocal = 1;
-		o.one_vs_all = 1;
-		o.loss.kind = KG_LOSS_SOFTMAX;
+		kbc_opts(&o, kinds[k]);
 		o.reg_coef = 1e-3;
 		o.batch_size = 512;
 		o.chunk_size = 256;
@@ -1262,10 +1258,7 @@ t_one_vs_all_grouped(void)
 	}
 	/* Trained to the end, both train well; on UMLS (about 8 answers
 	 * per query) the plain order trains better (train.h). */
-	small_opts(&o, KG_MODEL_COMPLEX);
-	o.reciprocal = 1;
-	o.one_vs_all = 1;
-	o.loss.kind = KG_LOSS_SOFTMAX;
+	kbc_opts(&o, KG_MODEL_COMPLEX);
 	o.reg_coef = 1e-3;
 	o.init = KG_INIT_NORMAL;
 	o.init_scale = 1e-1;
