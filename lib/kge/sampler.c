@@ -473,3 +473,94 @@ kg_tripleset_release(struct kg_tripleset *ts)
 	free(ts->keys);
 	memset(ts, 0, sizeof(*ts));
 }
+
+/* The key of query (e, r) on side s (0: e is the head, 1: the tail). */
+static uint64_t
+query_key(const struct kg_query_weights *qw, uint64_t e, uint64_t r, int s)
+{
+	return (e * qw->n_relations + r) * 2 + (uint64_t)s + 1;
+}
+
+/* The slot of key k: where it is, or the empty one it would take. */
+static uint64_t
+query_slot(const struct kg_query_weights *qw, uint64_t k)
+{
+	uint64_t p = key_hash(k) & qw->mask;
+
+	while (qw->keys[p] != 0 && qw->keys[p] != k)
+		p = (p + 1) & qw->mask;
+	return p;
+}
+
+/* The raw weight of (h, r, t), r < n_relations. */
+static double
+query_raw(const struct kg_query_weights *qw, uint64_t h, uint64_t r,
+    uint64_t t)
+{
+	uint64_t a = query_slot(qw, query_key(qw, h, r, 0));
+	uint64_t b = query_slot(qw, query_key(qw, t, r, 1));
+	double c = (double)(qw->keys[a] ? qw->count[a] : 1) + 3.0 +
+	    (double)(qw->keys[b] ? qw->count[b] : 1) + 3.0;
+
+	return 1.0 / sqrt(c);
+}
+
+int
+kg_query_weights_build(struct kg_query_weights *qw, const int32_t *hrt,
+    uint64_t n, uint64_t n_entities, uint64_t n_relations)
+{
+	uint64_t cap = 16, i;
+	double sum = 0.0;
+	int s;
+
+	memset(qw, 0, sizeof(*qw));
+	qw->norm = 1.0;
+	if (n_entities == 0 || n_relations == 0 ||
+	    n_entities > (UINT64_MAX / 2 - 1) / n_relations) {
+		kg_error("too many entities for subsampling weights");
+		return -1;
+	}
+	while (cap < 4 * n + 16)
+		cap *= 2;
+	qw->keys = kg_xcalloc(cap, sizeof(*qw->keys));
+	qw->count = kg_xcalloc(cap, sizeof(*qw->count));
+	qw->mask = cap - 1;
+	qw->n_relations = n_relations;
+	for (i = 0; i < n; i++) {
+		const int32_t *x = hrt + 3 * i;
+
+		for (s = 0; s < 2; s++) {
+			uint64_t k = query_key(qw, (uint64_t)x[2 * s],
+			    (uint64_t)x[1], s), p = query_slot(qw, k);
+
+			qw->keys[p] = k;
+			qw->count[p]++;
+		}
+	}
+	for (i = 0; i < n; i++)
+		sum += query_raw(qw, (uint64_t)hrt[3 * i],
+		    (uint64_t)hrt[3 * i + 1], (uint64_t)hrt[3 * i + 2]);
+	if (n > 0)
+		qw->norm = (double)n / sum;
+	return 0;
+}
+
+double
+kg_query_weight(const struct kg_query_weights *qw, const int32_t *x)
+{
+	uint64_t r = (uint64_t)x[1];
+
+	if (r >= qw->n_relations)
+		return query_raw(qw, (uint64_t)x[2], r - qw->n_relations,
+		    (uint64_t)x[0]) * qw->norm;
+	return query_raw(qw, (uint64_t)x[0], r, (uint64_t)x[2]) * qw->norm;
+}
+
+void
+kg_query_weights_release(struct kg_query_weights *qw)
+{
+	free(qw->keys);
+	free(qw->count);
+	memset(qw, 0, sizeof(*qw));
+	qw->norm = 1.0;
+}

@@ -159,4 +159,34 @@ int kg_tripleset_has(const struct kg_tripleset *ts, uint64_t h, uint64_t r,
     uint64_t t);
 void kg_tripleset_release(struct kg_tripleset *ts);
 
+/*
+ * RotatE's subsampling weights (Sun et al. 2019, after word2vec): a
+ * training triple (h, r, t) weighs 1 / sqrt(c(h, r) + c(t, r^-1)), where
+ * c(h, r) counts the training triples with head h and relation r, and
+ * c(t, r^-1) those with tail t and relation r, each plus 3 (RotatE counts
+ * from 4).  Weights are divided by their mean over the training triples,
+ * so they average 1 and leave the rate as it was.  A triple and its
+ * reciprocal copy (t, r + n_relations, h) weigh the same.  A hash table
+ * of at most 2 n (entity, relation, side) keys in 4 n to 8 n slots of 12
+ * bytes; read-only after building, so threads share it.
+ */
+struct kg_query_weights {
+	uint64_t *keys;		/* open addressing; key + 1, 0 = empty */
+	uint32_t *count;
+	uint64_t mask;
+	uint64_t n_relations;
+	double norm;		/* 1 / the mean raw weight */
+};
+
+#define KG_QUERY_WEIGHTS_INIT { NULL, NULL, 0, 0, 1.0 }
+
+/* Count the n triples (hrt); 0, or -1 after kg_error() when the keys do
+ * not fit in 64 bits. */
+int kg_query_weights_build(struct kg_query_weights *qw, const int32_t *hrt,
+    uint64_t n, uint64_t n_entities, uint64_t n_relations);
+/* The weight of triple x (relation >= n_relations: a reciprocal copy);
+ * a query never counted weighs as one seen once. */
+double kg_query_weight(const struct kg_query_weights *qw, const int32_t *x);
+void kg_query_weights_release(struct kg_query_weights *qw);
+
 #endif

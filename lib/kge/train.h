@@ -133,6 +133,9 @@ struct kg_train_opts {
 					 * caller lowers it (on a plateau) */
 	enum kg_ova_mode ova_mode;	/* how 1-vs-all epochs are cut and
 					 * scored (below) */
+	int subsampling;		/* RotatE's per-triple weights
+					 * (struct kg_query_weights) on
+					 * the ranking losses */
 };
 
 /* one_vs_all_after for a switch not yet decided: the trainer sizes its
@@ -143,7 +146,7 @@ struct kg_train_opts {
 #define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
 	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
 	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0, \
-	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD, 0, KG_OVA_PLAIN }
+	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD, 0, KG_OVA_PLAIN, 0 }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);
@@ -196,6 +199,7 @@ struct kg_trainer {
 	size_t rel_state_width;
 	struct kg_sampler *samplers;	/* one per partition */
 	struct kg_neg_pool pool;	/* neg_pool: the other partitions */
+	struct kg_query_weights qw;	/* subsampling */
 	int bucket_chunks;		/* set by bucket drivers (above) */
 	uint64_t chunk_base;		/* added to chunk numbers in the RNG
 					 * streams (pass k of a bucket: k << 32) */

@@ -361,6 +361,16 @@ candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	return ws->negc;
 }
 
+/* The weight of the chunk's positive i: RotatE's subsampling weight, or
+ * exactly 1. */
+static inline double
+pos_weight(const struct kg_trainer *tr, const struct kg_train_ws *ws,
+    size_t i)
+{
+	return tr->o.subsampling ? kg_query_weight(&tr->qw, ws->tri + 3 * i) :
+	    1.0;
+}
+
 /* Whether a chunk scores each distinct query once (grouped 1-vs-all,
  * lib/kge/train.h). */
 static int
@@ -396,33 +406,41 @@ group_queries(const struct kg_trainer *tr, struct kg_train_ws *ws,
 
 /*
  * The grouped 1-vs-all loss over the chunk's nq query rows of ws->S
- * (every entity of pc a candidate): each positive (query q, answer t)
- * adds logsumexp(S_q) - S_q[t], and G_q gets inv * (n_q softmax(S_q) -
- * the indicators of q's answers), the gradient that scoring each
- * positive alone (its own score against every other entity) gives,
- * summed over q's positives.  The positives' own score gradients are 0.
+ * (every entity of pc a candidate): each positive (query q, answer t,
+ * weight w: 1, or its subsampling weight) adds w (logsumexp(S_q) -
+ * S_q[t]), and G_q gets inv * (W_q softmax(S_q) - the weighted
+ * indicators of q's answers), W_q the sum of their weights: the
+ * gradient that scoring each positive alone (its own score against
+ * every other entity) gives, summed over q's positives.  The positives'
+ * own score gradients are 0.
  */
 static double
-grouped_loss(struct kg_train_ws *ws, const struct kg_chunk *ch,
-    const struct kg_store_part *pc, size_t nq, size_t nc, double inv)
+grouped_loss(const struct kg_trainer *tr, struct kg_train_ws *ws,
+    const struct kg_chunk *ch, const struct kg_store_part *pc, size_t nq,
+    size_t nc, double inv)
 {
 	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
-	double loss = 0.0, lse;
+	double loss = 0.0, lse, w, wsum;
 	size_t q, i, t;
 
 	for (q = 0; q < nq; q++) {
 		const float *s = ws->S + q * nc;
 		float *g = ws->G + q * nc;
 		uint32_t lo = ws->qfirst[q], hi = ws->qfirst[q + 1];
-		float scale = (float)((double)(hi - lo) * inv);
+		float scale;
 
+		/* Without weights: exactly hi - lo. */
+		for (wsum = 0.0, i = lo; i < hi; i++)
+			wsum += pos_weight(tr, ws, i);
+		scale = (float)(wsum * inv);
 		t = (size_t)((uint64_t)ws->tri[3 * lo + ccol] - pc->base);
 		lse = kg_loss_softmax_xent(s, nc, t, scale, g) + (double)s[t];
 		g[t] += scale;
 		for (i = lo; i < hi; i++) {
+			w = pos_weight(tr, ws, i);
 			t = (size_t)((uint64_t)ws->tri[3 * i + ccol] - pc->base);
-			loss += lse - (double)s[t];
-			g[t] -= (float)inv;
+			loss += w * (lse - (double)s[t]);
+			g[t] -= (float)(w * inv);
 			ws->gpos[i] = 0.0f;
 		}
 	}
@@ -450,7 +468,7 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 		ws->n_q = group_queries(tr, ws, ch);
 		kg_grad_chunk_forward_rows(m, side, ws->n_q, ws->qfixed,
 		    ws->qrel, cand, nc, ws->S, ws->work);
-		loss = grouped_loss(ws, ch, pc, ws->n_q, nc, inv);
+		loss = grouped_loss(tr, ws, ch, pc, ws->n_q, nc, inv);
 	} else {
 		kg_grad_pairs_forward_rows(m, side, B, ws->fixed, ws->rel,
 		    ws->posc, ws->pos, ws->pwork);
@@ -458,15 +476,18 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 		    cand, nc, ws->S, ws->work);
 		masked = mark_skips(tr, ws, pc, ch, nc);
 		for (i = 0; i < B; i++) {
-			float *G = ws->G + i * nc;
+			float *G = ws->G + i * nc, fw;
+			double w = pos_weight(tr, ws, i);
 
-			loss += kg_loss_eval(&tr->o.loss, ws->pos[i], ws->S +
-			    i * nc, nc, masked ? ws->skip + i * nc : NULL,
-			    &ws->gpos[i], G);
-			ws->gpos[i] = (float)(ws->gpos[i] * inv);
+			/* Without weights w = 1: the products are exact. */
+			loss += w * kg_loss_eval(&tr->o.loss, ws->pos[i],
+			    ws->S + i * nc, nc, masked ? ws->skip + i * nc :
+			    NULL, &ws->gpos[i], G);
+			ws->gpos[i] = (float)(ws->gpos[i] * inv * w);
+			fw = finv * (float)w;
 #pragma omp simd
 			for (j = 0; j < nc; j++)
-				G[j] *= finv;
+				G[j] *= fw;
 		}
 	}
 	memset(ws->gfixed, 0, B * d * sizeof(float));

@@ -334,7 +334,9 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 	init_relations(tr);
 	if (init_samplers(tr, train, n_train, types, n_types) < 0 ||
 	    (o->filter_negatives && kg_tripleset_build(&tr->known, known,
-	    nknown, tr->n_entities, tr->n_rel_rows) < 0)) {
+	    nknown, tr->n_entities, tr->n_rel_rows) < 0) ||
+	    (o->subsampling && kg_query_weights_build(&tr->qw, train, n_train,
+	    tr->n_entities, n_relations) < 0)) {
 		kg_trainer_release(tr);
 		return -1;
 	}
@@ -393,6 +395,7 @@ kg_trainer_release(struct kg_trainer *tr)
 	free(tr->rel);
 	free(tr->rel_state);
 	kg_tripleset_release(&tr->known);
+	kg_query_weights_release(&tr->qw);
 	if (tr->ws != NULL)
 		for (i = 0; i < tr->nthreads; i++)
 			kg_train_ws_free(&tr->ws[i]);

@@ -2,9 +2,13 @@
  * Negative sampling: uniform and degree-proportional draws match their
  * distributions (chi-square against a generous bound), the mixed sampler
  * draws the right share by degree, type-restricted draws stay in the
- * type, and the known-triple set answers exactly.
+ * type, the known-triple set answers exactly, and RotatE's subsampling
+ * weights match counting by hand.
  */
 #include "kge/sampler.h"
+
+#include <math.h>
+
 #include "core/util.h"
 #include "test.h"
 
@@ -123,11 +127,64 @@ t_tripleset(void)
 	kg_tripleset_release(&ts);
 }
 
+/* RotatE's weights against counting by hand: every triple's two query
+ * counts (plus 3 each), 1 / sqrt of their sum, divided by the mean. */
+static void
+t_query_weights(void)
+{
+	enum { QE = 7, NR = 3, N = 9 };
+	int32_t hrt[3 * N] = { 0, 0, 1, 0, 0, 2, 0, 0, 3, 4, 1, 1, 5, 1, 1,
+	    6, 1, 1, 2, 2, 6, 2, 0, 1, 3, 2, 3 };
+	struct kg_query_weights qw = KG_QUERY_WEIGHTS_INIT;
+	double raw[N], mean = 0.0, w;
+	int32_t x[3];
+	size_t i, j;
+
+	T_CHECK(kg_query_weights_build(&qw, hrt, N, QE, NR) == 0);
+	for (i = 0; i < N; i++) {
+		uint32_t ch = 3, ct = 3;
+
+		for (j = 0; j < N; j++) {
+			ch += hrt[3 * j] == hrt[3 * i] &&
+			    hrt[3 * j + 1] == hrt[3 * i + 1];
+			ct += hrt[3 * j + 2] == hrt[3 * i + 2] &&
+			    hrt[3 * j + 1] == hrt[3 * i + 1];
+		}
+		raw[i] = 1.0 / sqrt((double)(ch + ct));
+		mean += raw[i] / N;
+	}
+	for (i = 0; i < N; i++) {
+		w = kg_query_weight(&qw, hrt + 3 * i);
+		T_NEAR(w, raw[i] / mean, 1e-12);
+		/* The reciprocal copy weighs the same. */
+		x[0] = hrt[3 * i + 2];
+		x[1] = hrt[3 * i + 1] + NR;
+		x[2] = hrt[3 * i];
+		T_NEAR(kg_query_weight(&qw, x), w, 1e-15);
+	}
+	/* (4, 1, 1) shares its tail query with two more triples: counts
+	 * 4 + 6; (2, 2, 6) is alone in both: 4 + 4. */
+	T_CHECK(kg_query_weight(&qw, hrt + 3 * 3) < kg_query_weight(&qw,
+	    hrt + 3 * 6));
+	/* Unseen queries count as seen once: (4, 2, 5) weighs like a
+	 * triple whose two queries are its own. */
+	x[0] = 4;
+	x[1] = 2;
+	x[2] = 5;
+	T_NEAR(kg_query_weight(&qw, x), kg_query_weight(&qw, hrt + 3 * 6),
+	    1e-15);
+	kg_query_weights_release(&qw);
+	kg_error_mute(1);
+	T_CHECK(kg_query_weights_build(&qw, hrt, N, UINT64_MAX / 2, NR) < 0);
+	kg_error_mute(0);
+}
+
 int
 main(void)
 {
 	T_RUN(t_distributions);
 	T_RUN(t_types);
 	T_RUN(t_tripleset);
+	T_RUN(t_query_weights);
 	return T_DONE();
 }

@@ -1253,6 +1253,20 @@ t_one_vs_all_grouped(void)
 		fprintf(stderr, "%s grouped 1-vs-all against per positive: "
 		    "max difference %.3g\n", kg_model_name(kinds[k]), diff);
 		T_CHECKF(diff < 1e-4, "max difference %.3g", diff);
+		kg_trainer_release(&b);
+		/* With subsampling weights too, and they change training. */
+		o.subsampling = 1;
+		T_CHECK(train_umls(&b, &o) == 0);
+		diff = max_param_diff(&a, &b);
+		T_CHECKF(diff > 1e-3, "weights changed nothing (%.3g)", diff);
+		kg_trainer_release(&a);
+		o.ova_mode = KG_OVA_GROUPED;
+		T_CHECK(train_umls(&a, &o) == 0);
+		diff = max_param_diff(&a, &b);
+		fprintf(stderr, "%s weighted, grouped against per positive: "
+		    "max difference %.3g\n", kg_model_name(kinds[k]), diff);
+		T_CHECKF(diff < 1e-4, "max difference %.3g", diff);
+		o.subsampling = 0;
 		kg_trainer_release(&a);
 		kg_trainer_release(&b);
 	}
@@ -1278,6 +1292,40 @@ t_one_vs_all_grouped(void)
 	    mrr[0], mrr[1]);
 }
 
+/*
+ * RotatE's subsampling weights (sampler.h) with drawn negatives: RotatE
+ * with its own loss still trains on UMLS, differently from unweighted,
+ * and only the weighted trainer builds the counts.
+ */
+static void
+t_subsampling(void)
+{
+	struct kg_train_opts o;
+	struct kg_trainer a, b;
+	double mrr[2], diff;
+	int k;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	for (k = 0; k < 2; k++) {
+		small_opts(&o, KG_MODEL_ROTATE);
+		o.loss.kind = KG_LOSS_LOGISTIC;
+		o.loss.adv_temp = 1.0;
+		o.epochs = 12;
+		o.subsampling = k;
+		T_CHECK(train_umls(k ? &b : &a, &o) == 0);
+		mrr[k] = test_mrr(k ? &b : &a);
+	}
+	diff = max_param_diff(&a, &b);
+	fprintf(stderr, "RotatE UMLS MRR unweighted %.4f, weighted %.4f; "
+	    "max parameter difference %.3g\n", mrr[0], mrr[1], diff);
+	T_CHECKF(mrr[1] > 0.5, "weighted MRR %.4f", mrr[1]);
+	T_CHECKF(diff > 1e-3, "weights changed nothing (%.3g)", diff);
+	T_CHECK(b.qw.keys != NULL && a.qw.keys == NULL);
+	kg_trainer_release(&a);
+	kg_trainer_release(&b);
+}
+
 int
 main(void)
 {
@@ -1296,6 +1344,7 @@ main(void)
 	T_RUN(t_one_vs_all_every_model);
 	T_RUN(t_one_vs_all_after);
 	T_RUN(t_one_vs_all_grouped);
+	T_RUN(t_subsampling);
 	T_RUN(t_relation_prediction_and_dura);
 	T_RUN(t_lr_schedule);
 	T_RUN(t_entity_optimisers);

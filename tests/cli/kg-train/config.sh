@@ -18,12 +18,15 @@ check "command line overrides the config" kg-train -q --config c.json \
     --hidden-dim 8 --batch-size 64 ds m2
 check "overridden values recorded" sh -c \
     'jq -e ".config.dim == 8 and .config.batch_size == 64 and .config.model == \"RotatE\"" m2/manifest.json >/dev/null'
-check "in-batch negatives from a config file" sh -c \
-    'echo "{\"neg_in_batch\": true}" >ib.json &&
-    kg-train -q --config ib.json --hidden_dim 8 --epochs 1 --num_thread 1 ds m_ib'
-check "in-batch negatives recorded (and their absence)" sh -c \
-    'jq -e ".config.neg_in_batch == true" m_ib/manifest.json >/dev/null &&
-    jq -e ".config.neg_in_batch == false" m1/manifest.json >/dev/null'
+# Boolean keys from a config file, recorded in the manifest (false when
+# not given).
+for k in neg_in_batch subsampling_weight; do
+	check "$k from a config file" sh -c "echo '{\"$k\": true}' >$k.json &&
+	    kg-train -q --config $k.json --hidden_dim 8 --epochs 1 --num_thread 1 ds m_$k"
+	check "$k recorded (and its absence)" sh -c \
+	    "jq -e '.config.$k == true' m_$k/manifest.json >/dev/null &&
+	    jq -e '.config.$k == false' m1/manifest.json >/dev/null"
+done
 check "DGL-KE short spellings" kg-train -q --model_name TransE_l2 \
     --hidden_dim 8 -adv -a 2 -rc 1e-6 -rn 2 -g 4 --epochs 1 ds m3
 check "short spellings recorded" sh -c \
