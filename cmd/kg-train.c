@@ -36,7 +36,8 @@ enum {
 	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
-	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING
+	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
+	O_OVA_DURA
 };
 
 static const struct option long_opts[] = {
@@ -125,6 +126,7 @@ static const struct option long_opts[] = {
 	{ "rel_merge", required_argument, NULL, O_RELMERGE },
 	{ "rel_pred_weight", required_argument, NULL, O_RELPRED },
 	{ "dura_coef", required_argument, NULL, O_DURA },
+	{ "one_vs_all_dura", required_argument, NULL, O_OVA_DURA },
 	{ "lr_warmup", required_argument, NULL, O_WARMUP },
 	{ "lr_decay", required_argument, NULL, O_DECAY },
 	{ "time_budget", required_argument, NULL, O_BUDGET },
@@ -296,6 +298,8 @@ apply_optim(struct state *s, int ch, const char *arg)
 	    1e6, &o->rel_pred);
 	case O_DURA: return kg_parse_double("--dura_coef", arg, 0, 1e6,
 	    &o->dura);
+	case O_OVA_DURA: return kg_parse_double("--one_vs_all_dura", arg, 0,
+	    1e6, &o->ova_dura);
 	case O_WARMUP: return kg_parse_u64("--lr_warmup", arg, 0, UINT64_MAX,
 	    &o->lr_warmup);
 	case O_DECAY: return kg_parse_double("--lr_decay", arg, 1e-6, 1,

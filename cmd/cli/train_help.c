@@ -24,7 +24,8 @@ static const char synopsis[] =
 "                [--rel_sync N] [--rel_merge rows|mean|sum] [--bucket_passes K]\n"
 "                [--buffer_capacity C] [--mem_budget SIZE] [--swap_dir DIR]\n"
 "                [--neg_pool N] [--neg_in_batch] [--rel_pred_weight W]\n"
-"                [--dura_coef C] [--lr_warmup N] [--lr_decay F]\n"
+"                [--dura_coef C] [--one_vs_all_dura C]\n"
+"                [--lr_warmup N] [--lr_decay F]\n"
 "                [--time_budget S] [--target_mrr M] DATASET_DIR MODEL_DIR\n"
 "       kg-train --model_name RGCN|RelGNN [GNN options] DATASET_DIR MODEL_DIR\n";
 
@@ -99,6 +100,8 @@ static const char shallow[] =
 "                         Chen et al. 2021, weight W (default 0: off)\n"
 "      --dura_coef C      DURA regulariser of DistMult, ComplEx, RESCAL\n"
 "                         (default 0: off)\n"
+"      --one_vs_all_dura C  DURA's coefficient in 1-vs-all epochs (default:\n"
+"                         --dura_coef's)\n"
 "      --lr_warmup N      raise the rates linearly over N steps (default 0)\n"
 "      --lr_decay F       multiply the rates by F after every epoch\n"
 "                         (default 1: constant)\n"

@@ -136,6 +136,8 @@ struct kg_train_opts {
 	int subsampling;		/* RotatE's per-triple weights
 					 * (struct kg_query_weights) on
 					 * the ranking losses */
+	double ova_dura;		/* DURA coefficient of 1-vs-all
+					 * epochs; < 0: dura */
 };
 
 /* one_vs_all_after for a switch not yet decided: the trainer sizes its
@@ -146,7 +148,7 @@ struct kg_train_opts {
 #define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
 	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
 	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0, \
-	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD, 0, KG_OVA_PLAIN, 0 }
+	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD, 0, KG_OVA_PLAIN, 0, -1.0 }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);

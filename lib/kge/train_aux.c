@@ -34,10 +34,16 @@ kg_train_aux_check(const struct kg_train_opts *o)
 		    kg_model_name(o->model));
 		return -1;
 	}
-	if (o->dura > 0.0 && o->model != KG_MODEL_DISTMULT &&
-	    o->model != KG_MODEL_COMPLEX && o->model != KG_MODEL_RESCAL) {
-		kg_error("--dura_coef: DURA is for DistMult, ComplEx and "
-		    "RESCAL, not %s", kg_model_name(o->model));
+	if (!isfinite(o->ova_dura)) {
+		kg_error("--one_vs_all_dura must be finite and not negative");
+		return -1;
+	}
+	if ((o->dura > 0.0 || o->ova_dura > 0.0) &&
+	    o->model != KG_MODEL_DISTMULT && o->model != KG_MODEL_COMPLEX &&
+	    o->model != KG_MODEL_RESCAL) {
+		kg_error("%s: DURA is for DistMult, ComplEx and RESCAL, "
+		    "not %s", o->dura > 0.0 ? "--dura_coef" :
+		    "--one_vs_all_dura", kg_model_name(o->model));
 		return -1;
 	}
 	if (!(o->lr_decay > 0.0 && o->lr_decay <= 1.0)) {
@@ -64,7 +70,7 @@ kg_train_aux_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr)
 		for (i = 0; i < nr; i++)
 			ws->rp_ids[i] = (uint32_t)i;
 	}
-	if (tr->o.dura > 0.0)
+	if (tr->o.dura > 0.0 || tr->o.ova_dura > 0.0)
 		ws->dura_work = kg_xmallocarray(kg_grad_dura_work_size(m),
 		    sizeof(float));
 }
@@ -132,4 +138,10 @@ kg_train_relpred(struct kg_trainer *tr, struct kg_train_ws *ws,
 	kg_grad_relpred_backward(m, B, h, t, tr->rel, nr, ws->rp_g, gh, gt,
 	    ws->rp_grad, ws->rp_work);
 	return tr->o.rel_pred * loss;
+}
+
+double
+kg_train_dura(const struct kg_trainer *tr)
+{
+	return tr->ova && tr->o.ova_dura >= 0.0 ? tr->o.ova_dura : tr->o.dura;
 }

@@ -505,9 +505,9 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    inv);
 		loss += kg_regularise(ws->posc, ws->gposc, B * d, c, p, inv);
 	}
-	if (tr->o.dura > 0.0)
+	if (kg_train_dura(tr) > 0.0)
 		loss += kg_grad_dura(m, side, B, ws->fixed, ws->rel, ws->posc,
-		    tr->o.dura, inv, ws->gfixed, ws->grel, ws->gposc,
+		    kg_train_dura(tr), inv, ws->gfixed, ws->grel, ws->gposc,
 		    ws->dura_work);
 	if (tr->o.rel_pred > 0.0)
 		loss += kg_train_relpred(tr, ws, ch);

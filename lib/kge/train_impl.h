@@ -89,6 +89,10 @@ int kg_train_aux_check(const struct kg_train_opts *o);
  */
 float kg_train_lr(const struct kg_trainer *tr, uint64_t pos, double base);
 
+/* The DURA coefficient of the epoch in progress: ova_dura in 1-vs-all
+ * epochs when it is set, dura otherwise. */
+double kg_train_dura(const struct kg_trainer *tr);
+
 /* One step of row w (n floats) with state row "state" by the element-wise
  * optimisers (adagrad_elem, adam) at learning rate lr. */
 void kg_train_optim_row(enum kg_optim_kind kind, float *w, float *state,

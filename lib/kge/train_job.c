@@ -405,6 +405,8 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	json_object_set_new(c, "patience", json_integer(j->patience));
 	json_object_set_new(c, "rel_pred_weight", json_real(o->rel_pred));
 	json_object_set_new(c, "dura_coef", json_real(o->dura));
+	json_object_set_new(c, "one_vs_all_dura", o->ova_dura >= 0.0 ?
+	    json_real(o->ova_dura) : json_null());
 	json_object_set_new(c, "lr_warmup", json_integer((json_int_t)
 	    o->lr_warmup));
 	json_object_set_new(c, "lr_decay", json_real(o->lr_decay));
@@ -490,6 +492,13 @@ kg_train_job_check(const struct kg_train_opts *o, const struct kg_train_job *j)
 	}
 	if (j->one_vs_all_plateau > 0 && j->valid_every == 0) {
 		kg_error("--one_vs_all_plateau needs --valid_every");
+		return -1;
+	}
+	if (o->ova_dura >= 0.0 && !o->one_vs_all && !o->one_vs_all_after &&
+	    j->one_vs_all_plateau == 0) {
+		kg_error("--one_vs_all_dura needs 1-vs-all epochs "
+		    "(--one_vs_all, --one_vs_all_after or "
+		    "--one_vs_all_plateau)");
 		return -1;
 	}
 	if (j->one_vs_all_plateau > 0 && (o->one_vs_all ||

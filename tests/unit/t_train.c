@@ -1195,6 +1195,24 @@ t_one_vs_all_after(void)
 	o.use_types = 0;
 	T_CHECK(kg_train_opts_check(&o) == 0);
 	T_CHECK(!kg_train_one_vs_all(&o, 2) && kg_train_one_vs_all(&o, 3));
+	/* DURA in the 1-vs-all stage only: the sampled epochs are those
+	 * without it, bit for bit; the 1-vs-all ones are not. */
+	o.one_vs_all = 0;
+	o.epochs = 2;
+	o.ova_dura = 0.1;
+	T_CHECK(train_umls(&a, &o) == 0);
+	o.ova_dura = -1.0;
+	T_CHECK(train_umls(&b, &o) == 0);
+	T_CHECK(same_params(&a, &b));
+	kg_trainer_release(&a);
+	kg_trainer_release(&b);
+	o.epochs = 4;
+	T_CHECK(train_umls(&b, &o) == 0);
+	o.ova_dura = 0.1;
+	T_CHECK(train_umls(&a, &o) == 0);
+	T_CHECK(!same_params(&a, &b));
+	kg_trainer_release(&a);
+	kg_trainer_release(&b);
 }
 
 /* Largest |a - b| over the entity rows and relation rows. */

@@ -60,8 +60,25 @@ expect_fail "--one_vs_all_after with --neg_in_batch" 2 \
 expect_fail "--one_vs_all_plateau with --neg_in_batch" 1 \
     "--one_vs_all_plateau and --neg_in_batch cannot be combined" $t \
     --epochs 2 --valid_every 1 --neg_in_batch --one_vs_all_plateau 2 ds bad5
+expect_fail "--one_vs_all_dura without 1-vs-all epochs" 2 \
+    "--one_vs_all_dura needs 1-vs-all epochs" $t --epochs 2 \
+    --dura_coef 0.01 --one_vs_all_dura 0.1 ds bad6
+expect_fail "--one_vs_all_dura for TransE" 2 \
+    "--one_vs_all_dura: DURA is for DistMult" \
+    $t --model_name TransE --epochs 2 --one_vs_all_after 1 \
+    --one_vs_all_dura 0.1 ds bad7
 check "no output from the refused runs" sh -c \
-    'test ! -e bad1 && test ! -e bad2 && test ! -e bad3 && test ! -e bad4 && test ! -e bad5'
+    'test ! -e bad1 && test ! -e bad2 && test ! -e bad3 && test ! -e bad4 && test ! -e bad5 && test ! -e bad6 && test ! -e bad7'
+
+# DURA of its own in the 1-vs-all stage: the sampled epochs are those of
+# the fixed switch above (same loss), the 1-vs-all ones are not.
+check "--one_vs_all_dura 0.5 after a fixed switch" $t --epochs 5 \
+    --one_vs_all_after 3 --one_vs_all_dura 0.5 ds odura
+check "manifest records it (null when not given)" sh -c \
+    'jq -e ".config.one_vs_all_dura == 0.5" odura/manifest.json >/dev/null &&
+     jq -e ".config.one_vs_all_dura == null" fixed/manifest.json >/dev/null'
+check "sampled epochs unchanged, 1-vs-all ones regularised" sh -c \
+    'jq -se "(.[2].loss == $(jq -s ".[2].loss" fixed/train_log.jsonl)) and (.[4].loss > $(jq -s ".[4].loss" fixed/train_log.jsonl))" odura/train_log.jsonl >/dev/null'
 
 # Grouped 1-vs-all: recorded in the manifest, trains, and differs from
 # the plain order (the queries' answers come together).
