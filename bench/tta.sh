@@ -60,8 +60,9 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 plot() {
 	command -v gnuplot >/dev/null || return 0
 	# The newest run of each model (runs of later invocations are
-	# appended to tta.json after the earlier ones).
-	newest='[.runs[] | select(.dataset == $ds)] | group_by(.model) | map(last)'
+	# appended to tta.json after the earlier ones), leaving out runs
+	# marked "not_kept": a setting measured and not kept in the config.
+	newest='[.runs[] | select(.dataset == $ds and (.not_kept | not))] | group_by(.model) | map(last)'
 	datasets=$(jq -r '[.runs[].dataset] | unique | .[]' "$out")
 	for ds in $datasets; do
 		jq -r --arg ds "$ds" "$newest"' | .[] |
