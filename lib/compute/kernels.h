@@ -26,7 +26,9 @@
  *                    RotatE's training has always used, so that its
  *                    results stay the same; CMOD is faster where the CPU
  *                    has a vector square root (AVX2: vsqrtps against a
- *                    Newton iteration)
+ *                    Newton iteration); its backward weighs each term by
+ *                    the same estimate's 1/|.| after two Newton steps
+ *                    (about 5e-6), multiplying rather than dividing
  *
  * Two shapes:
  *   chunk: nq queries x nc shared candidates, out[i * nc + j];

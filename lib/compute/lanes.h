@@ -28,6 +28,27 @@
 #define HOT_INLINE static inline
 #endif
 
+/* The classic bit-level estimate of 1 / sqrt(c), c > 0 (3.4% off at worst). */
+HOT_INLINE float
+rsqrt_bits(float c)
+{
+	union {
+		float f;
+		int32_t i;
+	} u;
+
+	u.f = c;
+	u.i = 0x5f3759df - (u.i >> 1);
+	return u.f;
+}
+
+/* One Newton step for 1 / sqrt(c), h = c / 2. */
+HOT_INLINE float
+rsqrt_step(float h, float y)
+{
+	return y * (1.5f - h * y * y);
+}
+
 /*
  * The square root training has always used for the complex moduli of
  * KG_KERN_CMOD_APPROX: x * rsqrt(x), rsqrt from the classic bit-level
@@ -39,18 +60,11 @@
 HOT_INLINE float
 sqrt_noerr(float x)
 {
-	union {
-		float f;
-		int32_t i;
-	} u;
-	float c = x > 1e-30f ? x : 1e-30f, h = 0.5f * c, y;
+	float c = x > 1e-30f ? x : 1e-30f, h = 0.5f * c, y = rsqrt_bits(c);
 
-	u.f = c;
-	u.i = 0x5f3759df - (u.i >> 1);
-	y = u.f;
-	y = y * (1.5f - h * y * y);
-	y = y * (1.5f - h * y * y);
-	y = y * (1.5f - h * y * y);
+	y = rsqrt_step(h, y);
+	y = rsqrt_step(h, y);
+	y = rsqrt_step(h, y);
 	return c * y + 0.0f * x;
 }
 
