@@ -21,6 +21,10 @@
 # 3 points) and solved for the bar; null when the fit does not rise (a
 # plateau: more time alone will not reach the bar).
 #
+# kg-train's per-epoch lines (--progress: loss, speed, valid MRR) go to
+# stderr as the run goes, so a run stopped before its end still shows its
+# curve.
+#
 # Each config then records what it reached (_measured: test and best
 # valid MRR, epochs, seconds, date).  KG_TTA_DATASETS (default
 # "fb15k-237 wn18rr"), KG_TTA_MODELS (default
@@ -118,7 +122,7 @@ for ds in $datasets; do
 		target=$(jq '._target_mrr // ._bar_mrr' "$cfg")
 		set -- --config "$cfg" --valid_every "$valid_every" --target_mrr "$target" \
 		    --time_budget "$b" --num_thread "$threads" --seed 1 \
-		    --no_checkpoint --force -q
+		    --no_checkpoint --force --progress
 		echo "bench/tta.sh: $ds $model: kg-train $* $ds m" >&2
 		l0=$(load)
 		/usr/bin/time -f "%e" -o time.txt nice -n 10 \
