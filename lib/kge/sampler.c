@@ -422,6 +422,19 @@ key_hash(uint64_t k)
 	return kg_splitmix64(&s);
 }
 
+/* The slot of key k (not 0) in an open-addressing table of mask + 1
+ * slots, linear probing, 0 = empty: where k is, or the empty slot it
+ * would take.  The triple set and the query weights share it. */
+static uint64_t
+key_slot(const uint64_t *keys, uint64_t mask, uint64_t k)
+{
+	uint64_t p = key_hash(k) & mask;
+
+	while (keys[p] != 0 && keys[p] != k)
+		p = (p + 1) & mask;
+	return p;
+}
+
 int
 kg_tripleset_build(struct kg_tripleset *ts, const int32_t *hrt, uint64_t n,
     uint64_t n_entities, uint64_t n_relations)
@@ -444,11 +457,8 @@ kg_tripleset_build(struct kg_tripleset *ts, const int32_t *hrt, uint64_t n,
 		const int32_t *x = hrt + 3 * i;
 		uint64_t k = triple_key(ts, (uint64_t)x[0], (uint64_t)x[1],
 		    (uint64_t)x[2]);
-		uint64_t p = key_hash(k) & ts->mask;
 
-		while (ts->keys[p] != 0 && ts->keys[p] != k)
-			p = (p + 1) & ts->mask;
-		ts->keys[p] = k;
+		ts->keys[key_slot(ts->keys, ts->mask, k)] = k;
 	}
 	return 0;
 }
@@ -457,14 +467,9 @@ int
 kg_tripleset_has(const struct kg_tripleset *ts, uint64_t h, uint64_t r,
     uint64_t t)
 {
-	uint64_t k = triple_key(ts, h, r, t), p = key_hash(k) & ts->mask;
+	uint64_t k = triple_key(ts, h, r, t);
 
-	while (ts->keys[p] != 0) {
-		if (ts->keys[p] == k)
-			return 1;
-		p = (p + 1) & ts->mask;
-	}
-	return 0;
+	return ts->keys[key_slot(ts->keys, ts->mask, k)] == k;
 }
 
 void
@@ -481,24 +486,13 @@ query_key(const struct kg_query_weights *qw, uint64_t e, uint64_t r, int s)
 	return (e * qw->n_relations + r) * 2 + (uint64_t)s + 1;
 }
 
-/* The slot of key k: where it is, or the empty one it would take. */
-static uint64_t
-query_slot(const struct kg_query_weights *qw, uint64_t k)
-{
-	uint64_t p = key_hash(k) & qw->mask;
-
-	while (qw->keys[p] != 0 && qw->keys[p] != k)
-		p = (p + 1) & qw->mask;
-	return p;
-}
-
 /* The raw weight of (h, r, t), r < n_relations. */
 static double
 query_raw(const struct kg_query_weights *qw, uint64_t h, uint64_t r,
     uint64_t t)
 {
-	uint64_t a = query_slot(qw, query_key(qw, h, r, 0));
-	uint64_t b = query_slot(qw, query_key(qw, t, r, 1));
+	uint64_t a = key_slot(qw->keys, qw->mask, query_key(qw, h, r, 0));
+	uint64_t b = key_slot(qw->keys, qw->mask, query_key(qw, t, r, 1));
 	double c = (double)(qw->keys[a] ? qw->count[a] : 1) + 3.0 +
 	    (double)(qw->keys[b] ? qw->count[b] : 1) + 3.0;
 
@@ -531,7 +525,8 @@ kg_query_weights_build(struct kg_query_weights *qw, const int32_t *hrt,
 
 		for (s = 0; s < 2; s++) {
 			uint64_t k = query_key(qw, (uint64_t)x[2 * s],
-			    (uint64_t)x[1], s), p = query_slot(qw, k);
+			    (uint64_t)x[1], s);
+			uint64_t p = key_slot(qw->keys, qw->mask, k);
 
 			qw->keys[p] = k;
 			qw->count[p]++;
