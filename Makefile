@@ -22,9 +22,10 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -fopenmp \
 	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
 LDLIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp $(SAN)
 
-# lib/ holds one folder per stage or layer (core, io, ingest, attrs,
-# graph, kge, gnn, dist, eval); cmd/cli/ the command-line helpers the
-# tools share.  Both are archives every program links.
+# lib/ holds one folder per layer, declared lowest first in lib/LAYERS
+# (tests/tools/layers.py checks that no include goes up or sideways);
+# cmd/cli/ the command-line helpers the tools share.  Both are archives
+# every program links.
 LIB_SRC := $(wildcard lib/*/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A := $(BUILD)/libkgpipe.a

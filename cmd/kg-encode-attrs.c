@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "attrs/attrs.h"
+#include "app/attrs_run.h"
 #include "cli/tool.h"
 #include "compute/compute.h"
 #include "core/util.h"

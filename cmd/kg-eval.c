@@ -1,7 +1,7 @@
 /*
  * kg-eval: link prediction (full or sampled ranking) and triple
  * classification of a trained model on a dataset split.  Option parsing
- * only; the work is in lib/eval/eval_run.c.
+ * only; the work is in lib/app/eval_run.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "cli/tool.h"
 #include "core/progress.h"
 #include "core/util.h"
-#include "eval/eval_run.h"
+#include "app/eval_run.h"
 
 static void
 usage(FILE *f)

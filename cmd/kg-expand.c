@@ -2,7 +2,7 @@
  * kg-expand: turn each part of a kg-partition output into a
  * self-sufficient subgraph: its core triples plus the k-hop neighbourhood
  * a k-layer GNN encoder reads, with local IDs and sliced node features.
- * Option parsing only; the work is in lib/graph/expand_run.c.
+ * Option parsing only; the work is in lib/app/expand_run.c.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -12,7 +12,7 @@
 
 #include "cli/tool.h"
 #include "core/util.h"
-#include "graph/expand_run.h"
+#include "app/expand_run.h"
 
 static void
 usage(FILE *fp)

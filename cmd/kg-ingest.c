@@ -13,7 +13,7 @@
 #include "core/progress.h"
 #include "core/util.h"
 #include "ingest/dglke.h"
-#include "ingest/ingest.h"
+#include "app/ingest_run.h"
 
 enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,

@@ -3,7 +3,7 @@
  * random), assign every training triple to one part, relabel entities so
  * that each part owns a contiguous ID range, and group the training
  * triples into P x P buckets.  Option parsing only; the work is in
- * lib/graph/partition_run.c.
+ * lib/app/partition_run.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 
 #include "cli/tool.h"
 #include "core/util.h"
-#include "graph/partition_run.h"
+#include "app/partition_run.h"
 
 /* The bucket table has P * P entries; this keeps it within 8 MiB. */
 #define MAX_PARTS 1024

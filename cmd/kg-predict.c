@@ -1,7 +1,7 @@
 /*
  * kg-predict: ask a trained model for the best tails, heads or relations
  * of queries given by name, or for the nearest entities of entities.
- * Option parsing only; the work is in lib/predict/predict_run.c.
+ * Option parsing only; the work is in lib/app/predict_run.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -11,7 +11,7 @@
 #include "cli/tool.h"
 #include "core/progress.h"
 #include "core/util.h"
-#include "predict/predict_run.h"
+#include "app/predict_run.h"
 
 static void
 usage(FILE *f)

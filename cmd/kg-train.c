@@ -23,7 +23,7 @@
 #include "dist/dist.h"
 #include "dist/dist_train.h"
 #include "kge/train.h"
-#include "kge/train_job.h"
+#include "app/train_run.h"
 #include "core/util.h"
 
 enum {
@@ -573,7 +573,7 @@ main(int argc, char *argv[])
 		return kg_close_stdout() < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
 	}
 	kg_tool_tune_blas(argv);
-	/* GNN encoders have options of their own (lib/gnn/gnn_train.h). */
+	/* GNN encoders have options of their own (lib/gnntrain/gnn_train.h). */
 	if (kg_gnn_cli_wanted(argc, argv)) {
 		rc = kg_gnn_cli(argc, argv);
 		if (kg_close_stdout() < 0)

@@ -12,7 +12,7 @@
 #include "cli/cliopts.h"
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
-#include "gnn/gnn_train.h"
+#include "app/gnn_run.h"
 #include "io/manifest.h"
 #include "core/util.h"
 

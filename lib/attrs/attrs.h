@@ -6,7 +6,7 @@
  * attrs_model.c writes and reads the model directory, attrs_encode.c
  * computes the features, attrs_featwrite.c names, writes and merges the
  * feature arrays, attrs_values.c holds the column views fit and encode
- * share (attrs_impl.h), attrs_run.c runs the subcommands.
+ * share (attrs_impl.h), lib/app/attrs_run.c runs the subcommands.
  *
  * Encodings, per attribute (see attrs_schema.h for the schema):
  *   numeric, date  bins from attrs_bins.h; one index per distinct bin of
@@ -162,14 +162,5 @@ struct kg_attrs_opts {
 	int argc;
 	char *const *argv;
 };
-
-/*
- * The subcommands, end to end: inputs checked, output written through
- * lib/io/outdir.h with a manifest.  Return 0, -1 after kg_error(), or
- * KG_ERR_VERSION for an input of an unknown format version.
- */
-int kg_attrs_run_fit(const struct kg_attrs_opts *o);
-int kg_attrs_run_transform(const struct kg_attrs_opts *o);
-int kg_attrs_run_merge(const struct kg_attrs_opts *o);
 
 #endif

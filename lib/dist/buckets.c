@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 
 int
 kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)

@@ -1,6 +1,6 @@
 /*
  * buckets_io: the bucket driver's checkpoints (lib/io/ckpt.h) and model
- * dir (lib/io/modeldir.h), written collectively: every rank writes or
+ * dir (lib/kge/modeldir.h), written collectively: every rank writes or
  * sends the partitions it holds or parks, rank 0 the rest.
  */
 #include "dist/buckets_impl.h"
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 
 json_t *
 kg_buckets_shape(const struct kg_buckets *v)

@@ -62,7 +62,7 @@
  * on a filesystem all ranks see when they run on several machines.
  * --resume needs the same number of ranks and partitions.
  *
- * The model dir is the normal kg-train model dir (lib/io/modeldir.h):
+ * The model dir is the normal kg-train model dir (lib/kge/modeldir.h):
  * rank 0 collects the partitions one at a time and its table writer puts
  * each row at its ORIGINAL entity ID (the partition's new-to-old map), so
  * kg-eval and kg-partition-unaware readers need nothing else.

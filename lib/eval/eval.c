@@ -8,6 +8,7 @@
 
 #include "core/util.h"
 #include "eval/eval_impl.h"
+#include "kge/score.h"
 #include "store/store.h"
 
 /* Output rows of one block stay below this many floats per thread, so a

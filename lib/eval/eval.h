@@ -44,7 +44,7 @@
 
 #include "io/dataset.h"
 #include "kge/model.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 
 /*
  * The filtering index: for every (h, r) the sorted distinct tails, for

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn/gnn_train.h"
+#include "gnn/gnn.h"
 #include "gnn/layers.h"
 
 

@@ -50,7 +50,7 @@
  * kg_gnn_init, which returns -1 after kg_error().
  *
  * Files: init.c (parameters), attr_layer.c, layers_rgcn.c, layers_attn.c
- * (each layer's passes), state.c (buffers and message orders), gnn.c (the
+ * (each layer's passes), state.c (buffers and message orders), forward.c (the
  * passes over all layers); kernels.h and layers.h are internal.
  */
 #ifndef KG_GNN_H
@@ -248,5 +248,22 @@ int kg_gnn_uses_learned(const struct kg_gnn *m,
 /* "rgcn"/"RGCN", "relgnn"/"RelGNN"; 0 or -1 after kg_error(). */
 int kg_gnn_encoder_parse(const char *name, enum kg_gnn_encoder *e);
 const char *kg_gnn_encoder_name(enum kg_gnn_encoder e);
+
+/*
+ * Every node's final embedding: a full-graph forward pass without dropout
+ * over the n triples hrt of n_nodes nodes (global numbering, feature row
+ * = learned row = node), the bits of kg_gnn_forward's output.  It runs
+ * layer by layer (gnn/embed.c): the peak is one layer's input and output,
+ * the products of its sources (R-GCN basis: n_bases of them) and the
+ * graph, about 3.5 GB at 2.8 million nodes, 46 million messages and width
+ * 64, where a training pass would hold some 13 GB; attention and block
+ * R-GCN take their per-message scratch for chunk destinations at a time
+ * (kg_gnn_embed: 65536).  OpenMP threads as gnn.h.  Returns n_nodes x dL
+ * floats (caller frees).
+ */
+float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n);
+float *kg_gnn_embed_chunks(const struct kg_gnn *m, const struct kg_features *f,
+    uint64_t n_nodes, const int32_t *hrt, uint64_t n, uint64_t chunk);
 
 #endif

@@ -81,11 +81,4 @@ int kg_ingest_check_split(const double split[3]);
  */
 uint64_t kg_ingest_plain_bytes(const char *const *paths, size_t n);
 
-/*
- * Do the whole ingest and commit the output directory.  Prints nothing on
- * success except progress lines when asked.  Returns 0, or -1 after
- * kg_error() with no output left behind.
- */
-int kg_ingest_run(const struct kg_ingest_opts *o);
-
 #endif

@@ -3,7 +3,7 @@
  * lib/ingest and nobody else: ingest.c reads the records, ingest_dedup.c
  * finds repeated triples, ingest_split.c splits at random and renumbers,
  * ingest_write.c writes the arrays and dictionaries, ingest_manifest.c
- * fills the manifest and ingest_run.c runs the whole.  Triples are held in
+ * fills the manifest and lib/app/ingest_run.c runs the whole.  Triples are held in
  * memory as provisional IDs (3 x uint32 per triple, in input order, split
  * files one after the other), because dropping, deduplicating and the
  * random split must all be decided before the final numbering is known;

@@ -60,35 +60,4 @@ const char *kg_model_name(enum kg_model_kind kind);
 int kg_model_init(struct kg_model *m, enum kg_model_kind kind, uint32_t dim,
     uint32_t rel_dim, float gamma);
 
-/*
- * Ranking.  Both functions below are lib/kge/score.c's forward passes, the
- * code training runs (lib/kge/grad.c): kg_model_score is the pairs form
- * training scores its positives with, kg_model_score_many the chunk form
- * of its negatives, bit for bit.  Neither starts threads; callers in
- * parallel regions keep OpenBLAS at one thread.
- */
-
-/* Score one triple from its rows.  Thread-safe; allocates only when a
- * query vector passes 2048 floats. */
-float kg_model_score(const struct kg_model *m, const float *h,
-    const float *r, const float *t);
-
-/*
- * Score nq queries against nc candidates.  For side TAIL, query i is
- * (fixed_i, rel_i, ?) and out[i * nc + j] = score(fixed_i, rel_i, cand_j);
- * for side HEAD, out[i * nc + j] = score(cand_j, rel_i, fixed_i).
- * fixed: nq entity rows; rel: nq relation rows; cand: nc entity rows, all
- * contiguous.  The bilinear models and TransE L2 go through one GEMM
- * (TransE L2 by ||q||^2 - 2 q.c + ||c||^2), TransE L1 and RotatE through
- * the tiled distance kernels of lib/compute/kernels.h.  TransR projects
- * the candidates once per run of consecutive queries with identical
- * relation rows, so callers should order queries by relation.  work must
- * hold kg_model_score_work_size(m, nq, nc) floats.
- */
-size_t kg_model_score_work_size(const struct kg_model *m, size_t nq,
-    size_t nc);
-void kg_model_score_many(const struct kg_model *m, enum kg_side side,
-    size_t nq, const float *fixed, const float *rel, const float *cand,
-    size_t nc, float *out, float *work);
-
 #endif

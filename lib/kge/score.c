@@ -6,6 +6,7 @@
 #endif
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -310,4 +311,42 @@ kg_score_pair_vector(const struct kg_model *m, const float *h,
 	default:
 		break;
 	}
+}
+
+/* Floats of kg_model_score's stack buffer; larger models allocate. */
+#define SCORE_STACK 2048
+
+float
+kg_model_score(const struct kg_model *m, const float *h, const float *r,
+    const float *t)
+{
+	struct kg_score_rows R = { r, NULL, 0 };
+	size_t qd = kg_score_qdim(m);
+	size_t need = qd + 1 + kg_score_work_size(m, 1, 1);
+	float buf[SCORE_STACK], *q = buf, s;
+
+	if (need > SCORE_STACK)
+		q = kg_xmallocarray(need, sizeof(float));
+	kg_score_pairs(m, KG_SIDE_TAIL, 1, h, &R, t, &s, q, q + qd,
+	    q + qd + 1);
+	if (q != buf)
+		free(q);
+	return s;
+}
+
+size_t
+kg_model_score_work_size(const struct kg_model *m, size_t nq, size_t nc)
+{
+	return nq * kg_score_qdim(m) + kg_score_work_size(m, nq, nc);
+}
+
+void
+kg_model_score_many(const struct kg_model *m, enum kg_side side, size_t nq,
+    const float *fixed, const float *rel, const float *cand, size_t nc,
+    float *out, float *work)
+{
+	struct kg_score_rows R = { rel, NULL, m->rel_width };
+
+	kg_score_rank(m, side, nq, fixed, &R, cand, nc, out, work,
+	    work + nq * kg_score_qdim(m));
 }

@@ -1,8 +1,10 @@
 /*
- * train_job: what kg-train does with a shallow model: load the dataset
+ * train_job: the description of a shallow training job (the options
+ * that are not the trainer's), run by kg_train_run (lib/app/train_run.h):
+ * what kg-train does with a shallow model: load the dataset
  * dir, train (resuming from the checkpoint when asked), checkpoint at
  * every epoch end, optionally stop early on validation MRR, and write the
- * model dir atomically (lib/io/modeldir.h).
+ * model dir atomically (lib/kge/modeldir.h).
  *
  * Training stops at the first of: epochs completed (when epochs > 0),
  * max_step batches (when max_step > 0), early stopping, the time budget
@@ -60,8 +62,5 @@ struct kg_train_job {
  * of kg_train_run).  0, or -1 after kg_error(). */
 int kg_train_job_check(const struct kg_train_opts *o,
     const struct kg_train_job *j);
-
-/* 0, -1 after kg_error(), or KG_ERR_VERSION (exit 3). */
-int kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j);
 
 #endif

@@ -11,7 +11,7 @@
 #include <omp.h>
 
 #include "compute/compute.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "kge/grad.h"
 
 int

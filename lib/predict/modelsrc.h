@@ -26,7 +26,7 @@
 #include <stddef.h>
 
 #include "io/dataset.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 
 struct kg_modelsrc {
 	const char *modeldir;	/* kg-train output, or NULL with: */

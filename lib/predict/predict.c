@@ -7,6 +7,7 @@
 
 #include "compute/compute.h"
 #include "core/util.h"
+#include "kge/score.h"
 
 /* Query classes, each scored in blocks of its own. */
 enum { CLS_TAIL, CLS_HEAD, CLS_NEAR, CLS_REL, NCLS };

@@ -41,7 +41,7 @@
 
 #include "core/progress.h"
 #include "eval/eval.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "predict/query.h"
 #include "predict/topk.h"
 

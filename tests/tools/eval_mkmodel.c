@@ -1,6 +1,6 @@
 /*
  * eval_mkmodel: a test helper that writes a kg-train style model
- * directory (lib/io/modeldir.h) with seeded random embeddings for a dataset,
+ * directory (lib/kge/modeldir.h) with seeded random embeddings for a dataset,
  * so that kg-eval can be tested without training.
  *
  *   eval_mkmodel [options] DATASET_DIR OUT_DIR MODEL DIM
@@ -21,7 +21,7 @@
 #include "io/dataset.h"
 #include "io/manifest.h"
 #include "kge/model.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "io/outdir.h"
 #include "core/util.h"
 

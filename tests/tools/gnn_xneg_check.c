@@ -1,6 +1,6 @@
 /*
  * gnn_xneg_check: checks the exchange of shared negatives between ranks
- * (lib/gnn/xneg.c, train_state.h's kg_gnn_xneg) under mpirun (any rank
+ * (lib/gnntrain/xneg.c, train_state.h's kg_gnn_xneg) under mpirun (any rank
  * count) or as a plain process, against references every rank computes
  * alone: over 300 steps with chunk counts that differ between the ranks
  * and steps (some ranks with none), each chunk's gathered rows must be
@@ -19,7 +19,7 @@
 #include "core/rng.h"
 #include "core/util.h"
 #include "dist/dist.h"
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
 
 enum { KC = 3, DL = 4, NROWS = 11, STEPS = 300, MAXCH = 8 };
 

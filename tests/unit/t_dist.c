@@ -9,7 +9,7 @@
 #include "dist/dist.h"
 #include "dist/dist_train.h"
 #include "eval/eval.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "core/util.h"
 #include "test.h"
 

@@ -9,8 +9,9 @@
 
 #include "eval/eval.h"
 #include "kge/model.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "core/util.h"
+#include "kge/score.h"
 #include "test.h"
 
 /* A small random graph: train, valid and test triples. */

@@ -12,7 +12,7 @@
 
 #include "gnn/gnn.h"
 #include "gnn/gnn_decode.h"
-#include "gnn/gnn_train.h"
+#include "gnntrain/gnn_train.h"
 #include "kge/grad.h"
 #include "test.h"
 #include "core/util.h"

@@ -19,7 +19,7 @@
 
 #include "gnn/gnn.h"
 #include "gnn/gnn_decode.h"
-#include "gnn/gnn_train.h"
+#include "gnntrain/gnn_train.h"
 #include "gnn/sample.h"
 #include "kge/grad.h"
 #include "test.h"

@@ -22,11 +22,12 @@
 #include <unistd.h>
 
 #include "gnn/gnn.h"
-#include "gnn/gnn_train.h"
-#include "gnn/train_state.h"
+#include "gnntrain/gnn_train.h"
+#include "gnntrain/train_state.h"
 #include "io/npy.h"
 #include "kge/model.h"
 #include "io/outdir.h"
+#include "kge/score.h"
 #include "test.h"
 #include "core/util.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "io/dataset.h"
-#include "ingest/ingest.h"
+#include "app/ingest_run.h"
 #include "test.h"
 #include "core/util.h"
 

@@ -14,9 +14,10 @@
 #include "compute/compute.h"
 #include "io/manifest.h"
 #include "kge/model.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "io/npy.h"
 #include "core/util.h"
+#include "kge/score.h"
 #include "kge_ref.h"
 #include "test.h"
 

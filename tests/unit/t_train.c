@@ -9,7 +9,7 @@
 #include <zlib.h>
 
 #include "eval/eval.h"
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 #include "kge/grad.h"
 #include "kge/train_impl.h"
 #include "core/util.h"

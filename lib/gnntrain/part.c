@@ -1,11 +1,11 @@
 /*
- * gnn/part: one rank's kg-expand part, read and checked; see train_io.h.
+ * gnntrain/part: one rank's kg-expand part, read and checked; see train_io.h.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn/train_io.h"
+#include "gnntrain/train_io.h"
 
 void
 kg_gnn_part_release(struct kg_gnn_part *pt)

@@ -1,4 +1,4 @@
-#include "predict/predict_run.h"
+#include "app/predict_run.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

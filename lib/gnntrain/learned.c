@@ -1,5 +1,5 @@
 /*
- * gnn/learned: the learned table of GNN training by rows: each rank
+ * gnntrain/learned: the learned table of GNN training by rows: each rank
  * holds the rows of its own nodes, synchronised across ranks by global
  * ID after every step and gathered on rank 0 at the end; see
  * train_state.h.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
 
 int
 kg_gnn_model_init(struct kg_gnn *m, const struct kg_gnn_config *c,

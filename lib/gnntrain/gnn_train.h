@@ -74,7 +74,7 @@
  * Drawing f of a node's messages costs O(f) whatever its degree, and a
  * step allocates nothing once the first steps are done: the buffers are
  * sized from bounds before the first one (gnn/sample.h,
- * gnn/train_state.h).
+ * gnntrain/train_state.h).
  *
  * Batch sizes: batch_size is the global number of positives per step;
  * each of P ranks takes batch_size / P (at least 1) of its own core
@@ -296,23 +296,6 @@ int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 void kg_gnn_trained_release(struct kg_gnn_trained *t);
 
 /*
- * Every node's final embedding: a full-graph forward pass without dropout
- * over the n triples hrt of n_nodes nodes (global numbering, feature row
- * = learned row = node), the bits of kg_gnn_forward's output.  It runs
- * layer by layer (gnn/embed.c): the peak is one layer's input and output,
- * the products of its sources (R-GCN basis: n_bases of them) and the
- * graph, about 3.5 GB at 2.8 million nodes, 46 million messages and width
- * 64, where a training pass would hold some 13 GB; attention and block
- * R-GCN take their per-message scratch for chunk destinations at a time
- * (kg_gnn_embed: 65536).  OpenMP threads as gnn.h.  Returns n_nodes x dL
- * floats (caller frees).
- */
-float *kg_gnn_embed(const struct kg_gnn *m, const struct kg_features *f,
-    uint64_t n_nodes, const int32_t *hrt, uint64_t n);
-float *kg_gnn_embed_chunks(const struct kg_gnn *m, const struct kg_features *f,
-    uint64_t n_nodes, const int32_t *hrt, uint64_t n, uint64_t chunk);
-
-/*
  * The whole run from directories: the dataset, optional features
  * (kg-encode-attrs output) and optional kg-expand output (one part per
  * rank, part-NNN for rank NNN: core triples, halo, negative pool, owners,
@@ -336,8 +319,5 @@ struct kg_gnn_run {
 	int argc;
 	char **argv;
 };
-
-int kg_gnn_train_run(const struct kg_gnn_run *r,
-    const struct kg_gnn_train_opts *o, struct kg_dist *d);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * gnn/train_io: the files of a GNN training run besides checkpoints
- * (internal to lib/gnn; train_run.c orchestrates them):
+ * gnntrain/train_io: the files of a GNN training run besides checkpoints
+ * (internal to lib/gnntrain; lib/app/gnn_run.c orchestrates them):
  *   part.c         one rank's kg-expand part (graph/expand.h's format);
  *   model_write.c  the model directory rank 0 writes.
  */
@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "gnn/gnn_train.h"
+#include "gnntrain/gnn_train.h"
 #include "io/dataset.h"
 #include "io/npy.h"
 

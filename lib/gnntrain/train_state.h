@@ -1,7 +1,7 @@
 /*
- * gnn/train_state: what kg_gnn_train (gnn_train.h) carries from step to
+ * gnntrain/train_state: what kg_gnn_train (gnn_train.h) carries from step to
  * step, shared by its parts (internal to lib/gnn):
- *   gnn_train.c  the driver: checks, set-up, the epochs;
+ *   driver.c     the driver: checks, set-up, the epochs;
  *   step.c       one step and its workspace;
  *   learned.c    the learned table by rows (its sync across ranks, the
  *                final gather on rank 0);
@@ -20,7 +20,7 @@
 #define KG_GNN_TRAIN_STATE_H
 
 #include "gnn/gnn_decode.h"
-#include "gnn/gnn_train.h"
+#include "gnntrain/gnn_train.h"
 #include "gnn/sample.h"
 #include "core/rng.h"
 #include "kge/optim.h"
@@ -141,7 +141,7 @@ struct kg_gnn_tstate {
 	uint32_t bad_rounds;
 };
 
-/* gnn_train.c: the paper's epoch (gnn_train.h, Batch sizes) */
+/* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
 /* Positives per epoch of rank r: E split in proportion to the ranks'
  * core triples (cum: their running sums, R + 1 of them, cum[0] = 0). */
 uint64_t kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r,

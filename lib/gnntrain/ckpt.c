@@ -1,5 +1,5 @@
 /*
- * gnn/ckpt: checkpoints of GNN training (gnn_train.h's struct
+ * gnntrain/ckpt: checkpoints of GNN training (gnn_train.h's struct
  * kg_gnn_ckpt): at every epoch end the whole state goes into a directory,
  * replaced atomically through lib/io/ckpt.h, the checkpoint writer and
  * reader of every trainer; rank 0 writes the shared (dense) part, state.json
@@ -12,7 +12,7 @@
 
 #include <jansson.h>
 
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
 #include "io/ckpt.h"
 #include "io/npy.h"
 #include "kge/train.h"
@@ -174,7 +174,7 @@ ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 }
 
 /* When validating, the best epoch's parameters into dir and its figures
- * into st (gnn/valid.c). */
+ * into st (gnntrain/valid.c). */
 static int
 put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st)
 {

@@ -1,4 +1,4 @@
-#include "graph/expand_run.h"
+#include "app/expand_run.h"
 
 #include <stdlib.h>
 

@@ -1,5 +1,5 @@
 /*
- * gnn/step: one step of GNN training (gnn_train.h) and the workspace it
+ * gnntrain/step: one step of GNN training (gnn_train.h) and the workspace it
  * runs in, allocated once; see train_state.h.
  */
 #include <math.h>
@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
+#include "kge/score.h"
 #include "kge/train.h"
 
 /* ---- the workspace ---- */

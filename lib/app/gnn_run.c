@@ -1,5 +1,5 @@
 /*
- * gnn/train_run: a GNN training run from directories (gnn_train.h's
+ * gnn_run: a GNN training run from directories (gnn_run.h:
  * kg_gnn_train_run): inputs read and checked, kg_gnn_train, the model
  * directory written.
  */
@@ -7,8 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/gnn_run.h"
 #include "eval/eval.h"
-#include "gnn/train_io.h"
+#include "gnntrain/train_io.h"
 #include "io/outdir.h"
 
 /* What a rank trains on, and the files that hold it. */

@@ -1,4 +1,4 @@
-#include "eval/eval_run.h"
+#include "app/eval_run.h"
 
 #include <omp.h>
 #include <stdlib.h>

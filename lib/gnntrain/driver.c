@@ -1,8 +1,8 @@
 /*
- * gnn_train: the GNN training driver; see gnn_train.h.  One step is in
+ * driver: the GNN training driver; see gnn_train.h.  One step is in
  * step.c, the learned table's rows in learned.c, checkpoints in ckpt.c
  * (train_state.h ties them together); the run from directories in
- * train_run.c.
+ * lib/app/gnn_run.c.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "compute/compute.h"
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
 
 int
 kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)

@@ -1,4 +1,4 @@
-#include "io/modeldir.h"
+#include "kge/modeldir.h"
 
 #include <math.h>
 #include <stdlib.h>

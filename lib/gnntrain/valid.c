@@ -1,5 +1,5 @@
 /*
- * gnn/valid: validation, early stopping and the training log of GNN
+ * gnntrain/valid: validation, early stopping and the training log of GNN
  * training (gnn_train.h, Validation).
  */
 #include <math.h>
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "eval/eval.h"
-#include "gnn/train_state.h"
-#include "io/modeldir.h"
+#include "gnntrain/train_state.h"
+#include "kge/modeldir.h"
 
 /* Filtered valid MRR (both sides, realistic ties) of the current
  * parameters, every node embedded over the problem's graph. */

@@ -1,4 +1,4 @@
-#include "graph/partition_run.h"
+#include "app/partition_run.h"
 
 #include <inttypes.h>
 #include <stdio.h>

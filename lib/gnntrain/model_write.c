@@ -1,5 +1,5 @@
 /*
- * gnn/model_write: the model directory of a GNN training run; see
+ * gnntrain/model_write: the model directory of a GNN training run; see
  * train_io.h.  kg-eval ranks it as a shallow model (entities.npy,
  * relations.npy, config model = the decoder); gnn_weights.npy and the
  * gnn_* config keys describe the encoder.
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gnn/train_io.h"
-#include "io/modeldir.h"
+#include "gnntrain/train_io.h"
+#include "kge/modeldir.h"
 #include "kge/train.h"
 
 static json_t *

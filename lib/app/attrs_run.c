@@ -1,5 +1,5 @@
 /* The kg-encode-attrs subcommands end to end (declared in attrs.h). */
-#include "attrs/attrs.h"
+#include "app/attrs_run.h"
 
 #include <dirent.h>
 #include <libgen.h>

@@ -1,12 +1,12 @@
 /*
- * gnn/xneg: shared negatives exchanged between ranks (gnn_train.h,
+ * gnntrain/xneg: shared negatives exchanged between ranks (gnn_train.h,
  * neg_exchange; the contract is in train_state.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
-#include "gnn/train_state.h"
+#include "gnntrain/train_state.h"
 
 void
 kg_gnn_xneg_init(struct kg_gnn_xneg *x, struct kg_dist *d,

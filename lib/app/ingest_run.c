@@ -1,6 +1,6 @@
 /*
  * ingest_run: the option checks and the whole kg-ingest run (see
- * ingest.h).
+ * ingest_run.h).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/ingest_run.h"
 #include "core/progress.h"
 #include "ingest/ingest_impl.h"
 #include "core/util.h"

@@ -1,0 +1,19 @@
+/*
+ * attrs_run: kg-encode-attrs's subcommands run from directories and
+ * options (application layer; the encoder itself is lib/attrs).
+ */
+#ifndef KG_APP_ATTRS_RUN_H
+#define KG_APP_ATTRS_RUN_H
+
+#include "attrs/attrs.h"
+
+/*
+ * The subcommands, end to end: inputs checked, output written through
+ * lib/io/outdir.h with a manifest.  Return 0, -1 after kg_error(), or
+ * KG_ERR_VERSION for an input of an unknown format version.
+ */
+int kg_attrs_run_fit(const struct kg_attrs_opts *o);
+int kg_attrs_run_transform(const struct kg_attrs_opts *o);
+int kg_attrs_run_merge(const struct kg_attrs_opts *o);
+
+#endif

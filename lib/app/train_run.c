@@ -1,0 +1,560 @@
+/*
+ * train_run: kg-train's run of a shallow model; see train_run.h.
+ */
+#include "app/train_run.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "eval/eval.h"
+#include "io/dataset.h"
+#include "kge/modeldir.h"
+#include "kge/train_impl.h"
+
+struct job {
+	const struct kg_train_opts *o;
+	struct kg_train_opts o_run;	/* o as trained (a plateau switch) */
+	const struct kg_train_job *j;
+	struct kg_dataset ds;
+	const struct kg_triples *train;
+	struct kg_trainer tr;
+	struct kg_filter filter;
+	struct kg_strbuf log;
+	char *ckpt;
+	int show, writes;
+	float **best_ent, *best_rel;	/* early stopping's snapshot */
+	double best, secs_total;
+	uint64_t total_trained;
+	uint32_t bad_rounds, best_epoch;
+	const char *stopped_by;
+};
+
+/* Fail before training, not after it, when the output cannot be made. */
+static int
+check_parent(const char *path, const char *what)
+{
+	char *copy = kg_xstrdup(path), *slash = strrchr(copy, '/');
+	const char *parent = ".";
+	int rc = 0;
+
+	if (slash == copy)
+		parent = "/";
+	else if (slash != NULL) {
+		*slash = '\0';
+		parent = copy;
+	}
+	if (access(parent, W_OK | X_OK) != 0) {
+		kg_error_errno("cannot write the %s into '%s'", what, parent);
+		rc = -1;
+	}
+	free(copy);
+	return rc;
+}
+
+/* The dataset, and what this run needs of it; 0, -1 or KG_ERR_VERSION. */
+static int
+load_dataset(struct job *b)
+{
+	const struct kg_train_job *j = b->j;
+	int rc = kg_dataset_load(&b->ds, j->dataset);
+
+	if (rc < 0)
+		return rc;
+	b->train = &b->ds.split[KG_SPLIT_TRAIN];
+	if (b->train->n == 0) {
+		kg_error("dataset '%s' has no train triples", j->dataset);
+		return -1;
+	}
+	if (j->valid_every > 0 && b->ds.split[KG_SPLIT_VALID].n == 0) {
+		kg_error("dataset '%s' has no valid triples for early "
+		    "stopping", j->dataset);
+		return -1;
+	}
+	if (b->o->use_types && b->ds.types == NULL) {
+		kg_error("--neg_types: dataset '%s' has no entity types",
+		    j->dataset);
+		return -1;
+	}
+	return 0;
+}
+
+/* The trainer, with the known positives for filtering: the train triples
+ * and, with reciprocal relations, their inverses. */
+static int
+init_trainer(struct job *b)
+{
+	const struct kg_train_opts *o = b->o;
+	const struct kg_triples *train = b->train;
+	uint64_t nk = !o->filter_negatives ? 0 : o->reciprocal ?
+	    2 * train->n : train->n, i;
+	int32_t *known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
+	int rc;
+
+	if (nk > 0)
+		memcpy(known, train->hrt, 3 * train->n * sizeof(*known));
+	for (i = train->n; i < nk; i++) {
+		const int32_t *x = train->hrt + 3 * (i - train->n);
+
+		known[3 * i] = x[2];
+		known[3 * i + 1] = x[1] + (int32_t)b->ds.n_relations;
+		known[3 * i + 2] = x[0];
+	}
+	rc = kg_trainer_init(&b->tr, o, b->ds.n_entities, b->ds.n_relations,
+	    train->hrt, train->n, known, nk, b->ds.types,
+	    (uint32_t)b->ds.n_types);
+	free(known);
+	return rc;
+}
+
+/* The checkpoint path, and a resume from it when asked.  A follower gets
+ * rank 0's resumed state through after_init. */
+static int
+resume(struct job *b)
+{
+	const struct kg_train_job *j = b->j;
+	char *old_log = NULL;
+
+	b->ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", j->output);
+	if (b->writes && !j->no_checkpoint &&
+	    check_parent(b->ckpt, "checkpoint") < 0)
+		return -1;
+	if (!j->resume || !b->writes)
+		return 0;
+	if (!kg_path_exists(b->ckpt)) {
+		if (!j->quiet)
+			kg_warn("no checkpoint '%s' to resume from; starting "
+			    "afresh", b->ckpt);
+		return 0;
+	}
+	if (kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
+		return -1;
+	kg_strbuf_add(&b->log, old_log);
+	free(old_log);
+	if (b->show)
+		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",
+		    kg_progname(), b->tr.epoch, b->ckpt);
+	return 0;
+}
+
+/* Filtered validation MRR (both sides, realistic ties) of the trainer's
+ * current parameters. */
+static int
+valid_mrr(struct job *b, double *mrr)
+{
+	struct kg_trainer *tr = &b->tr;
+	struct kg_modeldir md = KG_MODELDIR_INIT;
+	struct kg_eval_opts eo = KG_EVAL_OPTS_INIT;
+	struct kg_eval_ranks ranks = KG_EVAL_RANKS_INIT;
+	const struct kg_triples *valid = &b->ds.split[KG_SPLIT_VALID];
+	struct kg_metrics m[3];
+
+	md.model = tr->model;
+	md.reciprocal = tr->o.reciprocal;
+	md.n_entities = tr->n_entities;
+	md.n_relations = tr->n_relations;
+	md.n_rel_rows = tr->n_rel_rows;
+	md.ents = tr->ents;
+	md.relations = tr->rel;
+	eo.filter = &b->filter;
+	eo.threads = (int)tr->nthreads;
+	if (kg_eval_rank(&md, valid, &eo, &ranks) < 0)
+		return -1;
+	kg_eval_metrics(&ranks, valid, -1, KG_TIES_REALISTIC, m);
+	*mrr = kg_metrics_mrr(&m[2]);
+	kg_eval_ranks_release(&ranks);
+	return 0;
+}
+
+/* Snapshot (or restore, when back) the parameters for early stopping:
+ * each partition of the store, and the relation table. */
+static int
+snapshot(struct job *b, int back)
+{
+	struct kg_trainer *tr = &b->tr;
+	size_t d = tr->model.dim, nr = tr->n_rel_rows * tr->model.rel_width;
+	uint32_t p;
+
+	if (b->best_ent == NULL) {
+		b->best_ent = kg_xcalloc(tr->n_parts, sizeof(*b->best_ent));
+		b->best_rel = kg_xmallocarray(nr, sizeof(float));
+	}
+	for (p = 0; p < tr->n_parts; p++) {
+		const struct kg_store_part *a = kg_store_acquire(tr->ents, p);
+
+		if (a == NULL)
+			return -1;
+		if (b->best_ent[p] == NULL)
+			b->best_ent[p] = kg_xmallocarray(a->rows * d,
+			    sizeof(float));
+		if (back)
+			memcpy(a->w, b->best_ent[p], a->rows * d * sizeof(float));
+		else
+			memcpy(b->best_ent[p], a->w, a->rows * d * sizeof(float));
+		kg_store_release(tr->ents, p, back);
+	}
+	if (back)
+		memcpy(tr->rel, b->best_rel, nr * sizeof(float));
+	else
+		memcpy(b->best_rel, tr->rel, nr * sizeof(float));
+	return 0;
+}
+
+/* Validate when due and track the best epoch; *mrr gets the MRR (NaN if
+ * not validated), and patience running out sets stopped_by. */
+static int
+validate(struct job *b, double *mrr)
+{
+	const struct kg_train_job *j = b->j;
+	uint32_t e = b->tr.epoch;
+
+	*mrr = NAN;
+	if (j->valid_every == 0 || (e % j->valid_every != 0 &&
+	    e != b->o->epochs))
+		return 0;
+	if (valid_mrr(b, mrr) < 0)
+		return -1;
+	if (*mrr > b->best) {
+		b->best = *mrr;
+		b->best_epoch = e;
+		b->bad_rounds = 0;
+		if (j->target_mrr > 0.0 && *mrr >= j->target_mrr)
+			b->stopped_by = "target_mrr";
+		return snapshot(b, 0);
+	}
+	++b->bad_rounds;
+	if (b->tr.o.one_vs_all_after == KG_ONE_VS_ALL_LATER &&
+	    b->bad_rounds >= j->one_vs_all_plateau) {
+		/* The sampled softmax has levelled off: the full one next. */
+		b->tr.o.one_vs_all_after = e;
+		b->bad_rounds = 0;
+		if (b->show)
+			fprintf(stderr, "%s: valid MRR level for %u "
+			    "validations; every entity a candidate from epoch "
+			    "%u\n", kg_progname(), j->one_vs_all_plateau,
+			    e + 1);
+		return 0;
+	}
+	if (b->bad_rounds >= j->patience && j->patience > 0)
+		b->stopped_by = "early_stopping";
+	return 0;
+}
+
+/* Epochs left to run, for the ETA. */
+static uint64_t
+epochs_left(const struct job *b)
+{
+	const struct kg_train_opts *o = b->o;
+	uint64_t left = o->epochs > b->tr.epoch ? o->epochs - b->tr.epoch :
+	    0, spe = (b->train->n * (o->reciprocal ? 2 : 1) + o->batch_size -
+	    1) / o->batch_size, by_step;
+
+	if (o->max_step == 0)
+		return left;
+	by_step = o->max_step > b->tr.step ? (o->max_step - b->tr.step +
+	    spe - 1) / spe : 0;
+	return o->epochs == 0 || by_step < left ? by_step : left;
+}
+
+/* The epoch's line in train_log.jsonl, and on stderr when shown. */
+static void
+log_epoch(struct job *b, double secs, double tps, double mrr)
+{
+	const struct kg_trainer *tr = &b->tr;
+	char *line = kg_xasprintf("{\"epoch\": %u, \"step\": %llu, "
+	    "\"loss\": %.9g, \"seconds\": %.3f, \"triples_per_second\": "
+	    "%.1f", tr->epoch, (unsigned long long)tr->step, tr->last_loss,
+	    secs, tps);
+
+	kg_strbuf_add(&b->log, line);
+	free(line);
+	if (!isnan(mrr)) {
+		line = kg_xasprintf(", \"valid_mrr\": %.6f", mrr);
+		kg_strbuf_add(&b->log, line);
+		free(line);
+	}
+	kg_strbuf_add(&b->log, "}\n");
+	if (!b->show)
+		return;
+	fprintf(stderr, "%s: epoch %u", kg_progname(), tr->epoch);
+	if (b->o->epochs > 0)
+		fprintf(stderr, "/%u", b->o->epochs);
+	fprintf(stderr, ": loss %.5f, %.0f triples/s, %.1f s", tr->last_loss,
+	    tps, secs);
+	if (!isnan(mrr))
+		fprintf(stderr, ", valid MRR %.4f", mrr);
+	fprintf(stderr, ", eta %.0f s\n", b->secs_total /
+	    (double)(tr->epoch ? tr->epoch : 1) * (double)epochs_left(b));
+}
+
+/* One epoch with its hooks, checks, validation, log and checkpoint. */
+static int
+run_epoch(struct job *b)
+{
+	const struct kg_train_job *j = b->j;
+	double t0 = kg_now(), secs, tps, mrr;
+	uint64_t done, full = b->train->n * (b->o->reciprocal ? 2 : 1);
+
+	if (kg_trainer_epoch(&b->tr, b->train->hrt, b->train->n, &done) < 0)
+		return -1;
+	if (j->after_epoch != NULL && j->after_epoch(j->hook_ctx, &b->tr) < 0)
+		return -1;
+	secs = kg_now() - t0;
+	b->secs_total += secs;
+	b->total_trained += done;
+	tps = secs > 0.0 ? (double)done / secs : 0.0;
+	if (kg_trainer_check_finite(&b->tr) < 0 || validate(b, &mrr) < 0)
+		return -1;
+	if (b->stopped_by == NULL && j->time_budget > 0.0 &&
+	    b->secs_total >= j->time_budget)
+		b->stopped_by = "time_budget";
+	if (b->stopped_by == NULL && b->o->max_step > 0 &&
+	    b->tr.step >= b->o->max_step && (done < full ||
+	    b->o->epochs == 0 || b->tr.epoch < b->o->epochs))
+		b->stopped_by = "max_step";
+	log_epoch(b, secs, tps, mrr);
+	if (b->writes && !j->no_checkpoint && kg_trainer_save(&b->tr, b->ckpt,
+	    b->log.s) < 0)
+		return -1;
+	return 0;
+}
+
+static int
+run_epochs(struct job *b)
+{
+	const struct kg_train_opts *o = b->o;
+
+	while (b->stopped_by == NULL && (o->epochs == 0 ||
+	    b->tr.epoch < o->epochs) && (o->max_step == 0 ||
+	    b->tr.step < o->max_step))
+		if (run_epoch(b) < 0)
+			return -1;
+	if (b->stopped_by == NULL)
+		b->stopped_by = o->max_step > 0 && b->tr.step >= o->max_step &&
+		    (o->epochs == 0 || b->tr.epoch < o->epochs) ? "max_step" :
+		    "epochs";
+	if (b->show && strcmp(b->stopped_by, "epochs") != 0)
+		fprintf(stderr, "%s: stopped by %s after epoch %u, step %llu\n",
+		    kg_progname(), b->stopped_by, b->tr.epoch,
+		    (unsigned long long)b->tr.step);
+	if (b->best_ent != NULL && b->best_epoch != b->tr.epoch) {
+		if (snapshot(b, 1) < 0)
+			return -1;
+		if (b->show)
+			fprintf(stderr, "%s: keeping the parameters of epoch "
+			    "%u (valid MRR %.4f)\n", kg_progname(),
+			    b->best_epoch, b->best);
+	}
+	return 0;
+}
+
+static json_t *
+opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
+{
+	json_t *c = json_object();
+
+	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
+	json_object_set_new(c, "margin", json_real(o->loss.margin));
+	json_object_set_new(c, "adversarial_temperature",
+	    json_real(o->loss.adv_temp));
+	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
+	json_object_set_new(c, "neg_sample_size",
+	    json_integer(o->neg_sample_size));
+	json_object_set_new(c, "neg_chunk_size", json_integer(o->chunk_size ?
+	    o->chunk_size : o->neg_sample_size));
+	json_object_set_new(c, "neg_degree_fraction",
+	    json_real(o->degree_frac));
+	json_object_set_new(c, "one_vs_all", json_boolean(o->one_vs_all));
+	json_object_set_new(c, "one_vs_all_after",
+	    json_integer(o->one_vs_all_after == KG_ONE_VS_ALL_LATER ? 0 :
+	    o->one_vs_all_after));
+	json_object_set_new(c, "one_vs_all_plateau",
+	    json_integer(j->one_vs_all_plateau));
+	json_object_set_new(c, "one_vs_all_grouped",
+	    json_boolean(o->ova_mode == KG_OVA_GROUPED));
+	json_object_set_new(c, "subsampling_weight",
+	    json_boolean(o->subsampling));
+	json_object_set_new(c, "neg_filter",
+	    json_boolean(o->filter_negatives));
+	json_object_set_new(c, "neg_types", json_boolean(o->use_types));
+	json_object_set_new(c, "neg_in_batch", json_boolean(o->neg_in_batch));
+	json_object_set_new(c, "lr", json_real(o->lr));
+	json_object_set_new(c, "ent_optimizer",
+	    json_string(kg_optim_name(o->ent_optim)));
+	json_object_set_new(c, "rel_optimizer",
+	    json_string(kg_optim_name(o->rel_optim)));
+	json_object_set_new(c, "rel_lr", json_real(o->rel_lr));
+	json_object_set_new(c, "regularization_coef", json_real(o->reg_coef));
+	json_object_set_new(c, "regularization_norm",
+	    json_integer(o->reg_norm));
+	json_object_set_new(c, "init", json_string(o->init == KG_INIT_NORMAL ?
+	    "normal" : "uniform"));
+	json_object_set_new(c, "init_scale", json_real(o->init_scale));
+	json_object_set_new(c, "max_grad_norm", json_real(o->clip));
+	json_object_set_new(c, "epochs", json_integer(o->epochs));
+	json_object_set_new(c, "max_step", json_integer((json_int_t)
+	    o->max_step));
+	json_object_set_new(c, "seed", json_integer((json_int_t)o->seed));
+	json_object_set_new(c, "num_thread", json_integer(o->threads));
+	json_object_set_new(c, "valid_every", json_integer(j->valid_every));
+	json_object_set_new(c, "patience", json_integer(j->patience));
+	json_object_set_new(c, "rel_pred_weight", json_real(o->rel_pred));
+	json_object_set_new(c, "dura_coef", json_real(o->dura));
+	json_object_set_new(c, "one_vs_all_dura", o->ova_dura >= 0.0 ?
+	    json_real(o->ova_dura) : json_null());
+	json_object_set_new(c, "lr_warmup", json_integer((json_int_t)
+	    o->lr_warmup));
+	json_object_set_new(c, "lr_decay", json_real(o->lr_decay));
+	json_object_set_new(c, "time_budget", json_real(j->time_budget));
+	json_object_set_new(c, "target_mrr", json_real(j->target_mrr));
+	return c;
+}
+
+static json_t *
+figures(const struct job *b)
+{
+	const struct kg_trainer *tr = &b->tr;
+	json_t *fig = json_object();
+
+	json_object_set_new(fig, "epochs", json_integer(tr->epoch));
+	json_object_set_new(fig, "steps", json_integer((json_int_t)tr->step));
+	json_object_set_new(fig, "stopped_by", json_string(b->stopped_by));
+	json_object_set_new(fig, "final_loss", json_real(tr->last_loss));
+	json_object_set_new(fig, "train_seconds", json_real(b->secs_total));
+	json_object_set_new(fig, "triples_per_second", json_real(
+	    b->secs_total > 0.0 ? (double)b->total_trained / b->secs_total :
+	    0.0));
+	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
+	json_object_set_new(fig, "train_triples",
+	    json_integer((json_int_t)b->train->n));
+	if (b->j->one_vs_all_plateau > 0)
+		json_object_set_new(fig, "one_vs_all_after",
+		    tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER ? json_null() :
+		    json_integer(tr->o.one_vs_all_after));
+	if (b->best >= 0.0) {
+		json_object_set_new(fig, "best_valid_mrr", json_real(b->best));
+		json_object_set_new(fig, "best_epoch",
+		    json_integer(b->best_epoch));
+	}
+	return fig;
+}
+
+/* The model dir (lib/kge/modeldir.h), entity rows streamed from the
+ * store. */
+static int
+write_model(struct job *b)
+{
+	struct kg_trainer *tr = &b->tr;
+	struct kg_modeldir_spec s;
+	struct kg_modeldir_writer w;
+	int rc;
+
+	memset(&s, 0, sizeof(s));
+	s.dir = b->j->output;
+	s.force = b->j->force;
+	s.argc = b->j->argc;
+	s.argv = b->j->argv;
+	s.model = &tr->model;
+	s.reciprocal = b->o->reciprocal;
+	s.n_entities = tr->n_entities;
+	s.n_relations = tr->n_relations;
+	s.state_width = tr->ents->state_width;
+	s.rel = tr->rel;
+	s.rel_state = tr->rel_state;
+	s.rel_state_width = tr->rel_state_width;
+	s.log = b->log.s ? b->log.s : "";
+	s.dataset = b->j->dataset;
+	s.config = opts_json(b->o, b->j);
+	s.figures = figures(b);
+	rc = kg_modeldir_begin(&w, &s);
+	if (rc == 0 && kg_store_write(tr->ents, &w.table) < 0) {
+		kg_modeldir_abort(&w);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = kg_modeldir_commit(&w);
+	json_decref(s.config);
+	json_decref(s.figures);
+	return rc;
+}
+
+/* Options, output and the place for the checkpoint, before any work. */
+static int
+check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
+{
+	if (kg_train_opts_check(o) < 0 || kg_train_job_check(o, j) < 0)
+		return -1;
+	if (j->one_vs_all_plateau > 0 && (o->use_types || o->neg_in_batch)) {
+		kg_error("--one_vs_all_plateau and %s cannot be combined",
+		    o->use_types ? "--neg_types" : "--neg_in_batch");
+		return -1;
+	}
+	if (j->follower)
+		return 0;
+	if (!j->force && kg_path_exists(j->output)) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    j->output);
+		return -1;
+	}
+	return check_parent(j->output, "output");
+}
+
+static void
+job_release(struct job *b)
+{
+	uint32_t p;
+
+	if (b->best_ent != NULL)
+		for (p = 0; p < b->tr.n_parts; p++)
+			free(b->best_ent[p]);
+	free(b->best_ent);
+	free(b->best_rel);
+	free(b->log.s);
+	free(b->ckpt);
+	kg_filter_release(&b->filter);
+	kg_trainer_release(&b->tr);
+	kg_dataset_release(&b->ds);
+}
+
+int
+kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
+{
+	struct job b;
+	int rc;
+
+	memset(&b, 0, sizeof(b));
+	if (check_job(o, j) < 0)
+		return -1;
+	b.o_run = *o;
+	if (j->one_vs_all_plateau > 0)
+		b.o_run.one_vs_all_after = KG_ONE_VS_ALL_LATER;
+	b.o = &b.o_run;
+	b.j = j;
+	b.ds = (struct kg_dataset)KG_DATASET_INIT;
+	b.filter = (struct kg_filter)KG_FILTER_INIT;
+	b.best = -1.0;
+	b.writes = !j->follower;
+	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
+	rc = load_dataset(&b);
+	if (rc == 0)
+		rc = init_trainer(&b) < 0 || resume(&b) < 0 ||
+		    (j->after_init != NULL && j->after_init(j->hook_ctx,
+		    &b.tr) < 0) ? -1 : 0;
+	if (rc == 0) {
+		b.tr.progress = b.show;
+		if (j->valid_every > 0)
+			kg_filter_build(&b.filter, b.ds.split, KG_NSPLITS);
+		rc = run_epochs(&b) < 0 || (b.writes && write_model(&b) < 0) ?
+		    -1 : 0;
+	}
+	if (rc == 0 && b.writes && !j->no_checkpoint && !j->keep_checkpoint &&
+	    j->checkpoint_dir == NULL && kg_path_exists(b.ckpt))
+		kg_rmtree(b.ckpt);
+	job_release(&b);
+	return rc;
+}
