@@ -24,14 +24,9 @@ struct job {
 	const struct kg_triples *train;
 	struct kg_trainer tr;
 	struct kg_filter filter;
-	struct kg_strbuf log;
+	struct kg_epochs ep;	/* the epoch loop: validation, stops, log */
 	char *ckpt;
 	int show, writes;
-	float **best_ent, *best_rel;	/* early stopping's snapshot */
-	double best, secs_total;
-	uint64_t total_trained;
-	uint32_t bad_rounds, best_epoch;
-	const char *stopped_by;
 };
 
 /* Fail before training, not after it, when the output cannot be made. */
@@ -134,7 +129,7 @@ resume(struct job *b)
 	}
 	if (kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
 		return -1;
-	kg_strbuf_add(&b->log, old_log);
+	kg_strbuf_add(&b->ep.log, old_log);
 	free(old_log);
 	if (b->show)
 		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",
@@ -171,186 +166,78 @@ valid_mrr(struct job *b, double *mrr)
 	return 0;
 }
 
-/* Snapshot (or restore, when back) the parameters for early stopping:
- * each partition of the store, and the relation table. */
+/* The hooks of the epoch loop (kge/epochs.h). */
 static int
-snapshot(struct job *b, int back)
+hook_train(void *ctx, struct kg_epoch_report *r)
 {
-	struct kg_trainer *tr = &b->tr;
-	size_t d = tr->model.dim, nr = tr->n_rel_rows * tr->model.rel_width;
-	uint32_t p;
-
-	if (b->best_ent == NULL) {
-		b->best_ent = kg_xcalloc(tr->n_parts, sizeof(*b->best_ent));
-		b->best_rel = kg_xmallocarray(nr, sizeof(float));
-	}
-	for (p = 0; p < tr->n_parts; p++) {
-		const struct kg_store_part *a = kg_store_acquire(tr->ents, p);
-
-		if (a == NULL)
-			return -1;
-		if (b->best_ent[p] == NULL)
-			b->best_ent[p] = kg_xmallocarray(a->rows * d,
-			    sizeof(float));
-		if (back)
-			memcpy(a->w, b->best_ent[p], a->rows * d * sizeof(float));
-		else
-			memcpy(b->best_ent[p], a->w, a->rows * d * sizeof(float));
-		kg_store_release(tr->ents, p, back);
-	}
-	if (back)
-		memcpy(tr->rel, b->best_rel, nr * sizeof(float));
-	else
-		memcpy(b->best_rel, tr->rel, nr * sizeof(float));
-	return 0;
-}
-
-/* Validate when due and track the best epoch; *mrr gets the MRR (NaN if
- * not validated), and patience running out sets stopped_by. */
-static int
-validate(struct job *b, double *mrr)
-{
+	struct job *b = ctx;
 	const struct kg_train_job *j = b->j;
-	uint32_t e = b->tr.epoch;
+	double t0 = kg_now();
+	uint64_t full = b->train->n * (b->o->reciprocal ? 2 : 1);
 
-	*mrr = NAN;
-	if (j->valid_every == 0 || (e % j->valid_every != 0 &&
-	    e != b->o->epochs))
-		return 0;
-	if (valid_mrr(b, mrr) < 0)
-		return -1;
-	if (*mrr > b->best) {
-		b->best = *mrr;
-		b->best_epoch = e;
-		b->bad_rounds = 0;
-		if (j->target_mrr > 0.0 && *mrr >= j->target_mrr)
-			b->stopped_by = "target_mrr";
-		return snapshot(b, 0);
-	}
-	++b->bad_rounds;
-	if (b->tr.o.one_vs_all_after == KG_ONE_VS_ALL_LATER &&
-	    b->bad_rounds >= j->one_vs_all_plateau) {
-		/* The sampled softmax has levelled off: the full one next. */
-		b->tr.o.one_vs_all_after = e;
-		b->bad_rounds = 0;
-		if (b->show)
-			fprintf(stderr, "%s: valid MRR level for %u "
-			    "validations; every entity a candidate from epoch "
-			    "%u\n", kg_progname(), j->one_vs_all_plateau,
-			    e + 1);
-		return 0;
-	}
-	if (b->bad_rounds >= j->patience && j->patience > 0)
-		b->stopped_by = "early_stopping";
-	return 0;
-}
-
-/* Epochs left to run, for the ETA. */
-static uint64_t
-epochs_left(const struct job *b)
-{
-	const struct kg_train_opts *o = b->o;
-	uint64_t left = o->epochs > b->tr.epoch ? o->epochs - b->tr.epoch :
-	    0, spe = (b->train->n * (o->reciprocal ? 2 : 1) + o->batch_size -
-	    1) / o->batch_size, by_step;
-
-	if (o->max_step == 0)
-		return left;
-	by_step = o->max_step > b->tr.step ? (o->max_step - b->tr.step +
-	    spe - 1) / spe : 0;
-	return o->epochs == 0 || by_step < left ? by_step : left;
-}
-
-/* The epoch's line in train_log.jsonl, and on stderr when shown. */
-static void
-log_epoch(struct job *b, double secs, double tps, double mrr)
-{
-	const struct kg_trainer *tr = &b->tr;
-	char *line = kg_xasprintf("{\"epoch\": %u, \"step\": %llu, "
-	    "\"loss\": %.9g, \"seconds\": %.3f, \"triples_per_second\": "
-	    "%.1f", tr->epoch, (unsigned long long)tr->step, tr->last_loss,
-	    secs, tps);
-
-	kg_strbuf_add(&b->log, line);
-	free(line);
-	if (!isnan(mrr)) {
-		line = kg_xasprintf(", \"valid_mrr\": %.6f", mrr);
-		kg_strbuf_add(&b->log, line);
-		free(line);
-	}
-	kg_strbuf_add(&b->log, "}\n");
-	if (!b->show)
-		return;
-	fprintf(stderr, "%s: epoch %u", kg_progname(), tr->epoch);
-	if (b->o->epochs > 0)
-		fprintf(stderr, "/%u", b->o->epochs);
-	fprintf(stderr, ": loss %.5f, %.0f triples/s, %.1f s", tr->last_loss,
-	    tps, secs);
-	if (!isnan(mrr))
-		fprintf(stderr, ", valid MRR %.4f", mrr);
-	fprintf(stderr, ", eta %.0f s\n", b->secs_total /
-	    (double)(tr->epoch ? tr->epoch : 1) * (double)epochs_left(b));
-}
-
-/* One epoch with its hooks, checks, validation, log and checkpoint. */
-static int
-run_epoch(struct job *b)
-{
-	const struct kg_train_job *j = b->j;
-	double t0 = kg_now(), secs, tps, mrr;
-	uint64_t done, full = b->train->n * (b->o->reciprocal ? 2 : 1);
-
-	if (kg_trainer_epoch(&b->tr, b->train->hrt, b->train->n, &done) < 0)
+	if (kg_trainer_epoch(&b->tr, b->train->hrt, b->train->n,
+	    &r->trained) < 0)
 		return -1;
 	if (j->after_epoch != NULL && j->after_epoch(j->hook_ctx, &b->tr) < 0)
 		return -1;
-	secs = kg_now() - t0;
-	b->secs_total += secs;
-	b->total_trained += done;
-	tps = secs > 0.0 ? (double)done / secs : 0.0;
-	if (kg_trainer_check_finite(&b->tr) < 0 || validate(b, &mrr) < 0)
-		return -1;
-	if (b->stopped_by == NULL && j->time_budget > 0.0 &&
-	    b->secs_total >= j->time_budget)
-		b->stopped_by = "time_budget";
-	if (b->stopped_by == NULL && b->o->max_step > 0 &&
-	    b->tr.step >= b->o->max_step && (done < full ||
-	    b->o->epochs == 0 || b->tr.epoch < b->o->epochs))
-		b->stopped_by = "max_step";
-	log_epoch(b, secs, tps, mrr);
-	if (b->writes && !j->no_checkpoint && kg_trainer_save(&b->tr, b->ckpt,
-	    b->log.s) < 0)
-		return -1;
-	return 0;
+	r->seconds = kg_now() - t0;
+	r->whole = r->trained >= full;
+	return kg_trainer_check_finite(&b->tr);
+}
+
+static int
+hook_valid(void *ctx, double *mrr)
+{
+	return valid_mrr(ctx, mrr);
+}
+
+static int
+hook_snapshot(void *ctx, int back)
+{
+	struct job *b = ctx;
+
+	return kg_trainer_snapshot(&b->tr, back);
+}
+
+/* The sampled softmax has levelled off: the full one from the next
+ * epoch on.  1 when it switched. */
+static int
+hook_plateau(void *ctx, uint32_t epoch)
+{
+	struct job *b = ctx;
+
+	if (b->tr.o.one_vs_all_after != KG_ONE_VS_ALL_LATER)
+		return 0;
+	b->tr.o.one_vs_all_after = epoch;
+	if (b->show)
+		fprintf(stderr, "%s: valid MRR level for %u validations; every "
+		    "entity a candidate from epoch %u\n", kg_progname(),
+		    b->j->one_vs_all_plateau, epoch + 1);
+	return 1;
+}
+
+static int
+hook_save(void *ctx, int whole)
+{
+	struct job *b = ctx;
+
+	(void)whole;
+	if (!b->writes || b->j->no_checkpoint)
+		return 0;
+	return kg_trainer_save(&b->tr, b->ckpt, b->ep.log.s);
 }
 
 static int
 run_epochs(struct job *b)
 {
-	const struct kg_train_opts *o = b->o;
+	struct kg_epoch_hooks h = {
+		.ctx = b, .train = hook_train, .valid = hook_valid,
+		.snapshot = hook_snapshot, .plateau = hook_plateau,
+		.save = hook_save, .epoch = &b->tr.epoch, .step = &b->tr.step,
+		.loss = &b->tr.last_loss
+	};
 
-	while (b->stopped_by == NULL && (o->epochs == 0 ||
-	    b->tr.epoch < o->epochs) && (o->max_step == 0 ||
-	    b->tr.step < o->max_step))
-		if (run_epoch(b) < 0)
-			return -1;
-	if (b->stopped_by == NULL)
-		b->stopped_by = o->max_step > 0 && b->tr.step >= o->max_step &&
-		    (o->epochs == 0 || b->tr.epoch < o->epochs) ? "max_step" :
-		    "epochs";
-	if (b->show && strcmp(b->stopped_by, "epochs") != 0)
-		fprintf(stderr, "%s: stopped by %s after epoch %u, step %llu\n",
-		    kg_progname(), b->stopped_by, b->tr.epoch,
-		    (unsigned long long)b->tr.step);
-	if (b->best_ent != NULL && b->best_epoch != b->tr.epoch) {
-		if (snapshot(b, 1) < 0)
-			return -1;
-		if (b->show)
-			fprintf(stderr, "%s: keeping the parameters of epoch "
-			    "%u (valid MRR %.4f)\n", kg_progname(),
-			    b->best_epoch, b->best);
-	}
-	return 0;
+	return kg_epochs_run(&b->ep, &h);
 }
 
 static json_t *
@@ -423,12 +310,13 @@ figures(const struct job *b)
 
 	json_object_set_new(fig, "epochs", json_integer(tr->epoch));
 	json_object_set_new(fig, "steps", json_integer((json_int_t)tr->step));
-	json_object_set_new(fig, "stopped_by", json_string(b->stopped_by));
+	json_object_set_new(fig, "stopped_by", json_string(b->ep.stopped_by));
 	json_object_set_new(fig, "final_loss", json_real(tr->last_loss));
-	json_object_set_new(fig, "train_seconds", json_real(b->secs_total));
+	json_object_set_new(fig, "train_seconds",
+	    json_real(b->ep.train_seconds));
 	json_object_set_new(fig, "triples_per_second", json_real(
-	    b->secs_total > 0.0 ? (double)b->total_trained / b->secs_total :
-	    0.0));
+	    b->ep.train_seconds > 0.0 ? (double)b->ep.trained /
+	    b->ep.train_seconds : 0.0));
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
@@ -436,10 +324,10 @@ figures(const struct job *b)
 		json_object_set_new(fig, "one_vs_all_after",
 		    tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER ? json_null() :
 		    json_integer(tr->o.one_vs_all_after));
-	if (b->best >= 0.0) {
-		json_object_set_new(fig, "best_valid_mrr", json_real(b->best));
+	if (b->ep.best >= 0.0) {
+		json_object_set_new(fig, "best_valid_mrr", json_real(b->ep.best));
 		json_object_set_new(fig, "best_epoch",
-		    json_integer(b->best_epoch));
+		    json_integer(b->ep.best_epoch));
 	}
 	return fig;
 }
@@ -467,7 +355,7 @@ write_model(struct job *b)
 	s.rel = tr->rel;
 	s.rel_state = tr->rel_state;
 	s.rel_state_width = tr->rel_state_width;
-	s.log = b->log.s ? b->log.s : "";
+	s.log = b->ep.log.s ? b->ep.log.s : "";
 	s.dataset = b->j->dataset;
 	s.config = opts_json(b->o, b->j);
 	s.figures = figures(b);
@@ -504,17 +392,25 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 	return check_parent(j->output, "output");
 }
 
+/* The loop's options from the job's; the trainer saves its state. */
+static void
+epochs_init(struct job *b)
+{
+	const struct kg_train_job *j = b->j;
+	struct kg_epochs_opts eo = {
+		.epochs = b->o->epochs, .max_step = b->o->max_step,
+		.valid_every = j->valid_every, .patience = j->patience,
+		.plateau = j->one_vs_all_plateau, .target_mrr = j->target_mrr,
+		.time_budget = j->time_budget, .show = b->show
+	};
+
+	kg_epochs_init(&b->ep, &eo);
+}
+
 static void
 job_release(struct job *b)
 {
-	uint32_t p;
-
-	if (b->best_ent != NULL)
-		for (p = 0; p < b->tr.n_parts; p++)
-			free(b->best_ent[p]);
-	free(b->best_ent);
-	free(b->best_rel);
-	free(b->log.s);
+	kg_epochs_release(&b->ep);
 	free(b->ckpt);
 	kg_filter_release(&b->filter);
 	kg_trainer_release(&b->tr);
@@ -537,12 +433,13 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	b.j = j;
 	b.ds = (struct kg_dataset)KG_DATASET_INIT;
 	b.filter = (struct kg_filter)KG_FILTER_INIT;
-	b.best = -1.0;
 	b.writes = !j->follower;
 	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
+	epochs_init(&b);
 	rc = load_dataset(&b);
 	if (rc == 0)
-		rc = init_trainer(&b) < 0 || resume(&b) < 0 ||
+		rc = init_trainer(&b) < 0 || (b.tr.ep = &b.ep,
+		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
 		    &b.tr) < 0) ? -1 : 0;
 	if (rc == 0) {

@@ -180,12 +180,9 @@ put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st)
 {
 	const struct kg_gnn_trained *out = ts->out;
 
-	if (ts->best_w == NULL)
+	kg_epochs_state_put(&ts->ep, st);
+	if (ts->best_w == NULL || ts->ep.best < 0.0)
 		return 0;
-	json_object_set_new(st, "best_valid_mrr",
-	    json_real(out->best_valid_mrr));
-	json_object_set_new(st, "best_epoch", json_integer(out->best_epoch));
-	json_object_set_new(st, "bad_rounds", json_integer(ts->bad_rounds));
 	return put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
 	    ts->best_w) < 0 || put_arr(dir, "best_relations.npy", KG_DT_F4,
 	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
@@ -201,13 +198,10 @@ get_valid(const struct kg_ckpt *c, struct kg_gnn_tstate *ts)
 
 	if (log == NULL)
 		return -1;
-	kg_strbuf_add(&ts->log, log);
+	kg_strbuf_add(&ts->ep.log, log);
 	free(log);
-	if (json_object_get(c->state, "best_epoch") == NULL)
+	if (kg_epochs_state_get(&ts->ep, c) == 0)
 		return 0;
-	out->best_valid_mrr = kg_ckpt_real(c, "best_valid_mrr");
-	out->best_epoch = (uint32_t)kg_ckpt_u64(c, "best_epoch");
-	ts->bad_rounds = (uint32_t)kg_ckpt_u64(c, "bad_rounds");
 	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
 	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
 	return kg_ckpt_get_f32(c, "best_params.npy", out->enc.n_params, 0,
@@ -230,8 +224,6 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 	json_object_set_new(st, "epoch", json_integer(ts->epoch));
 	json_object_set_new(st, "steps", json_integer((json_int_t)out->steps));
 	json_object_set_new(st, "last_loss", json_real(out->last_loss));
-	json_object_set_new(st, "train_seconds",
-	    json_real(out->train_seconds));
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
 	if (put_valid(dir, ts, st) < 0 ||
@@ -245,7 +237,7 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 	    0, ts->st_rel) < 0)
 		kg_ckpt_abort(w);
 	else
-		rc = kg_ckpt_commit(w, st, ts->log.s ? ts->log.s : "",
+		rc = kg_ckpt_commit(w, st, ts->ep.log.s ? ts->ep.log.s : "",
 		    ck->argc, ck->argv, NULL);
 	json_decref(st);
 	return rc;
@@ -376,8 +368,7 @@ ckpt_load_rank(struct kg_gnn_tstate *ts)
 	out->steps = kg_ckpt_u64(&c, "steps");
 	out->last_loss = kg_ckpt_real(&c, "last_loss");
 	/* The time budget counts the checkpoint's epochs too (0 from a
-	 * checkpoint written before it was kept). */
-	out->train_seconds = kg_ckpt_real(&c, "train_seconds");
+	 * checkpoint written before it was kept): kg_epochs_state_get. */
 	rc = get_valid(&c, ts);
 out:
 	kg_ckpt_close(&c);

@@ -260,69 +260,110 @@ show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
 	    done, S, rate > 0.0 ? 1.0 / rate : 0.0, eta);
 }
 
-/* The epochs (from a resumed one on), a checkpoint after each whole
- * one; the time budget is checked after the epoch's validation, so a
- * run it stops still validates its last epoch when due.  0, or -1 when
- * a checkpoint could not be saved. */
+/* The epoch loop's train hook: the next epoch's steps, with rank 0's
+ * progress line.  Rank 0's time counts for every rank: the ranks' clocks
+ * differ, and the time budget must stop all of them after the same
+ * epoch. */
 static int
-run_epochs(struct kg_gnn_tstate *ts)
+hook_train(void *ctx, struct kg_epoch_report *r)
 {
+	struct kg_gnn_tstate *ts = ctx;
 	const struct kg_gnn_train_opts *o = ts->o;
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_dist *d = ts->d;
-	uint64_t steps = ts->steps_per_epoch, step, done, npos, run = 0;
-	uint32_t epoch, ran = 0;
-	double t0 = kg_now(), last = 0.0;
+	uint64_t steps = ts->steps_per_epoch, step, done = 0, npos = 0;
+	double loss = 0.0, te = kg_now(), secs;
 
-	for (epoch = ts->epoch; epoch < o->epochs && !(o->max_step > 0 &&
-	    out->steps >= o->max_step) && out->stopped_by == NULL; epoch++) {
-		double loss = 0.0, te = kg_now(), secs;
-
-		for (step = 0, done = 0, npos = 0; step < steps; step++) {
-			ts->estep = step;
-			loss += kg_gnn_step(ts);
-			npos += ts->step_pos;
-			out->steps++;
-			done++;
-			run++;
-			show_progress(ts, epoch, done, run, t0, &last);
-			if (o->max_step > 0 && out->steps >= o->max_step)
-				break;
-		}
-		/* Rank 0's time for every rank: the ranks' clocks differ,
-		 * and the budget must stop all of them after the same
-		 * epoch. */
-		secs = kg_now() - te;
-		kg_dist_bcast(d, &secs, sizeof(secs), 0);
-		out->train_seconds += secs;
-		kg_dist_sum_f64(d, &loss, 1);
-		out->last_loss = o->batches_per_epoch ? loss / (double)(npos ?
-		    npos : 1) : loss / (double)(done * ts->w.nb *
-		    (size_t)d->size);
-		ran++;
-		if (o->progress && d->rank == 0)
-			fputs("\r\033[K", stderr);
-		if (!o->quiet && d->rank == 0)
-			fprintf(stderr, "%s: epoch %u loss %.6f (%.2f s)\n",
-			    kg_progname(), epoch + 1, out->last_loss,
-			    kg_now() - te);
-		/* A checkpoint holds whole epochs only. */
-		ts->epoch = epoch + 1;
-		if (kg_gnn_epoch_end(ts, kg_now() - te) < 0)
-			return -1;
-		if (out->stopped_by == NULL && o->time_budget > 0.0 &&
-		    out->train_seconds >= o->time_budget)
-			out->stopped_by = "time_budget";
-		if (done == steps && o->ckpt != NULL && o->ckpt->save &&
-		    o->ckpt->dir != NULL && kg_gnn_ckpt_save(ts) < 0)
-			return -1;
+	for (step = 0; step < steps; step++) {
+		ts->estep = step;
+		loss += kg_gnn_step(ts);
+		npos += ts->step_pos;
+		out->steps++;
+		done++;
+		ts->steps_run++;
+		show_progress(ts, ts->epoch, done, ts->steps_run, ts->t_run,
+		    &ts->t_shown);
+		if (o->max_step > 0 && out->steps >= o->max_step)
+			break;
 	}
-	out->seconds_per_epoch = (kg_now() - t0) / (ran ? ran : 1);
-	out->epochs_run = ts->epoch;
-	if (out->stopped_by == NULL)
-		out->stopped_by = ts->epoch < o->epochs ? "max_step" : "epochs";
-	kg_gnn_keep_best(ts);
+	secs = kg_now() - te;
+	kg_dist_bcast(d, &secs, sizeof(secs), 0);
+	kg_dist_sum_f64(d, &loss, 1);
+	r->trained = o->batches_per_epoch ? npos : done * ts->w.nb *
+	    (size_t)d->size;
+	out->last_loss = loss / (double)(r->trained ? r->trained : 1);
+	r->seconds = secs;
+	r->whole = done == steps;
+	if (o->progress && d->rank == 0)
+		fputs("\r\033[K", stderr);
+	/* A checkpoint holds whole epochs only. */
+	ts->epoch++;
 	return 0;
+}
+
+static int
+hook_valid(void *ctx, double *mrr)
+{
+	return kg_gnn_valid_mrr(ctx, mrr);
+}
+
+static int
+hook_snapshot(void *ctx, int back)
+{
+	return kg_gnn_snapshot(ctx, back);
+}
+
+static int
+hook_save(void *ctx, int whole)
+{
+	struct kg_gnn_tstate *ts = ctx;
+	const struct kg_gnn_train_opts *o = ts->o;
+
+	if (!whole || o->ckpt == NULL || !o->ckpt->save || o->ckpt->dir == NULL)
+		return 0;
+	return kg_gnn_ckpt_save(ts);
+}
+
+/* The epochs (from a resumed one on) through the shared loop; then the
+ * figures of struct kg_gnn_trained.  0, or -1 when a checkpoint could not
+ * be saved. */
+static int
+run_epochs(struct kg_gnn_tstate *ts)
+{
+	struct kg_gnn_trained *out = ts->out;
+	struct kg_epoch_hooks h = {
+		.ctx = ts, .train = hook_train, .valid = hook_valid,
+		.snapshot = hook_snapshot, .save = hook_save,
+		.epoch = &ts->epoch, .step = &out->steps,
+		.loss = &out->last_loss
+	};
+
+	ts->t_run = kg_now();
+	if (kg_epochs_run(&ts->ep, &h) < 0)
+		return -1;
+	out->seconds_per_epoch = (kg_now() - ts->t_run) / (ts->ep.ran ?
+	    ts->ep.ran : 1);
+	out->epochs_run = ts->epoch;
+	out->stopped_by = ts->ep.stopped_by;
+	out->train_seconds = ts->ep.train_seconds;
+	out->best_valid_mrr = ts->ep.best;
+	out->best_epoch = ts->ep.best_epoch;
+	return 0;
+}
+
+/* The epoch loop's options from the training options. */
+static void
+epochs_init(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	struct kg_epochs_opts eo = {
+		.epochs = o->epochs, .max_step = o->max_step,
+		.valid_every = o->valid_every, .patience = o->patience,
+		.target_mrr = o->target_mrr, .time_budget = o->time_budget,
+		.show = !o->quiet && ts->d->rank == 0
+	};
+
+	kg_epochs_init(&ts->ep, &eo);
 }
 
 /* What the training buffers hold (not the trained parameters). */
@@ -338,10 +379,9 @@ tstate_release(struct kg_gnn_tstate *ts)
 	free(ts->order);
 	free(ts->share);
 	free(ts->need);
-	free(ts->log.s);
+	kg_epochs_release(&ts->ep);
 	kg_gnn_valid_release(ts);
 	ts->need = NULL;
-	ts->log.s = NULL;
 	ts->st_enc = ts->st_learn = ts->st_rel = NULL;
 	ts->map = NULL;
 	ts->order = NULL;
@@ -376,6 +416,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	if (kg_gnn_any_rank(ts.d, setup_models(&ts) < 0))
 		goto out;
 	setup_state(&ts);
+	epochs_init(&ts);
 	if (kg_gnn_ckpt_resume(&ts) < 0 || run_epochs(&ts) < 0)
 		goto out;
 	/* Rank 0's whole table should not meet the training buffers. */
@@ -387,8 +428,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	kg_gnn_learned_fill(&ts);
 	if (kg_gnn_any_rank(ts.d, kg_gnn_learned_gather(&ts) < 0))
 		goto out;
-	out->log = ts.log.s != NULL ? ts.log.s : kg_xstrdup("");
-	ts.log.s = NULL;
+	out->log = ts.ep.log.s != NULL ? ts.ep.log.s : kg_xstrdup("");
+	ts.ep.log.s = NULL;
 	rc = 0;
 out:
 	tstate_release(&ts);

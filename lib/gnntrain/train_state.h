@@ -23,6 +23,7 @@
 #include "gnntrain/gnn_train.h"
 #include "gnn/sample.h"
 #include "core/rng.h"
+#include "kge/epochs.h"
 #include "kge/optim.h"
 
 /* Global ID -> local row, sorted by global ID (both below 2^31). */
@@ -130,15 +131,18 @@ struct kg_gnn_tstate {
 	 * every rank's positives per epoch (share) and this step's sum
 	 * over the ranks (step_pos). */
 	uint64_t steps_per_epoch, estep;
+	/* Rank 0's progress line: steps run by this process, when it
+	 * started and when the line was last shown. */
+	uint64_t steps_run;
+	double t_run, t_shown;
 	uint64_t *share, step_pos;
 	struct kg_gnn_graph full;	/* the problem's whole graph */
 	struct kg_gnn_work w;
-	/* Validation: the log, the best epoch's parameters (n_params
-	 * encoder floats, n_rel_f relation floats; NULL: none yet), the
-	 * validations since the best. */
-	struct kg_strbuf log;
+	/* The epoch loop (kge/epochs.h: validation, stops, the log) and
+	 * the best epoch's parameters (n_params encoder floats, n_rel_f
+	 * relation floats; NULL: none yet). */
+	struct kg_epochs ep;
 	float *best_w, *best_rel;
-	uint32_t bad_rounds;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -204,14 +208,11 @@ void kg_gnn_learned_sync(struct kg_gnn_tstate *ts,
 int kg_gnn_learned_gather(struct kg_gnn_tstate *ts);
 
 /* valid.c */
-/* After epoch ts->epoch (secs seconds): validate when due (keeping the
- * best parameters, setting out->stopped_by when the target MRR is
- * reached or patience runs out) and log the epoch.  0, or -1 after
- * kg_error(). */
-int kg_gnn_epoch_end(struct kg_gnn_tstate *ts, double secs);
-/* At the end: the best epoch's parameters back, when it was not the
- * last. */
-void kg_gnn_keep_best(struct kg_gnn_tstate *ts);
+/* The epoch loop's valid and snapshot hooks (kge/epochs.h): the filtered
+ * valid MRR of the current parameters; the parameters kept as the best
+ * (back 0) or put back (back 1).  0, or -1 after kg_error(). */
+int kg_gnn_valid_mrr(struct kg_gnn_tstate *ts, double *mrr);
+int kg_gnn_snapshot(struct kg_gnn_tstate *ts, int back);
 void kg_gnn_valid_release(struct kg_gnn_tstate *ts);
 
 /* ckpt.c (both collective: 0 on every rank or -1 on every rank) */

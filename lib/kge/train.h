@@ -60,6 +60,7 @@
 #include <jansson.h>
 
 #include "io/ckpt.h"
+#include "kge/epochs.h"
 #include "kge/loss.h"
 #include "kge/model.h"
 #include "kge/optim.h"
@@ -217,6 +218,14 @@ struct kg_trainer {
 	uint64_t step;		/* batches completed */
 	double last_loss;	/* mean loss of the last epoch */
 	/*
+	 * The epoch loop (kge/epochs.h; NULL outside one, as in unit
+	 * tests): its state is saved with checkpoints, and so are the best
+	 * epoch's parameters, one array per partition and the relation
+	 * table (kg_trainer_snapshot).
+	 */
+	struct kg_epochs *ep;
+	float **best_ent, *best_rel;
+	/*
 	 * Synchronous data parallel (set by lib/dist/ssgd.c; 0, 1 and NULL
 	 * otherwise).  With shard_size > 1 every chunk is cut into
 	 * shard_size contiguous shares and this trainer computes share
@@ -340,5 +349,14 @@ extern const char *const kg_trainer_shape_hints[][2];
  */
 int kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log);
 int kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log);
+
+/*
+ * Keep the current parameters as the best epoch's (back 0), or put the
+ * kept ones back (back 1): every partition of the store and the relation
+ * table.  With tr->ep set, checkpoints hold the kept parameters
+ * (best_part-NNN.npy, best_relations.npy) and the loop's state, and
+ * kg_trainer_load restores both.  0, or -1 after kg_error().
+ */
+int kg_trainer_snapshot(struct kg_trainer *tr, int back);
 
 #endif

@@ -1,10 +1,99 @@
 /*
  * train_ckpt: a trainer's checkpoints, in the layout of lib/io/ckpt.h:
- * the store's partitions, the relation table and its optimiser state.
+ * the store's partitions, the relation table and its optimiser state,
+ * and with early stopping the best epoch's parameters and the loop's
+ * state; the snapshot of those parameters.
  */
 #include "kge/train_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+/* Rows of partition p of the trainer's store. */
+static uint64_t
+part_rows(const struct kg_trainer *tr, uint32_t p)
+{
+	return tr->ents->off[p + 1] - tr->ents->off[p];
+}
+
+int
+kg_trainer_snapshot(struct kg_trainer *tr, int back)
+{
+	size_t d = tr->model.dim, nr = tr->n_rel_rows * tr->model.rel_width;
+	uint32_t p;
+
+	if (tr->best_ent == NULL) {
+		tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
+		tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
+	}
+	for (p = 0; p < tr->n_parts; p++) {
+		const struct kg_store_part *a = kg_store_acquire(tr->ents, p);
+
+		if (a == NULL)
+			return -1;
+		if (tr->best_ent[p] == NULL)
+			tr->best_ent[p] = kg_xmallocarray(a->rows * d + 1,
+			    sizeof(float));
+		if (back)
+			memcpy(a->w, tr->best_ent[p], a->rows * d * sizeof(float));
+		else
+			memcpy(tr->best_ent[p], a->w, a->rows * d * sizeof(float));
+		kg_store_release(tr->ents, p, back);
+	}
+	if (back)
+		memcpy(tr->rel, tr->best_rel, nr * sizeof(float));
+	else
+		memcpy(tr->best_rel, tr->rel, nr * sizeof(float));
+	return 0;
+}
+
+/* The kept best parameters into dir, when there are any; 0 or -1. */
+static int
+save_best(const struct kg_trainer *tr, const char *dir)
+{
+	char name[32];
+	uint32_t p;
+
+	if (tr->ep == NULL || tr->ep->best < 0.0 || tr->best_ent == NULL)
+		return 0;
+	for (p = 0; p < tr->n_parts; p++) {
+		snprintf(name, sizeof(name), "best_part-%03u.npy", p);
+		if (kg_ckpt_put_f32(dir, name, part_rows(tr, p),
+		    tr->model.dim, tr->best_ent[p]) < 0)
+			return -1;
+	}
+	return kg_ckpt_put_f32(dir, "best_relations.npy", tr->n_rel_rows,
+	    tr->model.rel_width, tr->best_rel);
+}
+
+/* The loop's state, and the best parameters when the checkpoint has a
+ * best epoch; 0 or -1. */
+static int
+load_best(struct kg_trainer *tr, const struct kg_ckpt *c)
+{
+	size_t nr = tr->n_rel_rows * tr->model.rel_width;
+	char name[32];
+	uint32_t p;
+
+	if (tr->ep == NULL || kg_epochs_state_get(tr->ep, c) == 0)
+		return 0;
+	if (tr->best_ent == NULL) {
+		tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
+		tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
+	}
+	for (p = 0; p < tr->n_parts; p++) {
+		if (tr->best_ent[p] == NULL)
+			tr->best_ent[p] = kg_xmallocarray(part_rows(tr, p) *
+			    tr->model.dim + 1, sizeof(float));
+		snprintf(name, sizeof(name), "best_part-%03u.npy", p);
+		if (kg_ckpt_get_f32(c, name, part_rows(tr, p), tr->model.dim,
+		    tr->best_ent[p]) < 0)
+			return -1;
+	}
+	return kg_ckpt_get_f32(c, "best_relations.npy", tr->n_rel_rows,
+	    tr->model.rel_width, tr->best_rel);
+}
 
 const char *const kg_trainer_shape_hints[][2] = {
 	{ "model", "--model_name" },
@@ -65,7 +154,7 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
 
 	if (kg_ckpt_begin(&w, dir) < 0)
 		return -1;
-	if (save_parts(tr, w.od.tmp) < 0 ||
+	if (save_parts(tr, w.od.tmp) < 0 || save_best(tr, w.od.tmp) < 0 ||
 	    kg_ckpt_put_f32(w.od.tmp, "relations.npy", tr->n_rel_rows,
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_put_f32(w.od.tmp, "relation_state.npy", tr->n_rel_rows,
@@ -78,6 +167,8 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
 	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
 	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
 	json_object_set_new(st, "seed", json_integer((json_int_t)tr->o.seed));
+	if (tr->ep != NULL)
+		kg_epochs_state_put(tr->ep, st);
 	/* A switch decided during training (on a plateau) resumes as it
 	 * was. */
 	if (tr->o.one_vs_all_after > 0 &&
@@ -117,7 +208,7 @@ kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log)
 	if (kg_ckpt_get_f32(&c, "relations.npy", tr->n_rel_rows,
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_get_f32(&c, "relation_state.npy", tr->n_rel_rows,
-	    tr->rel_state_width, tr->rel_state) < 0)
+	    tr->rel_state_width, tr->rel_state) < 0 || load_best(tr, &c) < 0)
 		goto out;
 	tr->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
 	tr->step = kg_ckpt_u64(&c, "step");

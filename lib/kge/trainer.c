@@ -400,6 +400,11 @@ kg_trainer_release(struct kg_trainer *tr)
 		for (i = 0; i < tr->nthreads; i++)
 			kg_train_ws_free(&tr->ws[i]);
 	free(tr->ws);
+	if (tr->best_ent != NULL)
+		for (i = 0; i < tr->n_parts; i++)
+			free(tr->best_ent[i]);
+	free(tr->best_ent);
+	free(tr->best_rel);
 	if (tr->own_store)
 		kg_store_free(tr->ents);
 	memset(tr, 0, sizeof(*tr));
