@@ -17,24 +17,35 @@ part_rows(const struct kg_trainer *tr, uint32_t p)
 	return tr->ents->off[p + 1] - tr->ents->off[p];
 }
 
+/* The snapshot's arrays, allocated once: one per partition and the
+ * relation table. */
+static void
+best_alloc(struct kg_trainer *tr)
+{
+	size_t nr = tr->n_rel_rows * tr->model.rel_width;
+	uint32_t p;
+
+	if (tr->best_ent != NULL)
+		return;
+	tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
+	for (p = 0; p < tr->n_parts; p++)
+		tr->best_ent[p] = kg_xmallocarray(part_rows(tr, p) *
+		    tr->model.dim + 1, sizeof(float));
+	tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
+}
+
 int
 kg_trainer_snapshot(struct kg_trainer *tr, int back)
 {
 	size_t d = tr->model.dim, nr = tr->n_rel_rows * tr->model.rel_width;
 	uint32_t p;
 
-	if (tr->best_ent == NULL) {
-		tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
-		tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
-	}
+	best_alloc(tr);
 	for (p = 0; p < tr->n_parts; p++) {
 		const struct kg_store_part *a = kg_store_acquire(tr->ents, p);
 
 		if (a == NULL)
 			return -1;
-		if (tr->best_ent[p] == NULL)
-			tr->best_ent[p] = kg_xmallocarray(a->rows * d + 1,
-			    sizeof(float));
 		if (back)
 			memcpy(a->w, tr->best_ent[p], a->rows * d * sizeof(float));
 		else
@@ -72,20 +83,13 @@ save_best(const struct kg_trainer *tr, const char *dir)
 static int
 load_best(struct kg_trainer *tr, const struct kg_ckpt *c)
 {
-	size_t nr = tr->n_rel_rows * tr->model.rel_width;
 	char name[32];
 	uint32_t p;
 
 	if (tr->ep == NULL || kg_epochs_state_get(tr->ep, c) == 0)
 		return 0;
-	if (tr->best_ent == NULL) {
-		tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
-		tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
-	}
+	best_alloc(tr);
 	for (p = 0; p < tr->n_parts; p++) {
-		if (tr->best_ent[p] == NULL)
-			tr->best_ent[p] = kg_xmallocarray(part_rows(tr, p) *
-			    tr->model.dim + 1, sizeof(float));
 		snprintf(name, sizeof(name), "best_part-%03u.npy", p);
 		if (kg_ckpt_get_f32(c, name, part_rows(tr, p), tr->model.dim,
 		    tr->best_ent[p]) < 0)
