@@ -578,7 +578,11 @@ start(struct kg_buckets *v)
 	v->ckpt = v->j->checkpoint_dir ? kg_xstrdup(v->j->checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", v->j->output);
 	if (v->j->resume) {
-		if (kg_path_exists(v->ckpt)) {
+		/* Rank 0's disk holds the checkpoint; the others' need not. */
+		uint64_t found = v->d->rank == 0 && kg_path_exists(v->ckpt);
+
+		kg_dist_bcast(v->d, &found, sizeof(found), 0);
+		if (found) {
 			rc = kg_buckets_load(v);
 			if (rc == 0 && v->show)
 				fprintf(stderr, "%s: resuming after epoch %u "

@@ -1,7 +1,9 @@
 /*
  * buckets_io: the bucket driver's checkpoints (lib/io/ckpt.h) and model
- * dir (lib/kge/modeldir.h), written collectively: every rank writes or
- * sends the partitions it holds or parks, rank 0 the rest.
+ * dir (lib/kge/modeldir.h), written and read by rank 0 alone: the other
+ * ranks send it the partitions they hold or park, and it sends them
+ * theirs back on a resume, so the ranks share no filesystem (each may
+ * run on a host of its own with its own disk).
  */
 #include "dist/buckets_impl.h"
 
@@ -20,28 +22,18 @@ kg_buckets_shape(const struct kg_buckets *v)
 	return st;
 }
 
-/* Rank 0 shares the temporary directory of the checkpoint; NULL on every
- * rank when it could not be made. */
-static char *
-share_tmp(struct kg_buckets *v, struct kg_ckpt_writer *w)
+/* The checkpoint files of partition p in dir, new strings. */
+static void
+part_paths(const char *dir, uint32_t p, char **e, char **s)
 {
-	uint64_t len = 0;
-	char *tmp;
-
-	if (v->d->rank == 0 && kg_ckpt_begin(w, v->ckpt) == 0)
-		len = strlen(w->od.tmp) + 1;
-	kg_dist_bcast(v->d, &len, sizeof(len), 0);
-	if (len == 0)
-		return NULL;
-	tmp = v->d->rank == 0 ? kg_xstrdup(w->od.tmp) : kg_xmalloc(len);
-	kg_dist_bcast(v->d, tmp, len, 0);
-	return tmp;
+	*e = kg_ckpt_part_path(dir, p, 0);
+	*s = kg_ckpt_part_path(dir, p, 1);
 }
 
-/* This rank's partitions into dir, those in memory first (so that the
+/* Rank 0's own partitions into dir, those in memory first (so that the
  * store does not park one it is about to write). */
 static int
-save_mine(struct kg_buckets *v, const char *dir)
+save_own(struct kg_buckets *v, const char *dir)
 {
 	uint32_t p;
 	int pass, rc = 0;
@@ -50,15 +42,59 @@ save_mine(struct kg_buckets *v, const char *dir)
 		for (p = 0; p < v->P && rc == 0; p++) {
 			char *e, *s;
 
-			if (v->loc[p] != v->d->rank ||
-			    kg_store_resident(v->st, p) != pass)
+			if (v->loc[p] != 0 || kg_store_resident(v->st, p) != pass)
 				continue;
-			e = kg_ckpt_part_path(dir, p, 0);
-			s = kg_ckpt_part_path(dir, p, 1);
+			part_paths(dir, p, &e, &s);
 			rc = kg_store_save_part(v->st, p, e, s);
 			free(e);
 			free(s);
 		}
+	return rc;
+}
+
+/*
+ * Every partition into rank 0's directory dir: rank 0 writes its own and
+ * receives the others' from their holders, in partition order.  Rank 0
+ * keeps receiving after a failure of its own (ok 0: nothing more is
+ * written), so that no sender waits forever; a sender that cannot read
+ * its partition ends the job.
+ */
+static int
+save_parts(struct kg_buckets *v, const char *dir)
+{
+	int me = v->d->rank, rc = me == 0 ? save_own(v, dir) : 0;
+	uint32_t p;
+
+	for (p = 0; p < v->P; p++) {
+		size_t bytes = kg_store_part_floats(v->st, p) * sizeof(float);
+		struct kg_dist_xfer xf;
+
+		if (v->loc[p] <= 0 || (me != 0 && me != v->loc[p]))
+			continue;
+		if (me != 0) {
+			const struct kg_store_part *a =
+			    kg_store_acquire(v->st, p);
+
+			if (a == NULL)
+				kg_dist_abort(v->d, KG_EXIT_FAIL);
+			xf = (struct kg_dist_xfer){ a->w, bytes, 0, (int)p, 1 };
+			kg_dist_exchange(v->d, &xf, 1);
+			kg_store_release(v->st, p, 0);
+		} else {
+			float *buf = kg_xmalloc(bytes ? bytes : 1);
+			char *e, *s;
+
+			xf = (struct kg_dist_xfer){ buf, bytes, v->loc[p],
+			    (int)p, 0 };
+			kg_dist_exchange(v->d, &xf, 1);
+			part_paths(dir, p, &e, &s);
+			if (rc == 0)
+				rc = kg_store_buf_save(v->st, p, buf, e, s);
+			free(e);
+			free(s);
+			free(buf);
+		}
+	}
 	return rc;
 }
 
@@ -170,23 +206,24 @@ int
 kg_buckets_save(struct kg_buckets *v)
 {
 	struct kg_ckpt_writer w = KG_CKPT_WRITER_INIT;
-	char *tmp = share_tmp(v, &w);
-	int rc;
+	int rc = 0;
 
-	if (tmp == NULL)
+	if (v->d->rank == 0)
+		rc = kg_ckpt_begin(&w, v->ckpt);
+	if (kg_buckets_agree(v, rc) < 0)
 		return -1;
-	rc = kg_buckets_agree(v, save_mine(v, tmp));
+	rc = kg_buckets_agree(v, save_parts(v, v->d->rank == 0 ? w.od.tmp :
+	    NULL));
 	if (v->d->rank == 0) {
 		if (rc < 0)
 			kg_ckpt_abort(&w);
 		else
 			rc = save_shared(v, &w);
 	}
-	free(tmp);
 	return kg_buckets_agree(v, rc);
 }
 
-/* Where each partition was, and this rank's read from the checkpoint. */
+/* Rank 0: where each partition was, from the checkpoint. */
 static int
 locate_parts(struct kg_buckets *v, const struct kg_ckpt *c)
 {
@@ -199,60 +236,126 @@ locate_parts(struct kg_buckets *v, const struct kg_ckpt *c)
 	}
 	for (p = 0; p < v->P; p++) {
 		json_int_t r = json_integer_value(json_array_get(own, p));
-		char *e, *s;
-		int rc = 0;
 
 		if (r < 0 || r >= v->d->size) {
 			kg_error("checkpoint '%s': bad partition_rank", v->ckpt);
 			return -1;
 		}
 		v->loc[p] = (int32_t)r;
-		if (r != v->d->rank)
-			continue;
-		e = kg_ckpt_part_path(v->ckpt, p, 0);
-		s = kg_ckpt_part_path(v->ckpt, p, 1);
-		rc = kg_store_set_source(v->st, p, e, s);
-		free(e);
-		free(s);
-		if (rc < 0)
-			return -1;
 	}
 	return 0;
+}
+
+/* Rank 0: what every rank needs besides the partitions. */
+static int
+read_shared(struct kg_buckets *v, const struct kg_ckpt *c)
+{
+	char *t;
+
+	if (locate_parts(v, c) < 0 ||
+	    kg_ckpt_get_f32(c, "relations.npy", v->tr.n_rel_rows,
+	    v->tr.model.rel_width, v->tr.rel) < 0 ||
+	    kg_ckpt_get_f32(c, "relation_state.npy", v->tr.n_rel_rows,
+	    v->tr.rel_state_width, v->tr.rel_state) < 0 ||
+	    load_pool(v, c) < 0)
+		return -1;
+	v->tr.epoch = (uint32_t)kg_ckpt_u64(c, "epoch");
+	v->tr.step = kg_ckpt_u64(c, "step");
+	v->tr.last_loss = kg_ckpt_real(c, "last_loss");
+	if ((t = kg_ckpt_log(c)) == NULL)
+		return -1;
+	kg_strbuf_add(&v->log, t);
+	free(t);
+	return 0;
+}
+
+/* Rank 0's state to every rank. */
+static void
+share_state(struct kg_buckets *v)
+{
+	struct kg_trainer *tr = &v->tr;
+
+	kg_dist_bcast(v->d, v->loc, v->P * sizeof(*v->loc), 0);
+	kg_dist_bcast(v->d, tr->rel, tr->n_rel_rows * tr->model.rel_width *
+	    sizeof(float), 0);
+	kg_dist_bcast(v->d, tr->rel_state, tr->n_rel_rows *
+	    tr->rel_state_width * sizeof(float), 0);
+	kg_dist_bcast(v->d, &tr->epoch, sizeof(tr->epoch), 0);
+	kg_dist_bcast(v->d, &tr->step, sizeof(tr->step), 0);
+	kg_dist_bcast(v->d, &tr->last_loss, sizeof(tr->last_loss), 0);
+}
+
+/*
+ * Every partition to its holder: rank 0 makes the checkpoint's files the
+ * source of its own, and reads and sends the others.  Rank 0 keeps
+ * sending after a failed read (ok 0), so that no receiver waits forever;
+ * the ranks then agree on the failure.
+ */
+static int
+load_parts(struct kg_buckets *v)
+{
+	int me = v->d->rank, rc = 0;
+	uint32_t p;
+
+	for (p = 0; p < v->P; p++) {
+		size_t bytes = kg_store_part_floats(v->st, p) * sizeof(float);
+		struct kg_dist_xfer xf;
+		char *e, *s;
+		float *buf;
+
+		if (me != 0 && v->loc[p] != me)
+			continue;
+		if (me == 0 && v->loc[p] == 0) {
+			part_paths(v->ckpt, p, &e, &s);
+			if (rc == 0)
+				rc = kg_store_set_source(v->st, p, e, s);
+		} else if (me == 0) {
+			buf = kg_xcalloc(bytes ? bytes : 1, 1);
+			part_paths(v->ckpt, p, &e, &s);
+			if (rc == 0)
+				rc = kg_store_buf_load(v->st, p, buf, e, s);
+			xf = (struct kg_dist_xfer){ buf, bytes, v->loc[p],
+			    (int)p, 1 };
+			kg_dist_exchange(v->d, &xf, 1);
+			free(buf);
+		} else {
+			buf = kg_store_buf_alloc(v->st, p);
+			if (buf == NULL)
+				kg_dist_abort(v->d, KG_EXIT_FAIL);
+			xf = (struct kg_dist_xfer){ buf, bytes, 0, (int)p, 0 };
+			kg_dist_exchange(v->d, &xf, 1);
+			if (rc == 0)
+				rc = kg_store_put(v->st, p, buf);
+			continue;
+		}
+		free(e);
+		free(s);
+	}
+	return rc;
 }
 
 int
 kg_buckets_load(struct kg_buckets *v)
 {
-	struct kg_ckpt c;
-	json_t *want = kg_buckets_shape(v);
-	int rc = -1;
+	struct kg_ckpt c = KG_CKPT_INIT;
+	json_t *want;
+	int rc = 0, opened = 0;
 
-	if (kg_ckpt_open(&c, v->ckpt, want, kg_trainer_shape_hints) < 0) {
-		json_decref(want);
-		return -1;
-	}
-	if (locate_parts(v, &c) < 0 ||
-	    kg_ckpt_get_f32(&c, "relations.npy", v->tr.n_rel_rows,
-	    v->tr.model.rel_width, v->tr.rel) < 0 ||
-	    kg_ckpt_get_f32(&c, "relation_state.npy", v->tr.n_rel_rows,
-	    v->tr.rel_state_width, v->tr.rel_state) < 0 ||
-	    load_pool(v, &c) < 0)
-		goto out;
-	v->tr.epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
-	v->tr.step = kg_ckpt_u64(&c, "step");
-	v->tr.last_loss = kg_ckpt_real(&c, "last_loss");
 	if (v->d->rank == 0) {
-		char *t = kg_ckpt_log(&c);
-
-		if (t == NULL)
-			goto out;
-		kg_strbuf_add(&v->log, t);
-		free(t);
+		want = kg_buckets_shape(v);
+		rc = kg_ckpt_open(&c, v->ckpt, want, kg_trainer_shape_hints);
+		json_decref(want);
+		opened = rc == 0;
+		if (rc == 0)
+			rc = read_shared(v, &c);
 	}
-	rc = 0;
-out:
-	kg_ckpt_close(&c);
-	json_decref(want);
+	if (kg_buckets_agree(v, rc) == 0) {
+		share_state(v);
+		rc = kg_buckets_agree(v, load_parts(v));
+	} else
+		rc = -1;
+	if (opened)
+		kg_ckpt_close(&c);
 	return rc;
 }
 

@@ -287,6 +287,37 @@ kg_store_read(struct kg_store *st, uint64_t first, uint64_t n, float *dst)
 	return 0;
 }
 
+/* The file holding x of rows rows of width floats, as save_part writes
+ * it: [rows, width], or [rows] for width 1 of a state. */
+static int
+put_rows(const char *path, uint64_t rows, uint32_t width, int flat,
+    const float *x)
+{
+	uint64_t sh[2] = { rows, width };
+
+	return kg_npy_write(path, KG_DT_F4, flat && width == 1 ? 1 : 2, sh, x);
+}
+
+static int
+get_rows(const char *path, uint64_t rows, uint32_t width, int flat,
+    float *x)
+{
+	struct kg_npy a = KG_NPY_INIT;
+	int nd = flat && width == 1 ? 1 : 2, rc = -1;
+
+	if (kg_npy_read_expect(path, KG_DT_F4, nd, &a) < 0)
+		return -1;
+	if (a.shape[0] != rows || (nd == 2 && a.shape[1] != width))
+		kg_error("'%s' does not hold %llu rows of %u floats", path,
+		    (unsigned long long)rows, width);
+	else {
+		memcpy(x, a.data, rows * width * sizeof(float));
+		rc = 0;
+	}
+	kg_npy_release(&a);
+	return rc;
+}
+
 int
 kg_store_save_part(struct kg_store *st, uint32_t p, const char *rows_path,
     const char *state_path)
@@ -309,20 +340,44 @@ kg_store_save_part_copy(struct kg_store *st, uint32_t p,
     const char *rows_path, const char *state_path)
 {
 	const struct kg_store_part *a = kg_store_acquire(st, p);
-	uint64_t sh[2];
 	int rc;
 
 	if (a == NULL)
 		return -1;
-	sh[0] = a->rows;
-	sh[1] = st->dim;
-	rc = kg_npy_write(rows_path, KG_DT_F4, 2, sh, a->w);
-	sh[1] = st->state_width;
+	rc = put_rows(rows_path, a->rows, st->dim, 0, a->w);
 	if (rc == 0 && state_path != NULL)
-		rc = kg_npy_write(state_path, KG_DT_F4, st->state_width == 1 ?
-		    1 : 2, sh, a->state);
+		rc = put_rows(state_path, a->rows, st->state_width, 1,
+		    a->state);
 	kg_store_release(st, p, 0);
 	return rc;
+}
+
+int
+kg_store_buf_save(const struct kg_store *st, uint32_t p, const float *buf,
+    const char *rows_path, const char *state_path)
+{
+	uint64_t rows = st->off[p + 1] - st->off[p];
+
+	if (put_rows(rows_path, rows, st->dim, 0, buf) < 0)
+		return -1;
+	if (state_path == NULL)
+		return 0;
+	return put_rows(state_path, rows, st->state_width, 1,
+	    buf + rows * st->dim);
+}
+
+int
+kg_store_buf_load(const struct kg_store *st, uint32_t p, float *buf,
+    const char *rows_path, const char *state_path)
+{
+	uint64_t rows = st->off[p + 1] - st->off[p];
+
+	if (get_rows(rows_path, rows, st->dim, 0, buf) < 0)
+		return -1;
+	if (state_path == NULL)
+		return 0;
+	return get_rows(state_path, rows, st->state_width, 1,
+	    buf + rows * st->dim);
 }
 
 int

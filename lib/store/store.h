@@ -219,6 +219,19 @@ int kg_store_flush(struct kg_store *st);
 int kg_store_save_part(struct kg_store *st, uint32_t p,
     const char *rows_path, const char *state_path);
 /*
+ * Partition p's buffer (kg_store_part_floats floats: the rows, then their
+ * state, as kg_store_buf_alloc gives and a rank sends) written as the two
+ * .npy files kg_store_save_part writes, or read back from them, their
+ * dtypes and shapes checked (for a checkpoint that one rank writes and
+ * reads for every rank, no filesystem being shared).  0, or -1 after
+ * kg_error().
+ */
+int kg_store_buf_save(const struct kg_store *st, uint32_t p,
+    const float *buf, const char *rows_path, const char *state_path);
+int kg_store_buf_load(const struct kg_store *st, uint32_t p, float *buf,
+    const char *rows_path, const char *state_path);
+
+/*
  * Stream partition p, or every partition (kg_store_write), into a table
  * writer (lib/io/table_writer.h: entities.npy, and entity_state.npy when
  * it has one, rows at their original positions), one partition in

@@ -348,6 +348,53 @@ slurp(const char *path, size_t *len)
 	return x;
 }
 
+/* A partition's buffer written by kg_store_buf_save gives the very bytes
+ * kg_store_save_part writes (a checkpoint that rank 0 writes for every
+ * rank equals one each rank writes), and kg_store_buf_load reads them
+ * back; files of another partition's shape are refused. */
+static void
+t_buf_save_load(void)
+{
+	char *e = kg_path_join(t_tmpdir(), "be.npy");
+	char *s = kg_path_join(t_tmpdir(), "bs.npy");
+	char *e2 = kg_path_join(t_tmpdir(), "be2.npy");
+	char *s2 = kg_path_join(t_tmpdir(), "bs2.npy");
+	struct kg_store *a = open_kind(0, 3, KG_INIT_UNIFORM);
+	size_t n = kg_store_part_floats(a, 1), l1, l2, l3, l4;
+	float *back = kg_xcalloc(n, sizeof(float));
+	const struct kg_store_part *pa;
+	char *x1, *x2, *x3, *x4;
+
+	fill(a, 3.0f);
+	T_CHECK(kg_store_save_part(a, 1, e, s) == 0);
+	pa = kg_store_acquire(a, 1);
+	T_CHECK(pa != NULL && pa->state == pa->w + pa->rows * DIM);
+	T_CHECK(kg_store_buf_save(a, 1, pa->w, e2, s2) == 0);
+	x1 = slurp(e, &l1);
+	x2 = slurp(e2, &l2);
+	x3 = slurp(s, &l3);
+	x4 = slurp(s2, &l4);
+	T_CHECK(l1 == l2 && memcmp(x1, x2, l1) == 0);
+	T_CHECK(l3 == l4 && memcmp(x3, x4, l3) == 0);
+	T_CHECK(kg_store_buf_load(a, 1, back, e2, s2) == 0);
+	T_CHECK(memcmp(back, pa->w, n * sizeof(float)) == 0);
+	kg_store_release(a, 1, 0);
+	kg_error_mute(1);
+	T_CHECK(kg_store_buf_load(a, 0, back, e2, s2) < 0);
+	T_CHECK(strstr(kg_error_last(), "does not hold") != NULL);
+	kg_error_mute(0);
+	free(x1);
+	free(x2);
+	free(x3);
+	free(x4);
+	free(back);
+	kg_store_free(a);
+	free(e);
+	free(s);
+	free(e2);
+	free(s2);
+}
+
 /* Streaming a partitioned (partly parked) store gives the same
  * entities.npy and entity_state.npy, byte for byte, as kg_npy_write of
  * the table in memory; with an order every row lands at order[i]. */
@@ -752,6 +799,7 @@ main(void)
 	T_RUN(t_park_survives);
 	T_RUN(t_take_put);
 	T_RUN(t_save_and_source);
+	T_RUN(t_buf_save_load);
 	T_RUN(t_stream_equals_table);
 	T_RUN(t_read_only);
 	T_RUN(t_park_nameless);
