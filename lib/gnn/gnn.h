@@ -100,7 +100,7 @@ struct kg_gnn {
 	float *w;		/* [n_params] */
 };
 
-#define KG_GNN_INIT { { 0 }, 0, NULL, NULL, 0, NULL, { { 0 } }, 0, NULL }
+#define KG_GNN_INIT { .c = { 0 } }
 
 /*
  * Lay out the parameters of an encoder for features f (NULL or

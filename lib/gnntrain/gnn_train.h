@@ -208,11 +208,12 @@ struct kg_gnn_train_opts {
 					 * valid_every); 0: off */
 };
 
-#define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
-	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
-	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0, 0, \
-	0.0, 0.0 }
+#define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \
+	.decomp = KG_GNN_BASIS, .n_layers = 2, .dims = { 64, 64, 32, 0 }, \
+	.n_bases = 2, .dropout = 0.2f }, .decoder = KG_MODEL_DISTMULT, \
+	.gamma = 12.0, .loss = { .kind = KG_LOSS_BCE, .margin = 1.0 }, \
+	.batch_size = 1024, .neg = 8, .lr = 0.01, .epochs = 10, \
+	.lr_scale = KG_GNN_LR_SCALE_NONE }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -275,8 +276,7 @@ struct kg_gnn_trained {
 	uint32_t epochs_run;	/* epochs trained, resumed ones included */
 };
 
-#define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0, { 0 }, 0.0, { 0 }, NULL, -1.0, 0, NULL, 0.0, 0 }
+#define KG_GNN_TRAINED_INIT { .enc = KG_GNN_INIT, .best_valid_mrr = -1.0 }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);

@@ -38,7 +38,7 @@ struct kg_ckpt_writer {
 	struct kg_outdir od;	/* od.tmp: where every process writes */
 };
 
-#define KG_CKPT_WRITER_INIT { KG_OUTDIR_INIT }
+#define KG_CKPT_WRITER_INIT { .od = KG_OUTDIR_INIT }
 
 /* Start replacing the checkpoint dir (kept as it is until commit).  0, or
  * -1 after kg_error(). */
@@ -64,7 +64,7 @@ struct kg_ckpt {
 	json_t *state;		/* state.json, owned */
 };
 
-#define KG_CKPT_INIT { NULL, NULL }
+#define KG_CKPT_INIT { 0 }
 
 /*
  * Open the checkpoint in dir for a run whose shape is want (borrowed):

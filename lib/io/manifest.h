@@ -33,7 +33,7 @@ struct kg_manifest {
 	json_t *root;	/* owned */
 };
 
-#define KG_MANIFEST_INIT { NULL }
+#define KG_MANIFEST_INIT { 0 }
 
 /* Start a manifest for the running tool (kg_progname()) and its argv. */
 void kg_manifest_init(struct kg_manifest *m, int argc, char *const argv[]);

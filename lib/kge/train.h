@@ -145,10 +145,12 @@ struct kg_train_opts {
  * caller sets tr->o.one_vs_all_after to an epoch count. */
 #define KG_ONE_VS_ALL_LATER UINT32_MAX
 
-#define KG_TRAIN_OPTS_INIT { KG_MODEL_TRANSE_L2, 400, 0, 12.0, 0, \
-	KG_LOSS_INIT, 1024, 256, 0, 0.0, 0, 0, 0, 0.1, KG_OPTIM_ADAGRAD, \
-	0.0, 0.0, 3, KG_INIT_UNIFORM, 0.0, 0.0, 10, 0, 1, 0, 4096, 0, \
-	0.0, 0.0, 0, 1.0, KG_OPTIM_ADAGRAD, 0, KG_OVA_PLAIN, 0, -1.0 }
+#define KG_TRAIN_OPTS_INIT { .model = KG_MODEL_TRANSE_L2, .dim = 400, \
+	.gamma = 12.0, .loss = KG_LOSS_INIT, .batch_size = 1024, \
+	.neg_sample_size = 256, .lr = 0.1, .rel_optim = KG_OPTIM_ADAGRAD, \
+	.reg_norm = 3, .init = KG_INIT_UNIFORM, .epochs = 10, .seed = 1, \
+	.neg_pool = 4096, .lr_decay = 1.0, .ent_optim = KG_OPTIM_ADAGRAD, \
+	.ova_mode = KG_OVA_PLAIN, .ova_dura = -1.0 }
 
 /* Check option values and combinations; 0, or -1 after kg_error(). */
 int kg_train_opts_check(const struct kg_train_opts *o);
