@@ -47,23 +47,16 @@
  *
  * Blocks (blocks, with fan-outs): layer l is computed only for the nodes
  * within L - 1 - l hops of the seeds (gnn.h's kg_gnn_forward_blocks), the
- * seeds' outputs being those of the whole sampled graph.  With fan-outs
- * 25,10 on the enterprise graph the last layer then runs over the 2k
- * seeds instead of the ~90k sampled nodes and the first over ~30k.
+ * seeds' outputs being those of the whole sampled graph.  The last layer
+ * then runs over the seeds alone, not over the whole sample.
  *
- * Which step at scale (measured on generated enterprise graphs, 1 rank,
- * 2 OpenMP threads, this 2-core machine under a load of 4 to 5 from
- * other jobs, R-GCN hidden 64, embedding 32, batch 1024): at 200k nodes
- * (1.5M training triples) a step over the whole graph (nfanout = 0, the
- * encoder once per step over every node and message of the rank) took
- * 12 s; fan-outs 25,10 with per-positive negatives 2.5 s (87k-node
- * samples); with shared negatives (C = 128) 1.8 s; on blocks 1.3 s; and
- * with the later kernels (basis R-GCN aggregating first on blocks, the
- * attribute backward from a list of terms, OpenBLAS on one thread) 0.8
- * s.  The whole-graph step grows with the graph (46M messages at 2.8M
- * nodes) where the sampled one stays near a few hundred thousand nodes,
- * so the paper's setting samples; the whole graph is for small graphs,
- * where its exact gradients are cheap.
+ * Which step at scale: a step over the whole graph (nfanout = 0, the
+ * encoder once per step over every node and message of the rank) grows
+ * with the graph, where a sampled step is bounded by the seeds and the
+ * fan-outs (gnn/sample.h), whatever the graph's size; so the paper's
+ * setting samples, and the whole graph is for small graphs, where its
+ * exact gradients are cheap.  README's GNN section has the step times
+ * measured for this choice.
  *
  * Mini-batches (nfanout = number of graph layers): the batch's entities
  * are the seeds; for layer L .. 1 every frontier node keeps at most

@@ -75,11 +75,12 @@
  * batches) and scores each query of a chunk once: the loss of answer t
  * is logsumexp(s) - s[t] and the gradient n * softmax(s) - the sum of
  * the answers' indicators, the same objective with as many score rows
- * as distinct queries (WN18RR: 103,509 for 173,670 positives;
- * FB15k-237: 149,689 for 544,230).  The order changes how training
- * proceeds (UMLS, ComplEx d=64, 10 epochs, seeds 1-5: filtered MRR
- * 0.82-0.86 grouped, 0.86-0.87 plain).  GROUPED_ORDER_ONLY keeps that
- * order and scores positive by positive, for comparisons.  Without the
+ * as distinct queries, fewer than the positives wherever queries have
+ * several answers.  The order changes how training proceeds (a model
+ * can train worse grouped), so PLAIN is the default; README's "Accuracy
+ * against time" has the counts and the accuracies measured.
+ * GROUPED_ORDER_ONLY keeps that order and scores positive by positive,
+ * for comparisons.  Without the
  * softmax loss, or with neg_filter, positives are scored one by one;
  * without reciprocal relations the order stays shuffled.
  */
