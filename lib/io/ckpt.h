@@ -32,6 +32,7 @@
 
 #include <jansson.h>
 
+#include "io/npy.h"
 #include "io/outdir.h"
 
 struct kg_ckpt_writer {
@@ -55,7 +56,11 @@ void kg_ckpt_abort(struct kg_ckpt_writer *w);
 /* The path of partition p's rows (state 0) or state (state 1) file in
  * dir, as a new string. */
 char *kg_ckpt_part_path(const char *dir, uint32_t p, int state);
-/* Write float32 [rows, cols] (cols 0: [rows]) as dir/name; 0 or -1. */
+/* Write [rows, cols] (cols 0: [rows]) of dtype dt as dir/name; 0, or -1
+ * after kg_error().  The files are recorded at commit. */
+int kg_ckpt_put(const char *dir, const char *name, enum kg_dtype dt,
+    uint64_t rows, uint64_t cols, const void *x);
+/* kg_ckpt_put of float32. */
 int kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
     uint64_t cols, const float *x);
 
