@@ -1,7 +1,6 @@
 /* The kg-encode-attrs subcommands end to end (declared in attrs.h). */
 #include "app/attrs_run.h"
 
-#include <dirent.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,28 +67,6 @@ free_paths(char **paths, size_t n)
 	for (i = 0; paths != NULL && i < n; i++)
 		free(paths[i]);
 	free(paths);
-}
-
-/* Add every file written into dir to the manifest, in name order. */
-static int
-add_files(struct kg_manifest *man, const char *dir)
-{
-	struct dirent **list;
-	int i, n, rc = 0;
-
-	n = scandir(dir, &list, NULL, alphasort);
-	if (n < 0) {
-		kg_error_errno("cannot list '%s'", dir);
-		return -1;
-	}
-	for (i = 0; i < n; i++) {
-		if (rc == 0 && list[i]->d_name[0] != '.' &&
-		    strcmp(list[i]->d_name, "manifest.json") != 0)
-			rc = kg_manifest_add_file(man, dir, list[i]->d_name);
-		free(list[i]);
-	}
-	free(list);
-	return rc;
 }
 
 /*
@@ -295,7 +272,7 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	progress(o, "fitted the encoders to", ds.n_entities, &t1);
 	if (record_tables(&model, paths, schema.n_tables) < 0 ||
 	    kg_attrs_model_write(&model, st.dir) < 0 ||
-	    add_files(&st.manifest, st.dir) < 0)
+	    kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
 	fit_manifest(&st.manifest, o, &model, &data, ds.n_entities, t0);
 	rc = kg_stage_commit(&st);
@@ -446,7 +423,7 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	if (kg_attrs_encode(&model, &data, o->text_command, st.dir, figs) < 0)
 		goto out;
 	progress(o, "encoded", hi - lo, &t1);
-	if (add_files(&st.manifest, st.dir) < 0)
+	if (kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
 	transform_manifest(&st.manifest, o, &model, &data, msum, t0);
 	kg_manifest_set_figure(&st.manifest, "attributes", figs);
@@ -568,7 +545,7 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 		goto out;
 	rc = -1;
 	if (kg_attrs_merge_arrays(&model, dirs, o->n_inputs, st.dir) < 0 ||
-	    add_files(&st.manifest, st.dir) < 0)
+	    kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
 	kg_manifest_set_config(&st.manifest, "shards",
 	    json_integer((json_int_t)o->n_inputs));

@@ -47,9 +47,8 @@ struct kg_eval_run_opts {
 				 * needed (kg_store_open_npy_stream) */
 };
 
-#define KG_EVAL_RUN_OPTS_INIT { NULL, NULL, NULL, NULL, NULL, 12.0, 0, \
-	NULL, NULL, KG_SPLIT_TEST, KG_TIES_REALISTIC, 0, 0, 0, 1, 0, NULL, 0, \
-	KG_EVAL_OPTS_INIT, 0 }
+#define KG_EVAL_RUN_OPTS_INIT { .gamma = 12.0, .split = KG_SPLIT_TEST, \
+	.ties = KG_TIES_REALISTIC, .auc_neg = 1, .ev = KG_EVAL_OPTS_INIT }
 
 /*
  * Evaluate as o says.  argc and argv are main()'s, for joining an MPI

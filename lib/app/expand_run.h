@@ -22,8 +22,7 @@ struct kg_expand_run_opts {
 	char *const *argv;
 };
 
-#define KG_EXPAND_RUN_OPTS_INIT { KG_EXPAND_OPTS_INIT, NULL, NULL, NULL, \
-	NULL, 0, 0, 0, 0, NULL }
+#define KG_EXPAND_RUN_OPTS_INIT { .x = KG_EXPAND_OPTS_INIT }
 
 /*
  * Expand o->partitions of o->dataset into o->output and print the

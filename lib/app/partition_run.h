@@ -19,8 +19,7 @@ struct kg_partition_run_opts {
 	char *const *argv;
 };
 
-#define KG_PARTITION_RUN_OPTS_INIT { KG_PARTITION_OPTS_INIT, NULL, NULL, \
-	0, 0, 0, 0, NULL }
+#define KG_PARTITION_RUN_OPTS_INIT { .part = KG_PARTITION_OPTS_INIT }
 
 /*
  * Partition o->dataset into o->output and print the statistics on stderr

@@ -45,8 +45,8 @@ struct kg_predict_run_opts {
 	int progress;		/* progress line on stderr */
 };
 
-#define KG_PREDICT_RUN_OPTS_INIT { NULL, KG_MODELSRC_INIT, "-", NULL, 0, \
-	10, 0, 0, KG_SIM_COSINE, 0, 0, 1024, 0, 0, 0 }
+#define KG_PREDICT_RUN_OPTS_INIT { .src = KG_MODELSRC_INIT, .queries = "-", \
+	.k = 10, .sim = KG_SIM_COSINE, .batch = 1024 }
 
 /*
  * Answer as o says.  argc and argv are main()'s, for joining an MPI job.

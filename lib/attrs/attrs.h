@@ -71,7 +71,7 @@ struct kg_attrs_data {
 	uint8_t *named;		/* per attribute: 1 if a table names it */
 };
 
-#define KG_ATTRS_DATA_INIT { NULL, 0, 0, NULL, 0, 0, 0, 0, NULL }
+#define KG_ATTRS_DATA_INIT { 0 }
 
 /*
  * Read the tables (paths[i] is where schema table i is) and keep the
@@ -105,7 +105,7 @@ struct kg_attrs_model {
 	json_t *tables;		/* [{ "path", "checksum" }] */
 };
 
-#define KG_ATTRS_MODEL_INIT { KG_ATTR_SCHEMA_INIT, NULL, NULL, 0, NULL }
+#define KG_ATTRS_MODEL_INIT { .schema = KG_ATTR_SCHEMA_INIT }
 
 /*
  * Fit every attribute on d (which must cover all entities).  The schema

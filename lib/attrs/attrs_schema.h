@@ -102,7 +102,7 @@ struct kg_attr_schema {
 	size_t n_na;
 };
 
-#define KG_ATTR_SCHEMA_INIT { NULL, NULL, NULL, 0, NULL, 0, NULL, 0 }
+#define KG_ATTR_SCHEMA_INIT { 0 }
 
 /* Read and check the schema file "path".  0, or -1 after kg_error() with
  * nothing to release. */

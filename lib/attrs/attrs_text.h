@@ -46,7 +46,7 @@ struct kg_text_model {
 	double energy;		/* fit only: share of the Gram trace kept */
 };
 
-#define KG_TEXT_MODEL_INIT { 0, 0, KG_DICT_INIT, NULL, NULL, 0, 0, 0 }
+#define KG_TEXT_MODEL_INIT { .vocab = KG_DICT_INIT }
 
 /* Options of the fit (from the schema). */
 struct kg_text_fit_opts {
@@ -84,7 +84,7 @@ struct kg_text_scratch {
 	size_t y_cap;
 };
 
-#define KG_TEXT_SCRATCH_INIT { NULL, 0, NULL, 0, NULL, NULL, 0 }
+#define KG_TEXT_SCRATCH_INIT { 0 }
 
 void kg_text_scratch_release(struct kg_text_scratch *sc);
 

@@ -59,7 +59,7 @@ struct kg_features_dir {
 	struct kg_features_array *arr;	/* sorted by name */
 };
 
-#define KG_FEATURES_DIR_INIT { 0, 0, NULL }
+#define KG_FEATURES_DIR_INIT { 0 }
 
 /*
  * Map and classify every .npy of "dir" (see above) for n rows.  0, or -1
@@ -95,7 +95,7 @@ struct kg_features {
 	struct kg_features_dir dir;
 };
 
-#define KG_FEATURES_INIT { 0, 0, NULL, KG_FEATURES_DIR_INIT }
+#define KG_FEATURES_INIT { .dir = KG_FEATURES_DIR_INIT }
 
 /*
  * Load the attributes of the feature directory "dir" for n rows; the

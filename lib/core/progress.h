@@ -30,7 +30,7 @@ struct kg_progress {
 	int open;		/* a terminal line waits for its newline */
 };
 
-#define KG_PROGRESS_INIT { 0, 0, NULL, NULL, 0, 0.0, 0.0, 0 }
+#define KG_PROGRESS_INIT { 0 }
 
 /* 1 when a tool should show progress: not quiet, and asked for or
  * stderr is a terminal. */

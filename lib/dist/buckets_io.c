@@ -106,20 +106,16 @@ static int
 save_pool(struct kg_buckets *v, const char *dir)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
-	uint64_t sh[1] = { np->k ? np->off[np->n_parts] : 0 };
-	char *path;
-	int rc;
+	uint64_t n = np->k ? np->off[np->n_parts] : 0;
 
 	if (np->k == 0 || v->d->size > 1)
 		return 0;
 	kg_neg_pool_fold(np, UINT32_MAX);
-	path = kg_path_join(dir, "neg_pool_ids.npy");
-	rc = kg_npy_write(path, KG_DT_I8, 1, sh, np->gid);
-	free(path);
-	if (rc < 0 || kg_ckpt_put_f32(dir, "neg_pool_grad.npy", sh[0],
+	if (kg_ckpt_put(dir, "neg_pool_ids.npy", KG_DT_I8, n, 0,
+	    np->gid) < 0 || kg_ckpt_put_f32(dir, "neg_pool_grad.npy", n,
 	    np->dim, np->grad) < 0)
 		return -1;
-	return kg_ckpt_put_f32(dir, "neg_pool_sq.npy", sh[0], 1, np->sq);
+	return kg_ckpt_put_f32(dir, "neg_pool_sq.npy", n, 1, np->sq);
 }
 
 /* Restore what save_pool wrote, when the checkpoint has it. */

@@ -47,7 +47,7 @@ struct kg_dist {
 	} buf[2];
 };
 
-#define KG_DIST_INIT { 0, 0, 1, 0, 0, 0, 0.0, { { NULL, 0 }, { NULL, 0 } } }
+#define KG_DIST_INIT { .size = 1 }
 
 /* 1 when the environment says this process was started by mpirun. */
 int kg_dist_launched(void);
@@ -149,7 +149,7 @@ struct kg_sparse_rows {
 	size_t work_cap;
 };
 
-#define KG_SPARSE_ROWS_INIT { 0, 0, 0, NULL, NULL, NULL, 0 }
+#define KG_SPARSE_ROWS_INIT { 0 }
 
 void kg_sparse_rows_release(struct kg_sparse_rows *s);
 
@@ -197,7 +197,7 @@ struct kg_dist_sched {
 	uint32_t *buckets;	/* trained by (round, rank), in order */
 };
 
-#define KG_DIST_SCHED_INIT { 0, 0, 0, NULL, NULL, NULL }
+#define KG_DIST_SCHED_INIT { 0 }
 
 /*
  * Build the schedule.  Requires R = 1 or P >= 2R (fewer partitions would

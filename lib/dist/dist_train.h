@@ -117,7 +117,7 @@ struct kg_dist_train_opts {
  * changed it (default), the mean over all ranks, or the sum. */
 enum { KG_REL_MERGE_ROWS, KG_REL_MERGE_MEAN, KG_REL_MERGE_SUM };
 
-#define KG_DIST_TRAIN_OPTS_INIT { KG_DIST_NONE, NULL, 0, 0, 0, NULL, 1, 0 }
+#define KG_DIST_TRAIN_OPTS_INIT { .mode = KG_DIST_NONE, .passes = 1 }
 
 /*
  * The arithmetic of a relation merge (tested without MPI): changed[i] =

@@ -63,7 +63,7 @@ struct kg_filter {
 	uint64_t n_triples;	/* distinct triples */
 };
 
-#define KG_FILTER_INIT { 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0 }
+#define KG_FILTER_INIT { 0 }
 
 /* Build from nsets triple sets (IDs must be non-negative).  Never fails
  * (allocation failure exits). */
@@ -123,8 +123,8 @@ struct kg_eval_opts {
 	int shard, nshards;
 };
 
-#define KG_EVAL_OPTS_INIT { NULL, 1024, 0, 0, KG_NEG_UNIFORM, NULL, 1, \
-	NULL, NULL, 0, 0 }
+#define KG_EVAL_OPTS_INIT { .batch = 1024, .neg_mode = KG_NEG_UNIFORM, \
+	.seed = 1 }
 
 /*
  * Ranks of the true tail (side TAIL) and true head (side HEAD) of each of
@@ -137,7 +137,7 @@ struct kg_eval_ranks {
 	uint64_t *pess[2];
 };
 
-#define KG_EVAL_RANKS_INIT { 0, 0, { NULL, NULL }, { NULL, NULL } }
+#define KG_EVAL_RANKS_INIT { 0 }
 
 /*
  * Rank both sides of every triple in "test" with the model in md (whose
@@ -165,7 +165,7 @@ struct kg_metrics {
 	uint64_t hits1, hits3, hits10;
 };
 
-#define KG_METRICS_INIT { 0, 0.0, 0.0, 0, 0, 0 }
+#define KG_METRICS_INIT { 0 }
 
 void kg_metrics_add(struct kg_metrics *m, double rank);
 /* Means (NaN when n is 0). */

@@ -100,7 +100,7 @@ struct kg_gnn {
 	float *w;		/* [n_params] */
 };
 
-#define KG_GNN_INIT { { 0 }, 0, NULL, NULL, 0, NULL, { { 0 } }, 0, NULL }
+#define KG_GNN_INIT { .c = { 0 } }
 
 /*
  * Lay out the parameters of an encoder for features f (NULL or
@@ -255,8 +255,9 @@ const char *kg_gnn_encoder_name(enum kg_gnn_encoder e);
  * = learned row = node), the bits of kg_gnn_forward's output.  It runs
  * layer by layer (gnn/embed.c): the peak is one layer's input and output,
  * the products of its sources (R-GCN basis: n_bases of them) and the
- * graph, about 3.5 GB at 2.8 million nodes, 46 million messages and width
- * 64, where a training pass would hold some 13 GB; attention and block
+ * graph, without the dropout masks, pre-activations, backward scratch
+ * and message orders a training pass keeps for every layer (README's
+ * paper-scale section has the figures); attention and block
  * R-GCN take their per-message scratch for chunk destinations at a time
  * (kg_gnn_embed: 65536).  OpenMP threads as gnn.h.  Returns n_nodes x dL
  * floats (caller frees).

@@ -28,7 +28,7 @@ struct kg_gnn_graph {
 	float *norm;		/* [n_msgs] 1 / c_{i,r} */
 };
 
-#define KG_GNN_GRAPH_INIT { 0, 0, 0, NULL, NULL, NULL, NULL }
+#define KG_GNN_GRAPH_INIT { 0 }
 
 /* Build the message graph of n triples hrt (IDs < n_nodes, relations <
  * n_relations, checked by the caller).  Never fails (aborts on OOM). */

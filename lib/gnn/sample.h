@@ -50,7 +50,7 @@ struct kg_gnn_pickmap {
 	uint32_t *used;		/* [cap] slots in use, for an O(f) reset */
 };
 
-#define KG_GNN_PICKMAP_INIT { 0, 0, 0, NULL, NULL, NULL }
+#define KG_GNN_PICKMAP_INIT { 0 }
 
 /* A map for draws of at most max_f positions (cap >= 2 max_f). */
 void kg_gnn_pickmap_init(struct kg_gnn_pickmap *pm, uint32_t max_f);
@@ -92,8 +92,8 @@ struct kg_gnn_sampler {
 	struct kg_gnn_pickmap pm;
 };
 
-#define KG_GNN_SAMPLER_INIT { KG_GNN_GRAPH_INIT, { 0 }, 0, 0, NULL, NULL, \
-	NULL, NULL, NULL, NULL, KG_GNN_PICKMAP_INIT }
+#define KG_GNN_SAMPLER_INIT { .g = KG_GNN_GRAPH_INIT, \
+	.pm = KG_GNN_PICKMAP_INIT }
 
 /* Buffers for samples of full of up to max_nodes nodes and max_msgs
  * messages, with fan-outs up to max_fanout. */
@@ -117,7 +117,7 @@ struct kg_gnn_edrop {
 	uint32_t *cnt;		/* per type, zero between calls */
 };
 
-#define KG_GNN_EDROP_INIT { KG_GNN_GRAPH_INIT, 0, 0, NULL }
+#define KG_GNN_EDROP_INIT { .g = KG_GNN_GRAPH_INIT }
 
 /* Buffers for graphs of up to max_nodes nodes, max_msgs messages and
  * n_types types. */

@@ -67,19 +67,6 @@ rank_files(int rank, char *f[5])
 		f[i] = rank_file(rank, rank_what[i]);
 }
 
-/* Write n x w (w = 0: a vector of n) of dtype dt into dir/name. */
-static int
-put_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
-    uint64_t w, const void *data)
-{
-	char *path = kg_path_join(dir, name);
-	uint64_t sh[2] = { n, w };
-	int rc = kg_npy_write(path, dt, w ? 2 : 1, sh, data);
-
-	free(path);
-	return rc;
-}
-
 /* Read dir/name into data, requiring dtype dt and shape n x w (w = 0: a
  * vector of n). */
 static int
@@ -160,11 +147,12 @@ ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	memcpy(smp, ts->rng.s, sizeof(ts->rng.s));
 	smp[4] = ts->cursor;
 	rank_files(rank, f);
-	rc = put_arr(dir, f[0], KG_DT_F4, nl, ts->d0, rows) < 0 ||
-	    put_arr(dir, f[1], KG_DT_F4, nl, sw, st) < 0 ||
-	    put_arr(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0 ||
-	    put_arr(dir, f[3], KG_DT_U8, ts->p->n_core, 0, ts->order) < 0 ||
-	    put_arr(dir, f[4], KG_DT_U8, 5, 0, smp) < 0 ? -1 : 0;
+	rc = kg_ckpt_put(dir, f[0], KG_DT_F4, nl, ts->d0, rows) < 0 ||
+	    kg_ckpt_put(dir, f[1], KG_DT_F4, nl, sw, st) < 0 ||
+	    kg_ckpt_put(dir, f[2], KG_DT_I4, ts->n_loc, 0, gid) < 0 ||
+	    kg_ckpt_put(dir, f[3], KG_DT_U8, ts->p->n_core, 0,
+	    ts->order) < 0 ||
+	    kg_ckpt_put(dir, f[4], KG_DT_U8, 5, 0, smp) < 0 ? -1 : 0;
 	for (i = 0; i < 5; i++)
 		free(f[i]);
 	free(gid);
@@ -183,9 +171,10 @@ put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st)
 	kg_epochs_state_put(&ts->ep, st);
 	if (ts->best_w == NULL || ts->ep.best < 0.0)
 		return 0;
-	return put_arr(dir, "best_params.npy", KG_DT_F4, out->enc.n_params, 0,
-	    ts->best_w) < 0 || put_arr(dir, "best_relations.npy", KG_DT_F4,
-	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
+	return kg_ckpt_put(dir, "best_params.npy", KG_DT_F4,
+	    out->enc.n_params, 0, ts->best_w) < 0 ||
+	    kg_ckpt_put(dir, "best_relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    ts->best_rel) < 0 ? -1 : 0;
 }
 
 /* The log and what put_valid wrote, back into ts (a checkpoint without
@@ -227,14 +216,14 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 	json_object_set_new(st, "seed",
 	    json_integer((json_int_t)ts->o->seed));
 	if (put_valid(dir, ts, st) < 0 ||
-	    put_arr(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
+	    kg_ckpt_put(dir, "dense.npy", KG_DT_F4, ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
-	    put_arr(dir, "dense_state.npy", KG_DT_F4, 2 * ts->n_dense + 1, 0,
-	    ts->st_enc) < 0 ||
-	    put_arr(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
+	    kg_ckpt_put(dir, "dense_state.npy", KG_DT_F4,
+	    2 * ts->n_dense + 1, 0, ts->st_enc) < 0 ||
+	    kg_ckpt_put(dir, "relations.npy", KG_DT_F4, ts->n_rel_f, 0,
 	    out->rel) < 0 ||
-	    put_arr(dir, "relation_state.npy", KG_DT_F4, 2 * ts->n_rel_f + 1,
-	    0, ts->st_rel) < 0)
+	    kg_ckpt_put(dir, "relation_state.npy", KG_DT_F4,
+	    2 * ts->n_rel_f + 1, 0, ts->st_rel) < 0)
 		kg_ckpt_abort(w);
 	else
 		rc = kg_ckpt_commit(w, st, ts->ep.log.s ? ts->ep.log.s : "",

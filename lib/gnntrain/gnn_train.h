@@ -47,23 +47,16 @@
  *
  * Blocks (blocks, with fan-outs): layer l is computed only for the nodes
  * within L - 1 - l hops of the seeds (gnn.h's kg_gnn_forward_blocks), the
- * seeds' outputs being those of the whole sampled graph.  With fan-outs
- * 25,10 on the enterprise graph the last layer then runs over the 2k
- * seeds instead of the ~90k sampled nodes and the first over ~30k.
+ * seeds' outputs being those of the whole sampled graph.  The last layer
+ * then runs over the seeds alone, not over the whole sample.
  *
- * Which step at scale (measured on generated enterprise graphs, 1 rank,
- * 2 OpenMP threads, this 2-core machine under a load of 4 to 5 from
- * other jobs, R-GCN hidden 64, embedding 32, batch 1024): at 200k nodes
- * (1.5M training triples) a step over the whole graph (nfanout = 0, the
- * encoder once per step over every node and message of the rank) took
- * 12 s; fan-outs 25,10 with per-positive negatives 2.5 s (87k-node
- * samples); with shared negatives (C = 128) 1.8 s; on blocks 1.3 s; and
- * with the later kernels (basis R-GCN aggregating first on blocks, the
- * attribute backward from a list of terms, OpenBLAS on one thread) 0.8
- * s.  The whole-graph step grows with the graph (46M messages at 2.8M
- * nodes) where the sampled one stays near a few hundred thousand nodes,
- * so the paper's setting samples; the whole graph is for small graphs,
- * where its exact gradients are cheap.
+ * Which step at scale: a step over the whole graph (nfanout = 0, the
+ * encoder once per step over every node and message of the rank) grows
+ * with the graph, where a sampled step is bounded by the seeds and the
+ * fan-outs (gnn/sample.h), whatever the graph's size; so the paper's
+ * setting samples, and the whole graph is for small graphs, where its
+ * exact gradients are cheap.  README's GNN section has the step times
+ * measured for this choice.
  *
  * Mini-batches (nfanout = number of graph layers): the batch's entities
  * are the seeds; for layer L .. 1 every frontier node keeps at most
@@ -208,11 +201,12 @@ struct kg_gnn_train_opts {
 					 * valid_every); 0: off */
 };
 
-#define KG_GNN_TRAIN_OPTS_INIT { { KG_GNN_RGCN, KG_GNN_BASIS, 2, \
-	{ 64, 64, 32, 0 }, 2, 0, 0, 0, 0.2f }, KG_MODEL_DISTMULT, 12.0, \
-	{ KG_LOSS_BCE, 1.0, 0.0 }, 1024, 8, 0, 0, { 0 }, 0.01, 0.0, 10, 0, \
-	0, 0, 0, NULL, 0.0, 0, 0, 0, 0, KG_GNN_LR_SCALE_NONE, 0, 0, 0, \
-	0.0, 0.0 }
+#define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \
+	.decomp = KG_GNN_BASIS, .n_layers = 2, .dims = { 64, 64, 32, 0 }, \
+	.n_bases = 2, .dropout = 0.2f }, .decoder = KG_MODEL_DISTMULT, \
+	.gamma = 12.0, .loss = { .kind = KG_LOSS_BCE, .margin = 1.0 }, \
+	.batch_size = 1024, .neg = 8, .lr = 0.01, .epochs = 10, \
+	.lr_scale = KG_GNN_LR_SCALE_NONE }
 
 /*
  * What one rank trains on, in its own (local) node numbering: the message
@@ -275,8 +269,7 @@ struct kg_gnn_trained {
 	uint32_t epochs_run;	/* epochs trained, resumed ones included */
 };
 
-#define KG_GNN_TRAINED_INIT { KG_GNN_INIT, { 0, 0, 0, 0, 0 }, NULL, 0.0, \
-	0.0, 0, { 0 }, 0.0, { 0 }, NULL, -1.0, 0, NULL, 0.0, 0 }
+#define KG_GNN_TRAINED_INIT { .enc = KG_GNN_INIT, .best_valid_mrr = -1.0 }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);

@@ -20,8 +20,8 @@ struct kg_gnn_part {
 	uint64_t n_core;
 };
 
-#define KG_GNN_PART_INIT { KG_NPY_INIT, KG_NPY_INIT, KG_NPY_INIT, \
-	KG_NPY_INIT, KG_NPY_INIT, NULL, 0 }
+#define KG_GNN_PART_INIT { .nodes = KG_NPY_INIT, .edges = KG_NPY_INIT, \
+	.core = KG_NPY_INIT, .pool = KG_NPY_INIT, .owner = KG_NPY_INIT }
 
 /*
  * Read the part in dir: nodes.npy (entities of the dataset, below

@@ -441,12 +441,6 @@ write_slices(const struct kg_features_dir *fd,
 
 /* ---- writing parts ---- */
 
-static void
-fig_u64(struct kg_manifest *m, const char *key, uint64_t v)
-{
-	kg_manifest_set_figure(m, key, json_integer((json_int_t)v));
-}
-
 /* Record pdir/name, written already, in the part's manifest pm and, as
  * "pname/name", in the top-level manifest m. */
 static int
@@ -467,11 +461,8 @@ put(const char *pdir, const char *pname, struct kg_manifest *pm,
     struct kg_manifest *m, const char *top, const char *name,
     enum kg_dtype dt, int ndim, const uint64_t *shape, const void *data)
 {
-	char *path = kg_path_join(pdir, name);
-	static const int64_t empty[1] = { 0 };
-	int rc = kg_npy_write(path, dt, ndim, shape, data ? data : empty);
+	int rc = kg_manifest_put_npy(NULL, pdir, name, dt, ndim, shape, data);
 
-	free(path);
 	if (rc == 0)
 		rc = record(pdir, pname, pm, m, top, name);
 	return rc;
@@ -552,10 +543,10 @@ write_part(const struct kg_expand *x, const struct kg_expand_part *xp,
 	if (o->cap_new)
 		kg_manifest_set_config(&pm, "cap_new", json_true());
 	kg_manifest_set_figure(&pm, "part", json_integer(xp->part));
-	fig_u64(&pm, "nodes", xp->n_nodes);
-	fig_u64(&pm, "seeds", xp->n_seeds);
-	fig_u64(&pm, "edges", xp->n_edges);
-	fig_u64(&pm, "core_edges", xp->n_core);
+	kg_manifest_set_figure_u64(&pm, "nodes", xp->n_nodes);
+	kg_manifest_set_figure_u64(&pm, "seeds", xp->n_seeds);
+	kg_manifest_set_figure_u64(&pm, "edges", xp->n_edges);
+	kg_manifest_set_figure_u64(&pm, "core_edges", xp->n_core);
 	if (kg_manifest_write(&pm, pdir) < 0)
 		goto out;
 	rc = record(pdir, pname, &pm, m, top, "manifest.json");
@@ -579,17 +570,6 @@ max_over_mean(const uint64_t *x, uint32_t n)
 		max = x[i] > max ? x[i] : max;
 	}
 	return sum ? (double)max * n / (double)sum : 1.0;
-}
-
-static json_t *
-u64_array(const uint64_t *x, uint32_t n)
-{
-	json_t *a = json_array();
-	uint32_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer((json_int_t)x[i]));
-	return a;
 }
 
 /* The line of a part done, with the rate and the time left at the mean
@@ -648,16 +628,16 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 	st->seconds = kg_now() - t0;
 
 	kg_manifest_set_figure(m, "nparts", json_integer(P));
-	fig_u64(m, "entities", x->n_nodes);
-	fig_u64(m, "train_triples", x->n_edges);
+	kg_manifest_set_figure_u64(m, "entities", x->n_nodes);
+	kg_manifest_set_figure_u64(m, "train_triples", x->n_edges);
 	kg_manifest_set_figure(m, "nodes_per_part",
-	    u64_array(st->part_nodes, P));
+	    kg_json_u64_array(st->part_nodes, P));
 	kg_manifest_set_figure(m, "seeds_per_part",
-	    u64_array(st->part_seeds, P));
+	    kg_json_u64_array(st->part_seeds, P));
 	kg_manifest_set_figure(m, "edges_per_part",
-	    u64_array(st->part_edges, P));
+	    kg_json_u64_array(st->part_edges, P));
 	kg_manifest_set_figure(m, "core_edges_per_part",
-	    u64_array(st->part_core, P));
+	    kg_json_u64_array(st->part_core, P));
 	kg_manifest_set_figure(m, "node_replication",
 	    json_real(st->node_replication));
 	kg_manifest_set_figure(m, "edge_replication",
@@ -666,7 +646,7 @@ kg_expand_write_all(struct kg_expand *x, const struct kg_expand_opts *o,
 	    json_real(st->node_max_over_mean));
 	kg_manifest_set_figure(m, "edges_max_over_mean",
 	    json_real(st->edge_max_over_mean));
-	fig_u64(m, "features_sliced", n_sliced(&fs));
+	kg_manifest_set_figure_u64(m, "features_sliced", n_sliced(&fs));
 	kg_manifest_set_figure(m, "seconds", json_real(st->seconds));
 	rc = 0;
 out:

@@ -65,7 +65,7 @@ struct kg_expand_opts {
 	int cap_new;		/* caps count triples to new entities only */
 };
 
-#define KG_EXPAND_OPTS_INIT { 1, 0, { 0 }, 0, 0 }
+#define KG_EXPAND_OPTS_INIT { .hops = 1 }
 
 /* Shared read-only inputs plus scratch space reused for every part. */
 struct kg_expand {

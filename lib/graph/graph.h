@@ -25,7 +25,7 @@ struct kg_incidence {
 	uint32_t *edge;		/* off[n_nodes] row numbers */
 };
 
-#define KG_INCIDENCE_INIT { 0, 0, NULL, NULL }
+#define KG_INCIDENCE_INIT { 0 }
 
 /*
  * Build the incidence lists of n_edges rows of hrt.  IDs must already be
@@ -58,7 +58,7 @@ struct kg_csr {
 	uint32_t *adj;		/* off[n_nodes] neighbours */
 };
 
-#define KG_CSR_INIT { 0, NULL, NULL }
+#define KG_CSR_INIT { 0 }
 
 int kg_csr_symmetric(struct kg_csr *g, uint64_t n_nodes, const int32_t *hrt,
     uint64_t n_edges);

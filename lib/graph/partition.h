@@ -60,8 +60,8 @@ struct kg_partition_opts {
 	double lambda;		/* vertex-cut balance weight */
 };
 
-#define KG_PARTITION_OPTS_INIT \
-	{ KG_PART_METIS, KG_EDGE_HEAD, 1, 0, 0.05, 1.0 }
+#define KG_PARTITION_OPTS_INIT { .method = KG_PART_METIS, \
+	.edges = KG_EDGE_HEAD, .nparts = 1, .imbalance = 0.05, .lambda = 1.0 }
 
 /* Names used on the command line and in manifests; parse returns 0 or -1
  * (no message). */
@@ -145,8 +145,8 @@ struct kg_partition_book {
 	struct kg_npy arr[7];
 };
 
-#define KG_PARTITION_BOOK_INIT { KG_MANIFEST_INIT, 0, 0, 0, NULL, NULL, \
-	NULL, NULL, NULL, NULL, NULL, { KG_NPY_INIT } }
+#define KG_PARTITION_BOOK_INIT { .manifest = KG_MANIFEST_INIT, \
+	.arr = { KG_NPY_INIT } }
 
 /*
  * Load dir (lib/graph/partition_book.c).  Every ID array is checked

@@ -6,39 +6,8 @@
 #include "graph/partition.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
 
 #include "core/util.h"
-
-static int
-write_array(const char *dir, struct kg_manifest *m, const char *name,
-    enum kg_dtype dt, int ndim, const uint64_t *shape, const void *data)
-{
-	char *path = kg_path_join(dir, name);
-	int rc = kg_npy_write(path, dt, ndim, shape, data);
-
-	free(path);
-	if (rc == 0)
-		rc = kg_manifest_add_file(m, dir, name);
-	return rc;
-}
-
-static json_t *
-u64_array(const uint64_t *x, uint64_t n)
-{
-	json_t *a = json_array();
-	uint64_t i;
-
-	for (i = 0; i < n; i++)
-		json_array_append_new(a, json_integer((json_int_t)x[i]));
-	return a;
-}
-
-static void
-fig_u64(struct kg_manifest *m, const char *key, uint64_t v)
-{
-	kg_manifest_set_figure(m, key, json_integer((json_int_t)v));
-}
 
 /* Largest bucket matrix kept in the manifest; bucket_offsets.npy has all. */
 #define KG_MANIFEST_MAX_BUCKET_PARTS 32
@@ -70,24 +39,24 @@ set_figures(const struct kg_partition *pt, struct kg_manifest *m)
 	json_t *book, *off, *sizes;
 
 	bucket_range(pt, &bmin, &bmax, &empty);
-	fig_u64(m, "entities", pt->n_nodes);
-	fig_u64(m, "train_triples", pt->n_edges);
+	kg_manifest_set_figure_u64(m, "entities", pt->n_nodes);
+	kg_manifest_set_figure_u64(m, "train_triples", pt->n_edges);
 	kg_manifest_set_figure(m, "nparts", json_integer(P));
 	kg_manifest_set_figure(m, "nodes_per_part",
-	    u64_array(pt->part_nodes, P));
+	    kg_json_u64_array(pt->part_nodes, P));
 	kg_manifest_set_figure(m, "edges_per_part",
-	    u64_array(pt->part_edges, P));
+	    kg_json_u64_array(pt->part_edges, P));
 	kg_manifest_set_figure(m, "node_balance", json_real(pt->node_balance));
 	kg_manifest_set_figure(m, "edge_balance", json_real(pt->edge_balance));
-	fig_u64(m, "edge_cut", pt->edge_cut);
+	kg_manifest_set_figure_u64(m, "edge_cut", pt->edge_cut);
 	kg_manifest_set_figure(m, "inside_fraction",
 	    json_real(pt->inside_fraction));
 	if (pt->metis_objval >= 0)
 		kg_manifest_set_figure(m, "metis_edge_cut",
 		    json_integer(pt->metis_objval));
-	fig_u64(m, "bucket_min", bmin);
-	fig_u64(m, "bucket_max", bmax);
-	fig_u64(m, "buckets_empty", empty);
+	kg_manifest_set_figure_u64(m, "bucket_min", bmin);
+	kg_manifest_set_figure_u64(m, "bucket_max", bmax);
+	kg_manifest_set_figure_u64(m, "buckets_empty", empty);
 	if (P <= KG_MANIFEST_MAX_BUCKET_PARTS) {
 		uint32_t i, j;
 
@@ -132,19 +101,19 @@ kg_partition_write(const struct kg_partition *pt, const char *dir,
 	uint64_t ne[1] = { pt->n_edges }, tri[2] = { pt->n_edges, 3 };
 	uint64_t nb[1] = { (uint64_t)pt->nparts * pt->nparts + 1 };
 
-	if (write_array(dir, m, "node_part.npy", KG_DT_I4, 1, n,
+	if (kg_manifest_put_npy(m, dir, "node_part.npy", KG_DT_I4, 1, n,
 	    pt->node_part) < 0 ||
-	    write_array(dir, m, "old2new.npy", KG_DT_I4, 1, n,
+	    kg_manifest_put_npy(m, dir, "old2new.npy", KG_DT_I4, 1, n,
 	    pt->old2new) < 0 ||
-	    write_array(dir, m, "new2old.npy", KG_DT_I4, 1, n,
+	    kg_manifest_put_npy(m, dir, "new2old.npy", KG_DT_I4, 1, n,
 	    pt->new2old) < 0 ||
-	    write_array(dir, m, "part_offsets.npy", KG_DT_I8, 1, p1,
+	    kg_manifest_put_npy(m, dir, "part_offsets.npy", KG_DT_I8, 1, p1,
 	    pt->offsets) < 0 ||
-	    write_array(dir, m, "edge_part.npy", KG_DT_I4, 1, ne,
+	    kg_manifest_put_npy(m, dir, "edge_part.npy", KG_DT_I4, 1, ne,
 	    pt->edge_part) < 0 ||
-	    write_array(dir, m, "train_buckets.npy", KG_DT_I4, 2, tri,
+	    kg_manifest_put_npy(m, dir, "train_buckets.npy", KG_DT_I4, 2, tri,
 	    pt->bucket_hrt) < 0 ||
-	    write_array(dir, m, "bucket_offsets.npy", KG_DT_I8, 1, nb,
+	    kg_manifest_put_npy(m, dir, "bucket_offsets.npy", KG_DT_I8, 1, nb,
 	    pt->bucket_off) < 0)
 		return -1;
 	set_figures(pt, m);

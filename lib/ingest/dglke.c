@@ -346,12 +346,9 @@ write_all(struct run *st, struct kg_stage *sg)
 		return -1;
 	for (s = 0; s < 3; s++) {
 		uint64_t shape[2] = { st->n[s], 3 };
-		char *path = kg_path_join(sg->dir, npy[s]);
-		int rc = kg_npy_write(path, KG_DT_I4, 2, shape, st->trip[s] ?
-		    (const void *)st->trip[s] : (const void *)"");
 
-		free(path);
-		if (rc < 0 || kg_stage_add_file(sg, npy[s]) < 0)
+		if (kg_manifest_put_npy(&sg->manifest, sg->dir, npy[s],
+		    KG_DT_I4, 2, shape, st->trip[s]) < 0)
 			return -1;
 	}
 	return 0;

@@ -49,8 +49,8 @@ struct kg_dglke_opts {
 	char *const *argv;
 };
 
-#define KG_DGLKE_OPTS_INIT { { KG_TAB_TSV, '\t', 0, 0 }, "hrt", NULL, \
-	NULL, NULL, NULL, NULL, KG_DGLKE_DETECT, 0, NULL, 0, 0, NULL }
+#define KG_DGLKE_OPTS_INIT { .tab = { .format = KG_TAB_TSV, .delim = '\t' }, \
+	.columns = "hrt", .triples = KG_DGLKE_DETECT }
 
 /*
  * Fill the file names of o from a DGL-KE dataset folder: entities.dict,

@@ -62,9 +62,8 @@ struct kg_ingest_opts {
 	char *const *argv;
 };
 
-#define KG_INGEST_OPTS_INIT { KG_TAB_OPTS_INIT, "hrt", NULL, NULL, NULL, \
-	NULL, 0, 0, { 1, 0, 0 }, 0, KG_UNSEEN_KEEP, 0, NULL, 0, 0, NULL, 0, \
-	0, NULL }
+#define KG_INGEST_OPTS_INIT { .tab = KG_TAB_OPTS_INIT, .columns = "hrt", \
+	.split = { 1, 0, 0 }, .unseen = KG_UNSEEN_KEEP }
 
 /* Parse "keep", "drop" or "error"; 0, or -1 after kg_error(). */
 int kg_ingest_parse_unseen(const char *s, enum kg_unseen *out);

@@ -35,8 +35,8 @@ static const char *const split_names[3] = { "train", "valid", "test" };
  * the triple array (low 34 bits: 17 billion triples, far more than memory
  * holds) and the top 30 bits of its hash.  The slot position is taken from
  * the top bits of the hash, so the table doubles by re-placing slots from
- * their stored bits alone (reading every triple again at random made
- * --dedup three times slower); and a probe reads a triple only when the
+ * their stored bits alone, without reading every triple again at random
+ * (README, "Measured choices"); and a probe reads a triple only when the
  * stored bits match.
  */
 #define TSET_IDX_BITS 34

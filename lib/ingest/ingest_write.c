@@ -121,14 +121,11 @@ kg_ingest_write_all(struct ingest *st, struct kg_stage *stage)
 	if (write_triples(st, dir) < 0)
 		return -1;
 	if (st->o->types != NULL) {
-		char *path = kg_path_join(dir, "types.npy");
 		uint64_t shape = st->n_ent;
-		int rc;
 
-		rc = kg_npy_write(path, KG_DT_I4, 1, &shape, st->type_of);
-		free(path);
-		if (rc < 0 || write_names(dir, "types.tsv", &st->types, NULL,
-		    kg_dict_size(&st->types)) < 0)
+		if (kg_manifest_put_npy(NULL, dir, "types.npy", KG_DT_I4, 1,
+		    &shape, st->type_of) < 0 || write_names(dir, "types.tsv",
+		    &st->types, NULL, kg_dict_size(&st->types)) < 0)
 			return -1;
 	}
 	for (i = 0; i < nfiles; i++)

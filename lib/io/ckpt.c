@@ -1,6 +1,5 @@
 #include "io/ckpt.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,56 +29,19 @@ kg_ckpt_part_path(const char *dir, uint32_t p, int state)
 }
 
 int
+kg_ckpt_put(const char *dir, const char *name, enum kg_dtype dt,
+    uint64_t rows, uint64_t cols, const void *x)
+{
+	uint64_t sh[2] = { rows, cols };
+
+	return kg_manifest_put_npy(NULL, dir, name, dt, cols ? 2 : 1, sh, x);
+}
+
+int
 kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
     uint64_t cols, const float *x)
 {
-	char *path = kg_path_join(dir, name);
-	uint64_t sh[2] = { rows, cols };
-	int rc = kg_npy_write(path, KG_DT_F4, cols ? 2 : 1, sh, x);
-
-	free(path);
-	return rc;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Record every file in dir (but the manifest) in man, by name. */
-static int
-add_every_file(struct kg_manifest *man, const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char **names = NULL;
-	size_t n = 0, cap = 0, i;
-	int rc = 0;
-
-	if (d == NULL) {
-		kg_error_errno("cannot list '%s'", dir);
-		return -1;
-	}
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' ||
-		    strcmp(e->d_name, "manifest.json") == 0)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			names = kg_xreallocarray(names, cap, sizeof(*names));
-		}
-		names[n++] = kg_xstrdup(e->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_str);
-	for (i = 0; i < n; i++) {
-		if (rc == 0 && kg_manifest_add_file(man, dir, names[i]) < 0)
-			rc = -1;
-		free(names[i]);
-	}
-	free(names);
-	return rc;
+	return kg_ckpt_put(dir, name, KG_DT_F4, rows, cols, x);
 }
 
 int
@@ -95,7 +57,7 @@ kg_ckpt_commit(struct kg_ckpt_writer *w, json_t *state, const char *log,
 	kg_manifest_init(&man, argc, argv);
 	if (js == NULL || kg_write_text(w->od.tmp, "state.json", js) < 0 ||
 	    (log != NULL && kg_write_text(w->od.tmp, "train_log.jsonl",
-	    log) < 0) || add_every_file(&man, w->od.tmp) < 0)
+	    log) < 0) || kg_manifest_add_dir(&man, w->od.tmp) < 0)
 		goto out;
 	if (config != NULL)
 		json_object_foreach(config, key, v)

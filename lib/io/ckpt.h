@@ -32,13 +32,14 @@
 
 #include <jansson.h>
 
+#include "io/npy.h"
 #include "io/outdir.h"
 
 struct kg_ckpt_writer {
 	struct kg_outdir od;	/* od.tmp: where every process writes */
 };
 
-#define KG_CKPT_WRITER_INIT { KG_OUTDIR_INIT }
+#define KG_CKPT_WRITER_INIT { .od = KG_OUTDIR_INIT }
 
 /* Start replacing the checkpoint dir (kept as it is until commit).  0, or
  * -1 after kg_error(). */
@@ -55,7 +56,11 @@ void kg_ckpt_abort(struct kg_ckpt_writer *w);
 /* The path of partition p's rows (state 0) or state (state 1) file in
  * dir, as a new string. */
 char *kg_ckpt_part_path(const char *dir, uint32_t p, int state);
-/* Write float32 [rows, cols] (cols 0: [rows]) as dir/name; 0 or -1. */
+/* Write [rows, cols] (cols 0: [rows]) of dtype dt as dir/name; 0, or -1
+ * after kg_error().  The files are recorded at commit. */
+int kg_ckpt_put(const char *dir, const char *name, enum kg_dtype dt,
+    uint64_t rows, uint64_t cols, const void *x);
+/* kg_ckpt_put of float32. */
 int kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
     uint64_t cols, const float *x);
 
@@ -64,7 +69,7 @@ struct kg_ckpt {
 	json_t *state;		/* state.json, owned */
 };
 
-#define KG_CKPT_INIT { NULL, NULL }
+#define KG_CKPT_INIT { 0 }
 
 /*
  * Open the checkpoint in dir for a run whose shape is want (borrowed):

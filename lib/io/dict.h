@@ -56,7 +56,7 @@ struct kg_dict {
 	uint64_t name_bytes;	/* sum of name lengths (without NULs) */
 };
 
-#define KG_DICT_INIT { NULL, 0, 0, 0, NULL, 0, NULL, 0, 0, 0, 0, NULL, 0, 0, 0 }
+#define KG_DICT_INIT { 0 }
 
 /* Initialise an empty dictionary (same as KG_DICT_INIT). */
 void kg_dict_init(struct kg_dict *d);

@@ -1,5 +1,6 @@
 #include "io/manifest.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -190,6 +191,48 @@ kg_manifest_add_file(struct kg_manifest *m, const char *dir,
 	return 0;
 }
 
+int
+kg_manifest_put_npy(struct kg_manifest *m, const char *dir,
+    const char *name, enum kg_dtype dt, int ndim, const uint64_t *shape,
+    const void *data)
+{
+	char *path = kg_path_join(dir, name);
+	int rc = kg_npy_write(path, dt, ndim, shape, data);
+
+	free(path);
+	if (rc == 0 && m != NULL)
+		rc = kg_manifest_add_file(m, dir, name);
+	return rc;
+}
+
+/* Byte order, whatever the locale (alphasort follows LC_COLLATE). */
+static int
+name_order(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+int
+kg_manifest_add_dir(struct kg_manifest *m, const char *dir)
+{
+	struct dirent **list;
+	int i, n, rc = 0;
+
+	n = scandir(dir, &list, NULL, name_order);
+	if (n < 0) {
+		kg_error_errno("cannot list '%s'", dir);
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (rc == 0 && list[i]->d_name[0] != '.' &&
+		    strcmp(list[i]->d_name, "manifest.json") != 0)
+			rc = kg_manifest_add_file(m, dir, list[i]->d_name);
+		free(list[i]);
+	}
+	free(list);
+	return rc;
+}
+
 void
 kg_manifest_set_config(struct kg_manifest *m, const char *key,
     json_t *value)
@@ -202,6 +245,24 @@ kg_manifest_set_figure(struct kg_manifest *m, const char *key,
     json_t *value)
 {
 	set_new(json_object_get(m->root, "figures"), key, value);
+}
+
+void
+kg_manifest_set_figure_u64(struct kg_manifest *m, const char *key,
+    uint64_t v)
+{
+	kg_manifest_set_figure(m, key, json_integer((json_int_t)v));
+}
+
+json_t *
+kg_json_u64_array(const uint64_t *x, uint64_t n)
+{
+	json_t *a = json_array();
+	uint64_t i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer((json_int_t)x[i]));
+	return a;
 }
 
 int

@@ -24,6 +24,8 @@
 #include <stdint.h>
 #include <jansson.h>
 
+#include "io/npy.h"
+
 #define KG_FORMAT_VERSION 1
 /* Returned (instead of -1) by loaders when the format version is unknown;
  * tools exit with KG_EXIT_VERSION (3). */
@@ -33,7 +35,7 @@ struct kg_manifest {
 	json_t *root;	/* owned */
 };
 
-#define KG_MANIFEST_INIT { NULL }
+#define KG_MANIFEST_INIT { 0 }
 
 /* Start a manifest for the running tool (kg_progname()) and its argv. */
 void kg_manifest_init(struct kg_manifest *m, int argc, char *const argv[]);
@@ -49,11 +51,31 @@ int kg_manifest_add_input(struct kg_manifest *m, const char *role,
 int kg_manifest_add_file(struct kg_manifest *m, const char *dir,
     const char *name);
 
+/*
+ * Write the array dir/name (kg_npy_write; data may be NULL when the
+ * array holds no element) and, unless m is NULL, record it in m as
+ * kg_manifest_add_file does.  The one place a stage's .npy file is both
+ * written and recorded.  0, or -1 after kg_error() (a file written but
+ * not recorded stays, inside the caller's temporary directory).
+ */
+int kg_manifest_put_npy(struct kg_manifest *m, const char *dir,
+    const char *name, enum kg_dtype dt, int ndim, const uint64_t *shape,
+    const void *data);
+
+/* Record every file of dir but manifest.json and names starting with a
+ * dot, in name order.  0, or -1 after kg_error(). */
+int kg_manifest_add_dir(struct kg_manifest *m, const char *dir);
+
 /* Set key in "config" or "figures" (the reference to value is stolen). */
 void kg_manifest_set_config(struct kg_manifest *m, const char *key,
     json_t *value);
 void kg_manifest_set_figure(struct kg_manifest *m, const char *key,
     json_t *value);
+/* kg_manifest_set_figure of an unsigned count. */
+void kg_manifest_set_figure_u64(struct kg_manifest *m, const char *key,
+    uint64_t v);
+/* A new JSON array of the n counts x. */
+json_t *kg_json_u64_array(const uint64_t *x, uint64_t n);
 
 /* Write DIR/manifest.json (pretty, sorted keys, fsynced).  0 or -1. */
 int kg_manifest_write(const struct kg_manifest *m, const char *dir);

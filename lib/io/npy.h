@@ -50,7 +50,7 @@ struct kg_npy {
 	int owned;		/* data was malloc'ed (kg_npy_alloc) */
 };
 
-#define KG_NPY_INIT { KG_DT_NONE, 0, { 0 }, 0, NULL, 0, NULL, 0, 0 }
+#define KG_NPY_INIT { .dtype = KG_DT_NONE }
 
 /*
  * Map and validate "path".  The mapping is private read-only; do not write

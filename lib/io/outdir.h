@@ -33,7 +33,7 @@ struct kg_outdir {
 	int active;
 };
 
-#define KG_OUTDIR_INIT { NULL, NULL, 0, 0 }
+#define KG_OUTDIR_INIT { 0 }
 
 /*
  * Check that "path" can be written (absent, or force), remove stale

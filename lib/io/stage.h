@@ -57,7 +57,7 @@ struct kg_stage {
 	const char *dir;	/* the temporary directory to write into */
 };
 
-#define KG_STAGE_INIT { KG_OUTDIR_INIT, KG_MANIFEST_INIT, NULL }
+#define KG_STAGE_INIT { .od = KG_OUTDIR_INIT, .manifest = KG_MANIFEST_INIT }
 
 /*
  * Refuse an output that is, lies inside or holds one of inputs[0..n).

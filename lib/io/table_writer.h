@@ -29,8 +29,7 @@ struct kg_table_writer {
 	const int32_t *order;	/* borrowed; NULL: identity */
 };
 
-#define KG_TABLE_WRITER_INIT { { NULL, NULL }, { -1, -1 }, { 0, 0 }, 0, 0, \
-	0, 0, NULL }
+#define KG_TABLE_WRITER_INIT { .fd = { -1, -1 } }
 
 /*
  * Create rows_path (and state_path unless NULL) for n_rows rows.  order,

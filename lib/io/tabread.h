@@ -36,7 +36,7 @@ struct kg_tab_opts {
 	int comments;		/* skip lines starting with '#' */
 };
 
-#define KG_TAB_OPTS_INIT { KG_TAB_TSV, '\t', 0, 1 }
+#define KG_TAB_OPTS_INIT { .format = KG_TAB_TSV, .delim = '\t', .comments = 1 }
 
 /* One field: bytes s[0..len), not NUL-terminated. */
 struct kg_field {

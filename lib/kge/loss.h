@@ -36,7 +36,7 @@ struct kg_loss {
 	double adv_temp;	/* self-adversarial temperature; 0 = off */
 };
 
-#define KG_LOSS_INIT { KG_LOSS_LOGISTIC, 1.0, 0.0 }
+#define KG_LOSS_INIT { .kind = KG_LOSS_LOGISTIC, .margin = 1.0 }
 
 /* "logistic", "margin" (or "ranking"), "softmax", "bce"; 0, or -1 after
  * kg_error(). */

@@ -252,21 +252,13 @@ kg_modeldir_write(const char *dir, const struct kg_model *m,
 {
 	uint64_t es[2] = { n_entities, m->dim };
 	uint64_t rs[2] = { n_relations * (reciprocal ? 2 : 1), m->rel_width };
-	char *ep = kg_path_join(dir, "entities.npy");
-	char *rp = kg_path_join(dir, "relations.npy");
-	int rc = -1;
 
-	if (kg_npy_write(ep, KG_DT_F4, 2, es, ent) < 0 ||
-	    kg_npy_write(rp, KG_DT_F4, 2, rs, rel) < 0 ||
-	    kg_manifest_add_file(man, dir, "entities.npy") < 0 ||
-	    kg_manifest_add_file(man, dir, "relations.npy") < 0)
-		goto out;
+	if (kg_manifest_put_npy(man, dir, "entities.npy", KG_DT_F4, 2, es,
+	    ent) < 0 || kg_manifest_put_npy(man, dir, "relations.npy",
+	    KG_DT_F4, 2, rs, rel) < 0)
+		return -1;
 	set_model_config(man, m, reciprocal, n_entities, n_relations, dataset);
-	rc = 0;
-out:
-	free(ep);
-	free(rp);
-	return rc;
+	return 0;
 }
 
 int
@@ -305,13 +297,10 @@ static int
 put_array(struct kg_modeldir_writer *w, struct kg_manifest *man,
     const char *name, uint64_t rows, uint64_t cols, const float *x)
 {
-	char *path = kg_outdir_file(&w->od, name);
 	uint64_t sh[2] = { rows, cols };
-	int rc = kg_npy_write(path, KG_DT_F4, cols ? 2 : 1, sh, x) < 0 ||
-	    kg_manifest_add_file(man, w->od.tmp, name) < 0 ? -1 : 0;
 
-	free(path);
-	return rc;
+	return kg_manifest_put_npy(man, w->od.tmp, name, KG_DT_F4,
+	    cols ? 2 : 1, sh, x);
 }
 
 /* Every file but the entity table, into the temporary and man. */

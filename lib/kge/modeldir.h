@@ -49,8 +49,8 @@ struct kg_modeldir {
 	struct kg_manifest manifest;	/* root NULL for foreign arrays */
 };
 
-#define KG_MODELDIR_INIT { { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, \
-	NULL, NULL, NULL, KG_NPY_INIT, KG_NPY_INIT, KG_MANIFEST_INIT }
+#define KG_MODELDIR_INIT { .ent = KG_NPY_INIT, .rel = KG_NPY_INIT, \
+	.manifest = KG_MANIFEST_INIT }
 
 /*
  * Load a kg-train output directory: read the manifest (tool kg-train),
@@ -123,8 +123,8 @@ struct kg_modeldir_writer {
 	struct kg_table_writer table;
 };
 
-#define KG_MODELDIR_WRITER_INIT { NULL, KG_OUTDIR_INIT, \
-	KG_TABLE_WRITER_INIT }
+#define KG_MODELDIR_WRITER_INIT { .od = KG_OUTDIR_INIT, \
+	.table = KG_TABLE_WRITER_INIT }
 
 /* 0, or -1 after kg_error() with nothing left behind. */
 int kg_modeldir_begin(struct kg_modeldir_writer *w,

@@ -31,7 +31,8 @@ struct kg_adam {
 	float lr, beta1, beta2, eps;
 };
 
-#define KG_ADAM_INIT { 0.001f, 0.9f, 0.999f, 1e-8f }
+#define KG_ADAM_INIT { .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, \
+	.eps = 1e-8f }
 #define KG_ADAGRAD_EPS 1e-10f
 
 /* "adagrad" (row-wise), "adagrad_elem" or "adam"; 0 or -1 after

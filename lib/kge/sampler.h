@@ -29,7 +29,7 @@ struct kg_sampler {
 	uint32_t *type_ents;	/* entities grouped by type */
 };
 
-#define KG_SAMPLER_INIT { 0, 0.0, NULL, NULL, 0, NULL, NULL }
+#define KG_SAMPLER_INIT { 0 }
 
 /* "uniform", "degree" or "mixed" (degree fraction 0, 1, 0.5); 0 or -1. */
 int kg_neg_parse(const char *name, enum kg_neg_kind *kind,
@@ -101,8 +101,7 @@ struct kg_neg_pool {
 	uint8_t *carry_pending;
 };
 
-#define KG_NEG_POOL_INIT { 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, \
-	NULL, NULL, NULL, NULL, NULL, NULL }
+#define KG_NEG_POOL_INIT { 0 }
 
 /* Slots for n_parts partitions of dim-float rows at part_off, gradients
  * from nthreads threads (k = 0: an empty pool that draws nothing). */
@@ -149,7 +148,7 @@ struct kg_tripleset {
 	uint64_t n_entities, n_relations;
 };
 
-#define KG_TRIPLESET_INIT { NULL, 0, 0, 0 }
+#define KG_TRIPLESET_INIT { 0 }
 
 /* Build from n triples (hrt, rows of 3); 0, or -1 after kg_error() when
  * n_entities^2 * n_relations does not fit in 64 bits. */
@@ -178,7 +177,7 @@ struct kg_query_weights {
 	double norm;		/* 1 / the mean raw weight */
 };
 
-#define KG_QUERY_WEIGHTS_INIT { NULL, NULL, 0, 0, 1.0 }
+#define KG_QUERY_WEIGHTS_INIT { .norm = 1.0 }
 
 /* Count the n triples (hrt); 0, or -1 after kg_error() when the keys do
  * not fit in 64 bits. */

@@ -87,9 +87,8 @@ void kg_score_chunk(const struct kg_model *m, enum kg_side side, size_t nq,
  *   RotatE takes the moduli with the correctly rounded square root
  *     (KG_KERN_CMOD), training with its approximate one (CMOD_APPROX),
  *     which keeps its results as they were.
- * With training's kernels, kg-eval (one thread, FB15k-237, d = 32) took
- * 2.8 times the CPU time for TransR (4.09 s against 1.44 s) and 2.3 times
- * for RotatE (5.46 s against 2.37 s).
+ * Ranking needs no gradient, so it takes the faster kernel of the two
+ * (README, "Measured choices", has kg-eval's CPU times with training's).
  */
 void kg_score_rank(const struct kg_model *m, enum kg_side side, size_t nq,
     const float *fixed, const struct kg_score_rows *rel, const float *cand,

@@ -52,9 +52,7 @@ struct kg_train_job {
 	uint32_t one_vs_all_plateau;
 };
 
-#define KG_TRAIN_JOB_INIT { NULL, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, 0, \
-	0, NULL, NULL, NULL, \
-	NULL, 0, 0.0, 0.0, 0 }
+#define KG_TRAIN_JOB_INIT { 0 }
 
 /* The job options that need others or exclude them (target_mrr and
  * one_vs_all_plateau need valid_every; the plateau switch excludes a

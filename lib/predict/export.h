@@ -43,8 +43,8 @@ struct kg_export_opts {
 	char *const *argv;
 };
 
-#define KG_EXPORT_OPTS_INIT { NULL, KG_MODELSRC_INIT, KG_EXPORT_TSV, 0, \
-	NULL, 0, 0, NULL }
+#define KG_EXPORT_OPTS_INIT { .src = KG_MODELSRC_INIT, \
+	.format = KG_EXPORT_TSV }
 
 /* Parse "tsv", "word2vec" or "projector"; 0, or -1 after kg_error(). */
 int kg_export_format_parse(const char *s, enum kg_export_format *out);

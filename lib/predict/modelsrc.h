@@ -40,7 +40,7 @@ struct kg_modelsrc {
 	int quiet;		/* no note on stderr */
 };
 
-#define KG_MODELSRC_INIT { NULL, NULL, NULL, NULL, 12.0, 0, NULL, NULL, 0 }
+#define KG_MODELSRC_INIT { .gamma = 12.0 }
 
 /*
  * Load the model src names into *md (release with kg_modeldir_release).

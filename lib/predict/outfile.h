@@ -22,7 +22,7 @@ struct kg_outfile {
 	char *tmp;		/* temporary sibling */
 };
 
-#define KG_OUTFILE_INIT { NULL, NULL, NULL }
+#define KG_OUTFILE_INIT { 0 }
 
 /*
  * Open path (NULL or "-": stdout) for writing.  inputs[0..n) are what the

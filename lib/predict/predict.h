@@ -64,7 +64,8 @@ struct kg_predict_opts {
 	uint64_t progress_base;	/* queries answered before this call */
 };
 
-#define KG_PREDICT_OPTS_INIT { NULL, KG_SIM_COSINE, 1024, 0, 0, 1, NULL, 0 }
+#define KG_PREDICT_OPTS_INIT { .sim = KG_SIM_COSINE, .batch = 1024, \
+	.nshards = 1 }
 
 /*
  * Check that md can answer with o (the model similarity needs an

@@ -38,7 +38,7 @@ struct kg_names {
 	struct kg_dict ent, rel;
 };
 
-#define KG_NAMES_INIT { KG_DICT_INIT, KG_DICT_INIT }
+#define KG_NAMES_INIT { .ent = KG_DICT_INIT, .rel = KG_DICT_INIT }
 
 /* Read the dataset's names.  0, or -1 after kg_error() (a repeated name,
  * a count that disagrees with the dataset) with nothing to release. */

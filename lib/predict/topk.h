@@ -27,7 +27,7 @@ struct kg_topk {
 	size_t *n;		/* entries held per query */
 };
 
-#define KG_TOPK_INIT { 0, 0, 0, NULL, NULL, NULL }
+#define KG_TOPK_INIT { 0 }
 
 /* Room for cap queries of k (>= 1) entries each, all empty (nq = cap). */
 void kg_topk_init(struct kg_topk *t, size_t cap, size_t k);

@@ -38,7 +38,7 @@ struct kg_evalreport {
 	char *model, *encoder, *dataset, *split, *setting;
 };
 
-#define KG_EVALREPORT_INIT { 0, NULL, NULL, NULL, NULL, NULL, NULL }
+#define KG_EVALREPORT_INIT { 0 }
 
 /*
  * 1 if text (len bytes) is a kg-eval report rather than a training log:

@@ -48,7 +48,7 @@ struct kg_plot_opts {
 };
 
 #define KG_PLOT_ALL_SIDES ((1u << KG_SIDES) - 1)
-#define KG_PLOT_OPTS_INIT { NULL, NULL, 0, 0, KG_PLOT_ALL_SIDES, NULL, 0 }
+#define KG_PLOT_OPTS_INIT { .sides = KG_PLOT_ALL_SIDES }
 
 /*
  * The format named by path's extension (".png" or ".svg"): 1 and *fmt

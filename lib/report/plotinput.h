@@ -21,7 +21,8 @@ struct kg_plot_input {
 	char *title;
 };
 
-#define KG_PLOT_INPUT_INIT { KG_TRAINLOG_INIT, KG_EVALREPORT_INIT, 0, NULL }
+#define KG_PLOT_INPUT_INIT { .log = KG_TRAINLOG_INIT, \
+	.rep = KG_EVALREPORT_INIT }
 
 /*
  * Read path into in.  Returns 0; -1 after kg_error() for a missing

@@ -32,7 +32,7 @@ struct kg_render {
 	char *final[KG_RENDER_MAX];	/* where they go */
 };
 
-#define KG_RENDER_INIT { 0, NULL, NULL, NULL, { NULL }, { NULL } }
+#define KG_RENDER_INIT { 0 }
 
 /*
  * Prepare n (1..KG_RENDER_MAX) outputs, all in one directory.  ext[i] is

@@ -36,7 +36,7 @@ struct kg_trainlog {
 	double *loss, *wall, *valid;
 };
 
-#define KG_TRAINLOG_INIT { 0, 0, 0, NULL, NULL, NULL, NULL }
+#define KG_TRAINLOG_INIT { 0 }
 
 /*
  * Parse len bytes of log text; name is the file name used in messages

@@ -48,7 +48,7 @@ struct kg_order {
 	uint64_t swaps;		/* states after the first */
 };
 
-#define KG_ORDER_INIT { 0, 0, 0, 0, NULL, NULL, NULL, NULL, 0 }
+#define KG_ORDER_INIT { 0 }
 
 /*
  * Build the order of P partitions for a buffer of C (C >= 2, or any C

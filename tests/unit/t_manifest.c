@@ -397,6 +397,142 @@ t_counts_range(void)
 	free(dir);
 }
 
+/* Whether path holds exactly the bytes of ref. */
+static int
+same_bytes(const char *path, const char *ref)
+{
+	size_t na, nb;
+	char *a = kg_read_file(path, &na), *b = kg_read_file(ref, &nb);
+	int same = a != NULL && b != NULL && na == nb &&
+	    memcmp(a, b, na) == 0;
+
+	free(a);
+	free(b);
+	return same;
+}
+
+/* kg_manifest_put_npy writes what kg_npy_write writes and records it as
+ * kg_manifest_add_file does; without a manifest it only writes; an empty
+ * array needs no data; a failed write records nothing. */
+static void
+t_put_npy(void)
+{
+	char *dir = make_dir("put"), *ref = make_dir("put-ref"), *p, *q;
+	char *missing = kg_path_join(dir, "no/such");
+	int32_t x[6] = { 1, -2, 3, -4, 5, -6 };
+	uint64_t sh[2] = { 2, 3 }, sh0[2] = { 0, 3 };
+	struct kg_manifest m, r;
+	json_t *files, *e;
+	struct kg_npy a = KG_NPY_INIT;
+
+	kg_manifest_init(&m, 0, NULL);
+	kg_manifest_init(&r, 0, NULL);
+	T_CHECK(kg_manifest_put_npy(&m, dir, "x.npy", KG_DT_I4, 2, sh,
+	    x) == 0);
+	p = kg_path_join(dir, "x.npy");
+	q = kg_path_join(ref, "x.npy");
+	T_CHECK(kg_npy_write(q, KG_DT_I4, 2, sh, x) == 0);
+	T_CHECK(same_bytes(p, q));
+	T_CHECK(kg_manifest_add_file(&r, ref, "x.npy") == 0);
+	files = json_object_get(m.root, "files");
+	e = json_object_get(files, "x.npy");
+	T_CHECK(e != NULL && json_equal(e, json_object_get(json_object_get(
+	    r.root, "files"), "x.npy")));
+	T_CHECK(e != NULL && json_integer_value(json_array_get(
+	    json_object_get(e, "shape"), 1)) == 3);
+	free(p);
+	free(q);
+
+	T_CHECK(kg_manifest_put_npy(NULL, dir, "y.npy", KG_DT_I4, 1, sh,
+	    x) == 0);
+	p = kg_path_join(dir, "y.npy");
+	T_CHECK(kg_npy_read_expect(p, KG_DT_I4, 1, &a) == 0 &&
+	    a.shape[0] == 2 && ((const int32_t *)a.data)[1] == -2);
+	kg_npy_release(&a);
+	T_CHECK(json_object_get(files, "y.npy") == NULL);
+	free(p);
+
+	T_CHECK(kg_manifest_put_npy(&m, dir, "empty.npy", KG_DT_I4, 2, sh0,
+	    NULL) == 0);
+	p = kg_path_join(dir, "empty.npy");
+	T_CHECK(kg_npy_read_expect(p, KG_DT_I4, 2, &a) == 0 &&
+	    a.shape[0] == 0 && a.shape[1] == 3);
+	kg_npy_release(&a);
+	T_CHECK(json_object_get(files, "empty.npy") != NULL);
+	free(p);
+
+	kg_error_mute(1);
+	T_CHECK(kg_manifest_put_npy(&m, missing, "z.npy", KG_DT_I4, 2, sh,
+	    x) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "cannot create") != NULL, "%s",
+	    kg_error_last());
+	T_CHECK(json_object_size(files) == 2);
+	kg_manifest_release(&m);
+	kg_manifest_release(&r);
+	free(missing);
+	free(ref);
+	free(dir);
+}
+
+/* kg_manifest_add_dir records every file of a directory but the
+ * manifest and dot files, each as kg_manifest_add_file would. */
+static void
+t_add_dir(void)
+{
+	char *dir = make_dir("adddir"), *missing = kg_path_join(dir, "nope");
+	int32_t x[3] = { 7, 8, 9 };
+	uint64_t sh = 3;
+	struct kg_manifest m, r;
+	json_t *files;
+
+	write_text(dir, "b.tsv", "0\tb\n");
+	write_text(dir, ".hidden", "x\n");
+	write_text(dir, "manifest.json", "{}\n");
+	kg_manifest_init(&r, 0, NULL);
+	T_CHECK(kg_manifest_put_npy(&r, dir, "a.npy", KG_DT_I4, 1, &sh,
+	    x) == 0);
+	T_CHECK(kg_manifest_add_file(&r, dir, "b.tsv") == 0);
+	kg_manifest_init(&m, 0, NULL);
+	T_CHECK(kg_manifest_add_dir(&m, dir) == 0);
+	files = json_object_get(m.root, "files");
+	T_CHECK(json_object_size(files) == 2);
+	T_CHECK(json_equal(files, json_object_get(r.root, "files")));
+	kg_error_mute(1);
+	T_CHECK(kg_manifest_add_dir(&m, missing) < 0);
+	kg_error_mute(0);
+	T_CHECKF(strstr(kg_error_last(), "cannot list") != NULL, "%s",
+	    kg_error_last());
+	T_CHECK(json_object_size(files) == 2);
+	kg_manifest_release(&m);
+	kg_manifest_release(&r);
+	free(missing);
+	free(dir);
+}
+
+/* Counts above 2^32 keep every bit, in a figure and in an array. */
+static void
+t_figures_u64(void)
+{
+	uint64_t x[3] = { 3, 0, ((uint64_t)1 << 40) + 7 }, v = 0;
+	struct kg_manifest m;
+	json_t *a;
+
+	kg_manifest_init(&m, 0, NULL);
+	kg_manifest_set_figure_u64(&m, "big", x[2]);
+	T_CHECK(kg_manifest_get_u64(&m, "figures.big", &v) == 0 &&
+	    v == x[2]);
+	a = kg_json_u64_array(x, 3);
+	T_CHECK(json_array_size(a) == 3 &&
+	    json_integer_value(json_array_get(a, 0)) == 3 &&
+	    json_integer_value(json_array_get(a, 1)) == 0 &&
+	    (uint64_t)json_integer_value(json_array_get(a, 2)) == x[2]);
+	json_decref(a);
+	T_CHECK(json_array_size(a = kg_json_u64_array(x, 0)) == 0);
+	json_decref(a);
+	kg_manifest_release(&m);
+}
+
 int
 main(void)
 {
@@ -409,5 +545,8 @@ main(void)
 	T_RUN(t_detects_tampering);
 	T_RUN(t_version_and_garbage);
 	T_RUN(t_dataset_load);
+	T_RUN(t_put_npy);
+	T_RUN(t_add_dir);
+	T_RUN(t_figures_u64);
 	return T_DONE();
 }
