@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test program and script given (or found), counts the lines
-# "ok - ...", "not ok - ..." and "skip - ..." they print, and closes with
-# "N passed, N failed, N skipped".  A program that exits non-zero without
+# Runs every test program and script given (or found), counts the TAP
+# lines they print ("ok - ...", "not ok - ...", "ok - ... # SKIP why";
+# the older "skip - ..." counts as a skip too), and closes with
+# "N passed, N failed, N skipped".  Each test must print its plan, one
+# line "1..N" (first or last, as TAP allows); a test without a plan, or
+# whose checks do not add up to its plan, counts one more failure, so a
+# check that vanishes (a crashed python block, a helper that exited
+# early) cannot pass unseen.  A program that exits non-zero without
 # printing a "not ok" line counts as one failure (a crash, for instance).
 #
 # Usage: tests/run.sh [-v] BUILD_DIR [test ...]
@@ -51,22 +56,37 @@ for t in "$@"; do
 	esac
 	rc=$?
 	secs=$(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN{printf "%.1f", e-s}')
-	p=$(grep -c '^ok - ' "$log")
-	f=$(grep -c '^not ok - ' "$log")
-	s=$(grep -c '^skip - ' "$log")
+	all=$(grep -Ec '^ok( |$)' "$log")
+	s=$(grep -Eic '^ok( .*)?# *skip' "$log")
+	old_s=$(grep -c '^skip - ' "$log")
+	p=$((all - s)) s=$((s + old_s))
+	f=$(grep -Ec '^not ok( |$)' "$log")
+	plans=$(grep -E '^1\.\.[0-9]+' "$log")
+	nplans=$(grep -Ec '^1\.\.[0-9]+' "$log")
+	f0=$f
+	if [ "$nplans" -ne 1 ]; then
+		f=$((f + 1))
+		echo "not ok - $name printed $nplans plan lines (1..N), wanted one" >>"$log"
+	else
+		planned=$(sed -E 's/^1\.\.([0-9]+).*/\1/' <<<"$plans")
+		if [ "$planned" -ne $((p + s + f)) ]; then
+			f=$((f + 1))
+			echo "not ok - $name planned $planned checks, printed $((p + s + f0))" >>"$log"
+		fi
+	fi
 	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
 		f=1
 		echo "not ok - $name exited with status $rc" >>"$log"
 	fi
 	passed=$((passed + p)) failed=$((failed + f)) skipped=$((skipped + s))
 	printf '%-44s %4d ok %3d failed %3d skipped  %6ss\n' "$name" "$p" "$f" "$s" "$secs"
-	grep '^skip - ' "$log" | sed 's/^/    /'
+	grep -Ei '^(ok( .*)?# *skip|skip - )' "$log" | sed 's/^/    /'
 	if [ "$f" -gt 0 ] || [ "$verbose" -eq 1 ]; then
 		if [ "$f" -gt 0 ]; then
 			failures+=("$name")
 			while IFS= read -r line; do
 				notoks+=("$name: $line")
-			done < <(grep '^not ok - ' "$log" | head -n 20)
+			done < <(grep -E '^not ok( |$)' "$log" | head -n 20)
 		fi
 		sed 's/^/    | /' "$log" | tail -n 60
 	fi

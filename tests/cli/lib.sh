@@ -1,15 +1,46 @@
 # Helpers for end-to-end shell tests; source it from tests/cli/<tool>/*.sh.
-# Each check prints "ok - name", "not ok - name" or "skip - name: why"
-# for tests/run.sh to count.  Tools are found in $KG_BIN; the current
-# directory is a fresh scratch directory.
+# Each check prints a TAP line, "ok - name", "not ok - name" or
+# "ok - name # SKIP why", for tests/run.sh to count.  Each script first
+# states how many checks it makes ("plan N"); the plan is printed when
+# the script exits ("1..N", TAP allows it last), and tests/run.sh fails
+# a script that printed fewer or more checks than it planned, so a
+# crashed helper or python block cannot make checks vanish.  Tools are
+# found in $KG_BIN; the current directory is a fresh scratch directory.
 set -u
 : "${KG_BIN:?run through tests/run.sh}"
 PATH=$KG_BIN:$PATH
 export PATH
 
+# plan N: the script makes N checks on a normal run.  Once, before any
+# check.  The number does not depend on what is printed, so a check
+# that vanishes shows as a difference between the two.
+plan() {
+	KG_PLAN=$1
+	trap 'echo "1..$KG_PLAN"' EXIT
+}
+# skip_section N "name: why": one skip line in place of the N planned
+# checks of a section that cannot run here (a missing optional tool).
+skip_section() {
+	KG_PLAN=$((KG_PLAN - $1 + 1))
+	skip "$2"
+}
+# skip_all "name: why": the whole script cannot run here; one skip line.
+skip_all() {
+	KG_PLAN=1
+	trap 'echo "1..$KG_PLAN"' EXIT
+	skip "$1"
+	exit 0
+}
+
 ok() { echo "ok - $*"; }
 notok() { echo "not ok - $*"; }
-skip() { echo "skip - $*"; }
+# skip "name: why" prints "ok - name # SKIP why".
+skip() {
+	case "$*" in
+	*': '*) echo "ok - ${*%%: *} # SKIP ${*#*: }" ;;
+	*) echo "ok - $* # SKIP" ;;
+	esac
+}
 
 # check NAME COMMAND...: ok if the command succeeds.
 check() {
@@ -18,7 +49,10 @@ check() {
 }
 
 # expect_fail NAME CODE PATTERN COMMAND...: the command must exit with
-# CODE and print a stderr line matching the grep -E PATTERN.
+# CODE and print a stderr line matching the grep -E PATTERN.  The usage
+# text a usage error prints after its message ("usage: ..." onwards) is
+# left out of the match: it names every option, so a pattern it holds
+# would pass whatever the message said.
 expect_fail() {
 	local name=$1 code=$2 pat=$3; shift 3
 	local err rc
@@ -26,7 +60,7 @@ expect_fail() {
 	rc=$?
 	if [ "$rc" -ne "$code" ]; then
 		notok "$name (exit $rc, wanted $code; stderr: $err)"
-	elif ! grep -Eq -- "$pat" <<<"$err"; then
+	elif ! sed '/^usage: /,$d' <<<"$err" | grep -Eq -- "$pat"; then
 		notok "$name (stderr '$err' does not match '$pat')"
 	else
 		ok "$name"

@@ -761,6 +761,17 @@ steps_allocate_nothing(void)
 #endif
 }
 
+/* CALL fails and the message it records holds PHRASE (the last message
+ * is cleared first, so one left by an earlier call cannot match). */
+#define T_REFUSED(call, phrase) do {					\
+	kg_error("%s", "");						\
+	T_CHECK((call) < 0);						\
+	T_CHECKF(strstr(kg_error_last(), (phrase)) != NULL,		\
+	    "'%s' lacks '%s'", kg_error_last(), (phrase));		\
+} while (0)
+
+/* Bad options are refused with the message that names them (the check
+ * writes nothing, so there is no output to look for). */
 static void
 bad_options(void)
 {
@@ -769,17 +780,20 @@ bad_options(void)
 	base_opts(&o);
 	kg_error_mute(1);
 	o.decoder = KG_MODEL_RESCAL;
-	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
+	T_REFUSED(kg_gnn_train_opts_check(&o),
+	    "the GNN decoder must be DistMult, TransE or ComplEx, not RESCAL");
 	base_opts(&o);
 	o.nfanout = 2;		/* one graph layer */
 	o.fanout[0] = o.fanout[1] = 3;
-	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
+	T_REFUSED(kg_gnn_train_opts_check(&o),
+	    "--fanout needs one value per graph layer (1), found 2");
 	base_opts(&o);
 	o.lr = 0.0;
-	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
+	T_REFUSED(kg_gnn_train_opts_check(&o),
+	    "learning rate must be positive");
 	base_opts(&o);
 	o.edge_dropout = 1.0;
-	T_CHECK(kg_gnn_train_opts_check(&o) < 0);
+	T_REFUSED(kg_gnn_train_opts_check(&o), "edge dropout must be in [0, 1)");
 	kg_error_mute(0);
 }
 

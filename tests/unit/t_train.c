@@ -154,8 +154,11 @@ train_umls(struct kg_trainer *tr, const struct kg_train_opts *o)
 	return 0;
 }
 
-/* Settings per model and the MRR each must beat (measured values, see
- * the report, less a margin). */
+/* Settings per model and the MRR each must beat: the value measured
+ * with one thread and these seeds (deterministic) less 0.03, so a real
+ * loss of accuracy fails.  Measured: TransE_l1 0.7519, TransE_l2 0.6149,
+ * DistMult 0.6412, ComplEx 0.8508, RotatE 0.6765, RESCAL 0.8862, TransR
+ * 0.7699. */
 static const struct {
 	enum kg_model_kind kind;
 	uint32_t dim;
@@ -165,13 +168,13 @@ static const struct {
 	uint32_t epochs;
 	double min_mrr;
 } cases[] = {
-	{ KG_MODEL_TRANSE_L1, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.5 },
-	{ KG_MODEL_TRANSE_L2, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 20, 0.45 },
-	{ KG_MODEL_DISTMULT, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.45 },
-	{ KG_MODEL_COMPLEX, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.6 },
-	{ KG_MODEL_ROTATE, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.5 },
-	{ KG_MODEL_RESCAL, 32, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.6 },
-	{ KG_MODEL_TRANSR, 16, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 10, 0.5 },
+	{ KG_MODEL_TRANSE_L1, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.72 },
+	{ KG_MODEL_TRANSE_L2, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 20, 0.58 },
+	{ KG_MODEL_DISTMULT, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.61 },
+	{ KG_MODEL_COMPLEX, 64, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.82 },
+	{ KG_MODEL_ROTATE, 32, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 12, 0.64 },
+	{ KG_MODEL_RESCAL, 32, 0.0, 0.1, KG_LOSS_LOGISTIC, 0.0, 20, 0.85 },
+	{ KG_MODEL_TRANSR, 16, 6.0, 0.1, KG_LOSS_LOGISTIC, 1.0, 10, 0.74 },
 };
 
 static void
@@ -374,7 +377,8 @@ t_one_vs_all_reciprocal(void)
 	T_CHECK(tr.n_rel_rows == 2 * umls.rel.n);
 	mrr = test_mrr(&tr);
 	fprintf(stderr, "ComplEx 1-vs-all reciprocal N3: MRR %.4f\n", mrr);
-	T_CHECKF(mrr > 0.7, "MRR %.4f", mrr);
+	/* Measured 0.8750 (one thread, fixed seed); less 0.03. */
+	T_CHECKF(mrr > 0.845, "MRR %.4f", mrr);
 	kg_trainer_release(&tr);
 }
 
@@ -384,6 +388,11 @@ t_losses_train(void)
 {
 	static const enum kg_loss_kind losses[] = { KG_LOSS_LOGISTIC,
 	    KG_LOSS_MARGIN, KG_LOSS_SOFTMAX, KG_LOSS_BCE };
+	/* Measured with one thread and this seed (deterministic): 0.6352,
+	 * 0.6674, 0.7089, 0.3691; less 0.03.  (Chance is about 0.04;
+	 * over seeds 1-7 BCE reaches 0.28-0.46 after these 10 epochs and
+	 * the other losses 0.6-0.75.) */
+	static const double min_mrr[] = { 0.605, 0.635, 0.675, 0.34 };
 	struct kg_train_opts o;
 	struct kg_trainer tr;
 	size_t i;
@@ -403,12 +412,8 @@ t_losses_train(void)
 		mrr = test_mrr(&tr);
 		fprintf(stderr, "DistMult %s loss: MRR %.4f\n",
 		    kg_loss_name(losses[i]), mrr);
-		/* Chance is about 0.04 here.  Over seeds 1-7 BCE reaches
-		 * 0.28-0.46 after these 10 epochs and the other losses
-		 * 0.6-0.75, so 0.25 tells training from none without
-		 * depending on one seed's luck. */
-		T_CHECKF(mrr > 0.25, "%s MRR %.4f", kg_loss_name(losses[i]),
-		    mrr);
+		T_CHECKF(mrr > min_mrr[i], "%s MRR %.4f",
+		    kg_loss_name(losses[i]), mrr);
 		kg_trainer_release(&tr);
 	}
 }
@@ -488,7 +493,18 @@ t_max_step_and_nan(void)
 	kg_trainer_release(&tr);
 }
 
-/* Bad options are refused with a message naming them. */
+/* CALL fails and the message it records holds PHRASE, a phrase only
+ * that error prints (the last message is cleared first, so one left by
+ * an earlier call cannot match). */
+#define T_REFUSED(call, phrase) do {					\
+	kg_error("%s", "");						\
+	T_CHECK((call) < 0);						\
+	T_CHECKF(strstr(kg_error_last(), (phrase)) != NULL,		\
+	    "'%s' lacks '%s'", kg_error_last(), (phrase));		\
+} while (0)
+
+/* Bad options are refused with the message that names them (the check
+ * writes nothing, so there is no output to look for). */
 static void
 t_bad_options(void)
 {
@@ -497,31 +513,35 @@ t_bad_options(void)
 	kg_error_mute(1);
 	small_opts(&o, KG_MODEL_COMPLEX);
 	o.dim = 33;
-	T_CHECK(kg_train_opts_check(&o) < 0);
-	T_CHECK(strstr(kg_error_last(), "even") != NULL);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "ComplEx needs an even --hidden_dim, not 33");
 	small_opts(&o, KG_MODEL_DISTMULT);
 	o.reg_norm = 4;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "--regularization_norm must be 2 or 3, not 4");
 	small_opts(&o, KG_MODEL_DISTMULT);
 	o.loss.kind = KG_LOSS_SOFTMAX;
 	o.loss.adv_temp = 1.0;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "self-adversarial weighting does not apply to the softmax loss");
 	small_opts(&o, KG_MODEL_DISTMULT);
 	o.chunk_size = 1000;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o), "--neg_chunk_size 1000 exceeds");
 	small_opts(&o, KG_MODEL_ROTATE);
 	o.rel_pred = 1.0;
-	T_CHECK(kg_train_opts_check(&o) < 0);
-	T_CHECK(strstr(kg_error_last(), "RotatE") != NULL);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "--rel_pred_weight: RotatE cannot score every relation");
 	small_opts(&o, KG_MODEL_TRANSE_L1);
 	o.dura = 0.1;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "--dura_coef: DURA is for DistMult, ComplEx and RESCAL, not TransE_l1");
 	small_opts(&o, KG_MODEL_DISTMULT);
 	o.lr_decay = 0.0;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o), "--lr_decay must be in (0, 1]");
 	small_opts(&o, KG_MODEL_DISTMULT);
 	o.rel_pred = -1.0;
-	T_CHECK(kg_train_opts_check(&o) < 0);
+	T_REFUSED(kg_train_opts_check(&o),
+	    "--rel_pred_weight and --dura_coef must be finite and not negative");
 	kg_error_mute(0);
 }
 
@@ -544,6 +564,11 @@ t_one_vs_all_every_model(void)
 	static const enum kg_model_kind kinds[] = { KG_MODEL_TRANSE_L1,
 	    KG_MODEL_TRANSE_L2, KG_MODEL_DISTMULT, KG_MODEL_COMPLEX,
 	    KG_MODEL_ROTATE, KG_MODEL_RESCAL, KG_MODEL_TRANSR };
+	/* Measured with one thread and seed 7 (deterministic): 0.7984,
+	 * 0.7230, 0.8273, 0.8279, 0.7693, 0.8988, 0.8287; less 0.03
+	 * (chance is about 0.04). */
+	static const double min_mrr[] = { 0.765, 0.69, 0.795, 0.795, 0.735,
+	    0.865, 0.795 };
 	struct kg_train_opts o;
 	struct kg_trainer tr;
 	size_t i;
@@ -561,9 +586,8 @@ t_one_vs_all_every_model(void)
 		mrr = test_mrr(&tr);
 		fprintf(stderr, "%s 1-vs-all reciprocal: MRR %.4f\n",
 		    kg_model_name(kinds[i]), mrr);
-		/* Measured 0.63-0.86 (seed 7); chance is about 0.04. */
-		T_CHECKF(mrr > 0.5, "%s MRR %.4f", kg_model_name(kinds[i]),
-		    mrr);
+		T_CHECKF(mrr > min_mrr[i], "%s MRR %.4f",
+		    kg_model_name(kinds[i]), mrr);
 		kg_trainer_release(&tr);
 	}
 }

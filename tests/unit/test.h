@@ -1,9 +1,14 @@
 /*
  * A tiny unit-test harness.  A test file defines static void functions and
  * calls T_RUN(fn) for each from main(), then returns T_DONE().  Every case
- * prints one line, "ok - name", "not ok - name" or "skip - name: why",
- * which tests/run.sh counts.  T_CHECK records a failure with file:line
- * and carries on; T_SKIP leaves the case.
+ * prints one TAP line, "ok - name", "not ok - name" or
+ * "ok - name # SKIP why", which tests/run.sh counts; T_DONE prints the
+ * plan, "1..N" for the N cases run, last (as TAP allows).  Cases are
+ * called unconditionally from main(), so the only way one can vanish is
+ * a program that stops before T_DONE (a crash, an exit() in a helper):
+ * then no plan is printed and tests/run.sh counts a failure even when
+ * the exit status is 0.  T_CHECK records a failure with file:line and
+ * carries on; T_SKIP leaves the case.
  */
 #ifndef KG_TEST_H
 #define KG_TEST_H
@@ -13,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int t_case_failed, t_case_skipped, t_nfailed, t_nmsg;
+static int t_case_failed, t_case_skipped, t_nfailed, t_nmsg, t_ncases;
 static char t_skip_why[256];
 
 #define T_CHECK(cond) do {						\
@@ -54,9 +59,10 @@ static char t_skip_why[256];
 
 #define T_RUN(fn) do {							\
 	t_case_failed = t_case_skipped = t_nmsg = 0;				\
+	t_ncases++;							\
 	fn();								\
 	if (t_case_skipped && !t_case_failed)				\
-		printf("skip - %s: %s\n", #fn, t_skip_why);		\
+		printf("ok - %s # SKIP %s\n", #fn, t_skip_why);		\
 	else if (t_case_failed) {					\
 		printf("not ok - %s\n", #fn);				\
 		t_nfailed++;						\
@@ -65,7 +71,9 @@ static char t_skip_why[256];
 	fflush(stdout);							\
 } while (0)
 
-#define T_DONE() (t_nfailed ? 1 : 0)
+/* Print the plan, then the exit status: 1 if a case failed. */
+#define T_DONE() (printf("1..%d\n", t_ncases), fflush(stdout),	\
+	t_nfailed ? 1 : 0)
 
 /* A scratch directory for the test, created fresh under $TMPDIR. */
 static inline const char *

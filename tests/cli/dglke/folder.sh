@@ -5,6 +5,7 @@
 # a copied dglke_train command line; built_in folders (names), raw_udd
 # and bad folders too.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 35
 
 U=$(fixture_data umls)
 mkdir -p data/umls_udd data/UMLS
@@ -28,7 +29,7 @@ check "entity IDs are the dictionary's" cmp -s ds/entities.tsv data/umls_udd/ent
 check "relation IDs are the dictionary's" cmp -s ds/relations.tsv data/umls_udd/relations.dict
 py=$(numpy_python)
 if [ -n "$py" ]; then
-	"$py" - <<'PY'
+	"$py" - <<'PY' || notok "npy contents: python exited with status $?"
 import numpy as np
 for s in ("train", "valid", "test"):
     a = np.load("ds/%s.npy" % s)
@@ -36,7 +37,7 @@ for s in ("train", "valid", "test"):
     print(("ok - " if np.array_equal(a, b) else "not ok - ") + "%s.npy equals %s.tsv" % (s, s))
 PY
 else
-	skip "npy contents: no numpy"
+	skip_section 3 "npy contents: no numpy"
 fi
 
 # The data options of a dglke_train command line, copied as they are.
@@ -66,13 +67,15 @@ check "warning: --valid -> --valid_every" grep -q "ignoring DGL-KE option --vali
 check "warning: --data_files -> kg-ingest" grep -q "ignoring DGL-KE option --data_files: make DATASET_DIR with kg-ingest" warn.txt
 check "warning: --test -> kg-eval" grep -q "ignoring DGL-KE option --test: evaluate with kg-eval" warn.txt
 if [ -n "$py" ]; then
-	"$py" - <<'PY'
+	"$py" - <<'PY' || notok "ComplEx -de -dr rows: python exited with status $?"
 import numpy as np
 e, r = np.load("model/entities.npy"), np.load("model/relations.npy")
 # DGL-KE: -de -dr double both rows: 2 x 16 floats, 16 complex numbers.
 ok = e.shape == (135, 32) and r.shape == (46, 32)
 print(("ok - " if ok else "not ok - ") + "ComplEx -de -dr rows as DGL-KE: %s %s" % (e.shape, r.shape))
 PY
+else
+	skip "ComplEx -de -dr rows as DGL-KE: no numpy"
 fi
 kg-eval -q ds model >/dev/null
 check "kg-eval on the folder's dataset" test $? -eq 0

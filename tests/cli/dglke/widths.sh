@@ -4,9 +4,10 @@
 # -dr): a copied DGL-KE command line trains the model DGL-KE would, and
 # the combinations that fail in DGL-KE are usage errors here.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 19
 
 py=$(numpy_python)
-[ -n "$py" ] || { skip "widths: no python3 with numpy"; exit 0; }
+[ -n "$py" ] || skip_all "widths: no python3 with numpy"
 U=$(fixture_data umls)
 kg-ingest -q -o ds --train "$U/train.txt.gz" || { notok "ingest"; exit 0; }
 t="-q --epochs 1 --max_step 2 --batch_size 64 --neg_sample_size 8 --no_checkpoint"

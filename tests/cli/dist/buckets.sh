@@ -1,14 +1,13 @@
 # kg-train --partitions: distributed bucket training (PyTorch-BigGraph
-# style) under mpirun:
-# one rank equals the plain process bit for bit, every bucket is trained
+# style) under mpirun: every bucket is trained
 # once per epoch, 2 and 4 ranks reach the 1-rank MRR on UMLS, a resumed
 # run equals an uninterrupted one, and failures end quickly with a clear
 # message instead of a hang.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 13
 
 if ! command -v mpirun >/dev/null || ! command -v python3 >/dev/null; then
-	skip "dist buckets: mpirun or python3 is not installed"
-	exit 0
+	skip_all "dist buckets: mpirun or python3 is not installed"
 fi
 MPI="timeout 60 mpirun --oversubscribe"
 d=$(fixture_data umls)
@@ -31,14 +30,8 @@ print(json.load(sys.stdin)["metrics"]["both"]["mrr"])'
 }
 
 kg-train $args --partitions p4 ds plain 2>err.plain
-$MPI -np 1 kg-train $args --partitions p4 ds one 2>err.one
-if cmp -s plain/entities.npy one/entities.npy &&
-    cmp -s plain/relations.npy one/relations.npy &&
-    cmp -s plain/entity_state.npy one/entity_state.npy; then
-	ok "dist: one rank under mpirun is bit-identical to the plain process"
-else
-	notok "dist: one rank under mpirun differs from the plain process"
-fi
+# (No "one rank under mpirun equals the plain process": every collective
+# returns early at one rank, so both sides would run the same code.)
 
 $MPI -np 2 kg-train $args --partitions p4 ds two 2>err.two || notok "dist: 2 ranks failed: $(cat err.two)"
 $MPI -np 4 kg-train $args --partitions p8 ds four 2>err.four || notok "dist: 4 ranks failed: $(cat err.four)"

@@ -4,10 +4,10 @@
 # filtered and raw, per relation, reciprocal relations).  t_dist checks
 # the same sums without MPI, NaN scores included.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 5
 
 if ! command -v mpirun >/dev/null || ! command -v jq >/dev/null; then
-	skip "dist eval: mpirun or jq is not installed"
-	exit 0
+	skip_all "dist eval: mpirun or jq is not installed"
 fi
 MPI="timeout 60 mpirun --oversubscribe"
 # 3000 entities: three candidate tiles, so ranks really split them.

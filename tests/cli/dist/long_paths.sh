@@ -5,10 +5,10 @@
 # no run, failed or not, leaves anything in TMPDIR or a temporary beside
 # the checkpoint.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 9
 
 if ! command -v mpirun >/dev/null; then
-	skip "dist long paths: mpirun is not installed"
-	exit 0
+	skip_all "dist long paths: mpirun is not installed"
 fi
 MPI="timeout 60 mpirun --oversubscribe"
 d=$(fixture_data umls)

@@ -1,12 +1,12 @@
-# kg-train --dist ssgd: synchronous data-parallel training.  One rank
-# equals the plain process bit for bit; 2 and 4 ranks, each computing its
+# kg-train --dist ssgd: synchronous data-parallel training.  One process
+# with --dist ssgd equals the plain one bit for bit; 2 and 4 ranks, each computing its
 # share of every chunk and summing gradients with MPI, equal one process
 # with the same global batch to float rounding after many steps.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 9
 
 if ! command -v mpirun >/dev/null; then
-	skip "dist ssgd: mpirun is not installed"
-	exit 0
+	skip_all "dist ssgd: mpirun is not installed"
 fi
 MPI="timeout 60 mpirun --oversubscribe"
 CLOSE=$KG_BUILD/aux/npy_close
@@ -20,19 +20,12 @@ a="-q --model_name ComplEx --hidden_dim 24 --epochs 3 --batch_size 500
 
 kg-train $a ds plain
 kg-train $a --dist ssgd ds one
-$MPI -np 1 kg-train $a --dist ssgd ds onempi
-$MPI -np 1 kg-train $a ds plainmpi
-if cmp -s plain/entities.npy plainmpi/entities.npy &&
-    cmp -s plain/relations.npy plainmpi/relations.npy; then
-	ok "dist: kg-train under mpirun -np 1 is bit-identical to the plain process"
-else
-	notok "dist: kg-train under mpirun -np 1 differs from the plain process"
-fi
+# (No "one rank under mpirun equals the plain process": every collective
+# returns early at one rank, so both sides would run the same code.  The
+# SSGD hooks do run in a plain process with --dist ssgd.)
 if cmp -s plain/entities.npy one/entities.npy &&
-    cmp -s plain/relations.npy one/relations.npy &&
-    cmp -s plain/entities.npy onempi/entities.npy &&
-    cmp -s plain/relations.npy onempi/relations.npy; then
-	ok "dist ssgd: one rank (plain or mpirun) is bit-identical to kg-train"
+    cmp -s plain/relations.npy one/relations.npy; then
+	ok "dist ssgd: --dist ssgd in one process is bit-identical to kg-train"
 else
 	notok "dist ssgd: one rank differs from kg-train"
 fi

@@ -1,11 +1,11 @@
 # .npy files written by kgpipe load in numpy with the right dtype, shape and
 # values, and files numpy writes (every supported dtype) read back here.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 10
 tool=$KG_BUILD/aux/npy_tool
 py=$(numpy_python)
 if [ -z "$py" ]; then
-	skip "numpy round-trip: python3 with numpy not installed"
-	exit 0
+	skip_all "numpy round-trip: python3 with numpy not installed"
 fi
 mkdir out
 check "npy_tool writes samples" "$tool" write out

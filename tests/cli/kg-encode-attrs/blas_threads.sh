@@ -1,6 +1,7 @@
 # The fitted encoder (and so every feature) does not depend on the number
 # of OpenBLAS threads: the same inputs give the same bytes.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 1
 "$KG_BUILD/aux/kg_gen_enterprise" -o ent -n 2000 -s 1 >/dev/null 2>&1
 kg-ingest -q -o ds --types ent/types.tsv --train ent/train.tsv \
     --valid ent/valid.tsv --test ent/test.tsv

@@ -2,14 +2,13 @@
 # The real FB15k-237 attributes (mmkb numbers and fractional-year dates,
 # CAKE concepts, names) with examples/schemas/fb15k237.json.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 7
 d=$(shared_data fb15k-237)
 if [ -z "$d" ]; then
-	skip "fb15k-237 attributes: KG_SHARED_DATA not set or fb15k-237 absent"
-	exit 0
+	skip_all "fb15k-237 attributes: KG_SHARED_DATA not set or fb15k-237 absent"
 fi
 if ! command -v jq >/dev/null 2>&1; then
-	skip "fb15k-237 attributes: jq not available"
-	exit 0
+	skip_all "fb15k-237 attributes: jq not available"
 fi
 check "ingest fb15k-237" kg-ingest -q -o ds --train "$d/train.txt.gz" \
     --valid "$d/valid.txt.gz" --test "$d/test.txt.gz"

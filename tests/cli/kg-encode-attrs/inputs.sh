@@ -2,6 +2,7 @@
 # attribute no table has, and outputs that would replace an input
 # (issue 12, items 8 and 1).  Golden stderr and exit codes.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 13
 printf 'a\tr\tb\nb\tr\tc\nc\tr\td\n' >triples.tsv
 kg-ingest -q -o ds --train triples.tsv || notok "ingest"
 mkdir tab

@@ -2,10 +2,10 @@
 # The real LitWD1K attributes (numbers, dates, Wikidata classes, labels,
 # descriptions, aliases) with examples/schemas/litwd1k.json.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 10
 d=$(shared_data litwd1k)
 if [ -z "$d" ]; then
-	skip "litwd1k attributes: KG_SHARED_DATA not set or litwd1k absent"
-	exit 0
+	skip_all "litwd1k attributes: KG_SHARED_DATA not set or litwd1k absent"
 fi
 schema=$KG_TOP/examples/schemas/litwd1k.json
 check "ingest litwd1k" kg-ingest -q -o ds --train "$d/train.txt.gz" \
@@ -27,7 +27,7 @@ for pair in type:1533 label:1533 description:1451 aliases:582; do
 done
 py=$(numpy_python)
 if [ -z "$py" ]; then
-	skip "litwd1k edges against numpy: numpy not available"
+	skip_section 2 "litwd1k edges against numpy: numpy not available"
 	exit 0
 fi
 check "population edges equal numpy's percentiles" "$py" - "$d" <<'PY'

@@ -3,6 +3,7 @@
 # one shard equals a merge of four shards byte for byte, and the feature
 # arrays are well formed.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 13
 gen=$KG_BUILD/aux/kg_gen_enterprise
 
 check "generate a tiny enterprise graph" \

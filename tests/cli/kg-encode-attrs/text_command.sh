@@ -2,9 +2,9 @@
 # --text-command: texts go one per line to an external encoder whose
 # float32 output becomes the text features.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 16
 if ! command -v perl >/dev/null 2>&1; then
-	skip "text command: perl not available"
-	exit 0
+	skip_all "text command: perl not available"
 fi
 printf 'a\tr\tb\nb\tr\tc\nc\tr\td\n' >triples.tsv
 kg-ingest -q -o ds --train triples.tsv || notok "ingest"
@@ -38,7 +38,7 @@ check "no output left" test ! -e bad
 sigs="TERM HUP"
 ign=$(awk '/^SigIgn:/ { print $2 }' /proc/$$/status 2>/dev/null)
 if [ -n "$ign" ] && [ $((0x$ign & 1)) -ne 0 ]; then
-	skip "SIGHUP: ignored by whoever started the tests (nohup?)"
+	skip_section 3 "SIGHUP: ignored by whoever started the tests (nohup?)"
 	sigs="TERM"
 fi
 for sig in $sigs; do

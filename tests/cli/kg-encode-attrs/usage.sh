@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --help, --version and the man page agree.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 7
 man=$KG_TOP/man/man1/kg-encode-attrs.1
 check "--help exits 0" sh -c 'kg-encode-attrs --help >help.txt'
 check "fit --help exits 0" sh -c 'kg-encode-attrs fit --help >/dev/null'

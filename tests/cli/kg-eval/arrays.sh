@@ -3,9 +3,10 @@
 # metrics as the model directory holding them; reciprocal models too.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 24
 
 make_umls umls || { notok "ingest umls"; exit 0; }
-have_json || { skip "arrays: neither jq nor python3"; exit 0; }
+have_json || skip_all "arrays: neither jq nor python3"
 
 for spec in "ComplEx 16" "RotatE 16" "TransR 8 --rel-dim 4" "RESCAL 8" \
     "TransE_l1 12"; do

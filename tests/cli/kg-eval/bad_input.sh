@@ -2,6 +2,7 @@
 # Bad input: clear message, the documented exit status, no output left.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 24
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls good DistMult 16 || notok "make good"
@@ -64,14 +65,14 @@ expect_fail "bad ties" 2 "--ties: unknown value 'mean'" \
     kg-eval --ties mean umls good
 expect_fail "bad neg-mode" 2 "--neg-mode: unknown value 'zipf'" \
     kg-eval --neg-sample 5 --neg-mode zipf umls good
-expect_fail "neg-sample 0" 2 "neg-sample" kg-eval --neg-sample 0 umls good
-expect_fail "threads junk" 2 "threads" kg-eval --threads 2x umls good
-expect_fail "batch 0" 2 "batch" kg-eval --batch 0 umls good
-expect_fail "arrays need a model" 2 "go together" \
+expect_fail "neg-sample 0" 2 "^kg-eval: --neg-sample: 0 is out of range" kg-eval --neg-sample 0 umls good
+expect_fail "threads junk" 2 "^kg-eval: --threads: '2x' is not a non-negative integer" kg-eval --threads 2x umls good
+expect_fail "batch 0" 2 "^kg-eval: --batch: 0 is out of range" kg-eval --batch 0 umls good
+expect_fail "arrays need a model" 2 "^kg-eval: --entities, --relations and --model go together" \
     kg-eval --entities good/entities.npy umls
-expect_fail "arrays and a model dir" 2 "go together" \
+expect_fail "arrays and a model dir" 2 "^kg-eval: --entities, --relations and --model go together" \
     kg-eval --entities good/entities.npy --relations good/relations.npy \
     --model DistMult umls good
 expect_fail "--force without -o" 2 "--force applies to -o" \
     kg-eval --force umls good
-expect_fail "unknown option" 2 "usage: kg-eval" kg-eval --bogus umls good
+expect_fail "unknown option" 2 "unrecognized option '--bogus'" kg-eval --bogus umls good

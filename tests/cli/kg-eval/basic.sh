@@ -3,10 +3,11 @@
 # the stderr table, -q, -o FILE and --force.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 31
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls model TransE_l2 32 || { notok "make model"; exit 0; }
-have_json || { skip "basic: neither jq nor python3"; exit 0; }
+have_json || skip_all "basic: neither jq nor python3"
 
 kg-eval umls model >out.json 2>err.txt
 check "exit 0" test $? -eq 0

@@ -4,10 +4,11 @@
 # were copied from; bad mappings are refused with file:line.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 23
 
 py=$(numpy_python)
-[ -n "$py" ] || { skip "foreign: no python3 with numpy"; exit 0; }
-have_json || { skip "foreign: neither jq nor python3"; exit 0; }
+[ -n "$py" ] || skip_all "foreign: no python3 with numpy"
+have_json || skip_all "foreign: neither jq nor python3"
 make_umls umls || { notok "ingest umls"; exit 0; }
 
 for spec in "ComplEx 16" "TransE_l2 12" "TransR 8 --rel-dim 4"; do

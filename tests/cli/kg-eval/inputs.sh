@@ -3,6 +3,7 @@
 # report is written atomically with nothing left beside it.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 7
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls model TransE_l2 16 || { notok "make model"; exit 0; }

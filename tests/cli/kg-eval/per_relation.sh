@@ -3,10 +3,11 @@
 # name; counts add up to the total.  --auc gives a value in [0, 1].
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 5
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls model RotatE 16 || { notok "make model"; exit 0; }
-command -v jq >/dev/null 2>&1 || { skip "per_relation: needs jq"; exit 0; }
+command -v jq >/dev/null 2>&1 || skip_all "per_relation: needs jq"
 
 kg-eval -q --per-relation --auc umls model >out.json
 check "exit 0" test $? -eq 0

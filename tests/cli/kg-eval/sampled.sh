@@ -3,10 +3,11 @@
 # the thread count, uniform and degree negatives.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 11
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls model ComplEx 16 || { notok "make model"; exit 0; }
-have_json || { skip "sampled: neither jq nor python3"; exit 0; }
+have_json || skip_all "sampled: neither jq nor python3"
 
 kg-eval --neg-sample 20 --threads 1 --batch 16 umls model >s1.json 2>err.txt
 check "sampled exit 0" test $? -eq 0

@@ -2,6 +2,7 @@
 # a brute-force BFS (gen_graph check), fan-out caps, features, P = 1,
 # determinism.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 18
 gen=$KG_BUILD/aux/gen_graph
 
 jqcheck() {

@@ -1,6 +1,7 @@
 # kg-expand: bad input is refused with a message, exit 1 (2 for usage, 3
 # for an unknown format version), and nothing is written.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 21
 gen=$KG_BUILD/aux/gen_graph
 
 "$gen" -n 50 -m 200 -s 1 -o ds || { notok "gen_graph"; exit 1; }

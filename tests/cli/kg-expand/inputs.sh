@@ -1,6 +1,7 @@
 # kg-expand never removes or replaces what it reads (issue 12, item 1)
 # and refuses partition arrays that do not fit the dataset (item 3).
 source "$KG_TOP/tests/cli/lib.sh"
+plan 8
 gen=$KG_BUILD/aux/gen_graph
 "$gen" -n 50 -m 200 -s 1 -o ds || { notok "gen_graph"; exit 1; }
 kg-partition -q -p 2 -o p2 ds

@@ -1,6 +1,7 @@
 # The bundled UMLS through kg-ingest, kg-partition and kg-expand, with
 # every output read back and checked by brute force.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 5
 gen=$KG_BUILD/aux/gen_graph
 u=$(fixture_data umls)
 

@@ -5,9 +5,10 @@
 # with spaces follow the stated policy.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 23
 
 py=$(numpy_python)
-[ -n "$py" ] || { skip "kg-export: no python3 with numpy"; exit 0; }
+[ -n "$py" ] || skip_all "kg-export: no python3 with numpy"
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls m ComplEx 16 || { notok "make model"; exit 0; }
 "$MKMODEL" --reciprocal umls rm DistMult 8 || notok "make reciprocal"
@@ -21,7 +22,7 @@ check "projector exit 0" test $? -eq 0
 kg-export --table relations --format word2vec umls rm >r.w2v
 check "relations exit 0" test $? -eq 0
 
-"$py" - <<'PY'
+"$py" - <<'PY' || notok "export: the python checks exited with status $?"
 import numpy as np
 
 def ok(name, cond):
@@ -70,7 +71,7 @@ try:
     kv = gensim.models.KeyedVectors.load_word2vec_format("e.w2v", binary=False)
     ok("gensim reads the word2vec file", np.allclose(kv[ent[3]], E[3]))
 except ImportError:
-    print("skip - gensim reads the word2vec file: gensim is not installed")
+    print("ok - gensim reads the word2vec file # SKIP gensim is not installed")
 PY
 check "projector: manifest" test -f proj/manifest.json
 

@@ -3,6 +3,7 @@
 # through entities.tsv/relations.tsv to exactly the input lines.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 31
 
 py=$(numpy_python)
 
@@ -39,7 +40,7 @@ for s, n in zip(("train", "valid", "test"), map(int, sys.argv[4:7])):
 		rows "$name/valid.npy" >od.rows
 		same "$name: numpy.load gives the same values" od.rows np.rows
 	else
-		skip "$name: numpy.load counts: no numpy"
+		skip_section 2 "$name: numpy.load counts: no numpy"
 	fi
 }
 
@@ -58,7 +59,7 @@ if [ -n "$d" ]; then
 	check "fb15k-237 --unseen drop: 9 valid and 28 test triples dropped" \
 	    test "$(fig fbdrop triples.valid) $(fig fbdrop triples.test) $(fig fbdrop entities)" = "17526 20438 14505"
 else
-	skip "fb15k-237: KG_SHARED_DATA has no fb15k-237"
+	skip_section 11 "fb15k-237: KG_SHARED_DATA has no fb15k-237"
 fi
 
 d=$(shared_data wn18rr)
@@ -66,5 +67,5 @@ if [ -n "$d" ]; then
 	ingest_check wn18rr "$d" 40943 11 86835 3034 3134
 	check "wn18rr: leading zeros kept" grep -q '^0	00260881$' wn18rr/entities.tsv
 else
-	skip "wn18rr: KG_SHARED_DATA has no wn18rr"
+	skip_section 10 "wn18rr: KG_SHARED_DATA has no wn18rr"
 fi

@@ -2,6 +2,7 @@
 # and no output directory (nor temporary) left behind.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 37
 
 printf 'a\tr\tb\nc\tr\n' >cols.tsv
 printf 'a\tr\tb\nc\tr\td\te\n' >cols4.tsv
@@ -88,5 +89,5 @@ expect_fail "bad --delimiter" 2 "^kg-ingest: --delimiter: 'ab' is not one charac
 expect_fail "bad --max-errors" 2 "^kg-ingest: --max-errors: '-1' is not a non-negative integer$" kg-ingest -o x --max-errors -1 big.tsv.gz
 expect_fail "--valid without --train" 2 '^kg-ingest: --valid and --test need --train$' kg-ingest -o x --valid big.tsv.gz
 expect_fail "--train with --split" 2 '^kg-ingest: --train cannot be combined with --split$' kg-ingest -o x --train big.tsv.gz --split 0.8,0.2
-expect_fail "unknown option" 2 'usage: kg-ingest' kg-ingest -o x --bogus big.tsv.gz
+expect_fail "unknown option" 2 "unrecognized option '--bogus'" kg-ingest -o x --bogus big.tsv.gz
 nothing_left "no output after usage errors" $inputs out two_bad.tsv skip err

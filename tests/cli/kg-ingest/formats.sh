@@ -2,6 +2,7 @@
 # orders, delimiters, stdin, gzip (files and stdin).
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 16
 
 kg-ingest -o csv --format csv --header "$fix/quoted.csv"
 check "csv: exit 0" test $? -eq 0

@@ -2,6 +2,7 @@
 # does not add up is bad usage, and the output never holds an input
 # (issue 12, items 6, 7, 9 and 1).  Golden stderr and exit codes.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 19
 fig() { python3 -c 'import json, sys
 v = json.load(open(sys.argv[1] + "/manifest.json"))["figures"]
 for k in sys.argv[2].split("."):

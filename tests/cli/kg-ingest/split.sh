@@ -3,6 +3,7 @@
 # random split.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 18
 
 umls=$(fixture_data umls)
 for s in train valid test; do gzip -dc "$umls/$s.txt.gz"; done >all.tsv

@@ -3,6 +3,7 @@
 # keep/drop/error, --dedup, --types.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 22
 
 tr=$fix/tiny_train.tsv va=$fix/tiny_valid.tsv te=$fix/tiny_test.tsv
 

@@ -1,6 +1,7 @@
 # kg-partition on generated graphs: outputs read back and checked by
 # brute force (gen_graph check), determinism, P = 1, --force.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 22
 gen=$KG_BUILD/aux/gen_graph
 
 # jqcheck NAME FILTER FILE: a jq -e assertion, skipped without jq.

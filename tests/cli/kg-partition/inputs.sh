@@ -2,6 +2,7 @@
 # array it reads against its manifest, and cleans up after killed runs
 # (issue 12, items 1, 3, 4 and 8).  Golden stderr and exit codes.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 14
 gen=$KG_BUILD/aux/gen_graph
 "$gen" -n 40 -m 150 -s 1 -o ds || { notok "gen_graph"; exit 1; }
 sum() { find "$1" -type f -exec cat {} + | cksum; }

@@ -4,6 +4,7 @@
 # kept unless --force.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-plot/lib.inc"
+plan 60
 
 make_model m --model_name DistMult --epochs 2 ||
 	{ notok "train a model"; exit 0; }
@@ -73,11 +74,11 @@ expect_fail "bad --size form" 2 "expected WIDTHxHEIGHT" kg-plot --size 640 -o ou
 expect_fail "bad --direction" 2 "unknown direction 'up'" kg-plot -d up -o out/x m
 expect_fail "--direction on curves" 2 "applies to a kg-eval report" \
     kg-plot -d head -o out/x m
-expect_fail "unknown option" 2 "usage: kg-plot" kg-plot --bogus m
+expect_fail "unknown option" 2 "unrecognized option '--bogus'" kg-plot --bogus m
 no_output "usage errors"
 
 if ! have_gnuplot; then
-	skip "existing outputs: gnuplot not installed (apt-get install gnuplot-nox)"
+	skip_section 5 "existing outputs: gnuplot not installed (apt-get install gnuplot-nox)"
 	exit 0
 fi
 echo keep >out/x.png

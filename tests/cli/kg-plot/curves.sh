@@ -5,6 +5,7 @@
 # line per series holding every point.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-plot/lib.inc"
+plan 15
 
 make_model m --model_name ComplEx --epochs 5 --valid_every 2 ||
 	{ notok "train a model"; exit 0; }
@@ -61,7 +62,7 @@ else
 fi
 
 if ! have_gnuplot; then
-	skip "pictures: gnuplot not installed (apt-get install gnuplot-nox)"
+	skip_section 8 "pictures: gnuplot not installed (apt-get install gnuplot-nox)"
 	exit 0
 fi
 kg-plot -q -o curves m

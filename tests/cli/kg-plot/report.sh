@@ -5,6 +5,7 @@
 # series of bars per direction.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-plot/lib.inc"
+plan 11
 
 make_model m --model_name DistMult --epochs 3 ||
 	{ notok "train a model"; exit 0; }
@@ -65,7 +66,7 @@ kg-plot --script odd.json >odd.gp
 check "odd names: data and names equal the report" expect_data odd.json odd.gp
 
 if ! have_gnuplot; then
-	skip "pictures: gnuplot not installed (apt-get install gnuplot-nox)"
+	skip_section 5 "pictures: gnuplot not installed (apt-get install gnuplot-nox)"
 	exit 0
 fi
 # svg_bars SVG REPORT SIDES...: four series per panel; each series has a

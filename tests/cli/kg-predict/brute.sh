@@ -4,10 +4,11 @@
 # filtered answers never form a known triple; nearest entities too.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 47
 here=$KG_TOP/tests/cli/kg-predict
 
 py=$(numpy_python)
-[ -n "$py" ] || { skip "kg-predict brute force: no python3 with numpy"; exit 0; }
+[ -n "$py" ] || skip_all "kg-predict brute force: no python3 with numpy"
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$py" "$here/brute.py" queries umls 60 3 q.tsv || { notok "sample queries"; exit 0; }
 
@@ -22,14 +23,14 @@ for spec in "DistMult 16" "ComplEx 16" "TransE_l2 12" "TransE_l1 12" \
 	    >filt.json
 	check "$name: exit 0" test $? -eq 0
 	"$py" "$here/brute.py" check "$name" 6 umls "m_$name" q.tsv raw.json \
-	    filt.json 7
+	    filt.json 7 || notok "$name: brute.py check exited with status $?"
 done
 
 # Reciprocal relations: heads are scored as tails of the inverse.
 "$MKMODEL" --reciprocal umls recip ComplEx 16 || notok "make reciprocal"
 kg-predict -q -k 4 --format json umls recip q.tsv >rraw.json
 check "reciprocal exit 0" test $? -eq 0
-"$py" - umls recip q.tsv rraw.json <<'PY'
+"$py" - umls recip q.tsv rraw.json <<'PY' || notok "reciprocal heads: python exited with status $?"
 import json, sys
 import numpy as np
 ds, md, qf, out = sys.argv[1:5]
@@ -60,7 +61,8 @@ for sim in cosine dot l2 l1; do
 	kg-predict -q --nearest --sim $sim -k 6 --format json umls m_ComplEx \
 	    names.txt >near.json
 	check "nearest $sim exit 0" test $? -eq 0
-	"$py" "$here/brute.py" nearest $sim umls m_ComplEx names.txt near.json 6
+	"$py" "$here/brute.py" nearest $sim umls m_ComplEx names.txt near.json 6 ||
+	    notok "nearest $sim: brute.py exited with status $?"
 done
 # The model's own similarity: DistMult's identity relation gives x.y and
 # TransE's gamma - |x - y|, the same order as dot and l2.

@@ -3,6 +3,7 @@
 # and leaves no output file behind on an error.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 22
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls m DistMult 8 || { notok "make model"; exit 0; }
@@ -53,7 +54,7 @@ golden "output is an input" 1 "kg-predict: output 'umls/x.tsv' is inside the inp
     kg-predict -q -o umls/x.tsv umls m ok.tsv
 
 expect_fail "no model" 2 "expected DATASET_DIR MODEL_DIR" kg-predict umls
-expect_fail "-k 0" 2 "--topk" kg-predict -k 0 umls m ok.tsv
+expect_fail "-k 0" 2 "^kg-predict: --topk: 0 is out of range" kg-predict -k 0 umls m ok.tsv
 expect_fail "--sim without --nearest" 2 "--sim applies to --nearest" \
     kg-predict --sim dot umls m ok.tsv
 expect_fail "unknown similarity" 2 "unknown similarity 'euclid'" \

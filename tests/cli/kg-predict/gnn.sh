@@ -5,10 +5,11 @@
 # force ranking of the decoder over those arrays; kg-eval's table names
 # the encoder; kg-export exports the encoder's output.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 14
 here=$KG_TOP/tests/cli/kg-predict
 
 py=$(numpy_python)
-[ -n "$py" ] || { skip "kg-predict gnn: no python3 with numpy"; exit 0; }
+[ -n "$py" ] || skip_all "kg-predict gnn: no python3 with numpy"
 "$KG_BUILD/aux/kg_gen_enterprise" -o ent -n 300 -s 1 2>/dev/null ||
     { notok "generate"; exit 0; }
 kg-ingest -q -o ds --train ent/train.tsv --valid ent/valid.tsv \

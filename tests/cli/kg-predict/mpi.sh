@@ -4,8 +4,9 @@
 # byte, for tail, head and relation queries, filtered, and nearest.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 7
 
-command -v mpirun >/dev/null 2>&1 || { skip "mpi: mpirun is not installed"; exit 0; }
+command -v mpirun >/dev/null 2>&1 || skip_all "mpi: mpirun is not installed"
 MPI="timeout 120 mpirun --oversubscribe"
 # 3000 entities: three candidate tiles, so the ranks really split them.
 "$KG_BUILD/aux/gen_triples" -n 20000 -e 3000 -r 12 -s 4 all.tsv

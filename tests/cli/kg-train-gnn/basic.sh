@@ -4,11 +4,11 @@
 # encoder reads kg-encode-attrs features; bad input is refused with exit 1
 # or 2 and leaves no output.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 25
 
 TRAIN=$KG_BIN/kg-train
 if ! command -v python3 >/dev/null; then
-	skip "gnn: python3 is not installed"
-	exit 0
+	skip_all "gnn: python3 is not installed"
 fi
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
@@ -90,9 +90,9 @@ echo '{ "model_name": "RGCN", "colour": 3 }' >cbad.json
 expect_fail "gnn: unknown config key" 2 "unknown key 'colour'" "$TRAIN" --config cbad.json ds bad9
 echo '{ "model_name": "RGCN", "layers": "two" }' >cbad2.json
 expect_fail "gnn: bad config value" 2 "layers" "$TRAIN" --config cbad2.json ds bad10
-expect_fail "gnn: model name required" 2 "model_name" "$KG_BUILD/aux/gnn_train" -q ds bad11
+expect_fail "gnn: model name required" 2 "^kg-train: --model_name RGCN or RelGNN is required$" "$KG_BUILD/aux/gnn_train" -q ds bad11
 expect_fail "gnn: bad dropout" 2 "dropout" "$TRAIN" $common ds bad12 --dropout 1.5
-expect_fail "gnn: missing dataset" 1 "gnn_train|kg-train" "$TRAIN" -q --model_name RGCN nope bad1
+expect_fail "gnn: missing dataset" 1 "^kg-train: 'nope' is not a directory$" "$TRAIN" -q --model_name RGCN nope bad1
 expect_fail "gnn: output exists" 1 "exists" "$TRAIN" $common ds rgcn --epochs 1
 expect_fail "gnn: bad layers" 2 "layers" "$TRAIN" $common ds bad2 --layers 4
 expect_fail "gnn: fan-outs per layer" 2 "fanout" "$TRAIN" $common ds bad3 --fanout 5
@@ -136,5 +136,5 @@ if [ -x "$KG_BUILD/aux/kg_gen_enterprise" ]; then
 	expect_fail "gnn: features of an unknown version" 3 "7" \
 	    "$TRAIN" $e ent/ds bad13 --features ent/future
 else
-	skip "gnn: enterprise features: kg_gen_enterprise is not built"
+	skip_section 3 "gnn: enterprise features: kg_gen_enterprise is not built"
 fi

@@ -3,6 +3,7 @@
 # with the same options, the example configs run, --help shows the GNN
 # options, and shallow models are untouched.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 9
 
 d=$(fixture_data nations)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \

@@ -1,20 +1,18 @@
 # Synchronous data-parallel GNN training under mpirun (the Ray paper's
-# scheme) through kg-train: one rank equals the plain process
-# bit for bit, a one-part expansion equals the whole graph, 2 and 4 ranks
+# scheme) through kg-train: a one-part expansion equals the whole graph, 2 and 4 ranks
 # on expanded parts of the enterprise graph reach the 1-rank AUC and MRR
 # (within 0.02, several standard errors; see below), and a rank count
 # that does not match the parts fails quickly with a message.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 5
 
 TRAIN=$KG_BIN/kg-train
 GEN=$KG_BUILD/aux/kg_gen_enterprise
 if ! command -v mpirun >/dev/null || ! command -v python3 >/dev/null; then
-	skip "gnn mpi: mpirun or python3 is not installed"
-	exit 0
+	skip_all "gnn mpi: mpirun or python3 is not installed"
 fi
 if [ ! -x "$GEN" ]; then
-	skip "gnn mpi: kg_gen_enterprise is not built"
-	exit 0
+	skip_all "gnn mpi: kg_gen_enterprise is not built"
 fi
 MPI="timeout 300 mpirun --oversubscribe"
 enterprise_fixture 300 2 1 ||
@@ -23,14 +21,8 @@ enterprise_fixture 300 2 1 ||
 args="-q --model_name RGCN --features feat --epochs 30 --batch_size 256 --lr 0.01 --dropout 0.2 --gnn_hidden 32 --hidden_dim 32"
 
 "$TRAIN" $args ds plain 2>err || notok "gnn mpi: plain run: $(cat err)"
-$MPI -np 1 "$TRAIN" $args ds one 2>err || notok "gnn mpi: 1 rank: $(cat err)"
-if cmp -s plain/entities.npy one/entities.npy &&
-    cmp -s plain/relations.npy one/relations.npy &&
-    cmp -s plain/gnn_weights.npy one/gnn_weights.npy; then
-	ok "gnn mpi: one rank under mpirun is bit-identical to the plain process"
-else
-	notok "gnn mpi: one rank under mpirun differs from the plain process"
-fi
+# (No "one rank under mpirun equals the plain process": every collective
+# returns early at one rank, so both sides would run the same code.)
 "$TRAIN" $args ds part1 --expanded x1 2>err || notok "gnn mpi: 1 part: $(cat err)"
 if cmp -s plain/entities.npy part1/entities.npy &&
     cmp -s plain/gnn_weights.npy part1/gnn_weights.npy; then

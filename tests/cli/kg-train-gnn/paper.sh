@@ -3,19 +3,18 @@
 # with N x batch = the training triples one epoch on 2 ranks draws every
 # core triple of each rank exactly once (each rank's permutation comes
 # back to its start) and N x batch = half of them leaves each rank half
-# way; one rank under mpirun equals the plain process bit for bit with
-# blocks, shared negatives and the paper's epoch; --lr_scale_ranks linear
+# way; --lr_scale_ranks linear
 # on 2 ranks is twice the learning rate; -q prints nothing,
 # --progress a progress line; a run killed with SIGKILL after a
 # checkpoint (the test hook) resumes to the bits of an uninterrupted run;
 # bad values are refused.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 16
 
 TRAIN=$KG_BIN/kg-train
 GEN=$KG_BUILD/aux/kg_gen_enterprise
 if [ ! -x "$GEN" ] || ! command -v python3 >/dev/null; then
-	skip "gnn paper: kg_gen_enterprise or python3 is missing"
-	exit 0
+	skip_all "gnn paper: kg_gen_enterprise or python3 is missing"
 fi
 enterprise_fixture 350 2 ||
     { notok "gnn paper: pipeline up to kg-expand"; exit 1; }
@@ -74,7 +73,11 @@ if command -v mpirun >/dev/null; then
 	else
 		notok "gnn paper: 2-rank epoch: cursors $c0 $c1 over $s0 + $s1 of $n"
 	fi
-	if [ $((bs % 2)) -eq 0 ]; then
+	# The fixture's n gives an even batch (see N above); if the
+	# generator changes and it does not, say so rather than skip.
+	if [ $((bs % 2)) -ne 0 ]; then
+		notok "gnn paper: half an epoch: $n triples have no even batch"
+	else
 		$MPI $t --expanded x2 --neg_pool_seeds --epochs 1 \
 		    --batches_per_epoch $N --batch_size $((bs / 2)) \
 		    --keep_checkpoint ds half 2>/dev/null
@@ -86,8 +89,6 @@ if command -v mpirun >/dev/null; then
 		else
 			notok "gnn paper: half epoch: cursors $c0 + $c1, wanted $((n / 2))"
 		fi
-	else
-		skip "gnn paper: half an epoch: $n triples have no even batch"
 	fi
 	# On 2 ranks --lr_scale_ranks linear is twice the learning rate.
 	q="--expanded x2 --epochs 1 --batches_per_epoch 4 --batch_size 32"
@@ -100,18 +101,8 @@ if command -v mpirun >/dev/null; then
 	else
 		notok "gnn paper: --lr_scale_ranks linear"
 	fi
-	p="--epochs 2 --batches_per_epoch 6 --batch_size 64 --no_checkpoint"
-	$t $p ds plain 2>/dev/null
-	timeout 120 mpirun -np 1 $t $p ds one 2>/dev/null
-	if cmp -s plain/entities.npy one/entities.npy &&
-	    cmp -s plain/gnn_weights.npy one/gnn_weights.npy &&
-	    cmp -s plain/relations.npy one/relations.npy; then
-		ok "gnn paper: one rank under mpirun equals the plain process"
-	else
-		notok "gnn paper: one rank under mpirun differs"
-	fi
 else
-	skip "gnn paper: mpirun is not installed"
+	skip_section 3 "gnn paper: mpirun is not installed"
 fi
 
 # -q: nothing on stderr; --progress: a progress line with an ETA.

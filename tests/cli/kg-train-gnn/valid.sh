@@ -9,11 +9,11 @@
 # without --valid_every is a usage error; validation refuses several
 # ranks.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 32
 
 GEN=$KG_BUILD/aux/kg_gen_enterprise
 if [ ! -x "$GEN" ] || ! command -v python3 >/dev/null; then
-	skip "gnn valid: kg_gen_enterprise or python3 is missing"
-	exit 0
+	skip_all "gnn valid: kg_gen_enterprise or python3 is missing"
 fi
 enterprise_fixture 300 ||
     { notok "gnn valid: pipeline up to kg-encode-attrs"; exit 1; }
@@ -191,5 +191,5 @@ if command -v mpirun >/dev/null; then
 	    --valid_every 1 ds mbad
 	check "gnn valid: refused run left no output" test ! -e mbad
 else
-	skip "gnn valid: mpirun is not installed"
+	skip_section 2 "gnn valid: mpirun is not installed"
 fi

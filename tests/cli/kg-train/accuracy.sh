@@ -2,9 +2,9 @@
 # the learning-rate schedule, and the time-to-accuracy stops (time budget,
 # target validation MRR), with their bad values refused as usage errors.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 14
 if ! command -v jq >/dev/null; then
-	skip "kg-train accuracy options: jq is not installed"
-	exit 0
+	skip_all "kg-train accuracy options: jq is not installed"
 fi
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \

@@ -1,6 +1,7 @@
 # Bad input to kg-train: every case exits with the right status and a
 # clear message, and leaves no model dir behind.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 30
 d=$(fixture_data nations)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest nations"; exit 0; }
@@ -18,8 +19,9 @@ expect_fail "regularization norm 4" 2 "regularization_norm" \
 expect_fail "negative learning rate" 2 "--lr" $t --lr -1 ds out
 expect_fail "unknown sampler" 2 "unknown negative sampler" \
     $t --neg_sampler zipf ds out
-expect_fail "unknown option" 2 "usage" $t --frobnicate ds out
-expect_fail "missing operands" 2 "usage" $t ds
+expect_fail "unknown option" 2 "unrecognized option '--frobnicate'" $t --frobnicate ds out
+check "missing operands: usage, exit 2" sh -c \
+    "$t ds 2>err; test \$? -eq 2 && grep -q '^usage: kg-train ' err"
 expect_fail "softmax with self-adversarial" 2 "softmax" \
     $t --loss softmax -adv ds out
 expect_fail "missing dataset" 1 "nope" $t nope out

@@ -1,7 +1,10 @@
 # kg-train end to end on the bundled UMLS data: a model dir that kg-eval
 # reads, with the arrays, optimiser state, a JSON-lines log and a manifest
-# holding the configuration; filtered MRR well above chance (~0.04).
+# holding the configuration; the filtered MRR measured with one thread
+# and this seed (0.8431), less 0.03, so a real loss of accuracy fails
+# (chance is about 0.04).
 . "$KG_TOP/tests/cli/lib.sh"
+plan 24
 d=$(fixture_data umls)
 kg-ingest -q -o umls --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest umls"; exit 0; }
@@ -26,10 +29,10 @@ check "entities.npy shape in manifest" sh -c \
 
 if kg-eval umls model >metrics.json 2>/dev/null; then
 	mrr=$(jq '.by_ties.realistic.both.mrr // .mrr' metrics.json)
-	if awk -v m="$mrr" 'BEGIN { exit !(m > 0.6) }'; then
-		ok "kg-eval filtered MRR $mrr > 0.6"
+	if awk -v m="$mrr" 'BEGIN { exit !(m > 0.81) }'; then
+		ok "kg-eval filtered MRR $mrr > 0.81"
 	else
-		notok "kg-eval filtered MRR $mrr > 0.6"
+		notok "kg-eval filtered MRR $mrr > 0.81"
 	fi
 else
 	notok "kg-eval reads the model dir"

@@ -1,6 +1,7 @@
 # Options: DGL-KE spellings (dashes or underscores, -adv, -rc/-rn), JSON
 # config files with the same keys, and the command line winning over them.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 51
 d=$(fixture_data nations)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest nations"; exit 0; }

@@ -3,9 +3,9 @@
 # with both, the first reached stops the run; the manifest says which
 # bound stopped it, early stopping included.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 9
 if ! command -v jq >/dev/null; then
-	skip "kg-train max_step: jq is not installed"
-	exit 0
+	skip_all "kg-train max_step: jq is not installed"
 fi
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \

@@ -5,6 +5,7 @@
 # the checkpoint, and a run resumed after it is bit-identical to one that
 # was not interrupted (one thread, fixed seed).
 . "$KG_TOP/tests/cli/lib.sh"
+plan 28
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest umls"; exit 0; }

@@ -1,6 +1,7 @@
 # Negatives restricted by entity type: a dataset ingested with types
 # trains with --neg_types and still predicts well above chance.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 4
 d=$(fixture_data umls)
 # Two synthetic types by name length; a few entities left untyped.
 gzip -dc "$d/train.txt.gz" | awk -F'\t' '{ print $1; print $3 }' | sort -u |

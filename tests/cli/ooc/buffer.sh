@@ -6,11 +6,11 @@
 # the same bits, a full disk refused with nothing half-written, and the
 # bad combinations refused.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 21
 
 py=$(numpy_python)
 if [ -z "$py" ]; then
-	skip "ooc: python3 with numpy is not installed"
-	exit 0
+	skip_all "ooc: python3 with numpy is not installed"
 fi
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \

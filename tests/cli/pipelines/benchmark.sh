@@ -4,6 +4,7 @@
 # config) retrains without ingesting again, a second make has nothing to
 # do, and "plot" draws next to the metrics.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 25
 umls=$(fixture_data umls)
 cat >tiny.json <<'JSON'
 {"model_name": "DistMult", "hidden_dim": 8, "lr": 0.1, "batch_size": 512,
@@ -54,7 +55,7 @@ check "wn18rr.mk passes EPOCHS" eval "make -n -f '$KG_TOP/pipelines/wn18rr.mk' \
     DATA='$umls' EPOCHS=4 OUT='$PWD/wn' all | grep -q -- '--epochs 4 '"
 
 if ! command -v gnuplot >/dev/null 2>&1; then
-	skip "plot: gnuplot not installed (apt-get install gnuplot-nox)"
+	skip_section 6 "plot: gnuplot not installed (apt-get install gnuplot-nox)"
 	exit 0
 fi
 vars+=(EPOCHS=3 TRAIN_FLAGS="--valid_every 1")

@@ -1,6 +1,7 @@
 # The enterprise pipeline runs end to end on a tiny generated instance,
 # from another directory, and a second make finds everything up to date.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 20
 mk=$KG_TOP/pipelines/enterprise.mk
 vars="NODES=300 EPOCHS=3 DIM=16 SHARDS=2 PARTS=2 HOPS=1 THREADS=1 OUT=$PWD/out"
 if make -s -j2 -f "$mk" $vars all >log 2>&1; then

@@ -4,6 +4,7 @@
 # config, and an unknown scale is refused.  The 2.8M-node run itself is
 # a benchmark (bench/paper_scale.sh).
 . "$KG_TOP/tests/cli/lib.sh"
+plan 13
 mk=$KG_TOP/pipelines/enterprise.mk
 dry() { make -n -f "$mk" OUT="$PWD/o" "$@" 2>&1; }
 

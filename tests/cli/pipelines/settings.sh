@@ -4,6 +4,7 @@
 # (told by the times of the stage outputs), the new value reaches the
 # tool, and a second make with the same variables has nothing to do.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 38
 mk=$KG_TOP/pipelines/enterprise.mk
 stages="data dataset attr-model attr-shard-0 attr-shard-1 features partitions
 expanded model metrics"

@@ -6,14 +6,13 @@
 # first, as an ETL job's data directory would be), and its dump/*.tsv.gz
 # are the bundled UMLS files.
 source "$KG_TOP/tests/cli/lib.sh"
+# readme.py prints the plan (it follows the README's commands).
 
 if ! command -v mpirun >/dev/null || ! command -v python3 >/dev/null; then
-	skip "readme: mpirun or python3 is not installed"
-	exit 0
+	skip_all "readme: mpirun or python3 is not installed"
 fi
 if [ ! -x "$KG_BUILD/aux/kg_gen_enterprise" ]; then
-	skip "readme: kg_gen_enterprise is not built"
-	exit 0
+	skip_all "readme: kg_gen_enterprise is not built"
 fi
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
