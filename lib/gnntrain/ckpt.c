@@ -3,8 +3,9 @@
  * kg_gnn_ckpt): at every epoch end the whole state goes into a directory,
  * replaced atomically through lib/io/ckpt.h, the checkpoint writer and
  * reader of every trainer; rank 0 writes the shared (dense) part, state.json
- * and the manifest, every rank its own rows and sampler state (rank-NNN
- * files), so a resumed run is bit-identical to an uninterrupted one.
+ * and the manifest, and every rank's own rows and sampler state (rank-NNN
+ * files, shipped to rank 0 over MPI: the ranks need share no filesystem),
+ * so a resumed run is bit-identical to an uninterrupted one.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 
 #include <jansson.h>
 
+#include "dist/ship.h"
 #include "gnntrain/train_state.h"
 #include "io/ckpt.h"
 #include "io/npy.h"
@@ -241,34 +243,53 @@ kg_gnn_any_rank(struct kg_dist *d, int bad)
 	return b != 0;
 }
 
-/* Save the state into ck->dir (collective): rank 0 begins the
- * checkpoint (lib/io/ckpt.h), every rank writes its files into the
- * temporary, rank 0 adds the shared ones and commits. */
+/*
+ * Save the state into ck->dir (collective): rank 0 begins the checkpoint
+ * (lib/io/ckpt.h) and writes its files into the temporary; every other
+ * rank writes its files on its own disk and ships them to rank 0
+ * (dist/ship.h), so the ranks need share no filesystem; then rank 0 adds
+ * the shared files and commits.
+ */
 int
 kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_ckpt *ck = ts->o->ckpt;
 	struct kg_dist *d = ts->d;
 	struct kg_ckpt_writer w = KG_CKPT_WRITER_INIT;
-	uint64_t len = 0;
-	char *tmp;
-	int bad;
+	char *local = NULL, *f[5];
+	int bad = 0, r, i;
 
-	if (d->rank == 0 && kg_ckpt_begin(&w, ck->dir) == 0)
-		len = strlen(w.od.tmp) + 1;
-	kg_dist_bcast(d, &len, sizeof(len), 0);
-	if (len == 0)
+	if (d->rank == 0)
+		bad = kg_ckpt_begin(&w, ck->dir) < 0;
+	if (kg_gnn_any_rank(d, bad))
 		return -1;
-	tmp = d->rank == 0 ? kg_xstrdup(w.od.tmp) : kg_xmalloc(len);
-	kg_dist_bcast(d, tmp, len, 0);
-	bad = kg_gnn_any_rank(d, ckpt_write_rank(tmp, ts, d->rank) < 0);
+	if (d->rank == 0)
+		bad = ckpt_write_rank(w.od.tmp, ts, 0) < 0;
+	else
+		bad = (local = kg_dist_local_tmpdir()) == NULL ||
+		    ckpt_write_rank(local, ts, d->rank) < 0;
+	if (!kg_gnn_any_rank(d, bad))
+		for (r = 1; r < d->size; r++) {
+			rank_files(r, f);
+			if (kg_dist_ship_files(d, r, 0, local, w.od.tmp,
+			    (const char *const *)f, 5, 0) < 0)
+				bad = 1;
+			for (i = 0; i < 5; i++)
+				free(f[i]);
+		}
+	else
+		bad = 1;
+	if (local != NULL) {
+		kg_rmtree(local);
+		free(local);
+	}
+	bad = kg_gnn_any_rank(d, bad);
 	if (d->rank == 0) {
 		if (bad)
 			kg_ckpt_abort(&w);
 		else if (ckpt_write_shared(&w, ts) < 0)
 			bad = 1;
 	}
-	free(tmp);
 	return kg_gnn_any_rank(d, bad) ? -1 : 0;
 }
 
@@ -327,42 +348,83 @@ out:
 	return rc;
 }
 
-/* Restore the state from ck->dir after checking that it fits this run;
- * 0, or -1 after kg_error() on this rank. */
-static int
-ckpt_load_rank(struct kg_gnn_tstate *ts)
-{
-	struct kg_ckpt c = KG_CKPT_INIT;
-	struct kg_gnn_trained *out = ts->out;
-	json_t *want = ckpt_shape(ts);
-	int rc = -1;
+/* The files every rank reads besides its own (the best ones only when
+ * validating). */
+static const char *const shared_files[] = { "state.json",
+    "train_log.jsonl", "dense.npy", "dense_state.npy", "relations.npy",
+    "relation_state.npy", "best_params.npy", "best_relations.npy" };
 
-	/* state.json fits this run; every file the ranks wrote is complete
-	 * and of its recorded shape. */
-	if (kg_ckpt_open(&c, ts->o->ckpt->dir, want, NULL) < 0) {
-		json_decref(want);
-		return -1;
-	}
-	if (ckpt_read_rank(c.dir, ts, ts->d->rank) < 0 ||
-	    kg_ckpt_get_f32(&c, "dense.npy", ts->n_dense, 0,
+/* The state of checkpoint c restored into this rank's trainer. */
+static int
+ckpt_read(const struct kg_ckpt *c, struct kg_gnn_tstate *ts)
+{
+	struct kg_gnn_trained *out = ts->out;
+
+	if (ckpt_read_rank(c->dir, ts, ts->d->rank) < 0 ||
+	    kg_ckpt_get_f32(c, "dense.npy", ts->n_dense, 0,
 	    out->enc.w + ts->n_lf) < 0 ||
-	    kg_ckpt_get_f32(&c, "dense_state.npy", 2 * ts->n_dense + 1, 0,
+	    kg_ckpt_get_f32(c, "dense_state.npy", 2 * ts->n_dense + 1, 0,
 	    ts->st_enc) < 0 ||
-	    kg_ckpt_get_f32(&c, "relations.npy", ts->n_rel_f, 0,
+	    kg_ckpt_get_f32(c, "relations.npy", ts->n_rel_f, 0,
 	    out->rel) < 0 ||
-	    kg_ckpt_get_f32(&c, "relation_state.npy", 2 * ts->n_rel_f + 1, 0,
+	    kg_ckpt_get_f32(c, "relation_state.npy", 2 * ts->n_rel_f + 1, 0,
 	    ts->st_rel) < 0)
-		goto out;
-	ts->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
-	out->steps = kg_ckpt_u64(&c, "steps");
-	out->last_loss = kg_ckpt_real(&c, "last_loss");
+		return -1;
+	ts->epoch = (uint32_t)kg_ckpt_u64(c, "epoch");
+	out->steps = kg_ckpt_u64(c, "steps");
+	out->last_loss = kg_ckpt_real(c, "last_loss");
 	/* The time budget counts the checkpoint's epochs too (0 from a
 	 * checkpoint written before it was kept): kg_epochs_state_get. */
-	rc = get_valid(&c, ts);
-out:
+	return get_valid(c, ts);
+}
+
+/*
+ * Restore the state from ck->dir (collective): rank 0 opens it, checking
+ * that it fits this run and that every file is complete and of its
+ * recorded shape, and ships each other rank the shared files and that
+ * rank's own to a directory on its own disk, which that rank reads.
+ * 0 or -1 on every rank.
+ */
+static int
+ckpt_load(struct kg_gnn_tstate *ts)
+{
+	struct kg_ckpt c = KG_CKPT_INIT;
+	struct kg_dist *d = ts->d;
+	size_t ns = sizeof(shared_files) / sizeof(shared_files[0]);
+	char *local = NULL, *f[5];
+	int bad = 0, r, i;
+
+	if (d->rank == 0) {
+		json_t *want = ckpt_shape(ts);
+
+		bad = kg_ckpt_open(&c, ts->o->ckpt->dir, want, NULL) < 0;
+		json_decref(want);
+	} else
+		bad = (local = kg_dist_local_tmpdir()) == NULL;
+	if (!kg_gnn_any_rank(d, bad))
+		for (r = 1; r < d->size; r++) {
+			rank_files(r, f);
+			if (kg_dist_ship_files(d, 0, r, c.dir, local,
+			    shared_files, ns, 1) < 0 ||
+			    kg_dist_ship_files(d, 0, r, c.dir, local,
+			    (const char *const *)f, 5, 0) < 0)
+				bad = 1;
+			for (i = 0; i < 5; i++)
+				free(f[i]);
+		}
+	else
+		bad = 1;
+	if (!kg_gnn_any_rank(d, bad))
+		bad = (d->rank != 0 && kg_ckpt_adopt(&c, local) < 0) ||
+		    ckpt_read(&c, ts) < 0;
+	else
+		bad = 1;
 	kg_ckpt_close(&c);
-	json_decref(want);
-	return rc;
+	if (local != NULL) {
+		kg_rmtree(local);
+		free(local);
+	}
+	return kg_gnn_any_rank(d, bad) ? -1 : 0;
 }
 
 /* Resume when asked (collective); 0 or -1 on every rank. */
@@ -385,7 +447,7 @@ kg_gnn_ckpt_resume(struct kg_gnn_tstate *ts)
 			    "afresh", ck->dir);
 		return 0;
 	}
-	if (kg_gnn_any_rank(d, ckpt_load_rank(ts) < 0))
+	if (ckpt_load(ts) < 0)
 		return -1;
 	if (!o->quiet && d->rank == 0)
 		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",

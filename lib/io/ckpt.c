@@ -152,6 +152,27 @@ out:
 }
 
 int
+kg_ckpt_adopt(struct kg_ckpt *c, const char *dir)
+{
+	char *path = kg_path_join(dir, "state.json");
+	json_error_t jerr;
+
+	*c = (struct kg_ckpt)KG_CKPT_INIT;
+	c->state = json_load_file(path, 0, &jerr);
+	if (c->state == NULL || !json_is_object(c->state)) {
+		kg_error("cannot read checkpoint '%s': %s", path, c->state ?
+		    "not a JSON object" : jerr.text);
+		json_decref(c->state);
+		c->state = NULL;
+		free(path);
+		return -1;
+	}
+	free(path);
+	c->dir = kg_xstrdup(dir);
+	return 0;
+}
+
+int
 kg_ckpt_get_f32(const struct kg_ckpt *c, const char *name, uint64_t rows,
     uint64_t cols, float *x)
 {

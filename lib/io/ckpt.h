@@ -79,6 +79,10 @@ struct kg_ckpt {
  * the message ("has dim 8, but --hidden_dim gives 16").  0, or -1 after
  * kg_error() with nothing to release.
  */
+/* A copy of a checkpoint that another process opened and verified (the
+ * files rank 0 sent a rank on a host of its own): read state.json only.
+ * 0, or -1 after kg_error(). */
+int kg_ckpt_adopt(struct kg_ckpt *c, const char *dir);
 int kg_ckpt_open(struct kg_ckpt *c, const char *dir, json_t *want,
     const char *const (*hints)[2]);
 /* Read dir/name, which must be float32 [rows, cols] (cols 0: [rows]),
