@@ -19,7 +19,7 @@ enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
 	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
-	OPT_DATASET, OPT_DGLKE
+	OPT_DATASET, OPT_DGLKE, OPT_COMMENT
 };
 
 static const struct option long_opts[] = {
@@ -33,6 +33,7 @@ static const struct option long_opts[] = {
 	{ "delimiter", required_argument, NULL, 'd' },
 	{ "columns", required_argument, NULL, OPT_COLUMNS },
 	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "comment", required_argument, NULL, OPT_COMMENT },
 	{ "no-comments", no_argument, NULL, OPT_NO_COMMENTS },
 	{ "train", required_argument, NULL, OPT_TRAIN },
 	{ "valid", required_argument, NULL, OPT_VALID },
@@ -57,8 +58,9 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: kg-ingest [-fhq] [--progress] [--version] -o dir\n"
 	    "                 [--format tsv|csv] [-d char] [--columns order]\n"
-	    "                 [--header] [--no-comments] [--unseen keep|drop|error]\n"
-	    "                 [--dedup] [--types file] [--max-errors n]\n"
+	    "                 [--header] [--comment char | --no-comments]\n"
+	    "                 [--unseen keep|drop|error] [--dedup] [--types file]\n"
+	    "                 [--max-errors n]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
@@ -77,7 +79,10 @@ usage(FILE *f)
 	    "                        csv; \"\\t\" or \"tab\" for a tab)\n"
 	    "      --columns order   order of head, relation, tail (default hrt)\n"
 	    "      --header          skip the first record of each file\n"
-	    "      --no-comments     do not skip lines starting with '#'\n"
+	    "      --comment char    skip every line starting with char (by\n"
+	    "                        default a line starting with '#' is\n"
+	    "                        skipped only when it is not a record)\n"
+	    "      --no-comments     skip no line as a comment\n"
 	    "      --train file      training triples (then --valid, --test)\n"
 	    "      --split p,p,p     train,valid,test fractions summing to 1\n"
 	    "      --seed n          seed of the random split (default 0)\n"
@@ -112,6 +117,17 @@ parse_delim(const char *s, char *out)
 		kg_error("--delimiter: '%s' is not one character (or \\t)", s);
 		return -1;
 	}
+	return 0;
+}
+
+static int
+parse_comment(const char *s, char *out)
+{
+	if (strlen(s) != 1 || s[0] == '\n' || s[0] == '\r') {
+		kg_error("--comment: '%s' is not one character", s);
+		return -1;
+	}
+	*out = s[0];
 	return 0;
 }
 
@@ -213,7 +229,13 @@ apply(int ch, const char *arg, struct cli *c)
 		memcpy(o->columns, arg, 4);
 		return 0;
 	case OPT_HEADER: o->tab.header = 1; return 0;
-	case OPT_NO_COMMENTS: o->tab.comments = 0; return 0;
+	case OPT_COMMENT:
+		o->all_comments = 1;
+		return parse_comment(arg, &o->tab.comment);
+	case OPT_NO_COMMENTS:
+		o->tab.comment = '\0';
+		o->all_comments = 0;
+		return 0;
 	case OPT_TRAIN: o->train = arg; return 0;
 	case OPT_VALID: o->valid = arg; return 0;
 	case OPT_TEST: o->test = arg; return 0;
@@ -414,6 +436,7 @@ run(int argc, char **av, struct cli *c)
 	if (check_triples(k, av + optind, c) < 0)
 		return KG_EXIT_USAGE;
 	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
+	c->o.quiet = c->quiet;
 	return kg_tool_exit(kg_ingest_run(&c->o));
 }
 

@@ -83,6 +83,9 @@ kg_query_open(struct kg_query_reader **rp, const char *path, int nearest)
 	struct kg_query_reader *r = kg_xcalloc(1, sizeof(*r));
 
 	r->nearest = nearest;
+	/* A line that starts with '#' and has a query's fields is a query:
+	 * kg-ingest keeps names such as "#tag" by the same rule. */
+	to.fields = nearest ? 1 : 3;
 	if (kg_tabread_open(&r->tab, path, &to) < 0) {
 		free(r);
 		return -1;
