@@ -66,6 +66,7 @@ usage(FILE *f)
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
 	    "       kg-ingest [options] -o dir [--data_path dir] --format f\n"
 	    "                 [--dataset name] [--data_files file ...]\n"
+	    "       kg-ingest [options] -o dir [--data_path dir] --dataset name\n"
 	    "\n"
 	    "Read triples from split files, or from files or stdin (\"-\", the\n"
 	    "default) split at random, and write a dataset directory.\n"
@@ -95,7 +96,8 @@ usage(FILE *f)
 	    "                        relations.dict, train.tsv or .txt (IDs or\n"
 	    "                        names), valid and test; keeps its IDs\n"
 	    "      --data_path dir   DGL-KE: where --data_files are (default data)\n"
-	    "      --dataset name    DGL-KE: the folder of built_in\n"
+	    "      --dataset name    DGL-KE: the folder of built_in (alone,\n"
+	    "                        it means --format built_in)\n"
 	    "      --data_files f... DGL-KE: raw_udd: train [valid test];\n"
 	    "                        udd: entities.dict relations.dict train\n"
 	    "                        [valid test]\n"
@@ -139,6 +141,7 @@ struct cli {
 	enum layout layout;
 	double split[3];
 	int quiet, progress, delim_set;
+	const char *format;	/* --format as given, or NULL */
 	const char *data_path;	/* DGL-KE: where data_files are */
 	const char *dataset;	/* DGL-KE: the built_in folder's name */
 	const char *folder;	/* --dglke */
@@ -219,7 +222,9 @@ apply(int ch, const char *arg, struct cli *c)
 	case OPT_PROGRESS: c->progress = 1; return 0;
 	case 'o': o->output = arg; return 0;
 	case 'f': o->force = 1; return 0;
-	case OPT_FORMAT: return parse_format(arg, c);
+	case OPT_FORMAT:
+		c->format = arg;
+		return parse_format(arg, c);
 	case 'd':
 		c->delim_set = 1;
 		return parse_delim(arg, &o->tab.delim);
@@ -357,16 +362,25 @@ run_dglke(struct cli *c)
 static int
 check_layout(int argc, struct cli *c)
 {
-	int dglke = c->layout != L_TRIPLES;
+	int dglke;
 
 	if (c->files != NULL && c->layout != L_RAW_UDD && c->layout != L_UDD) {
 		kg_error("--data_files needs --format raw_udd_hrt or udd_hrt");
 		return -1;
 	}
+	/* DGL-KE's --format defaults to built_in, so --dataset alone
+	 * means it; another --format given with it is a conflict. */
+	if (c->dataset != NULL && c->format == NULL && c->folder == NULL)
+		c->layout = L_BUILT_IN;
 	if (c->dataset != NULL && c->layout != L_BUILT_IN) {
-		kg_error("--dataset needs --format built_in");
+		if (c->format != NULL)
+			kg_error("--dataset goes with --format built_in, not "
+			    "--format %s", c->format);
+		else
+			kg_error("--dataset cannot be combined with --dglke");
 		return -1;
 	}
+	dglke = c->layout != L_TRIPLES;
 	if (c->layout == L_BUILT_IN && c->dataset == NULL) {
 		kg_error("--format built_in needs --dataset NAME");
 		return -1;
