@@ -419,20 +419,18 @@ run(int argc, char **av, struct cli *c)
 	int ch, n, k;
 
 	n = take_data_files(argc, av, c);
-	while ((ch = getopt_long(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
+	while ((ch = kg_tool_getopt(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
 		if (ch == 'h')
 			return kg_tool_help(usage);
 		if (ch == OPT_VERSION)
 			return kg_tool_version("kg-ingest");
 		if (ch == '?' || apply(ch, optarg, c) < 0) {
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (c->o.output == NULL) {
 		kg_error("no output directory (-o)");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	k = n - optind;
 	if (check_layout(k, c) < 0)

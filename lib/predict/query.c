@@ -178,8 +178,12 @@ parse(const struct kg_query_reader *r, const struct kg_names *n,
 		    0;
 	}
 	if (nf != 3) {
+		/* One field is most often spaces for tabs, or a name meant
+		 * for --nearest. */
 		kg_error("%s:%llu: expected 3 fields (head, relation, tail), "
-		    "found %zu", file, line, nf);
+		    "found %zu%s", file, line, nf, nf == 1 ? " (fields are "
+		    "separated by tabs; for the entities nearest a name, give "
+		    "--nearest)" : "");
 		return -1;
 	}
 	holes = is_hole(&f[0]) + is_hole(&f[1]) + is_hole(&f[2]);

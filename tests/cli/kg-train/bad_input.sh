@@ -18,8 +18,8 @@ expect_fail "regularization norm 4" 2 "regularization_norm" \
 expect_fail "negative learning rate" 2 "--lr" $t --lr -1 ds out
 expect_fail "unknown sampler" 2 "unknown negative sampler" \
     $t --neg_sampler zipf ds out
-expect_fail "unknown option" 2 "usage" $t --frobnicate ds out
-expect_fail "missing operands" 2 "usage" $t ds
+expect_fail "unknown option" 2 "^kg-train: unrecognized option '--frobnicate'$" $t --frobnicate ds out
+expect_fail "missing operands" 2 "^kg-train: expected DATASET_DIR MODEL_DIR, got 1 operand$" $t ds
 expect_fail "softmax with self-adversarial" 2 "softmax" \
     $t --loss softmax -adv ds out
 expect_fail "missing dataset" 1 "nope" $t nope out
