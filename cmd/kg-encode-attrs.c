@@ -105,7 +105,7 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 
 	*done = 0;
 	optind = 2;
-	while ((ch = getopt_long(argc, argv, "d:s:m:o:j:fqh", longopts,
+	while ((ch = kg_tool_getopt(argc, argv, "d:s:m:o:j:fqh", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'd': o->dataset = optarg; break;
@@ -138,8 +138,7 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 			*done = 1;
 			return kg_tool_version("kg-encode-attrs");
 		default:
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	o->inputs = (const char *const *)argv + optind;
@@ -160,8 +159,7 @@ check_opts(const char *cmd, const struct kg_attrs_opts *o, int is_fit,
 		kg_error("%s: missing %s", cmd, is_fit ?
 		    "-d, -s or -o" : is_transform ? "-d, -m or -o" :
 		    "-m, -o or shard directories");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	if ((!is_merge && o->n_inputs > 0) || (is_merge && (o->dataset ||
 	    o->schema || o->tables_dir || o->text_command)) ||
@@ -169,8 +167,7 @@ check_opts(const char *cmd, const struct kg_attrs_opts *o, int is_fit,
 	    (!is_fit && o->schema)) {
 		kg_error("%s: option or argument not used by this subcommand",
 		    cmd);
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	return 0;
 }
@@ -201,8 +198,8 @@ main(int argc, char *argv[])
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		return kg_tool_version("kg-encode-attrs");
 	if (argc < 2) {
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		kg_error("expected a subcommand (fit, transform, merge)");
+		return kg_tool_usage_error();
 	}
 	cmd = argv[1];
 	is_fit = strcmp(cmd, "fit") == 0;
@@ -211,8 +208,7 @@ main(int argc, char *argv[])
 	if (!is_fit && !is_transform && !is_merge) {
 		kg_error("unknown subcommand '%s' (fit, transform, merge)",
 		    cmd);
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	rc = parse_opts(argc, argv, &o, &threads, &done);
 	if (rc != 0 || done)

@@ -246,7 +246,7 @@ parse_opts(int argc, char *argv[], struct kg_eval_run_opts *o)
 {
 	int ch, rc;
 
-	while ((ch = getopt_long(argc, argv, "ho:q", long_opts, NULL)) != -1)
+	while ((ch = kg_tool_getopt(argc, argv, "ho:q", long_opts, NULL)) != -1)
 		if ((rc = apply_opt(ch, o)) != 0)
 			return rc;
 	return check_args(argc - optind, argv + optind, o);
@@ -273,8 +273,7 @@ main(int argc, char *argv[])
 	if (rc == 2)
 		return kg_tool_version("kg-eval");
 	if (rc < 0) {
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	return kg_tool_exit(kg_eval_run(&o, &argc, &argv));
 }

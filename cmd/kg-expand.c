@@ -86,7 +86,7 @@ main(int argc, char *argv[])
 	kg_setprogname(argv[0]);
 	o.argc = argc;
 	o.argv = argv;
-	while ((ch = getopt_long(argc, argv, "p:o:k:c:F:s:fqh", long_opts,
+	while ((ch = kg_tool_getopt(argc, argv, "p:o:k:c:F:s:fqh", long_opts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'p':
@@ -125,8 +125,7 @@ main(int argc, char *argv[])
 		case 'V':
 			return kg_tool_version("kg-expand");
 		default:
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (argc - optind != 1 || o.output == NULL || o.partitions == NULL) {
@@ -134,8 +133,7 @@ main(int argc, char *argv[])
 		    "no partition directory (-p)" : o.output == NULL ?
 		    "no output directory (-o)" :
 		    "expected one dataset directory");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	if (fanout != NULL && parse_fanout(fanout, &o.x) < 0)
 		return KG_EXIT_USAGE;

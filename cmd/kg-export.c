@@ -123,19 +123,17 @@ main(int argc, char *argv[])
 	kg_setprogname(argv[0]);
 	o.argc = argc;
 	o.argv = argv;
-	while ((ch = getopt_long(argc, argv, "ho:q", long_opts, NULL)) != -1) {
+	while ((ch = kg_tool_getopt(argc, argv, "ho:q", long_opts, NULL)) != -1) {
 		if (ch == 'h')
 			return kg_tool_help(usage);
 		if (ch == OPT_VERSION)
 			return kg_tool_version("kg-export");
 		if (ch == '?' || apply(ch, optarg, &o) < 0) {
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (check(argc - optind, argv + optind, &o) < 0) {
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	return kg_tool_exit(kg_export_run(&o));
 }

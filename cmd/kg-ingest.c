@@ -19,7 +19,7 @@ enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
 	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
-	OPT_DATASET, OPT_DGLKE
+	OPT_DATASET, OPT_DGLKE, OPT_COMMENT
 };
 
 static const struct option long_opts[] = {
@@ -33,6 +33,7 @@ static const struct option long_opts[] = {
 	{ "delimiter", required_argument, NULL, 'd' },
 	{ "columns", required_argument, NULL, OPT_COLUMNS },
 	{ "header", no_argument, NULL, OPT_HEADER },
+	{ "comment", required_argument, NULL, OPT_COMMENT },
 	{ "no-comments", no_argument, NULL, OPT_NO_COMMENTS },
 	{ "train", required_argument, NULL, OPT_TRAIN },
 	{ "valid", required_argument, NULL, OPT_VALID },
@@ -57,13 +58,15 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: kg-ingest [-fhq] [--progress] [--version] -o dir\n"
 	    "                 [--format tsv|csv] [-d char] [--columns order]\n"
-	    "                 [--header] [--no-comments] [--unseen keep|drop|error]\n"
-	    "                 [--dedup] [--types file] [--max-errors n]\n"
+	    "                 [--header] [--comment char | --no-comments]\n"
+	    "                 [--unseen keep|drop|error] [--dedup] [--types file]\n"
+	    "                 [--max-errors n]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
 	    "       kg-ingest [options] -o dir [--data_path dir] --format f\n"
 	    "                 [--dataset name] [--data_files file ...]\n"
+	    "       kg-ingest [options] -o dir [--data_path dir] --dataset name\n"
 	    "\n"
 	    "Read triples from split files, or from files or stdin (\"-\", the\n"
 	    "default) split at random, and write a dataset directory.\n"
@@ -77,7 +80,10 @@ usage(FILE *f)
 	    "                        csv; \"\\t\" or \"tab\" for a tab)\n"
 	    "      --columns order   order of head, relation, tail (default hrt)\n"
 	    "      --header          skip the first record of each file\n"
-	    "      --no-comments     do not skip lines starting with '#'\n"
+	    "      --comment char    skip every line starting with char (by\n"
+	    "                        default a line starting with '#' is\n"
+	    "                        skipped only when it is not a record)\n"
+	    "      --no-comments     skip no line as a comment\n"
 	    "      --train file      training triples (then --valid, --test)\n"
 	    "      --split p,p,p     train,valid,test fractions summing to 1\n"
 	    "      --seed n          seed of the random split (default 0)\n"
@@ -90,7 +96,8 @@ usage(FILE *f)
 	    "                        relations.dict, train.tsv or .txt (IDs or\n"
 	    "                        names), valid and test; keeps its IDs\n"
 	    "      --data_path dir   DGL-KE: where --data_files are (default data)\n"
-	    "      --dataset name    DGL-KE: the folder of built_in\n"
+	    "      --dataset name    DGL-KE: the folder of built_in (alone,\n"
+	    "                        it means --format built_in)\n"
 	    "      --data_files f... DGL-KE: raw_udd: train [valid test];\n"
 	    "                        udd: entities.dict relations.dict train\n"
 	    "                        [valid test]\n"
@@ -115,6 +122,17 @@ parse_delim(const char *s, char *out)
 	return 0;
 }
 
+static int
+parse_comment(const char *s, char *out)
+{
+	if (strlen(s) != 1 || s[0] == '\n' || s[0] == '\r') {
+		kg_error("--comment: '%s' is not one character", s);
+		return -1;
+	}
+	*out = s[0];
+	return 0;
+}
+
 /* How the input is laid out. */
 enum layout { L_TRIPLES, L_RAW_UDD, L_UDD, L_BUILT_IN, L_FOLDER };
 
@@ -123,6 +141,7 @@ struct cli {
 	enum layout layout;
 	double split[3];
 	int quiet, progress, delim_set;
+	const char *format;	/* --format as given, or NULL */
 	const char *data_path;	/* DGL-KE: where data_files are */
 	const char *dataset;	/* DGL-KE: the built_in folder's name */
 	const char *folder;	/* --dglke */
@@ -203,7 +222,9 @@ apply(int ch, const char *arg, struct cli *c)
 	case OPT_PROGRESS: c->progress = 1; return 0;
 	case 'o': o->output = arg; return 0;
 	case 'f': o->force = 1; return 0;
-	case OPT_FORMAT: return parse_format(arg, c);
+	case OPT_FORMAT:
+		c->format = arg;
+		return parse_format(arg, c);
 	case 'd':
 		c->delim_set = 1;
 		return parse_delim(arg, &o->tab.delim);
@@ -213,7 +234,13 @@ apply(int ch, const char *arg, struct cli *c)
 		memcpy(o->columns, arg, 4);
 		return 0;
 	case OPT_HEADER: o->tab.header = 1; return 0;
-	case OPT_NO_COMMENTS: o->tab.comments = 0; return 0;
+	case OPT_COMMENT:
+		o->all_comments = 1;
+		return parse_comment(arg, &o->tab.comment);
+	case OPT_NO_COMMENTS:
+		o->tab.comment = '\0';
+		o->all_comments = 0;
+		return 0;
 	case OPT_TRAIN: o->train = arg; return 0;
 	case OPT_VALID: o->valid = arg; return 0;
 	case OPT_TEST: o->test = arg; return 0;
@@ -335,16 +362,25 @@ run_dglke(struct cli *c)
 static int
 check_layout(int argc, struct cli *c)
 {
-	int dglke = c->layout != L_TRIPLES;
+	int dglke;
 
 	if (c->files != NULL && c->layout != L_RAW_UDD && c->layout != L_UDD) {
 		kg_error("--data_files needs --format raw_udd_hrt or udd_hrt");
 		return -1;
 	}
+	/* DGL-KE's --format defaults to built_in, so --dataset alone
+	 * means it; another --format given with it is a conflict. */
+	if (c->dataset != NULL && c->format == NULL && c->folder == NULL)
+		c->layout = L_BUILT_IN;
 	if (c->dataset != NULL && c->layout != L_BUILT_IN) {
-		kg_error("--dataset needs --format built_in");
+		if (c->format != NULL)
+			kg_error("--dataset goes with --format built_in, not "
+			    "--format %s", c->format);
+		else
+			kg_error("--dataset cannot be combined with --dglke");
 		return -1;
 	}
+	dglke = c->layout != L_TRIPLES;
 	if (c->layout == L_BUILT_IN && c->dataset == NULL) {
 		kg_error("--format built_in needs --dataset NAME");
 		return -1;
@@ -383,20 +419,18 @@ run(int argc, char **av, struct cli *c)
 	int ch, n, k;
 
 	n = take_data_files(argc, av, c);
-	while ((ch = getopt_long(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
+	while ((ch = kg_tool_getopt(n, av, "hqo:fd:", long_opts, NULL)) != -1) {
 		if (ch == 'h')
 			return kg_tool_help(usage);
 		if (ch == OPT_VERSION)
 			return kg_tool_version("kg-ingest");
 		if (ch == '?' || apply(ch, optarg, c) < 0) {
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (c->o.output == NULL) {
 		kg_error("no output directory (-o)");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	k = n - optind;
 	if (check_layout(k, c) < 0)
@@ -414,6 +448,7 @@ run(int argc, char **av, struct cli *c)
 	if (check_triples(k, av + optind, c) < 0)
 		return KG_EXIT_USAGE;
 	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
+	c->o.quiet = c->quiet;
 	return kg_tool_exit(kg_ingest_run(&c->o));
 }
 

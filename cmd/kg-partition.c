@@ -66,7 +66,7 @@ main(int argc, char *argv[])
 	o.part.nparts = 2;
 	o.argc = argc;
 	o.argv = argv;
-	while ((ch = getopt_long(argc, argv, "o:p:m:e:i:l:s:fqh", long_opts,
+	while ((ch = kg_tool_getopt(argc, argv, "o:p:m:e:i:l:s:fqh", long_opts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'o':
@@ -120,15 +120,13 @@ main(int argc, char *argv[])
 		case 'V':
 			return kg_tool_version("kg-partition");
 		default:
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (argc - optind != 1 || o.output == NULL) {
 		kg_error("%s", o.output == NULL ? "no output directory (-o)" :
 		    "expected one dataset directory");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	o.dataset = argv[optind];
 	if (!o.quiet && isatty(STDERR_FILENO))

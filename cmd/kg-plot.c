@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cli/tool.h"
 #include "core/util.h"
 #include "io/manifest.h"
 #include "report/plot.h"
@@ -213,7 +214,7 @@ parse_options(int argc, char *argv[], struct plot_cli *c, int *dir_given)
 {
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "o:d:t:fqh", long_opts,
+	while ((ch = kg_tool_getopt(argc, argv, "o:d:t:fqh", long_opts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'o': c->output = optarg; break;
@@ -239,20 +240,17 @@ parse_options(int argc, char *argv[], struct plot_cli *c, int *dir_given)
 			return kg_close_stdout() < 0 ? KG_EXIT_FAIL :
 			    KG_EXIT_OK;
 		default:
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if (argc - optind != 1) {
 		kg_error("expected one input");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	c->input = argv[optind];
 	if (c->output == NULL && !c->script) {
 		kg_error("no output (-o FILE or --script)");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	if (c->output != NULL && other_format(c->output)) {
 		kg_error("--output: '%s': kg-plot writes .png or .svg (or "

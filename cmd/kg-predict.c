@@ -169,25 +169,22 @@ main(int argc, char *argv[])
 
 	kg_setprogname(argv[0]);
 	kg_tool_tune_blas(argv);
-	while ((ch = getopt_long(argc, argv, "hk:o:q", long_opts, NULL)) !=
+	while ((ch = kg_tool_getopt(argc, argv, "hk:o:q", long_opts, NULL)) !=
 	    -1) {
 		if (ch == 'h')
 			return kg_tool_help(usage);
 		if (ch == OPT_VERSION)
 			return kg_tool_version("kg-predict");
 		if (ch == '?' || apply(ch, optarg, &o, &asked) < 0) {
-			usage(stderr);
-			return KG_EXIT_USAGE;
+			return kg_tool_usage_error();
 		}
 	}
 	if ((asked & 2) && !o.nearest) {
 		kg_error("--sim applies to --nearest");
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	if (check(argc - optind, argv + optind, &o) < 0) {
-		usage(stderr);
-		return KG_EXIT_USAGE;
+		return kg_tool_usage_error();
 	}
 	o.src.quiet = o.quiet;
 	o.progress = kg_progress_wanted(o.quiet, asked & 1);

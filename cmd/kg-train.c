@@ -204,7 +204,13 @@ apply_model(struct state *s, int ch, const char *arg)
 	enum kg_neg_kind nk;
 
 	switch (ch) {
-	case O_MODEL: return kg_model_parse(arg, &o->model);
+	case O_MODEL:
+		if (kg_model_find(arg, &o->model) == 0)
+			return 0;
+		kg_error("unknown model '%s' (expected TransE_l1, TransE_l2, "
+		    "DistMult, ComplEx, RotatE, RESCAL, TransR, or the GNN "
+		    "encoders RGCN and RelGNN)", arg);
+		return -1;
 	case O_DIM: return kg_parse_u32("--hidden_dim", arg, 1, 1u << 16,
 	    &o->dim);
 	case O_RELDIM: return kg_parse_u32("--rel_dim", arg, 1, 1u << 16,
@@ -324,6 +330,7 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_RESUME: s->j.resume = 1; return 0;
 	case O_NOCKPT: s->j.no_checkpoint = 1; return 0;
 	case O_KEEPCKPT: s->j.keep_checkpoint = 1; return 0;
+	case 'f':
 	case O_FORCE: s->j.force = 1; return 0;
 	case O_PROGRESS: s->j.progress = 1; return 0;
 	case O_DIST:
@@ -447,7 +454,8 @@ parse_args(int argc, char **av, struct state *s)
 	if (kg_cli_configs(argc, av, long_opts, O_CONFIG, O_IGNORED, apply_key,
 	    s) < 0)
 		return KG_EXIT_USAGE + 1;
-	while ((ch = getopt_long(argc, av, "hq", long_opts, &idx)) != -1) {
+	while ((ch = kg_tool_getopt(argc, av, "hqf", long_opts, &idx)) !=
+	    -1) {
 		switch (ch) {
 		case 'h':
 			kg_train_usage(stdout, 1);
@@ -458,8 +466,7 @@ parse_args(int argc, char **av, struct state *s)
 		case O_CONFIG:
 			break;
 		case '?':
-			kg_train_usage(stderr, 0);
-			return KG_EXIT_USAGE + 1;
+			return kg_tool_usage_error() + 1;
 		default:
 			if (ch == O_IGNORED)
 				kg_warn("ignoring DGL-KE option --%s: %s",
@@ -471,8 +478,9 @@ parse_args(int argc, char **av, struct state *s)
 		}
 	}
 	if (argc - optind != 2) {
-		kg_train_usage(stderr, 0);
-		return KG_EXIT_USAGE + 1;
+		kg_error("expected DATASET_DIR MODEL_DIR, got %d operand%s",
+		    argc - optind, argc - optind == 1 ? "" : "s");
+		return kg_tool_usage_error() + 1;
 	}
 	/* DGL-KE's habit: --max_step alone bounds training, not the
 	 * default epoch count as well. */

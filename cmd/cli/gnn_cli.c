@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "cli/cliopts.h"
+#include "cli/tool.h"
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
 #include "app/gnn_run.h"
@@ -193,6 +194,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	    0.0, 1e6, &o->loss.adv_temp);
 	case G_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
 	    &o->seed);
+	case 'f':
 	case G_FORCE: c->r.force = 1; return 0;
 	case G_CKPT: c->r.checkpoint_dir = arg; return 0;
 	case G_RESUME: c->r.resume = 1; return 0;
@@ -286,7 +288,7 @@ kg_gnn_cli_usage(FILE *f)
 "                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
 "                [--valid_every N] [--patience N] [--time_budget S]\n"
-"                [--target_mrr M] [--progress] [--force]\n"
+"                [--target_mrr M] [--progress] [-f | --force]\n"
 "                DATASET_DIR MODEL_DIR\n");
 }
 
@@ -330,7 +332,7 @@ kg_gnn_cli(int argc, char *argv[])
 	    gnn_apply_key, &c) < 0)
 		return KG_EXIT_USAGE;
 	optind = 1;
-	while ((ch = getopt_long(argc, av, "hq", gnn_opts, NULL)) != -1) {
+	while ((ch = kg_tool_getopt(argc, av, "hqf", gnn_opts, NULL)) != -1) {
 		if (ch == 'h') {
 			kg_gnn_cli_usage(stdout);
 			return KG_EXIT_OK;
@@ -339,16 +341,15 @@ kg_gnn_cli(int argc, char *argv[])
 			printf("%s %s\n", kg_progname(), KG_VERSION);
 			return KG_EXIT_OK;
 		}
-		if (ch == '?') {
-			kg_gnn_cli_usage(stderr);
-			return KG_EXIT_USAGE;
-		}
+		if (ch == '?')
+			return kg_tool_usage_error();
 		if (ch != G_CONFIG && gnn_apply(&c, ch, optarg) < 0)
 			return KG_EXIT_USAGE;
 	}
 	if (argc - optind != 2) {
-		kg_gnn_cli_usage(stderr);
-		return KG_EXIT_USAGE;
+		kg_error("expected DATASET_DIR MODEL_DIR, got %d operand%s",
+		    argc - optind, argc - optind == 1 ? "" : "s");
+		return kg_tool_usage_error();
 	}
 	if (!c.model_set) {
 		kg_error("--model_name RGCN or RelGNN is required");

@@ -4,6 +4,7 @@
 #ifndef KG_TOOL_H
 #define KG_TOOL_H
 
+#include <getopt.h>
 #include <stdio.h>
 
 /*
@@ -30,5 +31,22 @@ int kg_tool_version(const char *name);
  * first; a write error there turns success into KG_EXIT_FAIL.
  */
 int kg_tool_exit(int rc);
+
+/*
+ * getopt_long with our own messages: the same results, but an unknown
+ * option, a missing argument or an argument to an option that takes none
+ * is reported through kg_error() with the tool's name ("kg-train:
+ * unrecognized option '--bogus'"), where getopt would print the path as
+ * typed ("bin/kg-train: ...").  Returns what getopt_long returns ('?'
+ * after such a message).
+ */
+int kg_tool_getopt(int argc, char *const argv[], const char *optstring,
+    const struct option *longopts, int *longindex);
+
+/*
+ * After a usage error's message: print "Try 'kg-tool --help' for more
+ * information." on stderr and return KG_EXIT_USAGE.
+ */
+int kg_tool_usage_error(void);
 
 #endif

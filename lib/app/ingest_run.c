@@ -136,6 +136,22 @@ ingest_release(struct ingest *st)
 	free(st->inv_r);
 	free(st->seen.slots);
 	free(st->type_of);
+	free(st->comment_file);
+}
+
+/* Say how many lines were skipped as comments, and where and why. */
+static void
+note_comments(const struct ingest *st)
+{
+	const struct kg_ingest_opts *o = st->o;
+
+	if (o->quiet || st->comments == 0)
+		return;
+	fprintf(stderr, "%s: skipped %" PRIu64 " comment line%s (starting "
+	    "with '%c'%s), the first at %s:%" PRIu64 "\n", kg_progname(),
+	    st->comments, st->comments == 1 ? "" : "s", o->tab.comment,
+	    o->all_comments ? "" : " and not splitting into a record's fields",
+	    st->comment_file, st->comment_line);
 }
 
 /* Every file the options name, for checking the output against. */
@@ -211,6 +227,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	kg_progress_end(&st.prog, kg_ingest_progress_units(&st, NULL));
 	if (o->types != NULL && kg_ingest_read_types(&st) < 0)
 		goto fail;
+	note_comments(&st);
 	st.t_read = kg_now();
 	st.cpu_read = kg_ingest_cpu_seconds();
 	if (kg_ingest_write_all(&st, &stage) < 0)

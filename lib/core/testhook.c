@@ -29,6 +29,8 @@ kg_test_after_checkpoint(void)
 	if (colon != NULL) {
 		if (strcmp(colon + 1, "TERM") == 0)
 			sig = SIGTERM;
+		else if (strcmp(colon + 1, "INT") == 0)
+			sig = SIGINT;
 		else if (strcmp(colon + 1, "KILL") != 0)
 			return;
 	}

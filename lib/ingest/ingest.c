@@ -327,6 +327,25 @@ add_record(struct ingest *st, const struct rec *rc, size_t nf,
 	return 0;
 }
 
+struct kg_tab_opts
+kg_ingest_tab_opts(const struct kg_ingest_opts *o, size_t nfields)
+{
+	struct kg_tab_opts to = o->tab;
+
+	to.fields = o->all_comments ? 0 : nfields;
+	return to;
+}
+
+void
+kg_ingest_count_comments(struct ingest *st, const struct kg_tabread *r)
+{
+	if (st->comments == 0 && kg_tabread_comments(r) > 0) {
+		st->comment_file = kg_xstrdup(kg_tabread_name(r));
+		st->comment_line = kg_tabread_first_comment(r);
+	}
+	st->comments += kg_tabread_comments(r);
+}
+
 /*
  * Read one input.  split is 0..2 for split files, -1 for split mode;
  * file_index numbers split-mode inputs for error messages.
@@ -345,6 +364,7 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 	enum { B = 32 };
 	_Static_assert(B <= DEDUP_BATCH, "a dedup batch holds one batch");
 	const struct kg_ingest_opts *o = st->o;
+	struct kg_tab_opts to;
 	struct kg_tabread *r;
 	struct kg_field f[3 * B];
 	struct rec recs[B];
@@ -354,7 +374,8 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 	uint64_t first;
 	int nb, j, k;
 
-	if (kg_tabread_open(&r, path, &o->tab) < 0)
+	to = kg_ingest_tab_opts(o, 3);
+	if (kg_tabread_open(&r, path, &to) < 0)
 		return -1;
 	file = kg_tabread_name(r);
 	while ((nb = kg_tabread_batch(r, f, 3, B, nf, lines)) > 0) {
@@ -398,7 +419,7 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 	if (nb < 0)
 		goto fail;
 	st->lines += kg_tabread_lines(r);
-	st->comments += kg_tabread_comments(r);
+	kg_ingest_count_comments(st, r);
 	st->blanks += kg_tabread_blanks(r);
 	st->bytes += kg_tabread_bytes(r);
 	kg_tabread_close(r);
@@ -414,6 +435,7 @@ int
 kg_ingest_read_types(struct ingest *st)
 {
 	const char *path = st->o->types, *file;
+	struct kg_tab_opts to = kg_ingest_tab_opts(st->o, 2);
 	struct kg_tabread *r;
 	struct kg_field f[2];
 	size_t nf;
@@ -423,7 +445,7 @@ kg_ingest_read_types(struct ingest *st)
 	st->type_of = kg_xmallocarray(st->n_ent + 1, sizeof(*st->type_of));
 	for (i = 0; i < st->n_ent; i++)
 		st->type_of[i] = -1;
-	if (kg_tabread_open(&r, path, &st->o->tab) < 0)
+	if (kg_tabread_open(&r, path, &to) < 0)
 		return -1;
 	file = kg_tabread_name(r);
 	while ((rc = kg_tabread_next(r, f, 2, &nf)) == 1) {
@@ -474,6 +496,7 @@ kg_ingest_read_types(struct ingest *st)
 	if (rc < 0)
 		goto fail;
 	st->n_types = kg_dict_size(&st->types);
+	kg_ingest_count_comments(st, r);
 	kg_tabread_close(r);
 	return 0;
 fail:

@@ -14,6 +14,12 @@
  * they are assigned on the fly; with --split the names are first numbered
  * in input order and renumbered once the splits are known.
  *
+ * Comments: a line starting with tab.comment ('#' by default) is skipped
+ * when it does not have the file's number of fields, or always with
+ * all_comments; so "#tag<TAB>r<TAB>t" is a triple unless the user asked
+ * for comments.  Unless quiet, the run ends with a note on stderr of how
+ * many lines were skipped as comments and where the first one was.
+ *
  * Bad records (wrong number of fields, an empty field, a name holding a
  * NUL, tab or line break, or longer than KG_DICT_MAX_NAME) are fatal
  * unless max_errors allows skipping them; each one is reported as
@@ -42,7 +48,8 @@
 enum kg_unseen { KG_UNSEEN_KEEP, KG_UNSEEN_DROP, KG_UNSEEN_ERROR };
 
 struct kg_ingest_opts {
-	struct kg_tab_opts tab;	/* format, delimiter, header, comments */
+	struct kg_tab_opts tab;	/* format, delimiter, header, comment byte
+				 * (its fields are set per file) */
 	char columns[4];	/* permutation of "hrt", NUL-terminated */
 	const char *train, *valid, *test;	/* split files, or NULL */
 	const char *const *inputs;	/* otherwise these ("-" = stdin) */
@@ -60,6 +67,11 @@ struct kg_ingest_opts {
 	int force;
 	int argc;		/* for the manifest */
 	char *const *argv;
+	int all_comments;	/* every line starting with tab.comment is a
+				 * comment; otherwise only one that does not
+				 * have the file's number of fields (3, or 2
+				 * in the types file) */
+	int quiet;		/* no note of skipped comment lines */
 };
 
 #define KG_INGEST_OPTS_INIT { .tab = KG_TAB_OPTS_INIT, .columns = "hrt", \

@@ -67,6 +67,8 @@ struct ingest {
 	uint8_t unseen_flag[DEDUP_BATCH];	/* --dedup: per triple of a batch */
 	/* Figures. */
 	uint64_t lines, records, comments, blanks, bytes;
+	char *comment_file;		/* where the first comment was */
+	uint64_t comment_line;
 	uint64_t bad, dups, unseen_dropped, unseen_kept;
 	uint64_t typed, types_unknown, n_types;
 	double t0, next_progress, t_read, t_write;
@@ -91,6 +93,12 @@ final_rel(const struct ingest *st, uint32_t id)
 {
 	return st->perm_r != NULL ? st->perm_r[id] : id;
 }
+
+/* Tabread options for a file of nfields fields (ingest.c). */
+struct kg_tab_opts kg_ingest_tab_opts(const struct kg_ingest_opts *o,
+    size_t nfields);
+/* Add the comment counts of a finished reader (ingest.c). */
+void kg_ingest_count_comments(struct ingest *st, const struct kg_tabread *r);
 
 /* Read one input (ingest.c).  split is 0..2 for split files, -1 for split
  * mode; file_index numbers split-mode inputs for messages.  0 or -1. */

@@ -35,7 +35,9 @@ config_json(const struct kg_ingest_opts *o)
 	json_object_set_new(c, "delimiter", json_string(delim));
 	json_object_set_new(c, "columns", json_string(o->columns));
 	json_object_set_new(c, "header", json_boolean(o->tab.header));
-	json_object_set_new(c, "comments", json_boolean(o->tab.comments));
+	json_object_set_new(c, "comment", o->tab.comment != '\0' ?
+	    json_stringn(&o->tab.comment, 1) : json_null());
+	json_object_set_new(c, "all_comments", json_boolean(o->all_comments));
 	json_object_set_new(c, "unseen", json_string(unseen[o->unseen]));
 	json_object_set_new(c, "dedup", json_boolean(o->dedup));
 	json_object_set_new(c, "max_errors", json_integer((json_int_t)

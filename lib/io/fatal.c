@@ -3,8 +3,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <omp.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -15,19 +17,36 @@
 
 #define MAX_PATHS 8
 #define MAX_CHILDREN 4
+#define SLOT_LEN 4096		/* a path and its NUL */
+#define DEAD_SUFFIX ".dead"
 
 /*
- * The handler reads these; they are written outside it, the name to
- * remove last, so the handler never sees a path without its second name.
- * Each path is a string of our own that is freed only after its slot was
- * cleared.
+ * The tables the handler reads.  A path lives in a slot's own buffers,
+ * which are never freed, and the slot's state says whether the handler
+ * may read them: FREE, BUSY (being written, skipped) or LIVE.  The state
+ * is written last when a slot is filled and first when it is emptied, so
+ * the handler never reads a half-written path.  Once a handler has begun
+ * ("dying"), no slot is filled again, so a path the handler is reading
+ * cannot be overwritten under it even from another thread.
  */
-static char *volatile paths[MAX_PATHS];
-static char *volatile dead[MAX_PATHS];
-static volatile pid_t children[MAX_CHILDREN];
-static int installed;
+enum { SLOT_FREE, SLOT_BUSY, SLOT_LIVE };
+
+struct path_slot {
+	atomic_int state;
+	char path[SLOT_LEN];
+	char dead[SLOT_LEN + sizeof(DEAD_SUFFIX)];
+};
+
+static struct path_slot slots[MAX_PATHS];
+static atomic_int children[MAX_CHILDREN];
+static atomic_int dying;
+static atomic_int installed;
+static pthread_t owner;		/* the thread that cleans up */
 
 static const int fatal_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free "
+    "atomics");
 
 /*
  * Remove name (relative to dirfd) and, for a directory, what it holds.
@@ -104,25 +123,85 @@ kg_fatal_stop_child(pid_t pgid)
 		;
 }
 
+/* Stop the children and remove the temporaries (the handler's work). */
 static void
-on_signal(int sig)
+clean_up(void)
 {
 	int i;
 
-	for (i = 0; i < MAX_CHILDREN; i++)
-		if (children[i] > 0)
-			kg_fatal_stop_child(children[i]);
-	for (i = 0; i < MAX_PATHS; i++) {
-		const char *p = paths[i], *d = dead[i];
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		pid_t c = (pid_t)atomic_load(&children[i]);
 
-		if (p == NULL)
+		if (c > 0)
+			kg_fatal_stop_child(c);
+	}
+	for (i = 0; i < MAX_PATHS; i++) {
+		struct path_slot *s = &slots[i];
+		const char *p = s->path;
+
+		if (atomic_load(&s->state) != SLOT_LIVE)
 			continue;
-		if (d != NULL && rename(p, d) == 0)
-			p = d;
+		if (rename(p, s->dead) == 0)
+			p = s->dead;
 		(void)rm_at(AT_FDCWD, p, 0);
 	}
+}
+
+/*
+ * Every fatal signal is blocked while this runs (sa_mask), so a second one
+ * waits instead of entering it again.  A signal that lands on another
+ * thread (an OpenMP worker or the store's I/O thread, when they did not
+ * block it) is sent on to the owner, the thread that registers: it blocks
+ * these signals while it changes the tables, so the clean-up never runs
+ * beside a half-done registration.
+ */
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+
+	if (!pthread_equal(pthread_self(), owner)) {
+		pthread_kill(owner, sig);
+		errno = saved;
+		return;
+	}
+	atomic_store(&dying, 1);
+	clean_up();
+	/* Still blocked here: it arrives with the default action once the
+	 * handler returns and the mask is restored. */
 	signal(sig, SIG_DFL);
 	raise(sig);
+	errno = saved;
+}
+
+/*
+ * OpenMP workers inherit the mask of the thread that creates them, and
+ * keep theirs across parallel regions: block the fatal signals in every
+ * worker of the pool now, creating the pool at the larger of the default
+ * team size and the number of processors (teams up to that size reuse
+ * these threads).  A worker created later for a larger team does not
+ * have them blocked; its signal is sent on to the owner (on_signal).
+ */
+static void
+block_in_workers(void)
+{
+	int n = omp_get_max_threads();
+	sigset_t old;
+
+	if (n < omp_get_num_procs())
+		n = omp_get_num_procs();
+	kg_fatal_block(&old);
+#pragma omp parallel num_threads(n)
+	{
+		sigset_t set;
+		size_t i;
+
+		sigemptyset(&set);
+		for (i = 0; i < KG_ARRAY_LEN(fatal_sigs); i++)
+			sigaddset(&set, fatal_sigs[i]);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
+	}
+	kg_fatal_unblock(&old);
 }
 
 static void
@@ -130,8 +209,10 @@ install(void)
 {
 	size_t i;
 
-	if (installed)
+	if (atomic_load(&installed))
 		return;
+	owner = pthread_self();
+	block_in_workers();
 	for (i = 0; i < KG_ARRAY_LEN(fatal_sigs); i++) {
 		struct sigaction sa;
 
@@ -140,68 +221,106 @@ install(void)
 		if (sa.sa_handler == SIG_IGN)
 			continue;	/* respect nohup and friends */
 		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
+		sigfillset(&sa.sa_mask);
 		sa.sa_flags = 0;
 		sigaction(fatal_sigs[i], &sa, NULL);
 	}
-	installed = 1;
+	atomic_store(&installed, 1);
 }
 
 void
 kg_fatal_track_path(const char *path)
 {
+	size_t len = strlen(path);
+	sigset_t old;
 	int i;
 
+	if (len >= SLOT_LEN)
+		return;		/* not tracked: see fatal.h */
 	install();
-	for (i = 0; i < MAX_PATHS; i++)
-		if (paths[i] == NULL) {
-			dead[i] = kg_xasprintf("%s.dead", path);
-			paths[i] = kg_xstrdup(path);
-			return;
+	kg_fatal_block(&old);
+	for (i = 0; i < MAX_PATHS; i++) {
+		struct path_slot *s = &slots[i];
+		int expect = SLOT_FREE;
+
+		if (!atomic_compare_exchange_strong(&s->state, &expect,
+		    SLOT_BUSY))
+			continue;
+		if (atomic_load(&dying)) {
+			atomic_store(&s->state, SLOT_FREE);
+			break;
 		}
+		memcpy(s->path, path, len + 1);
+		memcpy(s->dead, path, len);
+		memcpy(s->dead + len, DEAD_SUFFIX, sizeof(DEAD_SUFFIX));
+		atomic_store(&s->state, SLOT_LIVE);
+		break;
+	}
+	kg_fatal_unblock(&old);
 }
 
 void
 kg_fatal_untrack_path(const char *path)
 {
+	sigset_t old;
 	int i;
 
+	kg_fatal_block(&old);
 	for (i = 0; i < MAX_PATHS; i++) {
-		char *p = paths[i], *d = dead[i];
+		struct path_slot *s = &slots[i];
 
-		if (p == NULL || strcmp(p, path) != 0)
-			continue;
-		paths[i] = NULL;
-		dead[i] = NULL;
-		free(p);
-		free(d);
-		return;
+		if (atomic_load(&s->state) == SLOT_LIVE &&
+		    strcmp(s->path, path) == 0) {
+			atomic_store(&s->state, SLOT_FREE);
+			break;
+		}
 	}
+	kg_fatal_unblock(&old);
+}
+
+int
+kg_fatal_tracked(const char *path)
+{
+	int i, n = 0;
+
+	for (i = 0; i < MAX_PATHS; i++)
+		n += atomic_load(&slots[i].state) == SLOT_LIVE &&
+		    strcmp(slots[i].path, path) == 0;
+	return n;
 }
 
 void
 kg_fatal_track_child(pid_t pgid)
 {
+	sigset_t old;
 	int i;
 
 	install();
-	for (i = 0; i < MAX_CHILDREN; i++)
-		if (children[i] <= 0) {
-			children[i] = pgid;
-			return;
-		}
+	kg_fatal_block(&old);
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		int expect = 0;
+
+		if (atomic_compare_exchange_strong(&children[i], &expect,
+		    (int)pgid))
+			break;
+	}
+	kg_fatal_unblock(&old);
 }
 
 void
 kg_fatal_untrack_child(pid_t pgid)
 {
+	sigset_t old;
 	int i;
 
-	for (i = 0; i < MAX_CHILDREN; i++)
-		if (children[i] == pgid) {
-			children[i] = 0;
-			return;
-		}
+	kg_fatal_block(&old);
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		int expect = (int)pgid;
+
+		if (atomic_compare_exchange_strong(&children[i], &expect, 0))
+			break;
+	}
+	kg_fatal_unblock(&old);
 }
 
 void

@@ -17,10 +17,27 @@
  * on an error) stays under its hidden temporary name, and the next run
  * for the same output removes it (outdir.h: stale temporaries).
  *
+ * fatal.c owns these signals: it is the one place that installs handlers
+ * for them, and other modules that must clean up on them register here
+ * (lib/report/render.c registers its temporary directory and gnuplot).
+ *
  * Handlers are installed on the first registration, except for signals
- * that are ignored (nohup and friends keep them ignored).  The tables are
- * small fixed arrays: registrations past their size are not tracked.
- * Register and unregister from one thread at a time.
+ * that are ignored (nohup and friends keep them ignored), with every
+ * signal blocked while one runs, so a second signal waits instead of
+ * entering the handler again.  The thread that registers first (normally
+ * main) owns the clean-up: a signal that lands on another thread is sent
+ * on to it.  That thread blocks the fatal signals while it changes the
+ * tables, and on the first registration the OpenMP workers block them
+ * for good (threads that modules create, such as the store's I/O thread,
+ * block them before they start: kg_fatal_block around pthread_create).
+ *
+ * The tables are small fixed arrays of slots that hold their own copy of
+ * each path and are never freed; a slot's atomic state tells the handler
+ * which it may read, and no slot is filled once a handler has begun, so
+ * untracking or tracking at any moment, even beside a handler on another
+ * thread, never hands the handler a freed or half-written path.
+ * Registrations past the tables' size, and paths of 4096 bytes or more,
+ * are not tracked.  Register and unregister from one thread at a time.
  */
 #ifndef KG_FATAL_H
 #define KG_FATAL_H
@@ -37,6 +54,8 @@
 void kg_fatal_track_path(const char *path);
 /* Stop tracking "path" (compared as a string); a no-op if not tracked. */
 void kg_fatal_untrack_path(const char *path);
+/* How many times "path" is tracked now (for tests). */
+int kg_fatal_tracked(const char *path);
 
 /*
  * Stop the process group "pgid" (a child made the leader of its own

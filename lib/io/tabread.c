@@ -47,6 +47,7 @@ struct kg_tabread {
 	uint64_t lineno;	/* physical lines consumed */
 	uint64_t rec_line;	/* start line of the record last returned */
 	uint64_t comments, blanks, bytes;
+	uint64_t first_comment;	/* line of the first comment, or 0 */
 	int header_done;
 
 	/* CSV only. */
@@ -87,6 +88,12 @@ kg_tabread_comments(const struct kg_tabread *r)
 }
 
 uint64_t
+kg_tabread_first_comment(const struct kg_tabread *r)
+{
+	return r->first_comment;
+}
+
+uint64_t
 kg_tabread_blanks(const struct kg_tabread *r)
 {
 	return r->blanks;
@@ -103,6 +110,53 @@ keep_spaces(unsigned char c)
 {
 	(void)c;
 	return 0;
+}
+
+/*
+ * The fields of one physical line: delimiters plus one; in CSV a
+ * delimiter inside quotes is text, and a line that ends inside quotes
+ * (a record that goes on) counts 0.
+ */
+static size_t
+line_fields(const struct kg_tabread *r, const char *s, size_t len)
+{
+	const char delim = r->opts.delim;
+	int csv = r->opts.format == KG_TAB_CSV, quoted = 0;
+	size_t i, n = 1;
+
+	for (i = 0; i < len; i++) {
+		if (csv && s[i] == '"')
+			quoted = !quoted;
+		else if (s[i] == delim && !quoted)
+			n++;
+	}
+	return quoted ? 0 : n;
+}
+
+/*
+ * Is a line of len > 0 bytes a comment?  nfields is its field count when
+ * the caller has it, or 0 to count here (only for lines that start with
+ * the comment byte).
+ */
+static int
+is_comment(const struct kg_tabread *r, const char *s, size_t len,
+    size_t nfields)
+{
+	if (r->opts.comment == '\0' || s[0] != r->opts.comment)
+		return 0;
+	if (r->opts.fields == 0)
+		return 1;
+	if (nfields == 0)
+		nfields = line_fields(r, s, len);
+	return nfields != r->opts.fields;
+}
+
+/* Count a comment on the line just consumed. */
+static void
+count_comment(struct kg_tabread *r)
+{
+	if (r->comments++ == 0)
+		r->first_comment = r->lineno;
 }
 
 int
@@ -291,8 +345,8 @@ next_tsv_slow(struct kg_tabread *r, struct kg_field *f, size_t max,
 			r->blanks++;
 			continue;
 		}
-		if (r->opts.comments && line[0] == '#') {
-			r->comments++;
+		if (is_comment(r, line, len, 0)) {
+			count_comment(r);
 			continue;
 		}
 		if (r->opts.header && !r->header_done) {
@@ -383,8 +437,8 @@ next_tsv(struct kg_tabread *r, struct kg_field *f, size_t max, size_t *n)
 		r->lineno++;
 		if (len == 0)
 			r->blanks++;
-		else if (r->opts.comments && start[0] == '#')
-			r->comments++;
+		else if (is_comment(r, start, len, k))
+			count_comment(r);
 		else if (r->opts.header && !r->header_done)
 			r->header_done = 1;
 		else
@@ -481,8 +535,8 @@ csv_fill(struct kg_tabread *r)
 			return 0;
 		}
 		if (r->csv.pstate == CSV_ROW_NOT_BEGUN) {
-			if (r->opts.comments && len > 0 && line[0] == '#') {
-				r->comments++;
+			if (len > 0 && is_comment(r, line, len, 0)) {
+				count_comment(r);
 				continue;
 			}
 			if (len == 0 || (len == 1 && line[0] == '\r')) {
@@ -565,7 +619,7 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 	for (k = 1; k < max_recs; k++) {
 		size_t pos = r->pos;
 		uint64_t lineno = r->lineno, blanks = r->blanks;
-		uint64_t comments = r->comments;
+		uint64_t comments = r->comments, first = r->first_comment;
 
 		rc = next_tsv(r, f + k * max_fields, max_fields, n + k);
 		if (rc == -2) {
@@ -573,6 +627,7 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 			r->lineno = lineno;
 			r->blanks = blanks;
 			r->comments = comments;
+			r->first_comment = first;
 			break;
 		}
 		if (rc <= 0)

@@ -10,10 +10,14 @@
  * so a stray quote is an error).  Spaces are kept as part of fields.
  *
  * A UTF-8 byte-order mark at the start of the input is skipped.  In both
- * formats empty lines are skipped, lines whose first byte is '#'
- * are skipped as comments when opts.comments is set (a CSV line only when
- * no record is open), and the first record is skipped when opts.header is
- * set.  Line numbers count physical lines from 1; a record's line is the
+ * formats empty lines are skipped, and so are comment lines: lines whose
+ * first byte is opts.comment (none when it is '\0'; a CSV line only when
+ * no record is open).  With opts.fields set, a line that starts with the
+ * comment byte but splits into exactly opts.fields fields (in CSV,
+ * counting quoted delimiters as text) is a record all the same, so that a
+ * name such as "#tag" is data; with opts.fields 0 every such line is a
+ * comment.  The first record is skipped when opts.header is set.  Line
+ * numbers count physical lines from 1; a record's line is the
  * line where it starts.
  *
  * Errors (unreadable file, read or decompression error, truncated gzip,
@@ -33,10 +37,15 @@ struct kg_tab_opts {
 	enum kg_tab_format format;
 	char delim;		/* '\t' for TSV, ',' for CSV by convention */
 	int header;		/* skip the first record */
-	int comments;		/* skip lines starting with '#' */
+	char comment;		/* lines starting with it are comments; '\0':
+				 * none */
+	size_t fields;		/* a record's fields: a line of exactly this
+				 * many is data even when it starts with the
+				 * comment byte; 0: every such line is a
+				 * comment */
 };
 
-#define KG_TAB_OPTS_INIT { .format = KG_TAB_TSV, .delim = '\t', .comments = 1 }
+#define KG_TAB_OPTS_INIT { .format = KG_TAB_TSV, .delim = '\t', .comment = '#' }
 
 /* One field: bytes s[0..len), not NUL-terminated. */
 struct kg_field {
@@ -81,6 +90,8 @@ const char *kg_tabread_name(const struct kg_tabread *r);
  * and uncompressed bytes read. */
 uint64_t kg_tabread_lines(const struct kg_tabread *r);
 uint64_t kg_tabread_comments(const struct kg_tabread *r);
+/* The line of the first comment skipped so far, or 0. */
+uint64_t kg_tabread_first_comment(const struct kg_tabread *r);
 uint64_t kg_tabread_blanks(const struct kg_tabread *r);
 uint64_t kg_tabread_bytes(const struct kg_tabread *r);
 

@@ -24,6 +24,16 @@ static const struct {
 int
 kg_model_parse(const char *name, enum kg_model_kind *kind)
 {
+	if (kg_model_find(name, kind) == 0)
+		return 0;
+	kg_error("unknown model '%s' (expected TransE_l1, TransE_l2, "
+	    "DistMult, ComplEx, RotatE, RESCAL or TransR)", name);
+	return -1;
+}
+
+int
+kg_model_find(const char *name, enum kg_model_kind *kind)
+{
 	size_t i;
 
 	if (strcasecmp(name, "transe") == 0) {
@@ -36,8 +46,6 @@ kg_model_parse(const char *name, enum kg_model_kind *kind)
 			return 0;
 		}
 	}
-	kg_error("unknown model '%s' (expected TransE_l1, TransE_l2, "
-	    "DistMult, ComplEx, RotatE, RESCAL or TransR)", name);
 	return -1;
 }
 

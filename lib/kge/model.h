@@ -51,8 +51,11 @@ struct kg_model {
 };
 
 /* Model names as DGL-KE spells them: TransE_l1, TransE_l2, DistMult,
- * ComplEx, RotatE, RESCAL, TransR (case-insensitive; "transe" = l2). */
+ * ComplEx, RotatE, RESCAL, TransR (case-insensitive; "transe" = l2).
+ * 0, or -1 after kg_error() naming the models. */
 int kg_model_parse(const char *name, enum kg_model_kind *kind);
+/* The same without a message: 0, or -1 for a name that is none of them. */
+int kg_model_find(const char *name, enum kg_model_kind *kind);
 const char *kg_model_name(enum kg_model_kind kind);
 
 /* Fill m; rel_dim 0 means dim.  Checks dim constraints (complex and

@@ -73,7 +73,7 @@ map_read(struct rowmap *m, const char *path, uint64_t rows)
 	size_t nf;
 	int rc, first = 1;
 
-	to.comments = 0;	/* a name may start with '#' */
+	to.comment = '\0';	/* a name may start with '#' */
 	if (kg_tabread_open(&r, path, &to) < 0)
 		return -1;
 	while ((rc = kg_tabread_next(r, f, 2, &nf)) == 1) {

@@ -83,6 +83,9 @@ kg_query_open(struct kg_query_reader **rp, const char *path, int nearest)
 	struct kg_query_reader *r = kg_xcalloc(1, sizeof(*r));
 
 	r->nearest = nearest;
+	/* A line that starts with '#' and has a query's fields is a query:
+	 * kg-ingest keeps names such as "#tag" by the same rule. */
+	to.fields = nearest ? 1 : 3;
 	if (kg_tabread_open(&r->tab, path, &to) < 0) {
 		free(r);
 		return -1;
@@ -175,8 +178,12 @@ parse(const struct kg_query_reader *r, const struct kg_names *n,
 		    0;
 	}
 	if (nf != 3) {
+		/* One field is most often spaces for tabs, or a name meant
+		 * for --nearest. */
 		kg_error("%s:%llu: expected 3 fields (head, relation, tail), "
-		    "found %zu", file, line, nf);
+		    "found %zu%s", file, line, nf, nf == 1 ? " (fields are "
+		    "separated by tabs; for the entities nearest a name, give "
+		    "--nearest)" : "");
 		return -1;
 	}
 	holes = is_hole(&f[0]) + is_hole(&f[1]) + is_hole(&f[2]);

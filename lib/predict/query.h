@@ -7,8 +7,10 @@
  *   head<TAB>relation<TAB>?      the best tails
  *   ?<TAB>relation<TAB>tail      the best heads
  *   head<TAB>?<TAB>tail          the best relations
- * and in nearest mode one entity name a line.  Blank lines and lines
- * starting with '#' are skipped.  An unknown name, a line without
+ * and in nearest mode one entity name a line.  Blank lines are skipped,
+ * and so are lines starting with '#' that do not have a query's number
+ * of fields (3, or 1 in nearest mode): names are read as kg-ingest
+ * stored them, so "#tag<TAB>r<TAB>?" asks about "#tag".  An unknown name, a line without
  * exactly one '?' or with the wrong number of fields is an error
  * "file:line: message".
  */

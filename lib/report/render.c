@@ -11,71 +11,9 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "io/fatal.h"
 
 extern char **environ;
-
-/*
- * What the signal handler removes: the files of the render under way and
- * its directory, and the gnuplot to stop.  Set before they exist, cleared
- * after they are gone.
- */
-#define N_FILES (KG_RENDER_MAX + 2)
-static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-static char *volatile sig_files[N_FILES];
-static char *volatile sig_dir;
-static volatile pid_t sig_child;
-static struct sigaction saved[KG_ARRAY_LEN(sigs)];
-
-static void
-on_signal(int sig)
-{
-	pid_t child = sig_child;
-	int i;
-
-	if (child > 0)
-		kill(child, SIGTERM);
-	for (i = 0; i < N_FILES; i++)
-		if (sig_files[i] != NULL)
-			unlink(sig_files[i]);
-	if (sig_dir != NULL)
-		rmdir(sig_dir);
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Install the handler for the directory r->dir (not yet created). */
-static void
-track(struct kg_render *r)
-{
-	size_t i;
-
-	sig_dir = r->dir;
-	for (i = 0; i < KG_ARRAY_LEN(sigs); i++) {
-		struct sigaction sa;
-
-		sigaction(sigs[i], NULL, &saved[i]);
-		if (saved[i].sa_handler == SIG_IGN)
-			continue;	/* respect nohup and friends */
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_handler = on_signal;
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
-static void
-untrack(void)
-{
-	size_t i;
-
-	for (i = 0; i < KG_ARRAY_LEN(sigs); i++)
-		if (saved[i].sa_handler != SIG_IGN)
-			sigaction(sigs[i], &saved[i], NULL);
-	for (i = 0; i < N_FILES; i++)
-		sig_files[i] = NULL;
-	sig_dir = NULL;
-	sig_child = 0;
-}
 
 static void
 release(struct kg_render *r)
@@ -105,7 +43,7 @@ kg_render_abort(struct kg_render *r)
 	for (i = 0; i < r->n; i++)
 		unlink(r->tmp[i]);
 	rmdir(r->dir);
-	untrack();
+	kg_fatal_untrack_path(r->dir);
 	release(r);
 }
 
@@ -154,8 +92,10 @@ kg_render_begin(struct kg_render *r, const char *const *outputs,
     const char *const *ext, size_t n, int force)
 {
 	struct kg_render z = KG_RENDER_INIT;
+	sigset_t old;
 	char *parent;
 	size_t i;
+	int made;
 
 	*r = z;
 	if (n == 0 || n > KG_RENDER_MAX) {
@@ -167,24 +107,26 @@ kg_render_begin(struct kg_render *r, const char *const *outputs,
 	parent = parent_of(outputs[0]);
 	r->dir = kg_xasprintf("%s/.kg-plot.XXXXXX", parent);
 	free(parent);
-	/* Tracked before it exists, so no signal can come in between. */
-	track(r);
-	if (mkdtemp(r->dir) == NULL) {
+	/* Made and registered with the fatal signals blocked, so that no
+	 * signal comes in between; the handler of lib/io/fatal.h removes
+	 * the directory and what it holds. */
+	kg_fatal_block(&old);
+	made = mkdtemp(r->dir) != NULL;
+	if (made)
+		kg_fatal_track_path(r->dir);
+	kg_fatal_unblock(&old);
+	if (!made) {
 		kg_error_errno("cannot create a temporary directory '%s'",
 		    r->dir);
-		untrack();
 		release(r);
 		return -1;
 	}
 	r->n = n;
 	r->script = kg_path_join(r->dir, "plot.gp");
 	r->log = kg_path_join(r->dir, "gnuplot.log");
-	sig_files[0] = r->script;
-	sig_files[1] = r->log;
 	for (i = 0; i < n; i++) {
 		r->tmp[i] = kg_xasprintf("%s/plot-%zu.%s", r->dir, i, ext[i]);
 		r->final[i] = kg_xstrdup(outputs[i]);
-		sig_files[2 + i] = r->tmp[i];
 	}
 	return 0;
 }
@@ -215,6 +157,7 @@ static int
 run_gnuplot(const struct kg_render *r, const char *prog)
 {
 	posix_spawn_file_actions_t fa;
+	sigset_t old;
 	char *argv[3];
 	pid_t pid;
 	int rc, status;
@@ -227,7 +170,12 @@ run_gnuplot(const struct kg_render *r, const char *prog)
 	posix_spawn_file_actions_addopen(&fa, 1, r->log,
 	    O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	/* Registered before a signal can come, for the handler to stop. */
+	kg_fatal_block(&old);
 	rc = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	if (rc == 0)
+		kg_fatal_track_child(pid);
+	kg_fatal_unblock(&old);
 	posix_spawn_file_actions_destroy(&fa);
 	if (rc != 0) {
 		if (rc == ENOENT)
@@ -240,14 +188,13 @@ run_gnuplot(const struct kg_render *r, const char *prog)
 		}
 		return -1;
 	}
-	sig_child = pid;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			kg_error_errno("waiting for '%s'", prog);
-			sig_child = 0;
-			return -1;
-		}
-	sig_child = 0;
+	while ((rc = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+		;
+	kg_fatal_untrack_child(pid);
+	if (rc < 0) {
+		kg_error_errno("waiting for '%s'", prog);
+		return -1;
+	}
 	if (WIFSIGNALED(status)) {
 		kg_error("'%s' was killed by signal %d", prog,
 		    WTERMSIG(status));

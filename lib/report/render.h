@@ -10,9 +10,8 @@
  * checks that every picture was written, and renames each over its
  * output.  Outputs are siblings, so the renames stay on one filesystem.
  * Until the end, SIGINT, SIGTERM, SIGHUP and SIGPIPE stop gnuplot and
- * remove the temporary directory (the handler only kills, unlinks and
- * removes the directory: async-signal-safe calls) before the signal takes
- * its default action.  One render at a time per process.
+ * remove the temporary directory before the signal takes its default
+ * action: both are registered with lib/io/fatal.h, whose handler does it.
  *
  * The program is $GNUPLOT when set and not empty, else "gnuplot", looked
  * up in PATH.

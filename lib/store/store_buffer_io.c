@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/fatal.h"
 #include "io/npy.h"
 
 int
@@ -261,6 +262,7 @@ kg_buf_wait_idle(struct buf *b)
 int
 kg_buf_io_start(struct buf *b)
 {
+	sigset_t old;
 	int err;
 
 	b->qcap = 2 * (size_t)b->st.n_parts + 4;
@@ -268,7 +270,11 @@ kg_buf_io_start(struct buf *b)
 	pthread_mutex_init(&b->mu, NULL);
 	pthread_cond_init(&b->wake, NULL);
 	pthread_cond_init(&b->done, NULL);
+	/* The thread starts with the fatal signals blocked (it inherits
+	 * this mask), so they go to a thread that cleans up (io/fatal.h). */
+	kg_fatal_block(&old);
 	err = pthread_create(&b->thread, NULL, io_main, b);
+	kg_fatal_unblock(&old);
 	if (err != 0) {
 		errno = err;
 		kg_error_errno("cannot start the I/O thread of the partition "

@@ -24,9 +24,11 @@ tab_case_parse(const uint8_t *data, size_t size, enum kg_tab_format format,
 	memset(c, 0, sizeof(*c));
 	c->opts.format = format;
 	c->opts.header = data[0] & 1;
-	c->opts.comments = (data[0] >> 1) & 1;
+	c->opts.comment = (data[0] >> 1) & 1 ? '#' : '\0';
 	c->batch = (data[0] & 4) ? BATCH : 1;
 	c->max = (data[0] >> 3) & 7;
+	/* The comment rule's field count: 0 (every '#' line) to 7. */
+	c->opts.fields = c->max;
 	c->extra = data[0] >> 6;
 	d = (char)data[1];
 	if (d == '\n' || d == '\r')
@@ -120,6 +122,19 @@ reference_line(struct tab_recs *out, const struct tab_case *c,
 	put_rec(out, f, n, c->max, line);
 }
 
+/* Is a line of len > 0 bytes a comment, by tabread.h's rule? */
+static int
+reference_comment(const struct tab_case *c, const char *s, size_t len)
+{
+	size_t i, n = 1;
+
+	if (c->opts.comment == '\0' || s[0] != c->opts.comment)
+		return 0;
+	for (i = 0; i < len; i++)
+		n += s[i] == c->opts.delim;
+	return c->opts.fields == 0 || n != c->opts.fields;
+}
+
 void
 tab_reference(const struct tab_case *c, struct tab_recs *out)
 {
@@ -140,7 +155,7 @@ tab_reference(const struct tab_case *c, struct tab_recs *out)
 			len--;
 		if (len == 0)
 			out->blanks++;
-		else if (c->opts.comments && s[0] == '#')
+		else if (reference_comment(c, s, len))
 			out->comments++;
 		else if (c->opts.header && !header_done)
 			header_done = 1;

@@ -6,7 +6,7 @@
  *
  * Input layout: byte 0 holds flags (bit 0 header, bit 1 comments, bit 2
  * read in batches of 5 records, bits 3-5 the number of fields asked for,
- * 0-7; bits 6-7 are the harness's own), byte 1 the delimiter (a line end,
+ * 0-7, which is also the comment rule's opts.fields; bits 6-7 are the harness's own), byte 1 the delimiter (a line end,
  * which no caller accepts, reads as a tab; '"' reads as ',' for CSV),
  * and the rest is the text.
  */

@@ -98,7 +98,7 @@ t_tsv(void)
 	free(got);
 	/* Without comments the first line is a record; with a header the
 	 * first record is skipped. */
-	o.comments = 0;
+	o.comment = '\0';
 	o.header = 1;
 	got = dump(path, &o, &rc);
 	T_CHECKF(rc == 0 && strncmp(got, "a|b|c@2;d||f@4;", 15) == 0, "%s",
@@ -508,6 +508,58 @@ t_field_u64(void)
 	}
 }
 
+/*
+ * The comment rule with opts.fields (issue 32): a '#' line of exactly
+ * that many fields is a record ("#tag" is a name), other '#' lines are
+ * comments; with fields 0 every '#' line is.  TSV on the fast path, the
+ * slow path (a last line without "\n") and in batches; CSV counts a
+ * quoted delimiter as text.
+ */
+static void
+t_comment_fields(void)
+{
+	static const char text[] =
+	    "#a\tb\tc\n# note\n#x\ty\n#p\tq\tr\ts\nd\te\tf\n#z\ty\tx";
+	static const char csv[] =
+	    "#a,\"b,c\",d\n# x, y\ne,f,g\n";
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	char *path = write_file("cf.tsv", text, sizeof(text) - 1);
+	char *cpath = write_file("cf.csv", csv, sizeof(csv) - 1);
+	struct kg_tabread *r;
+	struct kg_field f[4 * 8];
+	size_t n[8];
+	uint64_t line[8];
+	char *got;
+	int rc;
+
+	o.fields = 3;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "#a|b|c@1;d|e|f@5;#z|y|x@6;") == 0,
+	    "%s", got);
+	free(got);
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	rc = kg_tabread_batch(r, f, 4, 8, n, line);
+	T_CHECKF(rc == 2 && line[0] == 1 && line[1] == 5 && n[0] == 3,
+	    "%d records", rc);
+	T_CHECK(kg_tabread_batch(r, f, 4, 8, n, line) == 1 && line[0] == 6);
+	T_CHECK(kg_tabread_comments(r) == 3 &&
+	    kg_tabread_first_comment(r) == 2);
+	kg_tabread_close(r);
+	o.fields = 0;
+	got = dump(path, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "d|e|f@5;") == 0, "%s", got);
+	free(got);
+	o.format = KG_TAB_CSV;
+	o.delim = ',';
+	o.fields = 3;
+	got = dump(cpath, &o, &rc);
+	T_CHECKF(rc == 0 && strcmp(got, "#a|b,c|d@1;e|f|g@3;") == 0, "%s",
+	    got);
+	free(got);
+	free(path);
+	free(cpath);
+}
+
 int
 main(void)
 {
@@ -519,6 +571,7 @@ main(void)
 	T_RUN(t_long_line);
 	T_RUN(t_csv);
 	T_RUN(t_csv_empty_fields);
+	T_RUN(t_comment_fields);
 	T_RUN(t_random_against_reference);
 	T_RUN(t_errors);
 	return T_DONE();

@@ -89,6 +89,15 @@ check "built_in = udd (same IDs)" sh -c 'cmp -s bi/train.npy ds/train.npy &&
     cmp -s bi/valid.npy ds/valid.npy && cmp -s bi/entities.tsv ds/entities.tsv'
 kg-ingest -q -o bi2 --dglke data/UMLS
 check "--dglke detects names" cmp -s bi2/train.npy ds/train.npy
+# DGL-KE's --format defaults to built_in: --dataset alone means it
+# (issue 32, item 12); another --format with it is refused.
+kg-ingest -q -o bi3 --data_path data --dataset UMLS
+check "--dataset alone is built_in" sh -c 'cmp -s bi3/train.npy bi/train.npy &&
+    cmp -s bi3/entities.tsv bi/entities.tsv'
+expect_fail "--dataset with --format tsv" 2 \
+    "^kg-ingest: --dataset goes with --format built_in, not --format tsv$" \
+    kg-ingest -q -o bi4 --data_path data --dataset UMLS --format tsv
+check "and nothing is written" test ! -e bi4
 
 # raw_udd: names, columns in the order the format says.
 awk -F'\t' '{ print $3 "\t" $1 "\t" $2 }' train.names >data/raw_trh.tsv

@@ -75,4 +75,4 @@ expect_fail "arrays and a model dir" 2 "^kg-eval: --entities, --relations and --
     --model DistMult umls good
 expect_fail "--force without -o" 2 "--force applies to -o" \
     kg-eval --force umls good
-expect_fail "unknown option" 2 "unrecognized option '--bogus'" kg-eval --bogus umls good
+expect_fail "unknown option" 2 "^kg-eval: unrecognized option '--bogus'$" kg-eval --bogus umls good

@@ -74,7 +74,7 @@ expect_fail "bad --size form" 2 "expected WIDTHxHEIGHT" kg-plot --size 640 -o ou
 expect_fail "bad --direction" 2 "unknown direction 'up'" kg-plot -d up -o out/x m
 expect_fail "--direction on curves" 2 "applies to a kg-eval report" \
     kg-plot -d head -o out/x m
-expect_fail "unknown option" 2 "unrecognized option '--bogus'" kg-plot --bogus m
+expect_fail "unknown option" 2 "^kg-plot: unrecognized option '--bogus'$" kg-plot --bogus m
 no_output "usage errors"
 
 if ! have_gnuplot; then

@@ -24,6 +24,10 @@ printf 'animal\tisa\n' >short.tsv
 golden "two fields" 1 \
     "kg-predict: short.tsv:1: expected 3 fields (head, relation, tail), found 2" \
     kg-predict umls m short.tsv
+printf 'animal isa ?\n' >spaces.tsv
+golden "one field: a hint about tabs and --nearest" 1 \
+    "kg-predict: spaces.tsv:1: expected 3 fields (head, relation, tail), found 1 (fields are separated by tabs; for the entities nearest a name, give --nearest)" \
+    kg-predict umls m spaces.tsv
 printf 'animal\tisa\tbird\n' >none.tsv
 golden "no hole" 1 \
     "kg-predict: none.tsv:1: expected exactly one '?' (the part to predict), found 0" \
