@@ -5,7 +5,7 @@
 # a copied dglke_train command line; built_in folders (names), raw_udd
 # and bad folders too.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 35
+plan 38
 
 U=$(fixture_data umls)
 mkdir -p data/umls_udd data/UMLS

@@ -5,6 +5,7 @@
 # none.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
+plan 18
 
 note1="kg-ingest: skipped 1 comment line (starting with '#' and not splitting into a record's fields), the first at a.tsv:1"
 

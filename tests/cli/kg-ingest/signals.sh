@@ -1,6 +1,7 @@
 # SIGTERM and SIGINT while kg-ingest reads (stdin held open) leave the old
 # dataset as it was and no temporary behind (issue 32, item 6).
 source "$KG_TOP/tests/cli/lib.sh"
+plan 8
 
 printf 'a\tr\tb\nb\tr\tc\n' >a.tsv
 kg-ingest -q -o d a.tsv || { notok "ingest"; exit 0; }

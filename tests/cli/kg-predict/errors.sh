@@ -3,7 +3,7 @@
 # and leaves no output file behind on an error.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
-plan 22
+plan 23
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 "$MKMODEL" umls m DistMult 8 || { notok "make model"; exit 0; }

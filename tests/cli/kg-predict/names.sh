@@ -3,6 +3,7 @@
 # asks about the entity "#tag"; a shorter '#' line is a comment.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 4
 
 printf '#tag\tmentions\tuser1\nuser1\tmentions\tuser2\nuser2\tlikes\t#tag\n' >a.tsv
 kg-ingest -q -o d a.tsv || { notok "ingest"; exit 0; }

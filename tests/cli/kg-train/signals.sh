@@ -3,6 +3,7 @@
 # The test hook signals the process after its first checkpoint, with two
 # OpenMP threads running, so no timer races the machine.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 9
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest umls"; exit 0; }

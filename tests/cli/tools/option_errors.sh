@@ -3,6 +3,7 @@
 # followed by one line pointing to --help (not the whole usage); nothing
 # is written.
 source "$KG_TOP/tests/cli/lib.sh"
+plan 46
 
 hint() { echo "Try '$1 --help' for more information."; }
 
