@@ -537,6 +537,7 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
+	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
 }

@@ -186,6 +186,41 @@ kg_dist_sum_f64(struct kg_dist *d, double *x, size_t n)
 }
 
 void
+kg_dist_comm_table(struct kg_dist *d, double *out)
+{
+	int n = d->size, r = d->rank;
+
+	memset(out, 0, 3 * (size_t)n * sizeof(*out));
+	out[r] = (double)d->bytes_sent;
+	out[n + r] = (double)d->bytes_received;
+	out[2 * n + r] = d->comm_seconds;
+	kg_dist_sum_f64(d, out, 3 * (size_t)n);
+}
+
+json_t *
+kg_dist_comm_json(struct kg_dist *d)
+{
+	static const char *const key[3] = { "bytes_sent_per_rank",
+	    "bytes_received_per_rank", "comm_seconds_per_rank" };
+	double *t = kg_xmallocarray(3 * (size_t)d->size, sizeof(*t));
+	json_t *o = json_object();
+	int k, r;
+
+	kg_dist_comm_table(d, t);
+	for (k = 0; k < 3; k++) {
+		json_t *a = json_array();
+
+		for (r = 0; r < d->size; r++)
+			json_array_append_new(a, k < 2 ? json_integer(
+			    (json_int_t)t[k * d->size + r]) :
+			    json_real(t[k * d->size + r]));
+		json_object_set_new(o, key[k], a);
+	}
+	free(t);
+	return o;
+}
+
+void
 kg_dist_sum_f32(struct kg_dist *d, float *x, size_t n)
 {
 	allreduce(d, x, n, sizeof(*x), MPI_FLOAT, MPI_SUM);

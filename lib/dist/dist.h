@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 struct kg_dist {
 	int mpi;		/* MPI_Init was called */
 	int rank, size;
@@ -80,6 +82,18 @@ void kg_dist_barrier(struct kg_dist *d);
 /* In-place sums across ranks (identical results on every rank). */
 void kg_dist_sum_u64(struct kg_dist *d, uint64_t *x, size_t n);
 void kg_dist_sum_f64(struct kg_dist *d, double *x, size_t n);
+
+/*
+ * The communication counters of every rank, gathered on every rank
+ * (collective): out[3 * size] gets rank r's bytes sent at out[r], bytes
+ * received at out[size + r] and seconds inside communication calls at
+ * out[2 * size + r], counted since kg_dist_init.
+ */
+void kg_dist_comm_table(struct kg_dist *d, double *out);
+/* The same as a manifest's figures (collective; a new object on every
+ * rank): bytes_sent_per_rank, bytes_received_per_rank and
+ * comm_seconds_per_rank. */
+json_t *kg_dist_comm_json(struct kg_dist *d);
 void kg_dist_sum_f32(struct kg_dist *d, float *x, size_t n);
 /* In-place maximum across ranks. */
 void kg_dist_max_u64(struct kg_dist *d, uint64_t *x, size_t n);

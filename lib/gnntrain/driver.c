@@ -80,6 +80,7 @@ kg_gnn_trained_release(struct kg_gnn_trained *t)
 	kg_gnn_release(&t->enc);
 	free(t->rel);
 	free(t->log);
+	json_decref(t->comm);
 	memset(t, 0, sizeof(*t));
 	t->best_valid_mrr = -1.0;
 }
@@ -419,6 +420,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	epochs_init(&ts);
 	if (kg_gnn_ckpt_resume(&ts) < 0 || run_epochs(&ts) < 0)
 		goto out;
+	out->comm = kg_dist_comm_json(ts.d);
 	/* Rank 0's whole table should not meet the training buffers. */
 	kg_gnn_work_release(&ts.w);
 	kg_gnn_graph_release(&ts.full);

@@ -243,6 +243,7 @@ enum { KG_GNN_PHASE_DRAW, KG_GNN_PHASE_SAMPLE, KG_GNN_PHASE_FORWARD,
 
 /* The trained parameters: encoder and decoder relation table. */
 struct kg_gnn_trained {
+	json_t *comm;		/* kg_dist_comm_json of the run (owned) */
 	struct kg_gnn enc;
 	struct kg_model dec;
 	float *rel;		/* n_relations x dec.rel_width */

@@ -108,6 +108,8 @@ figures_json(const struct kg_gnn_train_opts *o,
 		    json_integer(t->best_epoch));
 	}
 	json_object_set_new(f, "epochs", json_integer(t->epochs_run));
+	if (t->comm != NULL)
+		json_object_update(f, t->comm);
 	json_object_set_new(f, "train_seconds", json_real(t->train_seconds));
 	json_object_set_new(f, "seconds_per_epoch",
 	    json_real(t->seconds_per_epoch));
