@@ -25,10 +25,11 @@ kg_buckets_shape(const struct kg_buckets *v)
 static char *
 share_tmp(struct kg_buckets *v, struct kg_ckpt_writer *w)
 {
+	const char *in[2] = { v->j->dataset, v->x->partitions };
 	uint64_t len = 0;
 	char *tmp;
 
-	if (v->d->rank == 0 && kg_ckpt_begin(w, v->ckpt) == 0)
+	if (v->d->rank == 0 && kg_ckpt_begin(w, v->ckpt, in, 2) == 0)
 		len = strlen(w->od.tmp) + 1;
 	kg_dist_bcast(v->d, &len, sizeof(len), 0);
 	if (len == 0)

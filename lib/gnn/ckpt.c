@@ -273,7 +273,8 @@ kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 	char *tmp;
 	int bad;
 
-	if (d->rank == 0 && kg_ckpt_begin(&w, ck->dir) == 0)
+	if (d->rank == 0 && kg_ckpt_begin(&w, ck->dir, ck->inputs,
+	    ck->n_inputs) == 0)
 		len = strlen(w.od.tmp) + 1;
 	kg_dist_bcast(d, &len, sizeof(len), 0);
 	if (len == 0)

@@ -160,6 +160,9 @@ struct kg_gnn_ckpt {
 	int save;
 	int argc;
 	char **argv;
+	const char *const *inputs;	/* the run's inputs, which dir must
+					 * not be or hold (n_inputs of them) */
+	size_t n_inputs;
 };
 
 /* The learning rate on R ranks under the paper's epoch, whose steps

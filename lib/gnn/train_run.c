@@ -161,6 +161,7 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	struct kg_gnn_train_opts oo = *o;
 	struct kg_gnn_ckpt ck;
 	struct inputs in;
+	const char *in_paths[3] = { r->dataset, r->features, r->expanded };
 	char *ckdir;
 	int rc;
 
@@ -169,14 +170,22 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		d = &solo;
 	/* Every rank sees the same paths (a shared file system), so all
 	 * fail alike here. */
+	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", r->output);
+	if (kg_modeldir_check_paths(r->output, r->no_checkpoint ? NULL :
+	    ckdir, NULL, in_paths, 3) < 0) {
+		free(ckdir);
+		return -1;
+	}
 	if (kg_path_exists(r->output) && !r->force) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    r->output);
+		free(ckdir);
 		return -1;
 	}
-	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", r->output);
 	ck.dir = ckdir;
+	ck.inputs = in_paths;
+	ck.n_inputs = 3;
 	ck.resume = r->resume;
 	ck.save = !r->no_checkpoint;
 	ck.argc = r->argc;

@@ -8,11 +8,15 @@
 #include "core/util.h"
 #include "io/manifest.h"
 #include "io/npy.h"
+#include "io/stage.h"
 
 int
-kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir)
+kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir,
+    const char *const *inputs, size_t n)
 {
 	*w = (struct kg_ckpt_writer)KG_CKPT_WRITER_INIT;
+	if (kg_stage_check_path("checkpoint", dir, inputs, n, 0) < 0)
+		return -1;
 	return kg_outdir_begin(&w->od, dir, 1);
 }
 

@@ -28,6 +28,7 @@
 #ifndef KG_CKPT_H
 #define KG_CKPT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -40,9 +41,12 @@ struct kg_ckpt_writer {
 
 #define KG_CKPT_WRITER_INIT { KG_OUTDIR_INIT }
 
-/* Start replacing the checkpoint dir (kept as it is until commit).  0, or
- * -1 after kg_error(). */
-int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir);
+/* Start replacing the checkpoint dir (kept as it is until commit), after
+ * refusing a dir that is, lies inside or holds one of the run's
+ * inputs[0..n) (lib/io/stage.h; NULL entries skipped).  0, or -1 after
+ * kg_error() with nothing written. */
+int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir,
+    const char *const *inputs, size_t n);
 /* Write state.json (state borrowed), train_log.jsonl (log NULL: none)
  * and the manifest (argv, and config keys unless config is NULL), then
  * rename into place.  0, or -1 after kg_error() with the temporary

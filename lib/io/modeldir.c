@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "io/stage.h"
 
 int
 kg_check_finite(const char *what, const float *x, uint64_t rows,
@@ -270,15 +271,41 @@ out:
 }
 
 int
+kg_modeldir_check_paths(const char *output, const char *ckpt,
+    const char *swap, const char *const *inputs, size_t n)
+{
+	if (kg_stage_check_path("output", output, inputs, n, 0) < 0 ||
+	    (ckpt != NULL && kg_stage_check_path("checkpoint", ckpt, inputs,
+	    n, 0) < 0) ||
+	    (swap != NULL && kg_stage_check_path("swap dir", swap, inputs, n,
+	    1) < 0))
+		return -1;
+	return 0;
+}
+
+int
 kg_modeldir_begin(struct kg_modeldir_writer *w,
     const struct kg_modeldir_spec *spec)
 {
+	const char **in;
 	char *ep, *sp = NULL;
+	size_t n = 0, i;
 	int rc;
 
 	*w = (struct kg_modeldir_writer)KG_MODELDIR_WRITER_INIT;
 	w->spec = spec;
-	if (kg_outdir_begin(&w->od, spec->dir, spec->force) < 0)
+	/* Here, not only in the drivers, so that no trainer can replace
+	 * what it read. */
+	for (i = 0; spec->inputs != NULL && spec->inputs[i][0] != NULL; i++)
+		;
+	in = kg_xcalloc(i + 1, sizeof(*in));
+	if (spec->dataset != NULL)
+		in[n++] = spec->dataset;
+	for (i = 0; spec->inputs != NULL && spec->inputs[i][0] != NULL; i++)
+		in[n++] = spec->inputs[i][1];
+	rc = kg_stage_check_path("output", spec->dir, in, n, 0);
+	free(in);
+	if (rc < 0 || kg_outdir_begin(&w->od, spec->dir, spec->force) < 0)
 		return -1;
 	ep = kg_outdir_file(&w->od, "entities.npy");
 	if (spec->state_width > 0)

@@ -17,6 +17,7 @@
 #ifndef KG_MODELDIR_H
 #define KG_MODELDIR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -126,7 +127,22 @@ struct kg_modeldir_writer {
 #define KG_MODELDIR_WRITER_INIT { NULL, KG_OUTDIR_INIT, \
 	KG_TABLE_WRITER_INIT }
 
-/* 0, or -1 after kg_error() with nothing left behind. */
+/*
+ * The paths of a training run against what it reads, before any work
+ * (lib/io/stage.h's rule): the model dir "output" and the checkpoint dir
+ * "ckpt" (NULL: none) must not be, lie inside or hold one of
+ * inputs[0..n) (NULL entries are skipped); the swap dir "swap" (NULL:
+ * none), which only gets unnamed files, must not be or lie inside one.
+ * With or without force.  The writers check again (kg_modeldir_begin
+ * against the spec's dataset and inputs, kg_ckpt_begin).  0, or -1 after
+ * kg_error() naming both paths.
+ */
+int kg_modeldir_check_paths(const char *output, const char *ckpt,
+    const char *swap, const char *const *inputs, size_t n);
+
+/* Refuses a dir that is, lies inside or holds the spec's dataset or one
+ * of its inputs (kg_modeldir_check_paths), then begins.  0, or -1 after
+ * kg_error() with nothing left behind. */
 int kg_modeldir_begin(struct kg_modeldir_writer *w,
     const struct kg_modeldir_spec *spec);
 /* 0, or -1 after kg_error() with the temporary removed (an old dir

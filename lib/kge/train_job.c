@@ -26,6 +26,7 @@ struct job {
 	struct kg_filter filter;
 	struct kg_strbuf log;
 	char *ckpt;
+	json_t *config;		/* the settings (opts_json), for checkpoints */
 	int show, writes;
 	float **best_ent, *best_rel;	/* early stopping's snapshot */
 	double best, secs_total;
@@ -319,7 +320,7 @@ run_epoch(struct job *b)
 		b->stopped_by = "max_step";
 	log_epoch(b, secs, tps, mrr);
 	if (b->writes && !j->no_checkpoint && kg_trainer_save(&b->tr, b->ckpt,
-	    b->log.s) < 0)
+	    b->log.s, b->config, &j->dataset, 1) < 0)
 		return -1;
 	return 0;
 }
@@ -511,6 +512,28 @@ kg_train_job_check(const struct kg_train_opts *o, const struct kg_train_job *j)
 	return 0;
 }
 
+/* The checkpoint dir of job j (NULL: none is written), a new string. */
+static char *
+ckpt_path(const struct kg_train_job *j)
+{
+	if (j->no_checkpoint)
+		return NULL;
+	return j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", j->output);
+}
+
+/* Nothing this run writes may be or hold the dataset. */
+static int
+check_paths(const struct kg_train_job *j)
+{
+	char *ckpt = ckpt_path(j);
+	int rc = kg_modeldir_check_paths(j->output, ckpt, NULL, &j->dataset,
+	    1);
+
+	free(ckpt);
+	return rc;
+}
+
 /* Options, output and the place for the checkpoint, before any work. */
 static int
 check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
@@ -524,6 +547,8 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 	}
 	if (j->follower)
 		return 0;
+	if (check_paths(j) < 0)
+		return -1;
 	if (!j->force && kg_path_exists(j->output)) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    j->output);
@@ -544,6 +569,7 @@ job_release(struct job *b)
 	free(b->best_rel);
 	free(b->log.s);
 	free(b->ckpt);
+	json_decref(b->config);
 	kg_filter_release(&b->filter);
 	kg_trainer_release(&b->tr);
 	kg_dataset_release(&b->ds);
@@ -568,6 +594,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	b.best = -1.0;
 	b.writes = !j->follower;
 	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
+	b.config = opts_json(b.o, j);
 	rc = load_dataset(&b);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || resume(&b) < 0 ||
