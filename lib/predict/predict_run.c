@@ -71,8 +71,8 @@ static int
 setup(struct run *r)
 {
 	const struct kg_predict_run_opts *o = r->o;
-	const char *inputs[4] = { o->dataset, o->src.modeldir,
-	    o->src.entities, o->src.relations };
+	const char *inputs[5] = { o->dataset, o->src.modeldir,
+	    o->src.entities, o->src.relations, o->queries };
 	int rc = kg_dataset_load(&r->ds, o->dataset);
 
 	if (rc == 0)
@@ -96,7 +96,7 @@ setup(struct run *r)
 		return 0;
 	if (kg_names_load(&r->names, &r->ds) < 0 ||
 	    kg_query_open(&r->reader, o->queries, o->nearest) < 0 ||
-	    kg_outfile_open(&r->out, o->output, o->force, inputs, 4) < 0)
+	    kg_outfile_open(&r->out, o->output, o->force, inputs, 5) < 0)
 		return -1;
 	kg_progress_begin(&r->prog, o->progress, "answering", "queries",
 	    count_lines(o->queries));
