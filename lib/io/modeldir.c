@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "io/dataset.h"
 #include "io/stage.h"
 
 int
@@ -368,6 +369,23 @@ write_rest(struct kg_modeldir_writer *w, struct kg_manifest *man)
 	return 0;
 }
 
+/* The dataset's dictionaries (config.dictionaries), by which readers
+ * tell whether another dataset numbers the same names alike. */
+static int
+record_dicts(struct kg_manifest *man, const char *dataset)
+{
+	struct kg_manifest ds = KG_MANIFEST_INIT;
+	json_t *d;
+
+	if (kg_manifest_load(&ds, dataset, NULL) < 0)
+		return -1;
+	d = kg_dataset_dicts(&ds);
+	if (d != NULL)
+		kg_manifest_set_config(man, "dictionaries", d);
+	kg_manifest_release(&ds);
+	return 0;
+}
+
 /* The inputs, config and figures of the manifest. */
 static int
 describe(const struct kg_modeldir_spec *s, struct kg_manifest *man)
@@ -385,6 +403,8 @@ describe(const struct kg_modeldir_spec *s, struct kg_manifest *man)
 			return -1;
 	set_model_config(man, s->model, s->reciprocal, s->n_entities,
 	    s->n_relations, s->dataset);
+	if (s->dataset != NULL && record_dicts(man, s->dataset) < 0)
+		return -1;
 	if (s->config != NULL)
 		json_object_foreach(s->config, key, v)
 			kg_manifest_set_config(man, key, json_incref(v));

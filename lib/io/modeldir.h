@@ -8,8 +8,12 @@
  *                  relations (row r + n_relations is the inverse of r)
  *   manifest.json  tool "kg-train"; "config" holds at least
  *                  model (DGL-KE spelling), dim, rel_dim, gamma,
- *                  reciprocal (bool), n_entities, n_relations and
- *                  dataset (path, may be absent for foreign arrays).
+ *                  reciprocal (bool), n_entities, n_relations,
+ *                  dataset (path, may be absent for foreign arrays) and
+ *                  dictionaries (the checksums of the dataset's
+ *                  entities.tsv and relations.tsv, lib/io/dataset.h;
+ *                  absent in models written before it), by which
+ *                  lib/predict/modelsrc.h matches a model to a dataset.
  * Writers may add more config keys and more files (optimiser state,
  * checkpoints); readers ignore what they do not know.  Row layouts are
  * those of model.h.
@@ -48,10 +52,13 @@ struct kg_modeldir {
 	const float *relations;	/* n_rel_rows x model.rel_width */
 	struct kg_npy ent, rel;	/* backing mappings */
 	struct kg_manifest manifest;	/* root NULL for foreign arrays */
+	int reordered;	/* ent and rel were put in another dataset's ID
+			 * order (lib/predict/modelsrc.h); the files on
+			 * disk keep the training order */
 };
 
 #define KG_MODELDIR_INIT { { 0, 0, 0, 0, 0 }, 0, 0, 0, 0, \
-	NULL, NULL, NULL, KG_NPY_INIT, KG_NPY_INIT, KG_MANIFEST_INIT }
+	NULL, NULL, NULL, KG_NPY_INIT, KG_NPY_INIT, KG_MANIFEST_INIT, 0 }
 
 /*
  * Load a kg-train output directory: read the manifest (tool kg-train),

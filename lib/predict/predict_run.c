@@ -79,15 +79,6 @@ setup(struct run *r)
 		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
 	if (rc < 0)
 		return rc;
-	if (r->md.n_entities != r->ds.n_entities ||
-	    r->md.n_relations != r->ds.n_relations) {
-		kg_error("model has %llu entities and %llu relations, dataset "
-		    "'%s' has %llu and %llu", (unsigned long long)
-		    r->md.n_entities, (unsigned long long)r->md.n_relations,
-		    r->ds.dir, (unsigned long long)r->ds.n_entities,
-		    (unsigned long long)r->ds.n_relations);
-		return -1;
-	}
 	if (kg_predict_check(&r->md, &r->po) < 0)
 		return -1;
 	if (o->filter)
