@@ -18,6 +18,7 @@
 #include "cli/cliopts.h"
 #include "cli/gnn_cli.h"
 #include "cli/train_help.h"
+#include "io/ckpt.h"
 #include "io/manifest.h"
 #include "kge/model.h"
 #include "dist/dist.h"
@@ -506,6 +507,9 @@ parse_args(int argc, char **av, struct state *s)
 	}
 	s->j.dataset = av[optind];
 	s->j.output = av[optind + 1];
+	if (!s->j.no_checkpoint && kg_ckpt_check_rerun(s->j.checkpoint_dir,
+	    s->j.output, s->j.resume, s->j.force) < 0)
+		return KG_EXIT_USAGE + 1;
 	return 0;
 }
 

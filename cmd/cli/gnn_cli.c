@@ -13,6 +13,7 @@
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
 #include "gnn/gnn_train.h"
+#include "io/ckpt.h"
 #include "io/manifest.h"
 #include "core/util.h"
 
@@ -361,6 +362,9 @@ kg_gnn_cli(int argc, char *argv[])
 		c.o.enc.dims[k] = c.hidden;
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
+		return KG_EXIT_USAGE;
+	if (!c.r.no_checkpoint && kg_ckpt_check_rerun(c.r.checkpoint_dir,
+	    c.r.output, c.r.resume, c.r.force) < 0)
 		return KG_EXIT_USAGE;
 	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)

@@ -246,7 +246,7 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 		kg_ckpt_abort(w);
 	else
 		rc = kg_ckpt_commit(w, st, ts->log.s ? ts->log.s : "",
-		    ck->argc, ck->argv, NULL);
+		    ck->argc, ck->argv, ck->config);
 	json_decref(st);
 	return rc;
 }

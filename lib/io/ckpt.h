@@ -63,6 +63,34 @@ char *kg_ckpt_part_path(const char *dir, uint32_t p, int state);
 int kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
     uint64_t cols, const float *x);
 
+/*
+ * The settings recorded at the last save of checkpoint dir (its
+ * manifest's config), as a new reference, or NULL when it recorded none
+ * or cannot be read.
+ */
+json_t *kg_ckpt_config(const char *dir);
+
+/*
+ * What a resume changes: every key of now (the run's settings, borrowed)
+ * whose value differs from old's (the checkpoint's, may be NULL: no
+ * changes), but "dictionaries" and "resumed_with_changes".  *changes
+ * gets a new object { key: { "old": v, "new": w } }: old's own
+ * "resumed_with_changes" (earlier resumes; "old" stays the first value)
+ * updated with these, or NULL when both are empty; *line a new string
+ * "lr 0.1 -> 0.05, loss ..." of this resume's changes alone, or NULL.
+ */
+void kg_ckpt_changes(json_t *old, json_t *now, json_t **changes,
+    char **line);
+
+/*
+ * Refuse a run that would start over on top of an existing checkpoint:
+ * the checkpoint dir checkpoint_dir (NULL: OUTPUT.ckpt of output) exists
+ * and neither resume (continue it) nor force (start over) is set.  0, or
+ * -1 after kg_error() saying both ways (a usage error, exit 2).
+ */
+int kg_ckpt_check_rerun(const char *checkpoint_dir, const char *output,
+    int resume, int force);
+
 struct kg_ckpt {
 	char *dir;
 	json_t *state;		/* state.json, owned */

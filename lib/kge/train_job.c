@@ -112,6 +112,35 @@ init_trainer(struct job *b)
 	return rc;
 }
 
+/*
+ * Before a resume: the checkpoint must come from this dataset (by its
+ * dictionaries); settings changed since it was saved are said on stderr
+ * and recorded (config.resumed_with_changes, in the checkpoints and the
+ * model dir).
+ */
+static int
+settings_changes(struct job *b)
+{
+	json_t *old = kg_ckpt_config(b->ckpt), *changes;
+	char *what = kg_xasprintf("checkpoint '%s'", b->ckpt), *line;
+	int rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"),
+	    &b->ds, what);
+
+	free(what);
+	if (rc == 0) {
+		kg_ckpt_changes(old, b->config, &changes, &line);
+		if (line != NULL && !b->j->quiet)
+			kg_warn("resuming from '%s' with changed settings: %s",
+			    b->ckpt, line);
+		if (changes != NULL)
+			json_object_set_new(b->config, "resumed_with_changes",
+			    changes);
+		free(line);
+	}
+	json_decref(old);
+	return rc;
+}
+
 /* The checkpoint path, and a resume from it when asked.  A follower gets
  * rank 0's resumed state through after_init. */
 static int
@@ -133,7 +162,8 @@ resume(struct job *b)
 			    "afresh", b->ckpt);
 		return 0;
 	}
-	if (kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
+	if (settings_changes(b) < 0 ||
+	    kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
 		return -1;
 	kg_strbuf_add(&b->log, old_log);
 	free(old_log);
@@ -470,7 +500,7 @@ write_model(struct job *b)
 	s.rel_state_width = tr->rel_state_width;
 	s.log = b->log.s ? b->log.s : "";
 	s.dataset = b->j->dataset;
-	s.config = opts_json(b->o, b->j);
+	s.config = b->config;
 	s.figures = figures(b);
 	rc = kg_modeldir_begin(&w, &s);
 	if (rc == 0 && kg_store_write(tr->ents, &w.table) < 0) {
@@ -479,7 +509,6 @@ write_model(struct job *b)
 	}
 	if (rc == 0)
 		rc = kg_modeldir_commit(&w);
-	json_decref(s.config);
 	json_decref(s.figures);
 	return rc;
 }
@@ -579,6 +608,7 @@ int
 kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
 	struct job b;
+	json_t *dicts;
 	int rc;
 
 	memset(&b, 0, sizeof(b));
@@ -596,6 +626,8 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
 	b.config = opts_json(b.o, j);
 	rc = load_dataset(&b);
+	if (rc == 0 && (dicts = kg_dataset_dicts(&b.ds.manifest)) != NULL)
+		json_object_set_new(b.config, "dictionaries", dicts);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || resume(&b) < 0 ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
