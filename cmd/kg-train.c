@@ -442,6 +442,7 @@ double_rows(struct state *s)
 static int
 parse_args(int argc, char **av, struct state *s)
 {
+	const char *in[2];
 	int ch, idx = 0;
 
 	/* --config files first, so that explicit options override them. */
@@ -507,8 +508,10 @@ parse_args(int argc, char **av, struct state *s)
 	}
 	s->j.dataset = av[optind];
 	s->j.output = av[optind + 1];
+	in[0] = s->j.dataset;
+	in[1] = s->x.partitions;
 	if (!s->j.no_checkpoint && kg_ckpt_check_rerun(s->j.checkpoint_dir,
-	    s->j.output, s->j.resume, s->j.force) < 0)
+	    s->j.output, s->j.resume, s->j.force, in, 2) < 0)
 		return KG_EXIT_USAGE + 1;
 	return 0;
 }

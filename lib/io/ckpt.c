@@ -310,13 +310,16 @@ kg_ckpt_changes(json_t *old, json_t *now, json_t **changes, char **line)
 
 int
 kg_ckpt_check_rerun(const char *checkpoint_dir, const char *output,
-    int resume, int force)
+    int resume, int force, const char *const *inputs, size_t n)
 {
 	char *dir = checkpoint_dir ? kg_xstrdup(checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", output);
-	int rc = 0;
+	int rc = 0, meets;
 
-	if (!resume && !force && kg_path_exists(dir)) {
+	kg_error_mute(1);
+	meets = kg_stage_check_path("checkpoint", dir, inputs, n, 0) < 0;
+	kg_error_mute(0);
+	if (!resume && !force && !meets && kg_path_exists(dir)) {
 		kg_error("checkpoint '%s' exists from an earlier run: --resume "
 		    "continues it, --force starts over", dir);
 		rc = -1;

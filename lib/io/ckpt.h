@@ -85,11 +85,13 @@ void kg_ckpt_changes(json_t *old, json_t *now, json_t **changes,
 /*
  * Refuse a run that would start over on top of an existing checkpoint:
  * the checkpoint dir checkpoint_dir (NULL: OUTPUT.ckpt of output) exists
- * and neither resume (continue it) nor force (start over) is set.  0, or
- * -1 after kg_error() saying both ways (a usage error, exit 2).
+ * and neither resume (continue it) nor force (start over) is set.  A dir
+ * that is, lies inside or holds one of inputs[0..n) passes here, for the
+ * drivers to refuse as such (kg_modeldir_check_paths).  0, or -1 after
+ * kg_error() saying both ways (a usage error, exit 2).
  */
 int kg_ckpt_check_rerun(const char *checkpoint_dir, const char *output,
-    int resume, int force);
+    int resume, int force, const char *const *inputs, size_t n);
 
 struct kg_ckpt {
 	char *dir;
