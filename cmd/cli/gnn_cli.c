@@ -368,8 +368,10 @@ kg_gnn_cli(int argc, char *argv[])
 	in[1] = c.r.features;
 	in[2] = c.r.expanded;
 	if (!c.r.no_checkpoint && kg_ckpt_check_rerun(c.r.checkpoint_dir,
-	    c.r.output, c.r.resume, c.r.force, in, 3) < 0)
+	    c.r.output, c.r.resume, c.r.force, in, 3) < 0) {
+		kg_cli_argv_free(argc, av);
 		return KG_EXIT_USAGE;
+	}
 	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();
