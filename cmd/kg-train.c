@@ -18,6 +18,7 @@
 #include "cli/cliopts.h"
 #include "cli/gnn_cli.h"
 #include "cli/train_help.h"
+#include "io/ckpt.h"
 #include "io/manifest.h"
 #include "kge/model.h"
 #include "dist/dist.h"
@@ -448,6 +449,7 @@ double_rows(struct state *s)
 static int
 parse_args(int argc, char **av, struct state *s)
 {
+	const char *in[2];
 	int ch, idx = 0;
 
 	/* --config files first, so that explicit options override them. */
@@ -514,6 +516,11 @@ parse_args(int argc, char **av, struct state *s)
 	}
 	s->j.dataset = av[optind];
 	s->j.output = av[optind + 1];
+	in[0] = s->j.dataset;
+	in[1] = s->x.partitions;
+	if (!s->j.no_checkpoint && kg_ckpt_check_rerun(s->j.checkpoint_dir,
+	    s->j.output, s->j.resume, s->j.force, in, 2) < 0)
+		return KG_EXIT_USAGE + 1;
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
 #include "app/gnn_run.h"
+#include "io/ckpt.h"
 #include "io/manifest.h"
 #include "core/util.h"
 
@@ -318,6 +319,7 @@ kg_gnn_cli(int argc, char *argv[])
 	struct gnn_cli c;
 	struct kg_gnn_train_opts z = KG_GNN_TRAIN_OPTS_INIT;
 	struct kg_dist d = KG_DIST_INIT;
+	const char *in[3];
 	char **av = kg_cli_argv(argc, argv, NULL, 0);
 	int ch, rc;
 	uint32_t k;
@@ -363,6 +365,14 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	in[0] = c.r.dataset;
+	in[1] = c.r.features;
+	in[2] = c.r.expanded;
+	if (!c.r.no_checkpoint && kg_ckpt_check_rerun(c.r.checkpoint_dir,
+	    c.r.output, c.r.resume, c.r.force, in, 3) < 0) {
+		kg_cli_argv_free(argc, av);
+		return KG_EXIT_USAGE;
+	}
 	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();

@@ -75,6 +75,12 @@ stream_entities(struct eval_state *s)
 		    "be combined with --entity-map", o->entities);
 		return -1;
 	}
+	if (s->md.reordered) {
+		kg_error("--stream reads '%s' in its own row order, that of "
+		    "another dataset; evaluate on the dataset it was trained "
+		    "on, or without --stream", o->modeldir);
+		return -1;
+	}
 	path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
 	    kg_xstrdup(o->entities);
 
@@ -110,15 +116,6 @@ load_model(struct eval_state *s)
 
 	if (rc < 0)
 		return rc;
-	if (md->n_entities != ds->n_entities ||
-	    md->n_relations != ds->n_relations) {
-		kg_error("model has %llu entities and %llu relations, dataset "
-		    "'%s' has %llu and %llu", (unsigned long long)
-		    md->n_entities, (unsigned long long)md->n_relations,
-		    ds->dir, (unsigned long long)ds->n_entities,
-		    (unsigned long long)ds->n_relations);
-		return -1;
-	}
 	return o->stream ? stream_entities(s) : 0;
 }
 

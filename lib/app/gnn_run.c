@@ -10,6 +10,7 @@
 #include "app/gnn_run.h"
 #include "eval/eval.h"
 #include "gnntrain/train_io.h"
+#include "io/ckpt.h"
 #include "io/outdir.h"
 
 /* What a rank trains on, and the files that hold it. */
@@ -153,6 +154,45 @@ write_output(const struct kg_gnn_run *r, const struct kg_gnn_train_opts *o,
 	return rc;
 }
 
+/*
+ * The settings each checkpoint records, with the dataset's dictionaries;
+ * before a resume, the checkpoint must come from this dataset, and
+ * settings changed since it was saved are said (rank 0) and recorded
+ * (lib/io/ckpt.h).
+ */
+static int
+settings(struct kg_gnn_ckpt *ck, const struct kg_gnn_run *r,
+    const struct kg_gnn_train_opts *o, const struct kg_dataset *ds,
+    struct kg_dist *d)
+{
+	json_t *dicts = kg_dataset_dicts(&ds->manifest), *old;
+	char *what, *line;
+	int rc;
+
+	ck->config = kg_gnn_settings_json(o, r, d->size);
+	if (dicts != NULL)
+		json_object_set_new(ck->config, "dictionaries", dicts);
+	if (!r->resume || !kg_path_exists(ck->dir))
+		return 0;
+	old = kg_ckpt_config(ck->dir);
+	what = kg_xasprintf("checkpoint '%s'", ck->dir);
+	rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"), ds,
+	    what);
+	free(what);
+	if (rc == 0) {
+		kg_ckpt_changes(old, ck->config, &ck->changes, &line);
+		if (line != NULL && !o->quiet && d->rank == 0)
+			kg_warn("resuming from '%s' with changed settings: %s",
+			    ck->dir, line);
+		if (ck->changes != NULL)
+			json_object_set(ck->config, "resumed_with_changes",
+			    ck->changes);
+		free(line);
+	}
+	json_decref(old);
+	return rc;
+}
+
 int
 kg_gnn_train_run(const struct kg_gnn_run *r,
     const struct kg_gnn_train_opts *o, struct kg_dist *d)
@@ -162,6 +202,7 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	struct kg_gnn_train_opts oo = *o;
 	struct kg_gnn_ckpt ck;
 	struct inputs in;
+	const char *in_paths[3] = { r->dataset, r->features, r->expanded };
 	char *ckdir;
 	int rc;
 
@@ -170,14 +211,24 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		d = &solo;
 	/* Every rank sees the same paths (a shared file system), so all
 	 * fail alike here. */
+	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", r->output);
+	if (kg_modeldir_check_paths(r->output, r->no_checkpoint ? NULL :
+	    ckdir, NULL, in_paths, 3) < 0) {
+		free(ckdir);
+		return -1;
+	}
 	if (kg_path_exists(r->output) && !r->force) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    r->output);
+		free(ckdir);
 		return -1;
 	}
-	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", r->output);
 	ck.dir = ckdir;
+	ck.inputs = in_paths;
+	ck.n_inputs = 3;
+	ck.config = NULL;
+	ck.changes = NULL;
 	ck.resume = r->resume;
 	ck.save = !r->no_checkpoint;
 	ck.argc = r->argc;
@@ -187,6 +238,8 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	if (rc < 0)
 		goto out;
 	rc = -1;
+	if (settings(&ck, r, o, &in.ds, d) < 0)
+		goto out;
 	oo.enc.n_relations = in.p.n_relations;
 	oo.enc.n_learned = in.ds.n_entities;
 	in.p.n_train_global = in.p.n_core;
@@ -208,6 +261,8 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	rc = 0;
 out:
 	free(ckdir);
+	json_decref(ck.config);
+	json_decref(ck.changes);
 	kg_gnn_trained_release(&t);
 	inputs_release(&in);
 	return rc;

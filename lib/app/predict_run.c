@@ -71,23 +71,14 @@ static int
 setup(struct run *r)
 {
 	const struct kg_predict_run_opts *o = r->o;
-	const char *inputs[4] = { o->dataset, o->src.modeldir,
-	    o->src.entities, o->src.relations };
+	const char *inputs[5] = { o->dataset, o->src.modeldir,
+	    o->src.entities, o->src.relations, o->queries };
 	int rc = kg_dataset_load(&r->ds, o->dataset);
 
 	if (rc == 0)
 		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
 	if (rc < 0)
 		return rc;
-	if (r->md.n_entities != r->ds.n_entities ||
-	    r->md.n_relations != r->ds.n_relations) {
-		kg_error("model has %llu entities and %llu relations, dataset "
-		    "'%s' has %llu and %llu", (unsigned long long)
-		    r->md.n_entities, (unsigned long long)r->md.n_relations,
-		    r->ds.dir, (unsigned long long)r->ds.n_entities,
-		    (unsigned long long)r->ds.n_relations);
-		return -1;
-	}
 	if (kg_predict_check(&r->md, &r->po) < 0)
 		return -1;
 	if (o->filter)
@@ -96,7 +87,7 @@ setup(struct run *r)
 		return 0;
 	if (kg_names_load(&r->names, &r->ds) < 0 ||
 	    kg_query_open(&r->reader, o->queries, o->nearest) < 0 ||
-	    kg_outfile_open(&r->out, o->output, o->force, inputs, 4) < 0)
+	    kg_outfile_open(&r->out, o->output, o->force, inputs, 5) < 0)
 		return -1;
 	kg_progress_begin(&r->prog, o->progress, "answering", "queries",
 	    count_lines(o->queries));

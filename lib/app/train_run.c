@@ -26,6 +26,7 @@ struct job {
 	struct kg_filter filter;
 	struct kg_epochs ep;	/* the epoch loop: validation, stops, log */
 	char *ckpt;
+	json_t *config;		/* the settings (opts_json), for checkpoints */
 	int show, writes;
 };
 
@@ -106,6 +107,35 @@ init_trainer(struct job *b)
 	return rc;
 }
 
+/*
+ * Before a resume: the checkpoint must come from this dataset (by its
+ * dictionaries); settings changed since it was saved are said on stderr
+ * and recorded (config.resumed_with_changes, in the checkpoints and the
+ * model dir).
+ */
+static int
+settings_changes(struct job *b)
+{
+	json_t *old = kg_ckpt_config(b->ckpt), *changes;
+	char *what = kg_xasprintf("checkpoint '%s'", b->ckpt), *line;
+	int rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"),
+	    &b->ds, what);
+
+	free(what);
+	if (rc == 0) {
+		kg_ckpt_changes(old, b->config, &changes, &line);
+		if (line != NULL && !b->j->quiet)
+			kg_warn("resuming from '%s' with changed settings: %s",
+			    b->ckpt, line);
+		if (changes != NULL)
+			json_object_set_new(b->config, "resumed_with_changes",
+			    changes);
+		free(line);
+	}
+	json_decref(old);
+	return rc;
+}
+
 /* The checkpoint path, and a resume from it when asked.  A follower gets
  * rank 0's resumed state through after_init. */
 static int
@@ -127,7 +157,8 @@ resume(struct job *b)
 			    "afresh", b->ckpt);
 		return 0;
 	}
-	if (kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
+	if (settings_changes(b) < 0 ||
+	    kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
 		return -1;
 	kg_strbuf_add(&b->ep.log, old_log);
 	free(old_log);
@@ -224,7 +255,8 @@ hook_save(void *ctx, int whole)
 	(void)whole;
 	if (!b->writes || b->j->no_checkpoint)
 		return 0;
-	return kg_trainer_save(&b->tr, b->ckpt, b->ep.log.s);
+	return kg_trainer_save(&b->tr, b->ckpt, b->ep.log.s, b->config,
+	    &b->j->dataset, 1);
 }
 
 static int
@@ -357,7 +389,7 @@ write_model(struct job *b)
 	s.rel_state_width = tr->rel_state_width;
 	s.log = b->ep.log.s ? b->ep.log.s : "";
 	s.dataset = b->j->dataset;
-	s.config = opts_json(b->o, b->j);
+	s.config = b->config;
 	s.figures = figures(b);
 	rc = kg_modeldir_begin(&w, &s);
 	if (rc == 0 && kg_store_write(tr->ents, &w.table) < 0) {
@@ -366,8 +398,29 @@ write_model(struct job *b)
 	}
 	if (rc == 0)
 		rc = kg_modeldir_commit(&w);
-	json_decref(s.config);
 	json_decref(s.figures);
+	return rc;
+}
+
+/* The checkpoint dir of job j (NULL: none is written), a new string. */
+static char *
+ckpt_path(const struct kg_train_job *j)
+{
+	if (j->no_checkpoint)
+		return NULL;
+	return j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", j->output);
+}
+
+/* Nothing this run writes may be or hold the dataset. */
+static int
+check_paths(const struct kg_train_job *j)
+{
+	char *ckpt = ckpt_path(j);
+	int rc = kg_modeldir_check_paths(j->output, ckpt, NULL, &j->dataset,
+	    1);
+
+	free(ckpt);
 	return rc;
 }
 
@@ -384,6 +437,8 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 	}
 	if (j->follower)
 		return 0;
+	if (check_paths(j) < 0)
+		return -1;
 	if (!j->force && kg_path_exists(j->output)) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    j->output);
@@ -412,6 +467,7 @@ job_release(struct job *b)
 {
 	kg_epochs_release(&b->ep);
 	free(b->ckpt);
+	json_decref(b->config);
 	kg_filter_release(&b->filter);
 	kg_trainer_release(&b->tr);
 	kg_dataset_release(&b->ds);
@@ -421,6 +477,7 @@ int
 kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
 	struct job b;
+	json_t *dicts;
 	int rc;
 
 	memset(&b, 0, sizeof(b));
@@ -436,7 +493,10 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	b.writes = !j->follower;
 	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
 	epochs_init(&b);
+	b.config = opts_json(b.o, j);
 	rc = load_dataset(&b);
+	if (rc == 0 && (dicts = kg_dataset_dicts(&b.ds.manifest)) != NULL)
+		json_object_set_new(b.config, "dictionaries", dicts);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||

@@ -542,6 +542,22 @@ figures(struct kg_buckets *v)
 	return fig;
 }
 
+/* Nothing this run writes (model dir, checkpoint, swap dir) may be or
+ * hold the dataset or the partitions. */
+static int
+check_paths(const struct kg_buckets *v)
+{
+	const char *in[2] = { v->j->dataset, v->x->partitions };
+	char *ckpt = v->j->no_checkpoint ? NULL : v->j->checkpoint_dir ?
+	    kg_xstrdup(v->j->checkpoint_dir) : kg_xasprintf("%s.ckpt",
+	    v->j->output);
+	int rc = kg_modeldir_check_paths(v->j->output, ckpt, v->x->swap_dir,
+	    in, 2);
+
+	free(ckpt);
+	return rc;
+}
+
 /* Options this driver cannot honour, and an output in the way. */
 static int
 check_run(struct kg_buckets *v)
@@ -562,7 +578,10 @@ check_run(struct kg_buckets *v)
 			    "holds two partitions");
 		return -1;
 	}
-	if (v->d->rank == 0 && !v->j->force && kg_path_exists(v->j->output)) {
+	if (v->d->rank == 0 && check_paths(v) < 0)
+		rc = -1;
+	else if (v->d->rank == 0 && !v->j->force &&
+	    kg_path_exists(v->j->output)) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    v->j->output);
 		rc = -1;

@@ -204,8 +204,10 @@ kg_buckets_save(struct kg_buckets *v)
 	struct kg_ckpt_writer w = KG_CKPT_WRITER_INIT;
 	int rc = 0;
 
+	const char *in[2] = { v->j->dataset, v->x->partitions };
+
 	if (v->d->rank == 0)
-		rc = kg_ckpt_begin(&w, v->ckpt);
+		rc = kg_ckpt_begin(&w, v->ckpt, in, 2);
 	if (kg_buckets_agree(v, rc) < 0)
 		return -1;
 	rc = kg_buckets_agree(v, save_parts(v, v->d->rank == 0 ? w.od.tmp :

@@ -229,7 +229,7 @@ ckpt_write_shared(struct kg_ckpt_writer *w, const struct kg_gnn_tstate *ts)
 		kg_ckpt_abort(w);
 	else
 		rc = kg_ckpt_commit(w, st, ts->ep.log.s ? ts->ep.log.s : "",
-		    ck->argc, ck->argv, NULL);
+		    ck->argc, ck->argv, ck->config);
 	json_decref(st);
 	return rc;
 }
@@ -260,7 +260,7 @@ kg_gnn_ckpt_save(struct kg_gnn_tstate *ts)
 	int bad = 0, r, i;
 
 	if (d->rank == 0)
-		bad = kg_ckpt_begin(&w, ck->dir) < 0;
+		bad = kg_ckpt_begin(&w, ck->dir, ck->inputs, ck->n_inputs) < 0;
 	if (kg_gnn_any_rank(d, bad))
 		return -1;
 	if (d->rank == 0)

@@ -132,6 +132,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "dist/dist.h"
 #include "gnn/gnn.h"
 #include "kge/loss.h"
@@ -153,6 +155,11 @@ struct kg_gnn_ckpt {
 	int save;
 	int argc;
 	char **argv;
+	const char *const *inputs;	/* the run's inputs, which dir must
+					 * not be or hold (n_inputs of them) */
+	size_t n_inputs;
+	json_t *config;		/* the settings each save records, or NULL */
+	json_t *changes;	/* settings a resume changed, or NULL */
 };
 
 /* The learning rate on R ranks under the paper's epoch, whose steps

@@ -12,9 +12,11 @@
 #include "kge/modeldir.h"
 #include "kge/train.h"
 
-static json_t *
-config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
-    const struct kg_gnn_trained *t, int nranks)
+/* The settings that do not depend on training (config_json less the
+ * encoder's derived sizes). */
+json_t *
+kg_gnn_settings_json(const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_run *r, int nranks)
 {
 	json_t *c = json_object(), *dims = json_array();
 	uint32_t l;
@@ -27,11 +29,6 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	json_object_set_new(c, "gnn_dims", dims);
 	json_object_set_new(c, "gnn_decomposition", json_string(
 	    o->enc.decomp == KG_GNN_BASIS ? "basis" : "block"));
-	json_object_set_new(c, "gnn_num_bases", json_integer(t->enc.c.n_bases));
-	json_object_set_new(c, "gnn_learned_only",
-	    json_boolean(t->enc.c.learned_only));
-	json_object_set_new(c, "gnn_n_params", json_integer(
-	    (json_int_t)t->enc.n_params));
 	json_object_set_new(c, "dropout", json_real(o->enc.dropout));
 	json_object_set_new(c, "edge_dropout", json_real(o->edge_dropout));
 	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
@@ -79,6 +76,22 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 		json_object_set_new(c, "features", json_string(r->features));
 	if (r->expanded != NULL)
 		json_object_set_new(c, "expanded", json_string(r->expanded));
+	return c;
+}
+
+static json_t *
+config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
+    const struct kg_gnn_trained *t, int nranks)
+{
+	json_t *c = kg_gnn_settings_json(o, r, nranks);
+
+	json_object_set_new(c, "gnn_num_bases", json_integer(t->enc.c.n_bases));
+	json_object_set_new(c, "gnn_learned_only",
+	    json_boolean(t->enc.c.learned_only));
+	json_object_set_new(c, "gnn_n_params", json_integer(
+	    (json_int_t)t->enc.n_params));
+	if (o->ckpt != NULL && o->ckpt->changes != NULL)
+		json_object_set(c, "resumed_with_changes", o->ckpt->changes);
 	return c;
 }
 

@@ -40,6 +40,12 @@ void kg_gnn_part_release(struct kg_gnn_part *pt);
  * manifest with the run's config and figures (rss: each rank's peak RSS,
  * nranks of them).  0 or -1 after kg_error(), nothing left behind.
  */
+/* The run's settings as a new object: the model dir's config less the
+ * encoder's derived sizes; checkpoints record it, and a resume compares
+ * it (lib/io/ckpt.h, kg_ckpt_changes). */
+json_t *kg_gnn_settings_json(const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_run *r, int nranks);
+
 int kg_gnn_model_write(const struct kg_gnn_run *r,
     const struct kg_gnn_train_opts *o, const struct kg_dataset *ds,
     const struct kg_features *gf, const struct kg_gnn_trained *t,

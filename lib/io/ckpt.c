@@ -7,11 +7,15 @@
 #include "core/util.h"
 #include "io/manifest.h"
 #include "io/npy.h"
+#include "io/stage.h"
 
 int
-kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir)
+kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir,
+    const char *const *inputs, size_t n)
 {
 	*w = (struct kg_ckpt_writer)KG_CKPT_WRITER_INIT;
+	if (kg_stage_check_path("checkpoint", dir, inputs, n, 0) < 0)
+		return -1;
 	return kg_outdir_begin(&w->od, dir, 1);
 }
 
@@ -228,4 +232,81 @@ kg_ckpt_close(struct kg_ckpt *c)
 	json_decref(c->state);
 	free(c->dir);
 	*c = (struct kg_ckpt)KG_CKPT_INIT;
+}
+
+json_t *
+kg_ckpt_config(const char *dir)
+{
+	struct kg_manifest man = KG_MANIFEST_INIT;
+	json_t *c = NULL;
+
+	kg_error_mute(1);
+	if (kg_manifest_load(&man, dir, NULL) == 0) {
+		c = json_object_get(man.root, "config");
+		c = json_is_object(c) ? json_incref(c) : NULL;
+	}
+	kg_error_mute(0);
+	kg_manifest_release(&man);
+	return c;
+}
+
+void
+kg_ckpt_changes(json_t *old, json_t *now, json_t **changes, char **line)
+{
+	struct kg_strbuf text = { 0 };
+	json_t *prev = json_object_get(old, "resumed_with_changes"), *v, *o;
+	const char *key;
+	char *a, *b, *item;
+
+	*changes = json_is_object(prev) ? json_deep_copy(prev) : json_object();
+	*line = NULL;
+	json_object_foreach(now, key, v) {
+		if (strcmp(key, "dictionaries") == 0 ||
+		    strcmp(key, "resumed_with_changes") == 0)
+			continue;
+		o = json_object_get(old, key);
+		if (old == NULL || (o != NULL && json_equal(o, v)))
+			continue;
+		a = o ? json_dumps(o, JSON_ENCODE_ANY) : kg_xstrdup("none");
+		b = json_dumps(v, JSON_ENCODE_ANY);
+		item = kg_xasprintf("%s%s %s -> %s", text.s ? ", " : "", key,
+		    a, b);
+		kg_strbuf_add(&text, item);
+		free(item);
+		free(a);
+		free(b);
+		prev = json_object_get(*changes, key);
+		if (prev == NULL) {
+			prev = json_object();
+			json_object_set_new(prev, "old", o ? json_incref(o) :
+			    json_null());
+			json_object_set_new(*changes, key, prev);
+		}
+		json_object_set(prev, "new", v);
+	}
+	*line = text.s;
+	if (json_object_size(*changes) == 0) {
+		json_decref(*changes);
+		*changes = NULL;
+	}
+}
+
+int
+kg_ckpt_check_rerun(const char *checkpoint_dir, const char *output,
+    int resume, int force, const char *const *inputs, size_t n)
+{
+	char *dir = checkpoint_dir ? kg_xstrdup(checkpoint_dir) :
+	    kg_xasprintf("%s.ckpt", output);
+	int rc = 0, meets;
+
+	kg_error_mute(1);
+	meets = kg_stage_check_path("checkpoint", dir, inputs, n, 0) < 0;
+	kg_error_mute(0);
+	if (!resume && !force && !meets && kg_path_exists(dir)) {
+		kg_error("checkpoint '%s' exists from an earlier run: --resume "
+		    "continues it, --force starts over", dir);
+		rc = -1;
+	}
+	free(dir);
+	return rc;
 }

@@ -28,6 +28,7 @@
 #ifndef KG_CKPT_H
 #define KG_CKPT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -41,9 +42,12 @@ struct kg_ckpt_writer {
 
 #define KG_CKPT_WRITER_INIT { .od = KG_OUTDIR_INIT }
 
-/* Start replacing the checkpoint dir (kept as it is until commit).  0, or
- * -1 after kg_error(). */
-int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir);
+/* Start replacing the checkpoint dir (kept as it is until commit), after
+ * refusing a dir that is, lies inside or holds one of the run's
+ * inputs[0..n) (lib/io/stage.h; NULL entries skipped).  0, or -1 after
+ * kg_error() with nothing written. */
+int kg_ckpt_begin(struct kg_ckpt_writer *w, const char *dir,
+    const char *const *inputs, size_t n);
 /* Write state.json (state borrowed), train_log.jsonl (log NULL: none)
  * and the manifest (argv, and config keys unless config is NULL), then
  * rename into place.  0, or -1 after kg_error() with the temporary
@@ -63,6 +67,36 @@ int kg_ckpt_put(const char *dir, const char *name, enum kg_dtype dt,
 /* kg_ckpt_put of float32. */
 int kg_ckpt_put_f32(const char *dir, const char *name, uint64_t rows,
     uint64_t cols, const float *x);
+
+/*
+ * The settings recorded at the last save of checkpoint dir (its
+ * manifest's config), as a new reference, or NULL when it recorded none
+ * or cannot be read.
+ */
+json_t *kg_ckpt_config(const char *dir);
+
+/*
+ * What a resume changes: every key of now (the run's settings, borrowed)
+ * whose value differs from old's (the checkpoint's, may be NULL: no
+ * changes), but "dictionaries" and "resumed_with_changes".  *changes
+ * gets a new object { key: { "old": v, "new": w } }: old's own
+ * "resumed_with_changes" (earlier resumes; "old" stays the first value)
+ * updated with these, or NULL when both are empty; *line a new string
+ * "lr 0.1 -> 0.05, loss ..." of this resume's changes alone, or NULL.
+ */
+void kg_ckpt_changes(json_t *old, json_t *now, json_t **changes,
+    char **line);
+
+/*
+ * Refuse a run that would start over on top of an existing checkpoint:
+ * the checkpoint dir checkpoint_dir (NULL: OUTPUT.ckpt of output) exists
+ * and neither resume (continue it) nor force (start over) is set.  A dir
+ * that is, lies inside or holds one of inputs[0..n) passes here, for the
+ * drivers to refuse as such (kg_modeldir_check_paths).  0, or -1 after
+ * kg_error() saying both ways (a usage error, exit 2).
+ */
+int kg_ckpt_check_rerun(const char *checkpoint_dir, const char *output,
+    int resume, int force, const char *const *inputs, size_t n);
 
 struct kg_ckpt {
 	char *dir;

@@ -239,3 +239,66 @@ kg_names_free(char **names, uint64_t n)
 		free(names[i]);
 	free(names);
 }
+
+/* The checksum string of dictionary "file" in a manifest, or NULL. */
+static const char *
+dict_sum(const struct kg_manifest *m, const char *file)
+{
+	json_t *files = m->root ? json_object_get(m->root, "files") : NULL;
+	json_t *sum = json_object_get(json_object_get(files, file),
+	    "checksum");
+
+	return json_is_string(sum) ? json_string_value(sum) : NULL;
+}
+
+json_t *
+kg_dataset_dicts(const struct kg_manifest *m)
+{
+	static const char *const files[2] = { "entities.tsv",
+	    "relations.tsv" };
+	json_t *d = NULL;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		const char *sum = dict_sum(m, files[k]);
+
+		if (sum == NULL)
+			continue;
+		if (d == NULL)
+			d = json_object();
+		json_object_set_new(d, files[k], json_string(sum));
+	}
+	return d;
+}
+
+int
+kg_dataset_dict_same(json_t *recorded, const struct kg_dataset *ds,
+    const char *file)
+{
+	json_t *r = json_object_get(recorded, file);
+	const char *have = dict_sum(&ds->manifest, file);
+
+	if (!json_is_string(r) || have == NULL)
+		return -1;
+	return strcmp(json_string_value(r), have) == 0;
+}
+
+int
+kg_dataset_check_dicts(json_t *recorded, const struct kg_dataset *ds,
+    const char *what)
+{
+	static const char *const files[2] = { "entities.tsv",
+	    "relations.tsv" };
+	static const char *const kinds[2] = { "entity", "relation" };
+	int k;
+
+	for (k = 0; k < 2; k++)
+		if (kg_dataset_dict_same(recorded, ds, files[k]) == 0) {
+			kg_error("%s was written for a dataset with other %s "
+			    "names or IDs than '%s'; resume on the dataset it "
+			    "was written for, or start over with --force", what,
+			    kinds[k], ds->dir);
+			return -1;
+		}
+	return 0;
+}

@@ -17,6 +17,8 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "io/manifest.h"
 #include "io/npy.h"
 
@@ -55,5 +57,33 @@ void kg_dataset_release(struct kg_dataset *ds);
 int kg_dataset_names(const struct kg_dataset *ds, const char *file,
     char ***names, uint64_t *n);
 void kg_names_free(char **names, uint64_t n);
+
+/*
+ * What names a dataset's IDs: the checksums of entities.tsv and
+ * relations.tsv from its manifest m, as a new object { "entities.tsv":
+ * "xxh3-64:...", "relations.tsv": "..." }, or NULL when m records
+ * neither.  Writers of models and checkpoints record it; readers compare
+ * it with kg_dataset_dict_same.
+ */
+json_t *kg_dataset_dicts(const struct kg_manifest *m);
+
+/*
+ * The one comparison of a recorded dictionary with a dataset's: 1 when
+ * "recorded" (as kg_dataset_dicts gives; NULL: none) names the same
+ * "file" (entities.tsv or relations.tsv) as ds's manifest, 0 when it
+ * names another, -1 when either side records none (nothing to compare).
+ */
+int kg_dataset_dict_same(json_t *recorded, const struct kg_dataset *ds,
+    const char *file);
+
+/*
+ * For what cannot be mapped by name (a checkpoint to resume): 0 when
+ * recorded names the same dictionaries as ds's (or nothing to compare),
+ * -1 after kg_error() when either differs ("checkpoint 'x' was written
+ * for a dataset with other entity IDs than 'ds'"; what is "checkpoint
+ * 'x'").
+ */
+int kg_dataset_check_dicts(json_t *recorded, const struct kg_dataset *ds,
+    const char *what);
 
 #endif

@@ -54,10 +54,10 @@ within(const char *a, const char *b)
 }
 
 int
-kg_stage_check_inputs(const char *output, const char *const *inputs,
-    size_t n)
+kg_stage_check_path(const char *what, const char *path,
+    const char *const *inputs, size_t n, int may_hold)
 {
-	char *out = resolve(output, 1), *in;
+	char *out = resolve(path, 1), *in;
 	size_t i;
 	int rc = 0;
 
@@ -71,20 +71,27 @@ kg_stage_check_inputs(const char *output, const char *const *inputs,
 			continue;
 		rc = -1;
 		if (strcmp(out, in) == 0)
-			kg_error("output '%s' is the input '%s'", output,
+			kg_error("%s '%s' is the input '%s'", what, path,
 			    inputs[i]);
 		else if (within(out, in))
-			kg_error("output '%s' is inside the input '%s'", output,
+			kg_error("%s '%s' is inside the input '%s'", what, path,
 			    inputs[i]);
-		else if (within(in, out))
-			kg_error("input '%s' is inside the output '%s'",
-			    inputs[i], output);
+		else if (!may_hold && within(in, out))
+			kg_error("input '%s' is inside the %s '%s'",
+			    inputs[i], what, path);
 		else
 			rc = 0;
 		free(in);
 	}
 	free(out);
 	return rc;
+}
+
+int
+kg_stage_check_inputs(const char *output, const char *const *inputs,
+    size_t n)
+{
+	return kg_stage_check_path("output", output, inputs, n, 0);
 }
 
 int

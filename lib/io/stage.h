@@ -70,6 +70,15 @@ int kg_stage_check_inputs(const char *output, const char *const *inputs,
     size_t n);
 
 /*
+ * The same check for any path a run writes: "what" names it in the
+ * message ("checkpoint 'x' is inside the input 'y'").  With may_hold, an
+ * input inside path passes (a directory the run only adds unnamed files
+ * to, such as a swap dir, never replaces what it holds).  0 or -1.
+ */
+int kg_stage_check_path(const char *what, const char *path,
+    const char *const *inputs, size_t n, int may_hold);
+
+/*
  * Begin the stage writing directory "output" from in[0..n_in): check the
  * paths, begin the temporary directory, start the manifest (argv) and
  * record the inputs that have a role.  Returns 0, -1 after kg_error(), or

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "io/dataset.h"
+#include "io/stage.h"
 
 int
 kg_check_finite(const char *what, const float *x, uint64_t rows,
@@ -262,15 +264,41 @@ kg_modeldir_write(const char *dir, const struct kg_model *m,
 }
 
 int
+kg_modeldir_check_paths(const char *output, const char *ckpt,
+    const char *swap, const char *const *inputs, size_t n)
+{
+	if (kg_stage_check_path("output", output, inputs, n, 0) < 0 ||
+	    (ckpt != NULL && kg_stage_check_path("checkpoint", ckpt, inputs,
+	    n, 0) < 0) ||
+	    (swap != NULL && kg_stage_check_path("swap dir", swap, inputs, n,
+	    1) < 0))
+		return -1;
+	return 0;
+}
+
+int
 kg_modeldir_begin(struct kg_modeldir_writer *w,
     const struct kg_modeldir_spec *spec)
 {
+	const char **in;
 	char *ep, *sp = NULL;
+	size_t n = 0, i;
 	int rc;
 
 	*w = (struct kg_modeldir_writer)KG_MODELDIR_WRITER_INIT;
 	w->spec = spec;
-	if (kg_outdir_begin(&w->od, spec->dir, spec->force) < 0)
+	/* Here, not only in the drivers, so that no trainer can replace
+	 * what it read. */
+	for (i = 0; spec->inputs != NULL && spec->inputs[i][0] != NULL; i++)
+		;
+	in = kg_xcalloc(i + 1, sizeof(*in));
+	if (spec->dataset != NULL)
+		in[n++] = spec->dataset;
+	for (i = 0; spec->inputs != NULL && spec->inputs[i][0] != NULL; i++)
+		in[n++] = spec->inputs[i][1];
+	rc = kg_stage_check_path("output", spec->dir, in, n, 0);
+	free(in);
+	if (rc < 0 || kg_outdir_begin(&w->od, spec->dir, spec->force) < 0)
 		return -1;
 	ep = kg_outdir_file(&w->od, "entities.npy");
 	if (spec->state_width > 0)
@@ -330,6 +358,23 @@ write_rest(struct kg_modeldir_writer *w, struct kg_manifest *man)
 	return 0;
 }
 
+/* The dataset's dictionaries (config.dictionaries), by which readers
+ * tell whether another dataset numbers the same names alike. */
+static int
+record_dicts(struct kg_manifest *man, const char *dataset)
+{
+	struct kg_manifest ds = KG_MANIFEST_INIT;
+	json_t *d;
+
+	if (kg_manifest_load(&ds, dataset, NULL) < 0)
+		return -1;
+	d = kg_dataset_dicts(&ds);
+	if (d != NULL)
+		kg_manifest_set_config(man, "dictionaries", d);
+	kg_manifest_release(&ds);
+	return 0;
+}
+
 /* The inputs, config and figures of the manifest. */
 static int
 describe(const struct kg_modeldir_spec *s, struct kg_manifest *man)
@@ -347,6 +392,8 @@ describe(const struct kg_modeldir_spec *s, struct kg_manifest *man)
 			return -1;
 	set_model_config(man, s->model, s->reciprocal, s->n_entities,
 	    s->n_relations, s->dataset);
+	if (s->dataset != NULL && record_dicts(man, s->dataset) < 0)
+		return -1;
 	if (s->config != NULL)
 		json_object_foreach(s->config, key, v)
 			kg_manifest_set_config(man, key, json_incref(v));

@@ -8,8 +8,12 @@
  *                  relations (row r + n_relations is the inverse of r)
  *   manifest.json  tool "kg-train"; "config" holds at least
  *                  model (DGL-KE spelling), dim, rel_dim, gamma,
- *                  reciprocal (bool), n_entities, n_relations and
- *                  dataset (path, may be absent for foreign arrays).
+ *                  reciprocal (bool), n_entities, n_relations,
+ *                  dataset (path, may be absent for foreign arrays) and
+ *                  dictionaries (the checksums of the dataset's
+ *                  entities.tsv and relations.tsv, lib/io/dataset.h;
+ *                  absent in models written before it), by which
+ *                  lib/predict/modelsrc.h matches a model to a dataset.
  * Writers may add more config keys and more files (optimiser state,
  * checkpoints); readers ignore what they do not know.  Row layouts are
  * those of model.h.
@@ -17,6 +21,7 @@
 #ifndef KG_MODELDIR_H
 #define KG_MODELDIR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jansson.h>
@@ -47,6 +52,9 @@ struct kg_modeldir {
 	const float *relations;	/* n_rel_rows x model.rel_width */
 	struct kg_npy ent, rel;	/* backing mappings */
 	struct kg_manifest manifest;	/* root NULL for foreign arrays */
+	int reordered;	/* ent and rel were put in another dataset's ID
+			 * order (lib/predict/modelsrc.h); the files on
+			 * disk keep the training order */
 };
 
 #define KG_MODELDIR_INIT { .ent = KG_NPY_INIT, .rel = KG_NPY_INIT, \
@@ -126,7 +134,22 @@ struct kg_modeldir_writer {
 #define KG_MODELDIR_WRITER_INIT { .od = KG_OUTDIR_INIT, \
 	.table = KG_TABLE_WRITER_INIT }
 
-/* 0, or -1 after kg_error() with nothing left behind. */
+/*
+ * The paths of a training run against what it reads, before any work
+ * (lib/io/stage.h's rule): the model dir "output" and the checkpoint dir
+ * "ckpt" (NULL: none) must not be, lie inside or hold one of
+ * inputs[0..n) (NULL entries are skipped); the swap dir "swap" (NULL:
+ * none), which only gets unnamed files, must not be or lie inside one.
+ * With or without force.  The writers check again (kg_modeldir_begin
+ * against the spec's dataset and inputs, kg_ckpt_begin).  0, or -1 after
+ * kg_error() naming both paths.
+ */
+int kg_modeldir_check_paths(const char *output, const char *ckpt,
+    const char *swap, const char *const *inputs, size_t n);
+
+/* Refuses a dir that is, lies inside or holds the spec's dataset or one
+ * of its inputs (kg_modeldir_check_paths), then begins.  0, or -1 after
+ * kg_error() with nothing left behind. */
 int kg_modeldir_begin(struct kg_modeldir_writer *w,
     const struct kg_modeldir_spec *spec);
 /* 0, or -1 after kg_error() with the temporary removed (an old dir

@@ -347,10 +347,14 @@ extern const char *const kg_trainer_shape_hints[][2];
  * atomically.  Loading checks that the checkpoint fits the trainer and
  * restores parameters, optimiser state, epoch and step (entity rows
  * through kg_store_set_source); *log gets the log text (malloc'ed, may be
- * empty).  0, or -1 after kg_error().  The MPI bucket driver writes the
+ * empty).  Saving records config (the run's settings, borrowed, may be
+ * NULL) in the checkpoint's manifest, and refuses a dir that is, lies
+ * inside or holds one of inputs[0..n_inputs) (kg_ckpt_begin).
+ * 0, or -1 after kg_error().  The MPI bucket driver writes the
  * same layout collectively (lib/dist/buckets_ckpt.c).
  */
-int kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log);
+int kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log,
+    json_t *config, const char *const *inputs, size_t n_inputs);
 int kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log);
 
 /*

@@ -150,13 +150,14 @@ save_parts(struct kg_trainer *tr, const char *dir)
 }
 
 int
-kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
+kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log,
+    json_t *config, const char *const *inputs, size_t n_inputs)
 {
 	struct kg_ckpt_writer w;
 	json_t *st;
 	int rc;
 
-	if (kg_ckpt_begin(&w, dir) < 0)
+	if (kg_ckpt_begin(&w, dir, inputs, n_inputs) < 0)
 		return -1;
 	if (save_parts(tr, w.od.tmp) < 0 || save_best(tr, w.od.tmp) < 0 ||
 	    kg_ckpt_put_f32(w.od.tmp, "relations.npy", tr->n_rel_rows,
@@ -179,7 +180,7 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log)
 	    tr->o.one_vs_all_after != KG_ONE_VS_ALL_LATER)
 		json_object_set_new(st, "one_vs_all_after",
 		    json_integer(tr->o.one_vs_all_after));
-	rc = kg_ckpt_commit(&w, st, log ? log : "", 0, NULL, NULL);
+	rc = kg_ckpt_commit(&w, st, log ? log : "", 0, NULL, config);
 	json_decref(st);
 	return rc;
 }

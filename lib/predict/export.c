@@ -188,20 +188,12 @@ write_projector(const struct kg_export_opts *o, const struct table *t)
 	return rc;
 }
 
-/* Check the model against the dataset and pick the table. */
+/* Pick the table (kg_modelsrc_load checked the model against the
+ * dataset). */
 static int
 pick_table(const struct kg_export_opts *o, const struct kg_dataset *ds,
     const struct kg_modeldir *md, struct table *t)
 {
-	if (md->n_entities != ds->n_entities ||
-	    md->n_relations != ds->n_relations) {
-		kg_error("model has %llu entities and %llu relations, dataset "
-		    "'%s' has %llu and %llu", (unsigned long long)
-		    md->n_entities, (unsigned long long)md->n_relations,
-		    ds->dir, (unsigned long long)ds->n_entities,
-		    (unsigned long long)ds->n_relations);
-		return -1;
-	}
 	t->x = o->relations ? md->relations : md->entities;
 	t->rows = o->relations ? md->n_rel_rows : md->n_entities;
 	t->width = o->relations ? md->model.rel_width : md->model.dim;

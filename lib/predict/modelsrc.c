@@ -324,13 +324,197 @@ load_foreign(struct kg_modeldir *md, const struct kg_modelsrc *s,
 	return rc;
 }
 
+/*
+ * perm[i]: the ID in dataset dir "from" of name i of ds's "file"
+ * (entities.tsv or relations.tsv).  A new array, or NULL after kg_error()
+ * when a name of ds is not in from.
+ */
+static uint64_t *
+perm_by_name(const char *model, const char *from,
+    const struct kg_dataset *ds, const char *file, const char *what)
+{
+	struct kg_dataset old = KG_DATASET_INIT;
+	struct kg_dict ids;
+	char **a = NULL, **b = NULL;
+	uint64_t na = 0, nb = 0, i, *perm = NULL;
+	int added;
+
+	kg_dict_init(&ids);
+	old.dir = (char *)from;
+	if (kg_dataset_names(&old, file, &a, &na) < 0 ||
+	    kg_dataset_names(ds, file, &b, &nb) < 0)
+		goto out;
+	/* Interned in ID order, so that a name's dict ID is its old ID. */
+	for (i = 0; i < na; i++)
+		if (kg_dict_intern(&ids, a[i], strlen(a[i]), &added) < 0)
+			goto out;
+	perm = kg_xmallocarray(nb + 1, sizeof(*perm));
+	for (i = 0; i < nb; i++) {
+		int64_t id = na == nb ? kg_dict_find(&ids, b[i],
+		    strlen(b[i])) : -1;
+
+		if (id < 0 || (uint64_t)id >= na) {
+			kg_error("model '%s' was trained on dataset '%s', whose "
+			    "%s names differ from those of '%s' ('%s' is not "
+			    "among them); use the model with the dataset it "
+			    "was trained on", model, from, what, ds->dir, b[i]);
+			free(perm);
+			perm = NULL;
+			goto out;
+		}
+		perm[i] = (uint64_t)id;
+	}
+out:
+	kg_names_free(a, na);
+	kg_names_free(b, nb);
+	kg_dict_release(&ids);
+	return perm;
+}
+
+/* Put the rows of *a in the order rows[0..n) (row i = old row rows[i]):
+ * a float32 copy written to dir and mapped in place of *a. */
+static int
+reorder(struct kg_npy *a, const char *dir, const char *name,
+    const uint64_t *rows, uint64_t n)
+{
+	struct kg_npy b = KG_NPY_INIT;
+	char *path = kg_path_join(dir, name);
+	uint64_t shape[2] = { n, a->shape[1] };
+	float *x = to_f32(a, path, rows, n);
+	int rc = -1;
+
+	if (x != NULL && kg_npy_write(path, KG_DT_F4, 2, shape, x) == 0 &&
+	    kg_npy_read_expect(path, KG_DT_F4, 2, &b) == 0) {
+		kg_npy_release(a);
+		*a = b;
+		rc = 0;
+	}
+	/* The array stays mapped after its name is gone. */
+	unlink(path);
+	free(path);
+	free(x);
+	return rc;
+}
+
+/* The model's rows put in ds's ID order: perm[k] for entities (k 0) and
+ * relations (k 1), NULL where the order is already ds's. */
+static int
+remap(struct kg_modeldir *md, uint64_t *const perm[2])
+{
+	uint64_t nr = md->n_relations, *rows = NULL, i;
+	char *dir = make_tmpdir();
+	int rc = -1;
+
+	if (dir == NULL)
+		return -1;
+	if (perm[0] != NULL && reorder(&md->ent, dir, "entities.npy",
+	    perm[0], md->n_entities) < 0)
+		goto out;
+	if (perm[1] != NULL) {
+		/* Reciprocal tables: row r + nr is the inverse of row r. */
+		rows = kg_xmallocarray(md->n_rel_rows + 1, sizeof(*rows));
+		for (i = 0; i < md->n_rel_rows; i++)
+			rows[i] = i < nr ? perm[1][i] : perm[1][i - nr] + nr;
+		if (reorder(&md->rel, dir, "relations.npy", rows,
+		    md->n_rel_rows) < 0)
+			goto out;
+	}
+	md->entities = md->ent.data;
+	md->relations = md->rel.data;
+	md->reordered = 1;
+	rc = 0;
+out:
+	free(rows);
+	rmdir(dir);
+	free(dir);
+	return rc;
+}
+
+/*
+ * The one check of a model against the dataset it is used with: the
+ * counts, then the dictionaries recorded at training (modeldir.h's
+ * config.dictionaries) against ds's.  Same names in another order: the
+ * rows are mapped by name, through the training dataset's files, with a
+ * note; other names, or a training dataset no longer there to map by:
+ * refused.  Models without dictionaries (foreign arrays, older model
+ * dirs) are checked by their counts only.
+ */
+static int
+fit_dataset(struct kg_modeldir *md, const struct kg_modelsrc *src,
+    const struct kg_dataset *ds)
+{
+	static const char *const files[2] = { "entities.tsv",
+	    "relations.tsv" };
+	static const char *const what[2] = { "entity", "relation" };
+	struct kg_manifest old = KG_MANIFEST_INIT;
+	const char *model = src->modeldir, *from;
+	json_t *rec, *from_dicts = NULL;
+	uint64_t *perm[2] = { NULL, NULL };
+	int k, same[2], rc = -1;
+
+	if (md->n_entities != ds->n_entities ||
+	    md->n_relations != ds->n_relations) {
+		kg_error("model has %llu entities and %llu relations, dataset "
+		    "'%s' has %llu and %llu", (unsigned long long)
+		    md->n_entities, (unsigned long long)md->n_relations,
+		    ds->dir, (unsigned long long)ds->n_entities,
+		    (unsigned long long)ds->n_relations);
+		return -1;
+	}
+	rec = md->manifest.root != NULL ?
+	    kg_manifest_get(&md->manifest, "config.dictionaries") : NULL;
+	for (k = 0; k < 2; k++)
+		same[k] = kg_dataset_dict_same(rec, ds, files[k]);
+	if (same[0] != 0 && same[1] != 0)
+		return 0;
+	from = json_string_value(kg_manifest_get(&md->manifest,
+	    "config.dataset"));
+	if (from != NULL && kg_path_exists(from) &&
+	    kg_manifest_load(&old, from, "kg-ingest") == 0)
+		from_dicts = kg_dataset_dicts(&old);
+	kg_manifest_release(&old);
+	if (from == NULL || from_dicts == NULL ||
+	    !json_equal(from_dicts, rec)) {
+		kg_error("model '%s' was trained on dataset '%s', whose %s IDs "
+		    "differ from those of '%s', and that dataset is not there "
+		    "(or has changed) to map them by name; use the model with "
+		    "the dataset it was trained on", model, from ? from : "?",
+		    what[same[0] == 0 ? 0 : 1], ds->dir);
+		goto out;
+	}
+	for (k = 0; k < 2; k++)
+		if (same[k] == 0 && (perm[k] = perm_by_name(model, from, ds,
+		    files[k], what[k])) == NULL)
+			goto out;
+	if (remap(md, perm) < 0)
+		goto out;
+	if (!src->quiet)
+		fprintf(stderr, "%s: note: model '%s' was trained on dataset "
+		    "'%s', which numbers the same names in another order; "
+		    "its rows are mapped to '%s' by name\n", kg_progname(),
+		    model, from, ds->dir);
+	rc = 0;
+out:
+	json_decref(from_dicts);
+	free(perm[0]);
+	free(perm[1]);
+	return rc;
+}
+
 int
 kg_modelsrc_load(struct kg_modeldir *md, const struct kg_modelsrc *src,
     const struct kg_dataset *ds)
 {
-	if (src->modeldir != NULL)
-		return kg_modeldir_load(md, src->modeldir);
-	return load_foreign(md, src, ds);
+	int rc = src->modeldir != NULL ? kg_modeldir_load(md, src->modeldir) :
+	    load_foreign(md, src, ds);
+
+	if (rc < 0 || ds == NULL)
+		return rc;
+	if (fit_dataset(md, src, ds) < 0) {
+		kg_modeldir_release(md);
+		return -1;
+	}
+	return 0;
 }
 
 const char *

@@ -44,10 +44,18 @@ struct kg_modelsrc {
 
 /*
  * Load the model src names into *md (release with kg_modeldir_release).
- * ds is the dataset whose names the mapping files are read against (may
- * be NULL without them).  Returns 0, -1 after kg_error() with nothing to
- * release, or KG_ERR_VERSION for a model directory of an unknown format
- * version.
+ * ds is the dataset the model is used with and whose names the mapping
+ * files are read against (may be NULL without them).  With ds, this is
+ * the one check of a model against a dataset (kg-eval, kg-predict,
+ * kg-export): the entity and relation counts must agree; a model dir
+ * records the checksums of its training dataset's entities.tsv and
+ * relations.tsv (config.dictionaries), and when ds's differ, the
+ * training dataset (config.dataset) must still be there with those
+ * files: if it numbers the same names in another order, the rows are put
+ * in ds's order by name (md->reordered, a note on stderr unless quiet);
+ * other names are refused, naming both datasets.  Returns 0, -1 after
+ * kg_error() with nothing to release, or KG_ERR_VERSION for a model
+ * directory of an unknown format version.
  */
 int kg_modelsrc_load(struct kg_modeldir *md, const struct kg_modelsrc *src,
     const struct kg_dataset *ds);

@@ -359,7 +359,8 @@ resume_is_bit_identical(void)
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
 	struct kg_gnn_trained b = KG_GNN_TRAINED_INIT;
-	struct kg_gnn_ckpt ck = { NULL, 0, 1, 0, NULL };
+	struct kg_gnn_ckpt ck = { NULL, 0, 1, 0, NULL, NULL, 0, NULL,
+	    NULL };
 	char tmpl[] = "/tmp/t_gnn_train.XXXXXX", *dir = mkdtemp(tmpl);
 	int lo;
 
@@ -526,7 +527,8 @@ paper_epoch_covers_core(void)
 	struct kg_gnn_train_opts o;
 	struct kg_gnn_problem p;
 	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
-	struct kg_gnn_ckpt ck = { NULL, 0, 1, 0, NULL };
+	struct kg_gnn_ckpt ck = { NULL, 0, 1, 0, NULL, NULL, 0, NULL,
+	    NULL };
 	char tmpl[] = "/tmp/t_gnn_train.XXXXXX", *dir = mkdtemp(tmpl);
 
 	T_CHECK(dir != NULL);

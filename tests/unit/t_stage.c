@@ -88,6 +88,23 @@ t_check_inputs(void)
 	dot = realpath(".", NULL);
 	T_CHECK(dot != NULL && check1("/", dot, NULL) < 0);
 	free(dot);
+	/* Other paths a run writes say what they are; a swap dir may hold
+	 * an input, not be or lie inside one. */
+	{
+		const char *in[1] = { "ds" };
+
+		kg_error_mute(1);
+		T_CHECK(kg_stage_check_path("checkpoint", "ds/c", in, 1,
+		    0) < 0);
+		T_CHECK(strcmp(kg_error_last(), "checkpoint 'ds/c' is inside "
+		    "the input 'ds'") == 0);
+		T_CHECK(kg_stage_check_path("swap dir", ".", in, 1, 0) < 0);
+		T_CHECK(kg_stage_check_path("swap dir", ".", in, 1, 1) == 0);
+		T_CHECK(kg_stage_check_path("swap dir", "ds", in, 1, 1) < 0);
+		T_CHECK(strcmp(kg_error_last(), "swap dir 'ds' is the input "
+		    "'ds'") == 0);
+		kg_error_mute(0);
+	}
 	T_CHECK(chdir(cwd) == 0);
 	free(cwd);
 	free(inside);

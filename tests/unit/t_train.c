@@ -301,7 +301,8 @@ t_resume_bit_identical(void)
 		T_CHECK(train_umls(&a, &o) == 0);
 		o.epochs = 2;
 		T_CHECK(train_umls(&b, &o) == 0);
-		T_CHECK(kg_trainer_save(&b, dir, "{\"epoch\": 2}\n") == 0);
+		T_CHECK(kg_trainer_save(&b, dir, "{\"epoch\": 2}\n", NULL,
+		    NULL, 0) == 0);
 		kg_trainer_release(&b);
 		o.epochs = 4;
 		T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n,
@@ -792,7 +793,7 @@ t_entity_optimisers(void)
 		    mrr);
 		o.epochs = 4;
 		T_CHECK(train_umls(&b, &o) == 0);
-		T_CHECK(kg_trainer_save(&b, dir, "") == 0);
+		T_CHECK(kg_trainer_save(&b, dir, "", NULL, NULL, 0) == 0);
 		kg_trainer_release(&b);
 		o.epochs = 10;
 		T_CHECK(kg_trainer_init(&b, &o, umls.ent.n, umls.rel.n,
@@ -1189,7 +1190,7 @@ t_one_vs_all_after(void)
 	kg_trainer_release(&c);
 	o.epochs = 2;
 	T_CHECK(train_umls(&b, &o) == 0);
-	T_CHECK(kg_trainer_save(&b, dir, "") == 0);
+	T_CHECK(kg_trainer_save(&b, dir, "", NULL, NULL, 0) == 0);
 	kg_trainer_release(&b);
 	o.epochs = 4;
 	o.one_vs_all = 1;
