@@ -61,7 +61,7 @@ jq -n --arg cmd "$cmd" --argjson wall "$wall" --argjson rss "$rss" \
     --argjson stages "$stages" --argjson nproc "$ncpu" \
     --arg load0 "$load0" --arg load1 "$load1" \
     --arg date "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
-    --arg commit "$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    --arg commit "${KG_BENCH_COMMIT:-$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)}" \
     --arg train "$(cat "$o/settings/model.cmd")" \
     --arg work "$work" --arg top "$top" \
     --slurpfile man "$o/model/manifest.json" \
