@@ -66,7 +66,6 @@ TRAIN_TRIPLES := $(shell echo $$(($(NODES) * 25 / 4)))
 endif
 LARGE := $(if $(SCALE),yes,$(shell [ $(TRAIN_TRIPLES) -gt 262144 ] && echo yes))
 ifeq ($(LARGE),yes)
-FANOUT ?= 5,2
 EVAL_FLAGS ?= --auc --neg-sample 1000
 TRAIN_RUN ?= --progress --resume
 ifneq ($(GNN),)
@@ -76,7 +75,13 @@ endif
 endif
 # How kg-train runs: quiet, no checkpoint (a large graph: progress, resume).
 TRAIN_RUN ?= -q --no_checkpoint
-FANOUT ?=
+# Expansion caps: 2 hops take the paper's 5,2 new nodes per hop at every
+# size.  Uncapped, 2 hops of the 2,000-node demo graph bring every node
+# into each part (replication 2.0 on 2 parts, 4.0 on 4: each rank holds
+# the whole graph); capped, each of 2 parts holds about 1,340 of them
+# (1.34, as at 2.8 million nodes).  Other hop counts: no caps.
+PAPER_CAPS := 5,2
+FANOUT ?= $(if $(filter 2,$(HOPS)),$(PAPER_CAPS))
 EPOCHS ?= 30
 EVAL_FLAGS ?= --auc --per-relation
 
@@ -242,8 +247,8 @@ $(eval $(call kg_settings_rule,metrics,EVAL_CMD))
 
 # Plots: training curves (loss, validation MRR) of the model's log and the
 # per-relation metrics, as $(OUT)/training.png|svg and metrics.png|svg.
-# A model that writes no training log (the GNN trainer before it has
-# --valid_every) gets no curves, with a note.
+# Every trainer writes the log; a model directory without one (made by
+# an older kgpipe) gets no curves, with a note.
 METRIC_PLOTS := $(PLOT_FORMATS:%=$(OUT)/metrics.%)
 TRAIN_PLOTS := $(PLOT_FORMATS:%=$(OUT)/training.%)
 plot: $(METRIC_PLOTS) $(TRAIN_PLOTS)

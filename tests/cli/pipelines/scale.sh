@@ -57,3 +57,13 @@ p=$(dry DATA="$PWD/big")
 check "DATA with 262,145 training triples: large" has "rgcn_ray_paper.json"
 p=$(dry DATA="$PWD/small")
 check "DATA with 262,144 training triples: small" has "rgcn_ray.json"
+
+# Expansion caps at every size for 2 hops (the demo's 2 parts would each
+# hold the whole 2,000-node graph uncapped); none for other hop counts;
+# FANOUT= (empty) expands without caps.
+p=$(dry)
+check "default: 2 hops capped at 5,2" has "kg-expand -f -k 2 -c 5,2 "
+p=$(dry HOPS=1)
+check "HOPS=1: no caps" has "kg-expand -f -k 1 -s 1 "
+p=$(dry FANOUT=)
+check "FANOUT= : no caps" has "kg-expand -f -k 2 -s 1 "
