@@ -4,7 +4,7 @@
 #   kg-expand -> kg-train (under mpirun when RANKS > 1) -> kg-eval
 #
 #   make -f pipelines/enterprise.mk -j2                 # everything
-#   make -f pipelines/enterprise.mk -j2 NODES=100000 SHARDS=4 PARTS=4
+#   make -f pipelines/enterprise.mk -j2 NODES=100000 SHARDS=4 RANKS=4
 #   make -f pipelines/enterprise.mk DATA=/path/to/mine  # your own data: a
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
@@ -50,8 +50,8 @@ GNN := $(filter $(MODEL),$(GNN_MODELS))
 # A large graph: more training triples than the paper's epoch of 256
 # batches of 1024 (262,144; about 42,000 generated nodes at 6.25 training
 # edges a node, or counted in DATA's train.tsv).  Training a GNN over the
-# whole graph costs an epoch that grows with the graph (300,000 nodes on
-# 2 ranks did not finish one epoch in 15 minutes), so a large graph takes
+# whole graph costs an epoch that grows with the graph (the 300,000-node
+# pipeline on 2 ranks did not finish in 15 minutes), so a large graph takes
 # the paper's setting, whose epoch costs the same at every size: the paper
 # configs (fan-outs 25,10 on blocks, an epoch of 256 batches shared out
 # among the ranks, negatives from the part exchanged between the ranks)
