@@ -4,18 +4,20 @@
 #   kg-expand -> kg-train (under mpirun when RANKS > 1) -> kg-eval
 #
 #   make -f pipelines/enterprise.mk -j2                 # everything
-#   make -f pipelines/enterprise.mk -j2 NODES=100000 SHARDS=4 PARTS=4
+#   make -f pipelines/enterprise.mk -j2 NODES=100000 SHARDS=4 RANKS=4
 #   make -f pipelines/enterprise.mk DATA=/path/to/mine  # your own data: a
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
 #   make -f pipelines/enterprise.mk plot                # PNG and SVG plots
 #
 # MODEL=RGCN (default) or RelGNN trains a GNN encoder over the attribute
-# features: with RANKS > 1 one rank per expanded partition (PARTS must then
-# equal RANKS), synchronous data-parallel SGD.  A shallow MODEL (DistMult,
-# ComplEx, ...) trains without the features, PBG-style over the partitions
-# when RANKS > 1 (PARTS at least 2 x RANKS); it builds neither features
-# nor expansions, and with RANKS=1 no partitions either.
+# features: with RANKS > 1 one rank per expanded partition (PARTS defaults
+# to RANKS and must equal it), synchronous data-parallel SGD.  A shallow
+# MODEL (DistMult, ComplEx, ...) trains without the features, PBG-style
+# over the partitions when RANKS > 1 (PARTS defaults to 2 x RANKS and may
+# not be fewer); it builds neither features nor expansions, and with
+# RANKS=1 no partitions either.  Each rank runs THREADS threads: the cores
+# shared out among the ranks unless given.
 #
 # Every variable that changes a result (NODES, SEED, DATA, SHARDS, PARTS,
 # PART_METHOD, HOPS, FANOUT, RANKS, MODEL, DIM, EPOCHS, CONFIG,
@@ -26,40 +28,84 @@
 include $(dir $(lastword $(MAKEFILE_LIST)))common.mk
 
 # SCALE=paper: the Ray paper's workload (bench/paper_scale.sh measures
-# it): 2.8 million nodes, the paper configs (fan-outs 25,10 on blocks, an
-# epoch of 256 batches shared out among the ranks, negatives from the
-# part), expansions capped at 5,2 new nodes per hop, 3 epochs, MRR
-# against 1000 sampled candidates per side (ranking all 2.8M entities for
-# a million test triples is out of reach); training shows progress and
-# keeps a checkpoint that a rerun of make resumes after a kill.  Any
-# variable given on the command line still wins.
+# it): 2.8 million nodes (NODES), in the large-graph setting below at
+# any NODES.  Any variable given on the command line still wins.
 ifeq ($(SCALE),paper)
 NODES ?= 2800000
-FANOUT ?= 5,2
-EPOCHS ?= 3
-CONFIG ?= $(if $(filter $(MODEL),RGCN RelGNN rgcn relgnn),$(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray_paper.json)
-EVAL_FLAGS ?= --auc --neg-sample 1000
-TRAIN_RUN := --progress --resume
 else ifneq ($(SCALE),)
 $(error SCALE=$(SCALE): the only scale is "paper")
 endif
-# How kg-train runs: quiet, no checkpoint (SCALE=paper: progress, resume).
-TRAIN_RUN ?= -q --no_checkpoint
 
 NODES ?= 2000
 SEED ?= 1
 SHARDS ?= 2
-PARTS ?= 2
 PART_METHOD ?= metis
 HOPS ?= 2
-FANOUT ?=
 RANKS ?= 2
 MODEL ?= RGCN
 DIM ?= 32
-EPOCHS ?= 30
-EVAL_FLAGS ?= --auc --per-relation
 GNN_MODELS := RGCN RelGNN rgcn relgnn
 GNN := $(filter $(MODEL),$(GNN_MODELS))
+
+# A large graph: more training triples than the paper's epoch of 256
+# batches of 1024 (262,144; about 42,000 generated nodes at 6.25 training
+# edges a node, or counted in DATA's train.tsv).  Training a GNN over the
+# whole graph costs an epoch that grows with the graph (the 300,000-node
+# pipeline on 2 ranks did not finish in 15 minutes), so a large graph takes
+# the paper's setting, whose epoch costs the same at every size: the paper
+# configs (fan-outs 25,10 on blocks, an epoch of 256 batches shared out
+# among the ranks, negatives from the part exchanged between the ranks)
+# and their 3 epochs, expansions capped at 5,2 new nodes per hop, training
+# with progress and a checkpoint that a rerun of make resumes after a
+# kill, and MRR against 1000 sampled candidates per side (ranking every
+# entity for every test triple grows with the square of the graph).
+ifdef DATA
+TRAIN_TRIPLES := $(firstword $(shell wc -l <$(DATA)/train.tsv 2>/dev/null) 0)
+else
+TRAIN_TRIPLES := $(shell echo $$(($(NODES) * 25 / 4)))
+endif
+LARGE := $(if $(SCALE),yes,$(shell [ $(TRAIN_TRIPLES) -gt 262144 ] && echo yes))
+ifeq ($(LARGE),yes)
+EVAL_FLAGS ?= --auc --neg-sample 1000
+TRAIN_RUN ?= --progress --resume
+ifneq ($(GNN),)
+CONFIG ?= $(or $(GNN_CONFIG),$(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray_paper.json)
+EPOCHS ?= 3
+endif
+endif
+# How kg-train runs: quiet, no checkpoint (a large graph: progress, resume).
+TRAIN_RUN ?= -q --no_checkpoint
+# Expansion caps: 2 hops take the paper's 5,2 new nodes per hop at every
+# size.  Uncapped, 2 hops of the 2,000-node demo graph bring every node
+# into each part (replication 2.0 on 2 parts, 4.0 on 4: each rank holds
+# the whole graph); capped, each of 2 parts holds about 1,340 of them
+# (1.34, as at 2.8 million nodes).  Other hop counts: no caps.
+PAPER_CAPS := 5,2
+FANOUT ?= $(if $(filter 2,$(HOPS)),$(PAPER_CAPS))
+EPOCHS ?= 30
+EVAL_FLAGS ?= --auc --per-relation
+
+# Partitions: a GNN on RANKS > 1 trains one expanded partition a rank; a
+# shallow model on RANKS > 1 needs two partitions a rank (PBG's buckets
+# keep every rank busy only then).  Anything else is refused here, before
+# any stage runs, with the variable to change.
+ifneq ($(RANKS),1)
+PARTS ?= $(if $(GNN),$(RANKS),$(shell echo $$((2 * $(RANKS)))))
+else
+PARTS ?= 2
+endif
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(RANKS),1)
+ifneq ($(GNN),)
+ifneq ($(PARTS),$(RANKS))
+$(error MODEL=$(MODEL) trains one partition a rank: set PARTS=$(RANKS) (or RANKS=$(PARTS)))
+endif
+else ifeq ($(shell [ $(PARTS) -lt $$((2 * $(RANKS))) ] && echo few),few)
+$(error MODEL=$(MODEL) on $(RANKS) ranks needs at least $(shell echo $$((2 * $(RANKS)))) partitions (2 a rank): set PARTS=$(shell echo $$((2 * $(RANKS)))) or RANKS=$(shell echo $$(($(PARTS) / 2 > 1 ? $(PARTS) / 2 : 1))))
+endif
+endif
+endif
+
 ifneq ($(GNN),)
 # GNN_CONFIG is the older name of CONFIG.
 CONFIG ?= $(or $(GNN_CONFIG),$(KGPIPE)/examples/configs/$(if $(filter RelGNN relgnn,$(MODEL)),relgnn,rgcn)_ray.json)
@@ -201,8 +247,8 @@ $(eval $(call kg_settings_rule,metrics,EVAL_CMD))
 
 # Plots: training curves (loss, validation MRR) of the model's log and the
 # per-relation metrics, as $(OUT)/training.png|svg and metrics.png|svg.
-# A model that writes no training log (the GNN trainer before it has
-# --valid_every) gets no curves, with a note.
+# Every trainer writes the log; a model directory without one (made by
+# an older kgpipe) gets no curves, with a note.
 METRIC_PLOTS := $(PLOT_FORMATS:%=$(OUT)/metrics.%)
 TRAIN_PLOTS := $(PLOT_FORMATS:%=$(OUT)/training.%)
 plot: $(METRIC_PLOTS) $(TRAIN_PLOTS)

@@ -10,6 +10,7 @@
 #include "dist/dist.h"
 #include "io/stage.h"
 #include "predict/modelsrc.h"
+#include "report/label.h"
 #include "store/store.h"
 
 /* What one evaluation holds between its steps. */
@@ -203,12 +204,23 @@ describe(struct eval_state *s, const struct kg_dist *dist)
 	const struct kg_eval_run_opts *o = s->o;
 	const struct kg_modeldir *md = &s->md;
 	const struct kg_eval_opts *ev = &s->ev;
+	json_t *enc = md->manifest.root != NULL ?
+	    kg_manifest_get(&md->manifest, "config.encoder") : NULL;
+	char label[96];
 
+	/* "model" is the label that kg-eval's table and kg-plot show; the
+	 * decoder and a GNN's encoder come apart too. */
+	kg_modelsrc_title(md, label, sizeof(label));
+	json_object_set_new(s->rep, "decoder",
+	    json_string(kg_model_name(md->model.kind)));
+	if (json_is_string(enc))
+		json_object_set_new(s->rep, "encoder", json_string(
+		    kg_label_encoder(json_string_value(enc))));
 	json_object_update_new(s->rep, json_pack("{s:s, s:s, s:s, s:o, s:s, "
 	    "s:i, s:b, s:s, s:I, s:I, s:s, s:s, s:s, s:i}", "tool", "kg-eval",
 	    "version", KG_VERSION, "dataset", s->ds.dir,
 	    "model_dir", o->modeldir ? json_string(o->modeldir) : json_null(),
-	    "model", kg_model_name(md->model.kind), "dim", (int)md->model.dim,
+	    "model", label, "dim", (int)md->model.dim,
 	    "reciprocal", md->reciprocal, "split", kg_split_name(o->split),
 	    "n_triples", (json_int_t)s->ds.split[o->split].n,
 	    "n_entities", (json_int_t)s->ds.n_entities,

@@ -27,7 +27,9 @@ struct job {
 	struct kg_epochs ep;	/* the epoch loop: validation, stops, log */
 	char *ckpt;
 	json_t *config;		/* the settings (opts_json), for checkpoints */
-	int show, writes;
+	int show;	/* epoch lines and messages: not quiet, rank 0 */
+	int progress;	/* the line inside an epoch: a terminal, --progress */
+	int writes;
 };
 
 /* Fail before training, not after it, when the output cannot be made. */
@@ -491,7 +493,8 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	b.ds = (struct kg_dataset)KG_DATASET_INIT;
 	b.filter = (struct kg_filter)KG_FILTER_INIT;
 	b.writes = !j->follower;
-	b.show = !j->quiet && !j->follower && (j->progress || isatty(2));
+	b.show = !j->quiet && !j->follower;
+	b.progress = b.show && (j->progress || isatty(2));
 	epochs_init(&b);
 	b.config = opts_json(b.o, j);
 	rc = load_dataset(&b);
@@ -503,7 +506,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
 		    &b.tr) < 0) ? -1 : 0;
 	if (rc == 0) {
-		b.tr.progress = b.show;
+		b.tr.progress = b.progress;
 		if (j->valid_every > 0)
 			kg_filter_build(&b.filter, b.ds.split, KG_NSPLITS);
 		rc = run_epochs(&b) < 0 || (b.writes && write_model(&b) < 0) ?

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "kge/epochs.h"
 #include "kge/modeldir.h"
 
 int
@@ -420,10 +421,11 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	return 0;
 }
 
-/* The epoch's lines: every rank's buckets, then rank 0's summary. */
+/* The epoch's lines: every rank's buckets, then rank 0's summary (eta:
+ * seconds left). */
 static void
 log_epoch(struct kg_buckets *v, const double st[2], double secs,
-    uint64_t bytes)
+    uint64_t bytes, double eta)
 {
 	char *gathered, *line;
 	double tps = secs > 0 ? st[1] / secs : 0.0;
@@ -431,7 +433,7 @@ log_epoch(struct kg_buckets *v, const double st[2], double secs,
 	kg_dist_gather_text(v->d, v->mine.s ? v->mine.s : "", 0, &gathered);
 	if (v->buffered) {
 		kg_strbuf_add(&v->log, gathered);
-		kg_buckets_buffer_log(v, st, secs);
+		kg_buckets_buffer_log(v, st, secs, eta);
 	} else if (v->d->rank == 0) {
 		kg_strbuf_add(&v->log, gathered);
 		line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
@@ -441,12 +443,13 @@ log_epoch(struct kg_buckets *v, const double st[2], double secs,
 		    (unsigned long long)bytes);
 		kg_strbuf_add(&v->log, line);
 		free(line);
-		if (v->show)
-			fprintf(stderr, "%s: epoch %u/%u: loss %.5f, %.0f "
-			    "triples/s, %.1f s, %llu bytes sent\n",
-			    kg_progname(), v->tr.epoch, v->o->epochs,
-			    v->tr.last_loss, tps, secs,
+		if (v->show) {
+			line = kg_xasprintf("%llu bytes sent",
 			    (unsigned long long)bytes);
+			kg_epochs_print_line(v->tr.epoch, v->o->epochs,
+			    v->tr.last_loss, tps, secs, NAN, line, eta);
+			free(line);
+		}
 	}
 	free(gathered);
 }
@@ -456,8 +459,9 @@ static int
 train_epochs(struct kg_buckets *v)
 {
 	struct kg_dist *d = v->d;
-	double st[2], secs = 0.0;
+	double st[2], secs = 0.0, run_secs = 0.0;
 	uint64_t bytes[1];
+	uint32_t ran = 0;
 	int rc;
 
 	kg_buckets_sync_base(v);
@@ -486,7 +490,11 @@ train_epochs(struct kg_buckets *v)
 		v->trained_total += st[1];
 		bytes[0] = d->bytes_sent - bytes0;
 		kg_dist_sum_u64(d, bytes, 1);
-		log_epoch(v, st, secs, bytes[0]);
+		run_secs += secs;
+		ran++;
+		/* The epochs left at this run's mean epoch time. */
+		log_epoch(v, st, secs, bytes[0], run_secs / ran *
+		    (double)(v->o->epochs - v->tr.epoch));
 		if (!v->j->no_checkpoint && kg_buckets_save(v) < 0)
 			return -1;
 	}
@@ -648,7 +656,8 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.o = o;
 	v.j = j;
 	v.x = x;
-	v.show = d->rank == 0 && !j->quiet && (j->progress || isatty(2));
+	v.show = d->rank == 0 && !j->quiet;
+	v.progress = v.show && (j->progress || isatty(2));
 	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0;
 	if (check_run(&v) < 0)
 		return -1;

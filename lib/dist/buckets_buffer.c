@@ -5,6 +5,7 @@
  */
 #include "dist/buckets_impl.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,7 @@ report(const struct kg_buckets *v, uint32_t s, const double stats[2],
 	    (v->o->reciprocal ? 2 : 1), rate;
 	int tty = isatty(2);
 
-	if (!v->show || now - *last < (tty ? 2.0 : 30.0) || stats[1] <= 0)
+	if (!v->progress || now - *last < (tty ? 2.0 : 30.0) || stats[1] <= 0)
 		return;
 	*last = now;
 	rate = stats[1] / (now - t0);
@@ -223,7 +224,7 @@ run_pass(struct kg_buckets *v, double stats[2])
 				return -1;
 		report(v, s, stats, start, &last);
 	}
-	if (v->show && isatty(2) && last > start)
+	if (v->progress && isatty(2) && last > start)
 		fputc('\n', stderr);
 	v->io.swaps += v->ord.swaps;
 	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
@@ -288,7 +289,8 @@ kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 }
 
 void
-kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs)
+kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
+    double eta)
 {
 	const struct kg_buckets_io *io = &v->io;
 	double tps = secs > 0 ? st[1] / secs : 0.0;
@@ -306,12 +308,13 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs)
 
 	kg_strbuf_add(&v->log, line);
 	free(line);
-	if (v->show)
-		fprintf(stderr, "%s: epoch %u/%u: loss %.5f, %.0f triples/s, "
-		    "%.1f s, %llu swaps (at least %llu), %.2f GB read, %.2f GB "
-		    "written\n", kg_progname(), v->tr.epoch, v->o->epochs,
-		    v->tr.last_loss, tps, secs, (unsigned long long)io->swaps,
-		    (unsigned long long)io->swaps_bound,
-		    (double)io->bytes_read / 1e9,
-		    (double)io->bytes_written / 1e9);
+	if (!v->show)
+		return;
+	line = kg_xasprintf("%llu swaps (at least %llu), %.2f GB read, "
+	    "%.2f GB written", (unsigned long long)io->swaps,
+	    (unsigned long long)io->swaps_bound, (double)io->bytes_read / 1e9,
+	    (double)io->bytes_written / 1e9);
+	kg_epochs_print_line(v->tr.epoch, v->o->epochs, v->tr.last_loss, tps,
+	    secs, NAN, line, eta);
+	free(line);
 }

@@ -38,7 +38,9 @@ struct kg_buckets {
 	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
 	uint8_t *pinned;	/* [P] pinned here for the current round */
 	char *ckpt;
-	int show;
+	int show;		/* rank 0, not quiet: epoch lines, messages */
+	int progress;		/* shown, on a terminal or --progress: the
+				 * line inside an epoch */
 	int32_t *pos;		/* positives of a bucket */
 	size_t pos_cap;
 	struct kg_strbuf log;	/* rank 0: the whole log */
@@ -71,10 +73,10 @@ int kg_buckets_buffer_open(struct kg_buckets *v,
     const struct kg_store_layout *l, const struct kg_store_init *in);
 int kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2]);
 /* The figures of an out-of-core run, added to fig; its epoch line in
- * the log (and on stderr when shown). */
+ * the log (and on stderr when shown, with eta seconds left). */
 void kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig);
 void kg_buckets_buffer_log(struct kg_buckets *v, const double st[2],
-    double secs);
+    double secs, double eta);
 
 /*
  * Move the partitions so that every rank holds (pins) the two that round

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "compute/compute.h"
 #include "gnntrain/train_state.h"
@@ -237,8 +238,9 @@ fmt_secs(char *buf, size_t len, double t)
 }
 
 /* Rank 0's progress line (o->progress): after the first step, then at
- * most twice a second, the step, the rate and the time left for the run
- * (the steps left at the mean rate so far). */
+ * most twice a second rewritten in place on a terminal (a full line at
+ * most every 10 seconds into a file or a pipe), the step, the rate and
+ * the time left for the run (the steps left at the mean rate so far). */
 static void
 show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
     uint64_t steps_run, double t0, double *last)
@@ -249,16 +251,20 @@ show_progress(struct kg_gnn_tstate *ts, uint32_t epoch, uint64_t done,
 	double now = kg_now(), rate;
 	char eta[32];
 
-	if (!o->progress || ts->d->rank != 0 || now - *last < 0.5)
+	int tty = isatty(STDERR_FILENO);
+
+	if (!o->progress || ts->d->rank != 0 || now - *last < (tty ? 0.5 :
+	    10.0))
 		return;
 	*last = now;
 	rate = steps_run / (now - t0);
 	if (o->max_step > 0 && o->max_step - ts->out->steps < left)
 		left = o->max_step - ts->out->steps;
 	fmt_secs(eta, sizeof(eta), rate > 0.0 ? (double)left / rate : 0.0);
-	fprintf(stderr, "\r%s: epoch %u/%u step %" PRIu64 "/%" PRIu64
-	    " %.2f s/step ETA %s   ", kg_progname(), epoch + 1, o->epochs,
-	    done, S, rate > 0.0 ? 1.0 / rate : 0.0, eta);
+	fprintf(stderr, "%s%s: epoch %u/%u step %" PRIu64 "/%" PRIu64
+	    " %.2f s/step ETA %s%s", tty ? "\r" : "", kg_progname(), epoch + 1,
+	    o->epochs, done, S, rate > 0.0 ? 1.0 / rate : 0.0, eta,
+	    tty ? "   " : "\n");
 }
 
 /* The epoch loop's train hook: the next epoch's steps, with rank 0's
@@ -295,7 +301,7 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 	out->last_loss = loss / (double)(r->trained ? r->trained : 1);
 	r->seconds = secs;
 	r->whole = done == steps;
-	if (o->progress && d->rank == 0)
+	if (o->progress && d->rank == 0 && isatty(STDERR_FILENO))
 		fputs("\r\033[K", stderr);
 	/* A checkpoint holds whole epochs only. */
 	ts->epoch++;

@@ -135,9 +135,12 @@ kg_partition_print_stats(const struct kg_partition *pt, FILE *fp)
 	fprintf(fp, "edge cut: %" PRIu64 " of %" PRIu64 " triples (%.2f%% "
 	    "inside a part)\n", pt->edge_cut, pt->n_edges,
 	    100.0 * pt->inside_fraction);
+	/* What METIS minimised: its graph links two entities once, whatever
+	 * the relations, directions and number of triples between them. */
 	if (pt->metis_objval >= 0)
-		fprintf(fp, "metis cut of the simple graph: %" PRId64 "\n",
-		    pt->metis_objval);
+		fprintf(fp, "linked entity pairs split between parts: %" PRId64
+		    " (what METIS minimised: a pair counts once, however many "
+		    "triples link it)\n", pt->metis_objval);
 	bucket_range(pt, &bmin, &bmax, &empty);
 	fprintf(fp, "buckets: %" PRIu64 ", sizes %" PRIu64 " to %" PRIu64
 	    "\n", (uint64_t)pt->nparts * pt->nparts, bmin, bmax);

@@ -104,16 +104,26 @@ log_epoch(struct kg_epochs *e, const struct kg_epoch_hooks *h,
 		free(line);
 	}
 	kg_strbuf_add(&e->log, "}\n");
-	if (!e->o.show)
-		return;
-	fprintf(stderr, "%s: epoch %u", kg_progname(), *h->epoch);
-	if (e->o.epochs > 0)
-		fprintf(stderr, "/%u", e->o.epochs);
-	fprintf(stderr, ": loss %.5f, %.0f triples/s, %.1f s", *h->loss, tps,
-	    r->seconds);
+	if (e->o.show)
+		kg_epochs_print_line(*h->epoch, e->o.epochs, *h->loss, tps,
+		    r->seconds, mrr, NULL, eta(e, *h->epoch));
+}
+
+void
+kg_epochs_print_line(uint32_t epoch, uint32_t epochs, double loss,
+    double tps, double seconds, double mrr, const char *extra, double eta)
+{
+	char total[16] = "";
+
+	if (epochs > 0)
+		snprintf(total, sizeof(total), "/%u", epochs);
+	fprintf(stderr, "%s: epoch %u%s: loss %.5f, %.0f triples/s, %.1f s",
+	    kg_progname(), epoch, total, loss, tps, seconds);
 	if (!isnan(mrr))
 		fprintf(stderr, ", valid MRR %.4f", mrr);
-	fprintf(stderr, ", eta %.0f s\n", eta(e, *h->epoch));
+	if (extra != NULL)
+		fprintf(stderr, ", %s", extra);
+	fprintf(stderr, ", eta %.0f s\n", eta);
 }
 
 static int
@@ -160,18 +170,16 @@ kg_epochs_run(struct kg_epochs *e, const struct kg_epoch_hooks *h)
 		e->stopped_by = e->o.max_step > 0 && *h->step >= e->o.max_step &&
 		    (e->o.epochs == 0 || *h->epoch < e->o.epochs) ?
 		    "max_step" : "epochs";
-	if (e->o.show && strcmp(e->stopped_by, "epochs") != 0)
+	if (e->o.show)
 		fprintf(stderr, "%s: stopped by %s after epoch %u, step %llu\n",
 		    kg_progname(), e->stopped_by, *h->epoch,
 		    (unsigned long long)*h->step);
-	if (e->best >= 0.0 && e->best_epoch != *h->epoch) {
-		if (h->snapshot(h->ctx, 1) < 0)
-			return -1;
-		if (e->o.show)
-			fprintf(stderr, "%s: keeping the parameters of epoch "
-			    "%u (valid MRR %.4f)\n", kg_progname(),
-			    e->best_epoch, e->best);
-	}
+	if (e->best >= 0.0 && e->best_epoch != *h->epoch &&
+	    h->snapshot(h->ctx, 1) < 0)
+		return -1;
+	if (e->best >= 0.0 && e->o.show)
+		fprintf(stderr, "%s: keeping the parameters of epoch %u (valid "
+		    "MRR %.4f)\n", kg_progname(), e->best_epoch, e->best);
 	return 0;
 }
 

@@ -46,6 +46,24 @@ struct kg_epochs_opts {
 	int show;		/* a line per epoch and the summary on stderr */
 };
 
+/*
+ * What a shown run prints on stderr (the caller decides whether to show:
+ * every run but a quiet one, on rank 0 only, terminal or not; the
+ * progress line inside an epoch is the trainer's, on a terminal or with
+ * --progress):
+ *
+ *   kg-train: epoch 3/10: loss 0.41234, 52341 triples/s, 1.2 s, valid MRR 0.3012, eta 8 s
+ *   kg-train: stopped by early_stopping after epoch 12, step 2400
+ *   kg-train: keeping the parameters of epoch 9 (valid MRR 0.3120)
+ *
+ * one line an epoch ("/10" without an epoch limit left out, the MRR when
+ * validated), then always the line naming the stop (stopped_by, as the
+ * manifest records it) and, when anything was validated, the epoch whose
+ * parameters the model keeps, the last one included.  The ETA is the
+ * epochs left at this run's mean epoch time, never more than the time
+ * budget leaves.
+ */
+
 #define KG_EPOCHS_OPTS_INIT { .epochs = 0 }
 
 /* What hooks.train says of the epoch it ran. */
@@ -96,6 +114,12 @@ struct kg_epochs {
 };
 
 void kg_epochs_init(struct kg_epochs *e, const struct kg_epochs_opts *o);
+
+/* The epoch line above on stderr, for a trainer that runs its own loop
+ * (the bucket driver): epochs 0 for no limit, mrr NaN when not validated,
+ * extra (may be NULL) a trainer's own figures before the ETA (seconds). */
+void kg_epochs_print_line(uint32_t epoch, uint32_t epochs, double loss,
+    double tps, double seconds, double mrr, const char *extra, double eta);
 void kg_epochs_release(struct kg_epochs *e);
 
 /*

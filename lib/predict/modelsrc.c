@@ -11,6 +11,7 @@
 #include "io/dict.h"
 #include "io/npy.h"
 #include "io/tabread.h"
+#include "report/label.h"
 
 /* A mapping file read: names and the array row of each. */
 struct rowmap {
@@ -522,17 +523,7 @@ kg_modelsrc_title(const struct kg_modeldir *md, char *buf, size_t cap)
 {
 	json_t *e = md->manifest.root != NULL ?
 	    kg_manifest_get(&md->manifest, "config.encoder") : NULL;
-	const char *dec = kg_model_name(md->model.kind), *enc;
 
-	if (!json_is_string(e)) {
-		snprintf(buf, cap, "%s", dec);
-		return buf;
-	}
-	enc = json_string_value(e);
-	if (strcmp(enc, "rgcn") == 0)
-		enc = "R-GCN";
-	else if (strcmp(enc, "relgnn") == 0)
-		enc = "RelGNN";
-	snprintf(buf, cap, "%s + %s", enc, dec);
-	return buf;
+	return kg_label_model(json_is_string(e) ? json_string_value(e) : NULL,
+	    kg_model_name(md->model.kind), buf, cap);
 }

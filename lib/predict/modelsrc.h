@@ -61,9 +61,9 @@ int kg_modelsrc_load(struct kg_modeldir *md, const struct kg_modelsrc *src,
     const struct kg_dataset *ds);
 
 /*
- * What to call the model in headings: the decoder's name ("ComplEx"),
- * or the encoder's and the decoder's for a GNN model directory
- * ("R-GCN + DistMult").  Written into buf[cap]; returns buf.
+ * What to call the model in headings (report/label.h): the decoder's
+ * name ("ComplEx"), or the encoder's and the decoder's for a GNN model
+ * directory ("R-GCN + DistMult").  Written into buf[cap]; returns buf.
  */
 const char *kg_modelsrc_title(const struct kg_modeldir *md, char *buf,
     size_t cap);

@@ -39,6 +39,7 @@ kg_evalreport_release(struct kg_evalreport *rep)
 	free(rep->rows);
 	free(rep->model);
 	free(rep->encoder);
+	free(rep->decoder);
 	free(rep->dataset);
 	free(rep->split);
 	free(rep->setting);
@@ -193,6 +194,7 @@ parse_root(struct kg_evalreport *rep, json_t *root, const char *name)
 		return -1;
 	rep->model = opt_string(root, "model");
 	rep->encoder = opt_string(root, "encoder");
+	rep->decoder = opt_string(root, "decoder");
 	rep->dataset = opt_string(root, "dataset");
 	rep->split = opt_string(root, "split");
 	rep->setting = opt_string(root, "setting");

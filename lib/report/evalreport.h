@@ -34,8 +34,10 @@ struct kg_evalrow {
 struct kg_evalreport {
 	size_t n_rows;			/* 1 + relations */
 	struct kg_evalrow *rows;	/* owned */
-	/* Descriptive strings from the report, NULL when absent; owned. */
-	char *model, *encoder, *dataset, *split, *setting;
+	/* Descriptive strings from the report, NULL when absent; owned.
+	 * model is the model's label (report/label.h) in reports that
+	 * have a decoder, the decoder's name in older ones. */
+	char *model, *encoder, *decoder, *dataset, *split, *setting;
 };
 
 #define KG_EVALREPORT_INIT { 0 }

@@ -208,7 +208,9 @@ log_body(struct kg_strbuf *sb, const void *data, const struct kg_plot_opts *o)
 	const struct kg_trainlog *log = data;
 
 	begin_page(sb, o, log->n_valid ? 2 : 1, log->has_wall ? 2 : 1);
-	kg_strbuf_add(sb, "set grid\nset key top right\n");
+	/* No key: each panel holds one curve, which its y label names, and
+	 * a key inside the panel sat on the rising validation curve. */
+	kg_strbuf_add(sb, "set grid\nunset key\n");
 	log_panel(sb, log, "$loss", 1);
 	if (log->has_wall)
 		log_panel(sb, log, "$loss", 2);

@@ -1,24 +1,23 @@
 #include "report/plotinput.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
 #include "core/util.h"
 #include "io/manifest.h"
+#include "report/label.h"
 
-/* The title of a model directory: model, encoder, dimension. */
+/* The title of a model directory: its label, dimension, directory. */
 static char *
 model_title(const struct kg_manifest *m, const char *dir)
 {
-	json_t *model = kg_manifest_get(m, "config.model");
-	json_t *enc = kg_manifest_get(m, "config.encoder");
 	json_t *dim = kg_manifest_get(m, "config.dim");
+	char label[96];
 	char *d = json_is_integer(dim) ? kg_xasprintf(", d=%lld",
 	    (long long)json_integer_value(dim)) : kg_xstrdup("");
-	char *t = kg_xasprintf("%s%s%s%s (%s)", json_is_string(enc) ?
-	    json_string_value(enc) : "", json_is_string(enc) ? " + " : "",
-	    json_is_string(model) ? json_string_value(model) : "model", d,
-	    dir);
+	char *t = kg_xasprintf("%s%s (%s)", kg_label_manifest(m, label,
+	    sizeof(label)), d, dir);
 
 	free(d);
 	return t;
@@ -49,13 +48,22 @@ load_model_dir(struct kg_plot_input *in, const char *dir)
 	return rc;
 }
 
+/* The title of a report: the model's label (made here for a report
+ * older than the label), dataset, split, setting and path. */
 static char *
 report_title(const struct kg_evalreport *r, const char *path)
 {
-	return kg_xasprintf("%s%s%s on %s, %s split, %s (%s)",
-	    r->encoder ? r->encoder : "", r->encoder ? " + " : "",
-	    r->model ? r->model : "model", r->dataset ? r->dataset : "?",
-	    r->split ? r->split : "?", r->setting ? r->setting : "?", path);
+	char label[96];
+
+	if (r->decoder == NULL)
+		kg_label_model(r->encoder, r->model ? r->model : "model", label,
+		    sizeof(label));
+	else
+		snprintf(label, sizeof(label), "%s", r->model ? r->model :
+		    r->decoder);
+	return kg_xasprintf("%s on %s, %s split, %s (%s)", label,
+	    r->dataset ? r->dataset : "?", r->split ? r->split : "?",
+	    r->setting ? r->setting : "?", path);
 }
 
 /* A file: a kg-eval report, or else a training log.  0 or -1. */
