@@ -22,11 +22,51 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -fopenmp \
 	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
 LDLIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp $(SAN)
 
+# The CUDA backend (lib/compute/cuda/*.cu, behind lib/compute/backend.h).
+# CUDA=auto (the default) builds it when nvcc is on PATH or in
+# $(CUDA_HOME)/bin, CUDA=1 requires it, CUDA=0 leaves it out; without it
+# every program builds as before and `--device cuda` says how to rebuild.
+CUDA ?= auto
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(filter auto 0 1,$(CUDA)),)
+$(error CUDA must be auto, 0 or 1, not '$(CUDA)')
+endif
+ifneq ($(CUDA),0)
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),\
+	$(wildcard $(CUDA_HOME)/bin/nvcc))
+endif
+ifeq ($(CUDA)$(NVCC),1)
+$(error CUDA=1 but nvcc is not on PATH nor in $(CUDA_HOME)/bin: install \
+	the CUDA Toolkit, set CUDA_HOME, or build with CUDA=0)
+endif
+KG_CUDA := $(if $(and $(filter-out 0,$(CUDA)),$(NVCC)),1)
+# sm_90 machine code (H100, H200) and compute_90 PTX that newer GPUs
+# compile when they load it; host compiler warnings are errors.
+NVCC_FLAGS ?= -O2 -g
+NVCC_ALL_FLAGS := -std=c++17 $(NVCC_FLAGS) \
+	-gencode arch=compute_90,code=[sm_90,compute_90] \
+	-Xcompiler -Wall,-Wextra -Werror all-warnings -Ilib -MMD -MP
+# cudart linked statically (the carried binaries need no libcudart.so);
+# cuBLAS exists only as a shared library here, found by the rpath.
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas \
+	-lcudart_static -lstdc++ -ldl -lrt -lpthread
+CU_SRC := $(if $(KG_CUDA),$(wildcard lib/compute/cuda/*.cu))
+CU_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+# Objects record whether they were built with the backend: the file below
+# changes when CUDA does, and every object depends on it.
+CUDA_CFG := $(BUILD)/cuda.cfg
+$(shell mkdir -p $(BUILD) && { echo 'KG_CUDA=$(KG_CUDA)' | \
+	cmp -s - $(CUDA_CFG) || echo 'KG_CUDA=$(KG_CUDA)' > $(CUDA_CFG); })
+ifeq ($(KG_CUDA),1)
+ALL_CFLAGS += -DKG_HAVE_CUDA
+LDLIBS += $(CUDA_LIBS)
+endif
+
 # lib/ holds one folder per stage or layer (core, io, ingest, attrs,
 # graph, kge, gnn, dist, eval); cmd/cli/ the command-line helpers the
 # tools share.  Both are archives every program links.
 LIB_SRC := $(wildcard lib/*/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_OBJ)
 LIB_A := $(BUILD)/libkgpipe.a
 CLI_SRC := $(wildcard cmd/cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -53,9 +93,13 @@ tools: $(TOOLS) $(AUX)
 deps:
 	@sh tests/deps.sh
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(CUDA_CFG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.cu.o: %.cu $(CUDA_CFG)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_ALL_FLAGS) -c -o $@ $<
 
 # Archived under a temporary name and renamed, so a parallel link never
 # sees a half-written library.
