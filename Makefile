@@ -45,11 +45,14 @@ KG_CUDA := $(if $(and $(filter-out 0,$(CUDA)),$(NVCC)),1)
 NVCC_FLAGS ?= -O2 -g
 NVCC_ALL_FLAGS := -std=c++17 $(NVCC_FLAGS) \
 	-gencode arch=compute_90,code=[sm_90,compute_90] \
-	-Xcompiler -Wall,-Wextra -Werror all-warnings -Ilib -MMD -MP
-# cudart linked statically (the carried binaries need no libcudart.so);
-# cuBLAS exists only as a shared library here, found by the rpath.
-CUDA_LIBS := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas \
-	-lcudart_static -lstdc++ -ldl -lrt -lpthread
+	-Xcompiler -Wall,-Wextra -Werror all-warnings -Ilib -MMD -MP \
+	-DKG_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
+# cudart linked statically (a carried binary needs no libcudart.so);
+# cuBLAS, a shared library only (half a gigabyte with cublasLt), is
+# loaded with dlopen when a CUDA backend opens, so that the tools start
+# as fast as before and need no GPU library to run on the CPU.
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt \
+	-lpthread
 CU_SRC := $(if $(KG_CUDA),$(wildcard lib/compute/cuda/*.cu))
 CU_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
 # Objects record whether they were built with the backend: the file below

@@ -99,6 +99,9 @@ void kg_backend_free(struct kg_backend *be);
  * and logs; owned by the backend. */
 const char *kg_backend_name(const struct kg_backend *be);
 
+/* kg_backend_name of a CPU backend, without opening one (static). */
+const char *kg_backend_cpu_name(void);
+
 /* The device the backend was opened on. */
 struct kg_device kg_backend_device(const struct kg_backend *be);
 

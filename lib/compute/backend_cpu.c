@@ -247,12 +247,22 @@ static const struct kg_backend_ops cpu_ops = {
 	.rank_counts = cpu_rank_counts,
 };
 
+const char *
+kg_backend_cpu_name(void)
+{
+	static char name[96];
+
+	if (name[0] == '\0')
+		snprintf(name, sizeof(name), "cpu:%s", kg_compute_name());
+	return name;
+}
+
 int
 kg_backend_cpu_init(struct kg_backend *be)
 {
 	kg_compute_init();
 	be->ops = &cpu_ops;
-	snprintf(be->name, sizeof(be->name), "cpu:%s", kg_compute_name());
+	snprintf(be->name, sizeof(be->name), "%s", kg_backend_cpu_name());
 	be->impl = NULL;
 	return 0;
 }

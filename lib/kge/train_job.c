@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "compute/backend.h"
 #include "eval/eval.h"
 #include "io/dataset.h"
 #include "io/modeldir.h"
@@ -430,6 +431,9 @@ figures(const struct job *b)
 	    b->secs_total > 0.0 ? (double)b->total_trained / b->secs_total :
 	    0.0));
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
+	/* Training runs on the CPU backend (lib/compute/backend.h). */
+	json_object_set_new(fig, "device", json_string("cpu"));
+	json_object_set_new(fig, "backend", json_string(kg_backend_cpu_name()));
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
 	if (b->j->one_vs_all_plateau > 0)

@@ -4,7 +4,10 @@
  * arithmetic the host-emulated tests (tests/unit/t_devops.c) check
  * against the CPU backend.  Operations go on one compute stream, the
  * asynchronous copies on a second; nothing is allocated after the
- * backend is open except what the caller asks for.
+ * backend is open except what the caller asks for.  cuBLAS is loaded
+ * with dlopen when the first backend opens (libcublas.so.N, N the major
+ * version of the headers, from the library path or KG_CUDA_LIBDIR), so
+ * the tools neither load it nor need it unless a GPU is used.
  */
 #define restrict __restrict__
 #include "compute/backend_impl.h"
@@ -18,11 +21,68 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 extern "C" void kg_error(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
 namespace {
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CUBLAS_SONAME "libcublas.so." STR(CUBLAS_VER_MAJOR)
+
+/* The cuBLAS functions the backend calls, from dlopen. */
+struct blas_api {
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasDestroy_v2) destroy;
+	decltype(&cublasSetStream_v2) set_stream;
+	decltype(&cublasSgemm_v2) sgemm;
+	decltype(&cublasSgemmStridedBatched) sgemm_sb;
+};
+
+blas_api blas;
+
+/* Load cuBLAS once; 0, or -1 after kg_error(). */
+int
+load_blas(int dev)
+{
+	static void *lib;
+	const char *err;
+
+	if (lib != NULL)
+		return 0;
+	lib = dlopen(CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL)
+		lib = dlopen(KG_CUDA_LIBDIR "/" CUBLAS_SONAME,
+		    RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		err = dlerror();
+		kg_error("cuda:%d: cannot load cuBLAS (%s): %s", dev,
+		    CUBLAS_SONAME, err != NULL ? err : "not found");
+		return -1;
+	}
+	blas.create = reinterpret_cast<decltype(blas.create)>(
+	    dlsym(lib, "cublasCreate_v2"));
+	blas.destroy = reinterpret_cast<decltype(blas.destroy)>(
+	    dlsym(lib, "cublasDestroy_v2"));
+	blas.set_stream = reinterpret_cast<decltype(blas.set_stream)>(
+	    dlsym(lib, "cublasSetStream_v2"));
+	blas.sgemm = reinterpret_cast<decltype(blas.sgemm)>(
+	    dlsym(lib, "cublasSgemm_v2"));
+	blas.sgemm_sb = reinterpret_cast<decltype(blas.sgemm_sb)>(
+	    dlsym(lib, "cublasSgemmStridedBatched"));
+	if (blas.create == NULL || blas.destroy == NULL ||
+	    blas.set_stream == NULL || blas.sgemm == NULL ||
+	    blas.sgemm_sb == NULL) {
+		kg_error("cuda:%d: %s lacks a function kgpipe calls", dev,
+		    CUBLAS_SONAME);
+		dlclose(lib);
+		lib = NULL;
+		return -1;
+	}
+	return 0;
+}
 
 struct cuda_impl {
 	int dev;
@@ -194,7 +254,7 @@ cu_release(struct kg_backend *be)
 	cudaSetDevice(c->dev);
 	cudaStreamSynchronize(c->comp);
 	cudaStreamSynchronize(c->copy);
-	cublasDestroy(c->blas);
+	blas.destroy(c->blas);
 	cudaStreamDestroy(c->comp);
 	cudaStreamDestroy(c->copy);
 	free(c);
@@ -310,12 +370,12 @@ cu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
 		return -1;
 	}
 	if (batch == 1)
-		s = cublasSgemm(impl(be)->blas, op(tb), op(ta),
+		s = blas.sgemm(impl(be)->blas, op(tb), op(ta),
 		    static_cast<int>(n), static_cast<int>(m),
 		    static_cast<int>(k), &alpha, b, ildb, a, ilda, &beta, c,
 		    ildc);
 	else
-		s = cublasSgemmStridedBatched(impl(be)->blas, op(tb), op(ta),
+		s = blas.sgemm_sb(impl(be)->blas, op(tb), op(ta),
 		    static_cast<int>(n), static_cast<int>(m),
 		    static_cast<int>(k), &alpha, b, ildb,
 		    static_cast<long long>(sb), a, ilda,
@@ -480,6 +540,8 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 	cuda_impl *c;
 	cublasStatus_t s;
 
+	if (load_blas(index) < 0)
+		return -1;
 	CK(be, cudaSetDevice(index));
 	CK(be, cudaGetDeviceProperties(&prop, index));
 	c = static_cast<cuda_impl *>(calloc(1, sizeof(*c)));
@@ -494,9 +556,9 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		free(c);
 		return cuda_fail(be, "cudaStreamCreate", cudaGetLastError());
 	}
-	s = cublasCreate(&c->blas);
+	s = blas.create(&c->blas);
 	if (s == CUBLAS_STATUS_SUCCESS)
-		s = cublasSetStream(c->blas, c->comp);
+		s = blas.set_stream(c->blas, c->comp);
 	if (s != CUBLAS_STATUS_SUCCESS) {
 		cudaStreamDestroy(c->comp);
 		cudaStreamDestroy(c->copy);
