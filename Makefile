@@ -82,13 +82,18 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 AUX_SRC := $(wildcard tests/tools/*.c examples/tools/*.c)
 AUX := $(foreach f,$(AUX_SRC),$(BUILD)/aux/$(notdir $(f:.c=)))
 MAN := $(wildcard man/man1/*.1 man/man5/*.5)
+# The CUDA backend's checks on a GPU (make test-gpu; built with the rest,
+# they skip where there is no GPU).
+GPU_SRC := $(wildcard tests/gpu/*.c)
+GPU_TESTS := $(GPU_SRC:tests/gpu/%.c=$(BUILD)/gpu/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all tools deps test unit cli demo asan bench install clean lint-man \
+	test-gpu \
 	fuzz fuzz-deps fuzz-build
 
-all: $(TOOLS) $(UNITS) $(AUX)
+all: $(TOOLS) $(UNITS) $(AUX) $(GPU_TESTS)
 
 # The tools and helper programs only (what the pipelines need).
 tools: $(TOOLS) $(AUX)
@@ -126,6 +131,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(CLI_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
+
 $(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
@@ -138,6 +147,10 @@ $(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(CLI_A) $(LIB_A)
 test: deps
 	@$(MAKE) --no-print-directory all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD)
+
+# The CUDA backend on a GPU; one line saying why when it cannot run.
+test-gpu: $(GPU_TESTS)
+	@tests/gpu/run.sh $(BUILD)
 
 unit: all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD) $(UNITS)
@@ -217,4 +230,5 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
 	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d) \
+	$(GPU_SRC:%.c=$(BUILD)/%.d) \
 	$(FUZZ_OBJ:.o=.d) $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.d)
