@@ -43,9 +43,10 @@ KG_CUDA := $(if $(and $(filter-out 0,$(CUDA)),$(NVCC)),1)
 # sm_90 machine code (H100, H200) and compute_90 PTX that newer GPUs
 # compile when they load it; host compiler warnings are errors.
 NVCC_FLAGS ?= -O2 -g
+NVCC_WERROR ?= -Werror all-warnings
 NVCC_ALL_FLAGS := -std=c++17 $(NVCC_FLAGS) \
 	-gencode arch=compute_90,code=[sm_90,compute_90] \
-	-Xcompiler -Wall,-Wextra -Werror all-warnings -Ilib -MMD -MP \
+	-Xcompiler -Wall,-Wextra $(NVCC_WERROR) -Ilib -MMD -MP \
 	-DKG_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
 # cudart linked statically (a carried binary needs no libcudart.so);
 # cuBLAS, a shared library only (half a gigabyte with cublasLt), is
@@ -90,7 +91,7 @@ GPU_TESTS := $(GPU_SRC:tests/gpu/%.c=$(BUILD)/gpu/%)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all tools deps test unit cli demo asan bench install clean lint-man \
-	test-gpu \
+	test-gpu gpu-carry \
 	fuzz fuzz-deps fuzz-build
 
 all: $(TOOLS) $(UNITS) $(AUX) $(GPU_TESTS)
@@ -151,6 +152,10 @@ test: deps
 # The CUDA backend on a GPU; one line saying why when it cannot run.
 test-gpu: $(GPU_TESTS)
 	@tests/gpu/run.sh $(BUILD)
+
+# What bench/gpu_device.sh needs on the lent GPU machine, in gpu-carry/.
+gpu-carry: $(GPU_TESTS)
+	@bench/gpu_carry.sh
 
 unit: all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD) $(UNITS)
