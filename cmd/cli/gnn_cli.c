@@ -10,6 +10,7 @@
 #include <omp.h>
 
 #include "cli/cliopts.h"
+#include "cli/device_opt.h"
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
 #include "gnn/gnn_train.h"
@@ -25,7 +26,7 @@ enum {
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
 	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_BUDGET,
-	G_TARGET, G_IGNORED
+	G_TARGET, G_IGNORED, G_DEVICE, G_GPU
 };
 
 static const struct option gnn_opts[] = {
@@ -63,6 +64,8 @@ static const struct option gnn_opts[] = {
 	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
 	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
 	{ "num_thread", required_argument, NULL, G_THREADS },
+	{ "device", required_argument, NULL, G_DEVICE },
+	{ "gpu", required_argument, NULL, G_GPU },
 	{ "batches_per_epoch", required_argument, NULL, G_BPE },
 	{ "neg_chunk_size", required_argument, NULL, G_CHUNK },
 	{ "blocks", no_argument, NULL, G_BLOCKS },
@@ -85,6 +88,7 @@ struct gnn_cli {
 	uint32_t threads;	/* 0: OpenMP's default */
 	int model_set;
 	int progress;		/* --progress */
+	struct kg_device device;	/* --device, --gpu */
 };
 
 /* --fanout A,B: one whole number per graph layer. */
@@ -200,6 +204,8 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
 	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
 	    &c->threads);
+	case G_DEVICE: return kg_cli_device(arg, &c->device);
+	case G_GPU: return kg_cli_gpu(arg, &c->device);
 	case G_BPE: return kg_parse_u32("--batches_per_epoch", arg, 1,
 	    1u << 30, &o->batches_per_epoch);
 	case G_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
@@ -283,7 +289,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--blocks]\n"
 "                [--epochs N] [--batches_per_epoch N]\n"
 "                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
-"                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
+"                [--seed N] [--num_thread N] [--device cpu|cuda[:N]]\n"
+"                [--gpu N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
 "                [--valid_every N] [--patience N] [--time_budget S]\n"
 "                [--target_mrr M] [--progress] [--force]\n"
@@ -362,6 +369,9 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	if ((rc = kg_cli_device_ready(&c.device, "GNN training")) !=
+	    KG_EXIT_OK)
+		return rc;
 	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();

@@ -158,7 +158,7 @@ static const char gnn[] =
 "(Adam, default 0.01), --regularization_coef (default 0), --batch_size\n"
 "(global, default 1024), --neg_sample_size (default 8), --loss (default\n"
 "bce), --gamma, --adversarial_temperature, --epochs, --max_step, --seed,\n"
-"--num_thread, --checkpoint_dir, --resume, --no_checkpoint,\n"
+"--num_thread, --device, --gpu, --checkpoint_dir, --resume, --no_checkpoint,\n"
 "--keep_checkpoint, --time_budget, --valid_every, --patience and\n"
 "--target_mrr (one rank, without --expanded), --force and -q, and these:\n"
 "      --decoder NAME     DistMult (default), TransE_l1, TransE_l2, ComplEx\n"

@@ -59,3 +59,10 @@ expect_fail "kg-predict --device cuda:1" 2 "$(refused prediction 1)" \
     kg-predict -q --device cuda:1 -o pred.tsv umls m_cpu q.tsv
 check "kg-predict --device cuda:1 wrote nothing" test ! -e pred.tsv
 check "kg-predict --device cpu" kg-predict -q --device cpu -o pred.tsv umls m_cpu q.tsv
+
+# GNN training takes them too (cmd/cli/gnn_cli.c), refused the same way.
+expect_fail "kg-train --model_name RGCN --device cuda" 2 "$(refused 'GNN training' 0)" \
+    kg-train -q --model_name RGCN --epochs 1 --device cuda umls g_cuda
+expect_fail "kg-train --model_name RGCN --gpu 2" 2 "$(refused 'GNN training' 2)" \
+    kg-train -q --model_name RGCN --epochs 1 --gpu 2 umls g_gpu
+check "GNN refusals wrote nothing" test ! -e g_cuda -a ! -e g_gpu
