@@ -630,6 +630,220 @@ test_rank_counts(void)
 		}
 }
 
+/*
+ * A whole training step chained from the operations, as a GPU trainer
+ * would run it: gather the query, positive and negative rows, score the
+ * positives (pairs) and a shared chunk of negatives, the loss, both
+ * backwards, scatter-add the row gradients into a gradient table, and
+ * row-wise Adagrad on the rows touched.  Once through the CPU backend,
+ * once through the thread functions; three steps, then the tables.
+ */
+#define S_ROWS 40
+#define S_B 9
+#define S_NC 13
+
+struct step_bufs {
+	float *tab, *state, *grad, *q, *cp, *cn, *pos, *neg, *gpos, *gneg;
+	float *gq, *gq2, *gcp, *gcn, *dist, *distn, *w, *rowg;
+	double *loss;
+};
+
+static void
+step_alloc(struct step_bufs *b, size_t d, const float *tab)
+{
+	b->tab = dup(tab, S_ROWS * d);
+	b->state = kg_xcalloc(S_ROWS + GUARD, sizeof(float));
+	b->grad = kg_xcalloc(S_ROWS * d + GUARD, sizeof(float));
+	b->q = kg_xcalloc(S_B * d, sizeof(float));
+	b->cp = kg_xcalloc(S_B * d, sizeof(float));
+	b->cn = kg_xcalloc(S_NC * d, sizeof(float));
+	b->pos = kg_xcalloc(S_B, sizeof(float));
+	b->neg = kg_xcalloc(S_B * S_NC, sizeof(float));
+	b->gpos = kg_xcalloc(S_B, sizeof(float));
+	b->gneg = kg_xcalloc(S_B * S_NC, sizeof(float));
+	b->gq = kg_xcalloc(S_B * d, sizeof(float));
+	b->gq2 = kg_xcalloc(S_B * d, sizeof(float));
+	b->gcp = kg_xcalloc(S_B * d, sizeof(float));
+	b->gcn = kg_xcalloc(S_NC * d, sizeof(float));
+	b->dist = kg_xcalloc(S_B, sizeof(float));
+	b->distn = kg_xcalloc(S_B * S_NC, sizeof(float));
+	b->w = kg_xcalloc(S_B + S_NC + 1, sizeof(float));
+	b->rowg = kg_xcalloc(S_ROWS * d, sizeof(float));
+	b->loss = kg_xcalloc(S_B, sizeof(double));
+}
+
+static void
+step_free(struct step_bufs *b)
+{
+	free(b->tab);
+	free(b->state);
+	free(b->grad);
+	free(b->q);
+	free(b->cp);
+	free(b->cn);
+	free(b->pos);
+	free(b->neg);
+	free(b->gpos);
+	free(b->gneg);
+	free(b->gq);
+	free(b->gq2);
+	free(b->gcp);
+	free(b->gcn);
+	free(b->dist);
+	free(b->distn);
+	free(b->w);
+	free(b->rowg);
+	free(b->loss);
+}
+
+/* Indices of one step: heads, tails, negatives, and the distinct rows
+ * they touch (nrows of them into rows). */
+struct step_idx {
+	int64_t h[S_B], t[S_B], n[S_NC], rows[S_ROWS];
+	size_t nrows;
+};
+
+static void
+step_indices(struct kg_rng *r, struct step_idx *x)
+{
+	uint8_t seen[S_ROWS] = { 0 };
+	size_t i;
+
+	for (i = 0; i < S_B; i++) {
+		x->h[i] = (int64_t)kg_rng_below(r, S_ROWS);
+		x->t[i] = (int64_t)kg_rng_below(r, S_ROWS);
+		seen[x->h[i]] = seen[x->t[i]] = 1;
+	}
+	for (i = 0; i < S_NC; i++) {
+		x->n[i] = (int64_t)kg_rng_below(r, S_ROWS);
+		seen[x->n[i]] = 1;
+	}
+	x->nrows = 0;
+	for (i = 0; i < S_ROWS; i++)
+		if (seen[i])
+			x->rows[x->nrows++] = (int64_t)i;
+}
+
+static void
+step_cpu(struct step_bufs *b, const struct step_idx *x, enum kg_kern_sim sim,
+    const struct kg_loss *l, size_t d)
+{
+	T_CHECK(kg_be_gather(cpu, S_B, d, b->tab, x->h, b->q) == 0);
+	T_CHECK(kg_be_gather(cpu, S_B, d, b->tab, x->t, b->cp) == 0);
+	T_CHECK(kg_be_gather(cpu, S_NC, d, b->tab, x->n, b->cn) == 0);
+	T_CHECK(kg_be_pairs(cpu, sim, S_B, d, 4.0f, b->q, b->cp, b->pos,
+	    b->dist) == 0);
+	T_CHECK(kg_be_chunk(cpu, sim, S_B, S_NC, d, 4.0f, b->q, b->cn, b->neg,
+	    b->distn, b->w) == 0);
+	T_CHECK(kg_be_loss(cpu, l, S_B, S_NC, b->pos, b->neg, NULL, b->gpos,
+	    b->gneg, b->loss) == 0);
+	memset(b->gcp, 0, S_B * d * sizeof(float));
+	memset(b->gcn, 0, S_NC * d * sizeof(float));
+	T_CHECK(kg_be_pairs_backward(cpu, sim, S_B, d, b->q, b->cp, b->gpos,
+	    b->dist, b->gq, b->gcp) == 0);
+	T_CHECK(kg_be_chunk_backward(cpu, sim, S_B, S_NC, d, b->q, b->cn,
+	    b->gneg, b->distn, b->gq2, b->gcn, b->w) == 0);
+	memset(b->grad, 0, S_ROWS * d * sizeof(float));
+	T_CHECK(kg_be_scatter_add(cpu, S_B, d, b->gq, x->h, b->grad) == 0);
+	T_CHECK(kg_be_scatter_add(cpu, S_B, d, b->gq2, x->h, b->grad) == 0);
+	T_CHECK(kg_be_scatter_add(cpu, S_B, d, b->gcp, x->t, b->grad) == 0);
+	T_CHECK(kg_be_scatter_add(cpu, S_NC, d, b->gcn, x->n, b->grad) == 0);
+	T_CHECK(kg_be_gather(cpu, x->nrows, d, b->grad, x->rows, b->rowg) ==
+	    0);
+	T_CHECK(kg_be_adagrad(cpu, x->nrows, d, 0.1f, x->rows, b->rowg, b->tab,
+	    b->state) == 0);
+}
+
+static void
+step_emu(struct step_bufs *b, const struct step_idx *x, enum kg_kern_sim sim,
+    const struct kg_loss *l, size_t d)
+{
+	const unsigned bd = 32;
+
+	EMU(bd, S_B * d, kg_dev_t_gather, (size_t)S_B, d, b->tab, x->h, b->q);
+	EMU(bd, S_B * d, kg_dev_t_gather, (size_t)S_B, d, b->tab, x->t, b->cp);
+	EMU(bd, S_NC * d, kg_dev_t_gather, (size_t)S_NC, d, b->tab, x->n,
+	    b->cn);
+	EMU(bd, S_B, kg_dev_t_pairs, (int)sim, (size_t)S_B, d, 4.0f, b->q,
+	    b->cp, b->pos, b->dist);
+	EMU(bd, S_B * S_NC, kg_dev_t_chunk, (int)sim, (size_t)S_B,
+	    (size_t)S_NC, d, 4.0f, b->q, b->cn, b->neg, b->distn);
+	EMU(bd, S_B, kg_dev_t_loss, (int)l->kind, l->margin,
+	    (float)l->adv_temp, (size_t)S_B, (size_t)S_NC, b->pos, b->neg,
+	    (const uint8_t *)NULL, b->gpos, b->gneg, b->loss);
+	memset(b->gcp, 0, S_B * d * sizeof(float));
+	memset(b->gcn, 0, S_NC * d * sizeof(float));
+	EMU(bd, S_B * d, kg_dev_t_pairs_bwd, (int)sim, (size_t)S_B, d, b->q,
+	    b->cp, b->gpos, b->dist, b->gq, b->gcp);
+	EMU(bd, S_B * d, kg_dev_t_chunk_bwd_q, (int)sim, (size_t)S_B,
+	    (size_t)S_NC, d, b->q, b->cn, b->gneg, b->distn, b->gq2);
+	EMU(bd, S_NC * d, kg_dev_t_chunk_bwd_c, (int)sim, (size_t)S_B,
+	    (size_t)S_NC, d, b->q, b->cn, b->gneg, b->distn, b->gcn);
+	memset(b->grad, 0, S_ROWS * d * sizeof(float));
+	EMU(bd, S_B * d, kg_dev_t_scatter_add, (size_t)S_B, d, b->gq, x->h,
+	    b->grad);
+	EMU(bd, S_B * d, kg_dev_t_scatter_add, (size_t)S_B, d, b->gq2, x->h,
+	    b->grad);
+	EMU(bd, S_B * d, kg_dev_t_scatter_add, (size_t)S_B, d, b->gcp, x->t,
+	    b->grad);
+	EMU(bd, S_NC * d, kg_dev_t_scatter_add, (size_t)S_NC, d, b->gcn, x->n,
+	    b->grad);
+	EMU(bd, x->nrows * d, kg_dev_t_gather, x->nrows, d, b->grad, x->rows,
+	    b->rowg);
+	EMU(bd, x->nrows, kg_dev_t_adagrad, x->nrows, d, 0.1f, x->rows,
+	    b->rowg, b->tab, b->state);
+}
+
+static void
+test_training_step(void)
+{
+	/* Not KG_KERN_L2: a negative that is the query's own row has
+	 * distance 0 by differences but about sqrt(1e-7 |q|^2) by the CPU's
+	 * GEMM form, and its gradient W C - (sum W) q then cancels badly
+	 * (5e-5 apart after three steps, measured); L2_DIFF is the same
+	 * model by differences on both sides. */
+	static const enum kg_kern_sim ssims[] = { KG_KERN_DOT,
+		KG_KERN_L2_DIFF, KG_KERN_CMOD_APPROX };
+	struct kg_rng r;
+	size_t s, k, step, d = 24;
+
+	kg_rng_seed(&r, 18, 0);
+	for (s = 0; s < KG_ARRAY_LEN(ssims); s++)
+		for (k = 0; k < 2; k++) {
+			struct kg_loss l = KG_LOSS_INIT;
+			float *tab = rnd(&r, S_ROWS * d, -0.5f, 0.5f);
+			struct step_bufs a, b;
+			struct step_idx x;
+			double la = 0.0, lb = 0.0;
+
+			l.kind = k ? KG_LOSS_SOFTMAX : KG_LOSS_LOGISTIC;
+			l.adv_temp = k ? 0.0 : 1.0;
+			step_alloc(&a, d, tab);
+			step_alloc(&b, d, tab);
+			for (step = 0; step < 3; step++) {
+				size_t i;
+
+				step_indices(&r, &x);
+				step_cpu(&a, &x, ssims[s], &l, d);
+				step_emu(&b, &x, ssims[s], &l, d);
+				for (i = 0; i < S_B; i++) {
+					la += a.loss[i];
+					lb += b.loss[i];
+				}
+			}
+			T_CHECKF(close_rel(b.tab, a.tab, S_ROWS * d, "table"),
+			    "sim %d loss %zu", (int)ssims[s], k);
+			T_CHECKF(fabs(lb - la) <= 1e-5 * fabs(la), "loss %.9g "
+			    "against %.9g", lb, la);
+			/* Not vacuous: training moved the table. */
+			T_CHECK(memcmp(a.tab, tab, S_ROWS * d * sizeof(*tab)) !=
+			    0);
+			step_free(&a);
+			step_free(&b);
+			free(tab);
+		}
+}
+
 static void
 test_devices(void)
 {
@@ -679,6 +893,7 @@ main(void)
 	T_RUN(test_optimisers);
 	T_RUN(test_regularise);
 	T_RUN(test_rank_counts);
+	T_RUN(test_training_step);
 	T_RUN(test_devices);
 	kg_backend_free(cpu);
 	return T_DONE();
