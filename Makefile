@@ -22,12 +22,56 @@ ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(CFLAGS) $(WARN) -fopenmp \
 	-Ilib -Icmd $(PKG_CFLAGS) -MMD -MP $(SAN) $(if $(DEV),-Werror)
 LDLIBS := $(PKG_LIBS) -lmetis -lcsv -lm -fopenmp $(SAN)
 
+# The CUDA backend (lib/compute/cuda/*.cu, behind lib/compute/backend.h).
+# CUDA=auto (the default) builds it when nvcc is on PATH or in
+# $(CUDA_HOME)/bin, CUDA=1 requires it, CUDA=0 leaves it out; without it
+# every program builds as before and `--device cuda` says how to rebuild.
+CUDA ?= auto
+CUDA_HOME ?= /usr/local/cuda
+ifeq ($(filter auto 0 1,$(CUDA)),)
+$(error CUDA must be auto, 0 or 1, not '$(CUDA)')
+endif
+ifneq ($(CUDA),0)
+NVCC ?= $(or $(shell command -v nvcc 2>/dev/null),\
+	$(wildcard $(CUDA_HOME)/bin/nvcc))
+endif
+ifeq ($(CUDA)$(NVCC),1)
+$(error CUDA=1 but nvcc is not on PATH nor in $(CUDA_HOME)/bin: install \
+	the CUDA Toolkit, set CUDA_HOME, or build with CUDA=0)
+endif
+KG_CUDA := $(if $(and $(filter-out 0,$(CUDA)),$(NVCC)),1)
+# sm_90 machine code (H100, H200) and compute_90 PTX that newer GPUs
+# compile when they load it; host compiler warnings are errors.
+NVCC_FLAGS ?= -O2 -g
+NVCC_WERROR ?= -Werror all-warnings
+NVCC_ALL_FLAGS := -std=c++17 $(NVCC_FLAGS) \
+	-gencode arch=compute_90,code=[sm_90,compute_90] \
+	-Xcompiler -Wall,-Wextra $(NVCC_WERROR) -Ilib -MMD -MP \
+	-DKG_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
+# cudart linked statically (a carried binary needs no libcudart.so);
+# cuBLAS, a shared library only (half a gigabyte with cublasLt), is
+# loaded with dlopen when a CUDA backend opens, so that the tools start
+# as fast as before and need no GPU library to run on the CPU.
+CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt \
+	-lpthread
+CU_SRC := $(if $(KG_CUDA),$(wildcard lib/compute/cuda/*.cu))
+CU_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+# Objects record whether they were built with the backend: the file below
+# changes when CUDA does, and every object depends on it.
+CUDA_CFG := $(BUILD)/cuda.cfg
+$(shell mkdir -p $(BUILD) && { echo 'KG_CUDA=$(KG_CUDA)' | \
+	cmp -s - $(CUDA_CFG) || echo 'KG_CUDA=$(KG_CUDA)' > $(CUDA_CFG); })
+ifeq ($(KG_CUDA),1)
+ALL_CFLAGS += -DKG_HAVE_CUDA
+LDLIBS += $(CUDA_LIBS)
+endif
+
 # lib/ holds one folder per layer, declared lowest first in lib/LAYERS
 # (tests/tools/layers.py checks that no include goes up or sideways);
 # cmd/cli/ the command-line helpers the tools share.  Both are archives
 # every program links.
 LIB_SRC := $(wildcard lib/*/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o)
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CU_OBJ)
 LIB_A := $(BUILD)/libkgpipe.a
 CLI_SRC := $(wildcard cmd/cli/*.c)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
@@ -40,13 +84,18 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 AUX_SRC := $(wildcard tests/tools/*.c examples/tools/*.c)
 AUX := $(foreach f,$(AUX_SRC),$(BUILD)/aux/$(notdir $(f:.c=)))
 MAN := $(wildcard man/man1/*.1 man/man5/*.5)
+# The CUDA backend's checks on a GPU (make test-gpu; built with the rest,
+# they skip where there is no GPU).
+GPU_SRC := $(wildcard tests/gpu/*.c)
+GPU_TESTS := $(GPU_SRC:tests/gpu/%.c=$(BUILD)/gpu/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all tools deps test unit cli demo asan bench install clean lint-man \
+	test-gpu gpu-carry \
 	fuzz fuzz-deps fuzz-build
 
-all: $(TOOLS) $(UNITS) $(AUX)
+all: $(TOOLS) $(UNITS) $(AUX) $(GPU_TESTS)
 
 # The tools and helper programs only (what the pipelines need).
 tools: $(TOOLS) $(AUX)
@@ -54,9 +103,13 @@ tools: $(TOOLS) $(AUX)
 deps:
 	@sh tests/deps.sh
 
-$(BUILD)/%.o: %.c
+$(BUILD)/%.o: %.c $(CUDA_CFG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.cu.o: %.cu $(CUDA_CFG)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_ALL_FLAGS) -c -o $@ $<
 
 # Archived under a temporary name and renamed, so a parallel link never
 # sees a half-written library.
@@ -80,6 +133,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
+$(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(CLI_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
+
 $(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
@@ -92,6 +149,14 @@ $(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(CLI_A) $(LIB_A)
 test: deps
 	@$(MAKE) --no-print-directory all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD)
+
+# The CUDA backend on a GPU; one line saying why when it cannot run.
+test-gpu: $(GPU_TESTS)
+	@tests/gpu/run.sh $(BUILD)
+
+# What bench/gpu_device.sh needs on the lent GPU machine, in gpu-carry/.
+gpu-carry: $(GPU_TESTS)
+	@bench/gpu_carry.sh
 
 unit: all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD) $(UNITS)
@@ -171,4 +236,5 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
 	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d) \
+	$(GPU_SRC:%.c=$(BUILD)/%.d) \
 	$(FUZZ_OBJ:.o=.d) $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.d)

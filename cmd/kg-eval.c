@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/device_opt.h"
 #include "cli/tool.h"
 #include "core/progress.h"
 #include "core/util.h"
@@ -21,7 +22,8 @@ usage(FILE *f)
 "               [--ties realistic|optimistic|pessimistic] [--per-relation]\n"
 "               [--neg-sample n [--neg-mode uniform|degree]] [--auc]\n"
 "               [--auc-neg k] [--seed n] [--threads n] [--batch n]\n"
-"               [--progress] [--stream] [-o file [--force]] dataset model\n"
+"               [--progress] [--stream] [--device cpu|cuda[:N]]\n"
+"               [-o file [--force]] dataset model\n"
 "       kg-eval [options] --entities file --relations file --model name\n"
 "               [--gamma g] [--reciprocal] [--entity-map file]\n"
 "               [--relation-map file] dataset\n"
@@ -42,6 +44,8 @@ usage(FILE *f)
 "      --batch n         queries per block (default 1024)\n"
 "      --stream          read entity rows from disk as needed (tables\n"
 "                        larger than memory)\n"
+"      --device d        cpu (default), or cuda, cuda:N for GPU N: refused\n"
+"                        (exit 2) until evaluation runs on GPUs\n"
 "  -o, --output file     write the report to file, not stdout\n"
 "      --force           replace an existing file\n"
 "      --entities file   entity embeddings (.npy; float64 is converted to\n"
@@ -64,7 +68,7 @@ enum {
 	OPT_SPLIT = 256, OPT_RAW, OPT_TIES, OPT_PER_REL, OPT_NEG, OPT_NEG_MODE,
 	OPT_AUC, OPT_AUC_NEG, OPT_SEED, OPT_THREADS, OPT_BATCH, OPT_PROGRESS,
 	OPT_FORCE, OPT_ENT, OPT_REL, OPT_MODEL, OPT_GAMMA, OPT_RECIP,
-	OPT_EMAP, OPT_RMAP, OPT_VERSION, OPT_STREAM
+	OPT_EMAP, OPT_RMAP, OPT_VERSION, OPT_STREAM, OPT_DEVICE
 };
 
 static const struct option long_opts[] = {
@@ -81,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "progress", no_argument, NULL, OPT_PROGRESS },
 	{ "stream", no_argument, NULL, OPT_STREAM },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	{ "entities", required_argument, NULL, OPT_ENT },
@@ -95,6 +100,9 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* --device: where the ranking runs. */
+static struct kg_device device = KG_DEVICE_INIT;
 
 /* Index of s in names[n], or -1 after an error naming the option. */
 static int
@@ -183,6 +191,7 @@ apply_opt(int ch, struct kg_eval_run_opts *o)
 		return 0;
 	case OPT_PROGRESS: o->ev.progress = show_progress; return 0;
 	case OPT_STREAM: o->stream = 1; return 0;
+	case OPT_DEVICE: return kg_cli_device(optarg, &device);
 	case 'o': o->output = optarg; return 0;
 	case OPT_FORCE: o->force = 1; return 0;
 	case OPT_ENT: o->entities = optarg; return 0;
@@ -275,5 +284,7 @@ main(int argc, char *argv[])
 	if (rc < 0) {
 		return kg_tool_usage_error();
 	}
+	if ((rc = kg_cli_device_ready(&device, "evaluation")) != KG_EXIT_OK)
+		return rc;
 	return kg_tool_exit(kg_eval_run(&o, &argc, &argv));
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/device_opt.h"
 #include "cli/modelsrc_opts.h"
 #include "cli/tool.h"
 #include "core/progress.h"
@@ -18,7 +19,8 @@ usage(FILE *f)
 {
 	fputs(
 "usage: kg-predict [-q] [-k n] [--filter] [--format tsv|json] [--no-header]\n"
-"                  [--batch n] [--threads n] [--progress] [-o file [--force]]\n"
+"                  [--batch n] [--threads n] [--device cpu|cuda[:N]]\n"
+"                  [--progress] [-o file [--force]]\n"
 "                  dataset model [queries]\n"
 "       kg-predict --nearest [--sim cosine|dot|l2|l1|model] [options]\n"
 "                  dataset model [names]\n"
@@ -42,6 +44,8 @@ usage(FILE *f)
 "      --no-header       no header line in TSV\n"
 "      --batch n         queries per matrix product (default 1024)\n"
 "      --threads n       OpenMP threads (default: one per core)\n"
+"      --device d        cpu (default), or cuda, cuda:N for GPU N: refused\n"
+"                        (exit 2) until prediction runs on GPUs\n"
 "  -o, --output file     write to file, not stdout\n"
 "      --force           replace an existing file\n"
 "      --entities file   entity embeddings (.npy, float32 or float64) ...\n"
@@ -60,7 +64,8 @@ usage(FILE *f)
 
 enum {
 	OPT_FILTER = 256, OPT_NEAREST, OPT_SIM, OPT_FORMAT, OPT_NO_HEADER,
-	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION
+	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION,
+	OPT_DEVICE
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +77,7 @@ static const struct option long_opts[] = {
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
 	KG_MODELSRC_LONG_OPTS,
@@ -82,6 +88,9 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
+
+/* --device: where the scoring runs. */
+static struct kg_device device = KG_DEVICE_INIT;
 
 /* One option into o; 0, or -1 after a message. */
 static int
@@ -123,6 +132,7 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 	case OPT_FORCE: o->force = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case OPT_PROGRESS: *asked |= 1; return 0;
+	case OPT_DEVICE: return kg_cli_device(arg, &device);
 	}
 	return kg_modelsrc_opt(ch, arg, &o->src) > 0 ? 0 : -1;
 }
@@ -186,6 +196,8 @@ main(int argc, char *argv[])
 	if (check(argc - optind, argv + optind, &o) < 0) {
 		return kg_tool_usage_error();
 	}
+	if ((ch = kg_cli_device_ready(&device, "prediction")) != KG_EXIT_OK)
+		return ch;
 	o.src.quiet = o.quiet;
 	o.progress = kg_progress_wanted(o.quiet, asked & 1);
 	return kg_tool_exit(kg_predict_run(&o, &argc, &argv));

@@ -16,6 +16,7 @@
 
 #include "cli/tool.h"
 #include "cli/cliopts.h"
+#include "cli/device_opt.h"
 #include "cli/gnn_cli.h"
 #include "cli/train_help.h"
 #include "io/ckpt.h"
@@ -38,7 +39,7 @@ enum {
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
-	O_OVA_DURA
+	O_OVA_DURA, O_DEVICE, O_GPU
 };
 
 static const struct option long_opts[] = {
@@ -94,7 +95,6 @@ static const struct option long_opts[] = {
 	{ "has_edge_importance", no_argument, NULL, O_IGNORED },
 	{ "data_files", required_argument, NULL, O_IGNORED },
 	{ "delimiter", required_argument, NULL, O_IGNORED },
-	{ "gpu", required_argument, NULL, O_IGNORED },
 	{ "num_proc", required_argument, NULL, O_IGNORED },
 	{ "log_interval", required_argument, NULL, O_IGNORED },
 	{ "batch_size_eval", required_argument, NULL, O_IGNORED },
@@ -114,6 +114,8 @@ static const struct option long_opts[] = {
 	{ "test", no_argument, NULL, O_IGNORED },
 	{ "valid", no_argument, NULL, O_IGNORED },
 	{ "force", no_argument, NULL, O_FORCE },
+	{ "device", required_argument, NULL, O_DEVICE },
+	{ "gpu", required_argument, NULL, O_GPU },
 	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "dist", required_argument, NULL, O_DIST },
 	{ "partitions", required_argument, NULL, O_PARTS },
@@ -167,6 +169,7 @@ struct state {
 	struct kg_dist_train_opts x;
 	int double_ent, double_rel;
 	int epochs_given;	/* --epochs, on the command line or config */
+	struct kg_device device;	/* --device, --gpu */
 };
 
 /* A byte count with an optional K, M, G or T (powers of 1024). */
@@ -370,6 +373,8 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_OVA_PLATEAU: return kg_parse_u32("--one_vs_all_plateau", arg, 1,
 	    1u << 24, &s->j.one_vs_all_plateau);
 	case 'q': s->j.quiet = 1; return 0;
+	case O_DEVICE: return kg_cli_device(arg, &s->device);
+	case O_GPU: return kg_cli_gpu(arg, &s->device);
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
 	return NOT_MINE;
@@ -579,6 +584,7 @@ main(int argc, char *argv[])
 	struct kg_train_opts z = KG_TRAIN_OPTS_INIT;
 	struct kg_train_job zj = KG_TRAIN_JOB_INIT;
 	struct kg_dist_train_opts zx = KG_DIST_TRAIN_OPTS_INIT;
+	struct kg_device zd = KG_DEVICE_INIT;
 	char **av;
 	int rc, nav;
 
@@ -599,6 +605,7 @@ main(int argc, char *argv[])
 	s.j = zj;
 	s.double_ent = s.double_rel = 0;
 	s.epochs_given = 0;
+	s.device = zd;
 	s.x = zx;
 	s.x.rel_sync = 1;
 	s.j.argc = argc;
@@ -609,7 +616,8 @@ main(int argc, char *argv[])
 	rc = parse_args(nav, av, &s);
 	if (rc > 0)
 		rc--;
-	else
+	else if ((rc = kg_cli_device_ready(&s.device, "training")) ==
+	    KG_EXIT_OK)
 		rc = train(&s, &argc, &argv);
 	kg_cli_argv_free(argc, av);
 	if (kg_close_stdout() < 0)

@@ -11,6 +11,7 @@
 
 #include "cli/cliopts.h"
 #include "cli/tool.h"
+#include "cli/device_opt.h"
 #include "dist/dist.h"
 #include "cli/gnn_cli.h"
 #include "app/gnn_run.h"
@@ -27,7 +28,7 @@ enum {
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
 	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_BUDGET,
-	G_TARGET, G_IGNORED
+	G_TARGET, G_IGNORED, G_DEVICE, G_GPU
 };
 
 static const struct option gnn_opts[] = {
@@ -65,6 +66,8 @@ static const struct option gnn_opts[] = {
 	{ "no_checkpoint", no_argument, NULL, G_NOCKPT },
 	{ "keep_checkpoint", no_argument, NULL, G_KEEPCKPT },
 	{ "num_thread", required_argument, NULL, G_THREADS },
+	{ "device", required_argument, NULL, G_DEVICE },
+	{ "gpu", required_argument, NULL, G_GPU },
 	{ "batches_per_epoch", required_argument, NULL, G_BPE },
 	{ "neg_chunk_size", required_argument, NULL, G_CHUNK },
 	{ "blocks", no_argument, NULL, G_BLOCKS },
@@ -87,6 +90,7 @@ struct gnn_cli {
 	uint32_t threads;	/* 0: OpenMP's default */
 	int model_set;
 	int progress;		/* --progress */
+	struct kg_device device;	/* --device, --gpu */
 };
 
 /* --fanout A,B: one whole number per graph layer. */
@@ -203,6 +207,8 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_KEEPCKPT: c->r.keep_checkpoint = 1; return 0;
 	case G_THREADS: return kg_parse_u32("--num_thread", arg, 1, 1024,
 	    &c->threads);
+	case G_DEVICE: return kg_cli_device(arg, &c->device);
+	case G_GPU: return kg_cli_gpu(arg, &c->device);
 	case G_BPE: return kg_parse_u32("--batches_per_epoch", arg, 1,
 	    1u << 30, &o->batches_per_epoch);
 	case G_CHUNK: return kg_parse_u32("--neg_chunk_size", arg, 1,
@@ -286,7 +292,8 @@ kg_gnn_cli_usage(FILE *f)
 "                [--blocks]\n"
 "                [--epochs N] [--batches_per_epoch N]\n"
 "                [--lr_scale_ranks none|sqrt|linear] [--max_step N]\n"
-"                [--seed N] [--num_thread N] [--checkpoint_dir DIR]\n"
+"                [--seed N] [--num_thread N] [--device cpu|cuda[:N]]\n"
+"                [--gpu N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint]\n"
 "                [--valid_every N] [--patience N] [--time_budget S]\n"
 "                [--target_mrr M] [--progress] [-f | --force]\n"
@@ -365,6 +372,11 @@ kg_gnn_cli(int argc, char *argv[])
 	c.o.enc.dims[c.o.enc.n_layers] = c.dim;
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
+	if ((rc = kg_cli_device_ready(&c.device, "GNN training")) !=
+	    KG_EXIT_OK) {
+		kg_cli_argv_free(argc, av);
+		return rc;
+	}
 	in[0] = c.r.dataset;
 	in[1] = c.r.features;
 	in[2] = c.r.expanded;

@@ -18,6 +18,7 @@ static const char synopsis[] =
 "                [--regularization_coef C] [--regularization_norm 2|3]\n"
 "                [--init uniform|normal] [--init_scale S] [--max_grad_norm C]\n"
 "                [--epochs N] [--max_step N] [--seed N] [--num_thread N]\n"
+"                [--device cpu|cuda[:N]] [--gpu N]\n"
 "                [--valid_every N] [--patience N] [--checkpoint_dir DIR]\n"
 "                [--resume] [--no_checkpoint] [--keep_checkpoint] [-f]\n"
 "                [--progress] [--partitions DIR] [--dist buckets|ssgd]\n"
@@ -111,6 +112,9 @@ static const char shallow[] =
 "                         --epochs too, the first reached stops the run\n"
 "      --seed N           seed (default 1)\n"
 "      --num_thread N     OpenMP threads (default: one per core)\n"
+"      --device D         cpu (default), or cuda, cuda:N for GPU N: refused\n"
+"                         (exit 2) until training runs on GPUs\n"
+"      --gpu N            DGL-KE's spelling: --device cuda:N (-1: cpu)\n"
 "Validation and output:\n"
 "      --valid_every N    filtered valid MRR every N epochs, keep the best\n"
 "                         (default 0: off); DGL-KE's --eval_interval counts\n"
@@ -155,7 +159,7 @@ static const char gnn[] =
 "(Adam, default 0.01), --regularization_coef (default 0), --batch_size\n"
 "(global, default 1024), --neg_sample_size (default 8), --loss (default\n"
 "bce), --gamma, --adversarial_temperature, --epochs, --max_step, --seed,\n"
-"--num_thread, --checkpoint_dir, --resume, --no_checkpoint,\n"
+"--num_thread, --device, --gpu, --checkpoint_dir, --resume, --no_checkpoint,\n"
 "--keep_checkpoint, --time_budget, --valid_every, --patience and\n"
 "--target_mrr (one rank, without --expanded), --force and -q, and these:\n"
 "      --decoder NAME     DistMult (default), TransE_l1, TransE_l2, ComplEx\n"
@@ -187,7 +191,7 @@ static const char tail[] =
 "  mpirun;  --log_interval -> --progress;  --eval_interval -> --valid_every\n"
 "  (in epochs);  --batch_size_eval, --neg_sample_size_eval,\n"
 "  --neg_deg_sample_eval, --eval_percent, --no_eval_filter -> kg-eval's\n"
-"  --batch, --neg-sample, --neg-mode, --raw;  --gpu, --mix_cpu_gpu,\n"
+"  --batch, --neg-sample, --neg-mode, --raw;  --mix_cpu_gpu,\n"
 "  --async_update, --rel_part, --soft_rel_part, --force_sync_interval,\n"
 "  --no_save_emb, --has_edge_importance: no counterpart.\n"
 "  -h, --help             this help\n"
@@ -218,6 +222,7 @@ static const char *const ignored_hint[][2] = {
 	{ "soft_rel_part", "see --dist and --rel_sync" },
 	{ "no_save_emb", "the model directory always holds the embeddings" },
 	{ "has_edge_importance", "edge weights are not supported" },
+	{ "mix_cpu_gpu", "a run keeps its tables on one device (--device)" },
 };
 
 const char *
@@ -228,7 +233,7 @@ kg_train_ignored_hint(const char *name)
 	for (k = 0; k < KG_ARRAY_LEN(ignored_hint); k++)
 		if (strcmp(name, ignored_hint[k][0]) == 0)
 			return ignored_hint[k][1];
-	return "it has no meaning here (kgpipe runs on CPUs)";
+	return "it has no meaning here";
 }
 
 void

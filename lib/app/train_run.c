@@ -11,6 +11,7 @@
 
 #include <jansson.h>
 
+#include "compute/backend.h"
 #include "eval/eval.h"
 #include "io/dataset.h"
 #include "kge/modeldir.h"
@@ -352,6 +353,9 @@ figures(const struct job *b)
 	    b->ep.train_seconds > 0.0 ? (double)b->ep.trained /
 	    b->ep.train_seconds : 0.0));
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
+	/* Training runs on the CPU backend (lib/compute/backend.h). */
+	json_object_set_new(fig, "device", json_string("cpu"));
+	json_object_set_new(fig, "backend", json_string(kg_backend_cpu_name()));
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
 	if (b->j->one_vs_all_plateau > 0)

@@ -60,7 +60,7 @@ kg-train --model_name ComplEx --data_path data/umls_udd --format udd_hrt \
     --save_path ckpts --hidden_dim 16 -de -dr --gamma 143.0 --lr 0.1 \
     --max_step 40 --batch_size 256 --neg_sample_size 32 --log_interval 10 \
     --batch_size_eval 16 --test --valid -adv -rc 2e-6 --num_thread 1 \
-    --num_proc 1 --gpu 0 --neg_deg_sample --no_checkpoint ds model 2>warn.txt
+    --num_proc 1 --gpu -1 --neg_deg_sample --no_checkpoint ds model 2>warn.txt
 check "copied dglke_train line: exit 0" test $? -eq 0
 check "warning: --save_path -> MODEL_DIR" grep -q "ignoring DGL-KE option --save_path: the model directory is the MODEL_DIR operand" warn.txt
 check "warning: --valid -> --valid_every" grep -q "ignoring DGL-KE option --valid: use --valid_every N" warn.txt

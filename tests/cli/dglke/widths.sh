@@ -60,6 +60,9 @@ check "--help: -de as DGL-KE" grep -q -- "-de, --double_ent      as DGL-KE" help
 check "--help lists GNN options" grep -q -- "--gnn_hidden N     attribute and hidden layer width (default 64)" help.txt
 kg-train --model_name RGCN --help >help2.txt
 check "--help the same with --model_name RGCN" cmp -s help.txt help2.txt
-# --gpu takes several values as in DGL-KE.
-kg-train $t --gpu 0 1 2 3 --model_name DistMult --hidden_dim 8 ds g1 2>/dev/null
-check "--gpu 0 1 2 3 accepted" test -f g1/entities.npy
+# --gpu takes several values as in DGL-KE: the operands stay operands, and
+# the first GPU is refused as --device cuda:0 is (tests/cli/device).
+expect_fail "--gpu 0 1 2 3 parsed" 2 "^kg-train: cuda:0: " \
+    kg-train $t --gpu 0 1 2 3 --model_name DistMult --hidden_dim 8 ds g1
+check "--gpu -1 (DGL-KE's CPU) accepted" sh -c \
+    "kg-train $t --gpu -1 --model_name DistMult --hidden_dim 8 ds g1 2>/dev/null && test -f g1/entities.npy"

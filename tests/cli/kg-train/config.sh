@@ -47,9 +47,9 @@ for c in "$KG_TOP"/examples/configs/tta/*.json; do
 	check "tta config $(basename "$c") names its published bar" jq -e \
 	    '(._bar_mrr | type) == "number" and ._bar_mrr > 0 and ._bar_mrr < 1' "$c"
 done
-out=$(kg-train -q --gpu 0 --mix_cpu_gpu --log_interval 100 --hidden_dim 8 \
+out=$(kg-train -q --gpu -1 --mix_cpu_gpu --log_interval 100 --hidden_dim 8 \
     --epochs 1 ds m4 2>&1)
-if [ $? -eq 0 ] && grep -q "ignoring DGL-KE option --gpu" <<<"$out"; then
+if [ $? -eq 0 ] && grep -q "ignoring DGL-KE option --mix_cpu_gpu" <<<"$out"; then
 	ok "DGL-KE options without meaning are accepted with a warning"
 else
 	notok "DGL-KE options without meaning are accepted with a warning: $out"
@@ -57,7 +57,7 @@ fi
 echo '{"model_name": "DistMult", "hidden_dim": 8, "epochs": 1, "gpu": [0], "async_update": true}' >dgl.json
 expect_fail "ignored DGL-KE key still type-checked" 2 "wrong type" \
     kg-train -q --config dgl.json ds m5
-echo '{"model_name": "DistMult", "hidden_dim": 8, "epochs": 1, "gpu": 0, "async_update": true}' >dgl2.json
+echo '{"model_name": "DistMult", "hidden_dim": 8, "epochs": 1, "gpu": -1, "async_update": true}' >dgl2.json
 check "DGL-KE config with GPU keys" kg-train -q --config dgl2.json ds m6
 # A path from a config file outlives the file's JSON document (it was
 # read after the document was freed: a garbled checkpoint directory).

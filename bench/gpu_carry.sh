@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Gather what the lent GPU machine lacks for bench/gpu_device.sh into
+# gpu-carry/ (ignored by git; name it in the device tool's carry): the
+# headers of the Debian packages lib/ includes (OpenBLAS, Jansson, xxHash,
+# zlib, METIS, libcsv, Open MPI's mpi.h) and the shared libraries the
+# GPU test program loads, found with ldd (OpenBLAS and what it needs).
+# That machine has nvcc and gcc but none of these packages.  Run from
+# the repository root after `make` (make gpu-carry does both).
+set -eu
+cd "$(dirname "$0")/.."
+prog=${1:-build/gpu/gpu_ops}
+[ -x "$prog" ] || { echo "gpu_carry: $prog not built (run make)" >&2; exit 1; }
+rm -rf gpu-carry.tmp
+mkdir -p gpu-carry.tmp/include gpu-carry.tmp/lib
+# Each header by its path on this machine, as the compiler finds it.
+for h in cblas.h openblas_config.h jansson.h jansson_config.h xxhash.h \
+    zlib.h zconf.h metis.h csv.h mpi.h mpi_portable_platform.h; do
+	p=$(echo "#include <$h>" | mpicc $(pkg-config --cflags openblas \
+	    jansson libxxhash zlib) -E -H -x c - 2>&1 >/dev/null |
+	    awk -v h="/$h" '$1 == "." && substr($2, length($2) - length(h) + 1) == h { print $2; exit }')
+	if [ -z "$p" ]; then
+		echo "gpu_carry: cannot find $h" >&2
+		exit 1
+	fi
+	cp "$p" gpu-carry.tmp/include/
+done
+# The libraries ldd resolves, less the C and C++ runtimes every machine
+# has; copied under their sonames.
+ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
+while read -r soname path; do
+	case "$soname" in
+	libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|\
+	libdl.so*|librt.so*|ld-linux*) continue ;;
+	esac
+	cp -L "$path" "gpu-carry.tmp/lib/$soname"
+done
+rm -rf gpu-carry
+mv gpu-carry.tmp gpu-carry
+du -sh gpu-carry
+ls gpu-carry/lib

@@ -1,0 +1,225 @@
+/*
+ * backend: the device seam.  A compute backend, opened by name, owns
+ * memory on its device and runs there the operations a shallow training
+ * step and filtered evaluation need; the caller sends index batches and
+ * reads results back when it wants them (ggml-backend's shape: a backend
+ * object, buffers, operations queued in order, a synchronisation point).
+ *
+ * Backends:
+ *   "cpu"            today's code on the calling thread (backend_cpu.c):
+ *                    kernels.h, compute.h and rowops.h, so each operation
+ *                    gives the same bits as those functions called
+ *                    directly; device memory is host memory.
+ *   "cuda", "cuda:N" GPU N (0 for "cuda") through the CUDA runtime and
+ *                    cuBLAS (lib/compute/cuda/), present only in a build
+ *                    with nvcc (KG_HAVE_CUDA; the Makefile's CUDA
+ *                    setting).  Its kernels run devops.h's thread
+ *                    functions, so its results match the CPU's within
+ *                    rounding (relative 1e-5 in the tests), not bit for
+ *                    bit: it sums in other orders and with atomics.
+ *
+ * Memory.  kg_be_alloc returns device memory: a pointer the caller may
+ * only hand to this backend's functions (it is host memory for "cpu").
+ * kg_be_host_alloc returns host memory the device copies from and to
+ * asynchronously (pinned for CUDA).  Every pointer argument of an
+ * operation below is device memory of the same backend; host memory is
+ * reached only by the copies.
+ *
+ * Order.  Operations run in call order on the backend's compute stream;
+ * kg_be_upload_async and kg_be_download_async run on a separate copy
+ * stream, so a copy overlaps computation: the caller orders the two with
+ * kg_be_sync, which waits for everything queued on both.  kg_be_upload
+ * and kg_be_download wait for the compute stream and complete before
+ * they return.  A pointer that an operation reads or writes must stay
+ * allocated until the next kg_be_sync.
+ *
+ * Errors.  Functions return 0, or -1 after kg_error() naming the device
+ * call that failed; an error of the CUDA runtime is sticky, and the
+ * backend can then only be freed.  The operations check their sizes, not
+ * the contents of index arrays: an index outside the table is undefined
+ * behaviour, as in the CPU code.
+ *
+ * Threads: a backend is used by one thread at a time; two backends (even
+ * of one device) are independent.  Nothing is allocated inside the
+ * operations; what a step needs is allocated once, before the step loop.
+ */
+#ifndef KG_BACKEND_H
+#define KG_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compute/compute.h"
+#include "compute/kernels.h"
+#include "compute/rowops.h"
+
+enum kg_device_kind { KG_DEVICE_CPU, KG_DEVICE_CUDA };
+
+struct kg_device {
+	enum kg_device_kind kind;
+	int index;		/* GPU number, 0 for the CPU */
+};
+
+#define KG_DEVICE_INIT { .kind = KG_DEVICE_CPU }
+
+/* The largest GPU number "cuda:N" accepts. */
+#define KG_DEVICE_MAX_INDEX 1023
+
+/*
+ * Parse "cpu", "cuda" (GPU 0) or "cuda:N" (0 <= N <= KG_DEVICE_MAX_INDEX,
+ * through kg_parse_u32) into *d; what names the option in the message
+ * ("--device").  Returns 0, or -1 after kg_error().
+ */
+int kg_device_parse(const char *what, const char *s, struct kg_device *d);
+
+/* "cpu" or "cuda:N" into buf (n bytes, at least 16); returns buf. */
+char *kg_device_format(const struct kg_device *d, char *buf, size_t n);
+
+/* 1 when this build has the CUDA backend, 0 when not. */
+int kg_backend_have_cuda(void);
+
+/*
+ * Whether d can be used here, without opening it: 0, or -1 after
+ * kg_error() with the reason in one line: a build without CUDA ("built
+ * without the CUDA backend ... rebuild with ..."), no GPU visible (the
+ * CUDA runtime's error, or none found), or N past the GPUs there are.
+ */
+int kg_backend_check(const struct kg_device *d);
+
+struct kg_backend;
+
+/* Open a backend on d; NULL after kg_error() (as kg_backend_check). */
+struct kg_backend *kg_backend_open(const struct kg_device *d);
+
+/* Wait for its work, free its resources and the struct; NULL: no-op.
+ * Memory from kg_be_alloc and kg_be_host_alloc must be freed first. */
+void kg_backend_free(struct kg_backend *be);
+
+/* "cpu:openblas:Haswell", "cuda:0:NVIDIA H100 80GB HBM3": for manifests
+ * and logs; owned by the backend. */
+const char *kg_backend_name(const struct kg_backend *be);
+
+/* kg_backend_name of a CPU backend, without opening one (static). */
+const char *kg_backend_cpu_name(void);
+
+/* The device the backend was opened on. */
+struct kg_device kg_backend_device(const struct kg_backend *be);
+
+/* ---- Memory and copies. ---- */
+
+/* bytes of device memory (any alignment a float or int64_t needs), or
+ * NULL after kg_error(); 0 bytes gives a valid pointer to free. */
+void *kg_be_alloc(struct kg_backend *be, size_t bytes);
+void kg_be_free(struct kg_backend *be, void *p);
+
+/* bytes of host memory for asynchronous copies; NULL after kg_error(). */
+void *kg_be_host_alloc(struct kg_backend *be, size_t bytes);
+void kg_be_host_free(struct kg_backend *be, void *p);
+
+/* Set bytes of device memory to 0 (on the compute stream). */
+int kg_be_zero(struct kg_backend *be, void *dev, size_t bytes);
+
+/* Synchronous copies: host src to device dst, device src to host dst. */
+int kg_be_upload(struct kg_backend *be, void *dev, const void *host,
+    size_t bytes);
+int kg_be_download(struct kg_backend *be, void *host, const void *dev,
+    size_t bytes);
+
+/* The same on the copy stream; host memory from kg_be_host_alloc. */
+int kg_be_upload_async(struct kg_backend *be, void *dev, const void *host,
+    size_t bytes);
+int kg_be_download_async(struct kg_backend *be, void *host, const void *dev,
+    size_t bytes);
+
+/* Wait for every operation and copy queued so far. */
+int kg_be_sync(struct kg_backend *be);
+
+/* ---- Products (compute.h's conventions: row-major, C's order). ---- */
+
+int kg_be_sgemm(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
+    size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+    const float *b, size_t ldb, float beta, float *c, size_t ldc);
+
+/* batch products C_i = alpha op(A_i) op(B_i) + beta C_i with A_i = a +
+ * i * sa, B_i = b + i * sb, C_i = c + i * sc (strides in floats). */
+int kg_be_sgemm_batched(struct kg_backend *be, enum kg_trans ta,
+    enum kg_trans tb, size_t m, size_t n, size_t k, float alpha,
+    const float *a, size_t lda, size_t sa, const float *b, size_t ldb,
+    size_t sb, float beta, float *c, size_t ldc, size_t sc, size_t batch);
+
+/* ---- Rows by index. ---- */
+
+/* out[i] = table[idx[i]] for n rows of d floats. */
+int kg_be_gather(struct kg_backend *be, size_t n, size_t d,
+    const float *table, const int64_t *idx, float *out);
+
+/* table[idx[i]] += src[i]; repeated indices add up (in index order on
+ * the CPU, in no fixed order on a GPU). */
+int kg_be_scatter_add(struct kg_backend *be, size_t n, size_t d,
+    const float *src, const int64_t *idx, float *table);
+
+/* ---- Scores (kernels.h's contract, every enum kg_kern_sim). ---- */
+
+/* Floats of work kg_be_chunk and kg_be_chunk_backward need. */
+size_t kg_be_work_size(const struct kg_backend *be, enum kg_kern_sim sim,
+    size_t nq, size_t nc);
+
+int kg_be_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
+    size_t nc, size_t d, float gamma, const float *q, const float *c,
+    float *out, float *dist, float *work);
+/* dist: what kg_be_chunk of the same backend wrote (L2 kinds). */
+int kg_be_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim,
+    size_t nq, size_t nc, size_t d, const float *q, const float *c,
+    const float *g, float *dist, float *gq, float *gc, float *work);
+int kg_be_pairs(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
+    size_t d, float gamma, const float *q, const float *c, float *out,
+    float *dist);
+int kg_be_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim,
+    size_t n, size_t d, const float *q, const float *c, const float *g,
+    const float *dist, float *gq, float *gc);
+
+/* ---- Losses (rowops.h's kg_loss_eval, one row per positive). ---- */
+
+/*
+ * For each of rows positives: kg_loss_eval(l, pos[i], neg + i * n, n,
+ * skip ? skip + i * n : NULL, gpos + i, gneg + i * n) into loss[i].
+ */
+int kg_be_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float *gpos, float *gneg, double *loss);
+
+/* ---- Optimiser rows: rows idx[0..n) of table (width d) take the
+ * gradients grad (n x d).  Indices must be distinct within one call. ---- */
+
+/* Row-wise Adagrad, state one float per table row. */
+int kg_be_adagrad(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, float *table, float *state);
+/* Element-wise Adagrad, state d floats per table row. */
+int kg_be_adagrad_elem(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, float *table, float *state);
+/* Adam, state 2d + 1 floats per table row. */
+int kg_be_adam(struct kg_backend *be, size_t n, size_t d,
+    const struct kg_adam *a, const int64_t *idx, const float *grad,
+    float *table, float *state);
+
+/* The L2 (p = 2) or N3 (p = 3) regulariser of rowops.h's kg_regularise
+ * over n floats of x: g += scale * gradient, *value (one device double)
+ * += its value. */
+int kg_be_regularise(struct kg_backend *be, size_t n, const float *x,
+    float *g, double coef, unsigned p, double scale, double *value);
+
+/* ---- Evaluation. ---- */
+
+/*
+ * Filtered rank counts over a tile of scores (nq x nc, row i against the
+ * true score s[i]): greater[i] += #{j : scores[i][j] > s[i]}, equal[i] +=
+ * #{j : == s[i]}, leaving out the columns excl[excl_off[i] ..
+ * excl_off[i + 1]) (the true entity and the known positives in the tile,
+ * each once, as column numbers; excl_off NULL: none).  A NaN s[i] adds
+ * nothing; NaN scores never count.
+ */
+int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
+    const float *scores, const float *s, const int64_t *excl_off,
+    const int64_t *excl, uint64_t *greater, uint64_t *equal);
+
+#endif

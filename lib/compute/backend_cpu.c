@@ -1,0 +1,268 @@
+/*
+ * The CPU backend (backend.h): every operation calls the code the CPU
+ * paths call today (kernels.h, compute.h, rowops.h) on the calling
+ * thread, so its results are those functions' bits.  Device memory is
+ * host memory; copies are memcpy and complete at once.
+ */
+#include "compute/backend_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static void
+cpu_release(struct kg_backend *be)
+{
+	(void)be;
+}
+
+static void *
+cpu_alloc(struct kg_backend *be, size_t bytes)
+{
+	(void)be;
+	return kg_xmalloc(bytes > 0 ? bytes : 1);
+}
+
+static void
+cpu_free(struct kg_backend *be, void *p)
+{
+	(void)be;
+	free(p);
+}
+
+static int
+cpu_zero(struct kg_backend *be, void *p, size_t bytes)
+{
+	(void)be;
+	memset(p, 0, bytes);
+	return 0;
+}
+
+static int
+cpu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
+    int to_dev, int async)
+{
+	(void)be;
+	(void)to_dev;
+	(void)async;
+	memmove(dst, src, bytes);
+	return 0;
+}
+
+static int
+cpu_sync(struct kg_backend *be)
+{
+	(void)be;
+	return 0;
+}
+
+static int
+cpu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
+    size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+    size_t sa, const float *b, size_t ldb, size_t sb, float beta, float *c,
+    size_t ldc, size_t sc, size_t batch)
+{
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < batch; i++)
+		kg_sgemm(ta, tb, m, n, k, alpha, a + i * sa, lda, b + i * sb,
+		    ldb, beta, c + i * sc, ldc);
+	return 0;
+}
+
+static int
+cpu_gather(struct kg_backend *be, size_t n, size_t d, const float *table,
+    const int64_t *idx, float *out)
+{
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		memcpy(out + i * d, table + (size_t)idx[i] * d,
+		    d * sizeof(*out));
+	return 0;
+}
+
+static int
+cpu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
+    const int64_t *idx, float *table)
+{
+	size_t i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		float *row = table + (size_t)idx[i] * d;
+		const float *s = src + i * d;
+
+		for (l = 0; l < d; l++)
+			row[l] += s[l];
+	}
+	return 0;
+}
+
+static int
+cpu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
+    size_t d, float gamma, const float *q, const float *c, float *out,
+    float *dist, float *work)
+{
+	(void)be;
+	kg_kern_chunk(sim, nq, nc, d, gamma, q, c, out, dist, work);
+	return 0;
+}
+
+static int
+cpu_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
+    size_t nc, size_t d, const float *q, const float *c, const float *g,
+    float *dist, float *gq, float *gc, float *work)
+{
+	(void)be;
+	kg_kern_chunk_backward(sim, nq, nc, d, q, c, g, dist, gq, gc, work);
+	return 0;
+}
+
+static int
+cpu_pairs(struct kg_backend *be, enum kg_kern_sim sim, size_t n, size_t d,
+    float gamma, const float *q, const float *c, float *out, float *dist)
+{
+	(void)be;
+	kg_kern_pairs(sim, n, d, gamma, q, c, out, dist);
+	return 0;
+}
+
+static int
+cpu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
+    size_t d, const float *q, const float *c, const float *g,
+    const float *dist, float *gq, float *gc)
+{
+	(void)be;
+	kg_kern_pairs_backward(sim, n, d, q, c, g, dist, gq, gc);
+	return 0;
+}
+
+static int
+cpu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float *gpos, float *gneg, double *loss)
+{
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < rows; i++)
+		loss[i] = kg_loss_eval(l, pos[i], neg + i * n, n,
+		    skip != NULL ? skip + i * n : NULL, gpos + i, gneg + i * n);
+	return 0;
+}
+
+static int
+cpu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
+    const struct kg_adam *a, const int64_t *idx, const float *grad,
+    float *table, float *state)
+{
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		size_t r = (size_t)idx[i];
+		float *w = table + r * d;
+		const float *g = grad + i * d;
+
+		switch (kind) {
+		case KG_BE_ADAGRAD:
+			kg_adagrad_row(w, state + r, g, d, a->lr);
+			break;
+		case KG_BE_ADAGRAD_ELEM:
+			kg_adagrad_elem_row(w, state + r * d, g, d, a->lr);
+			break;
+		case KG_BE_ADAM:
+			kg_adam_row(w, state + r * (2 * d + 1), g, d, a);
+			break;
+		}
+	}
+	return 0;
+}
+
+static int
+cpu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
+    double coef, unsigned p, double scale, double *value)
+{
+	(void)be;
+	*value += kg_regularise(x, g, n, coef, p, scale);
+	return 0;
+}
+
+static int
+cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
+    const float *scores, const float *s, const int64_t *excl_off,
+    const int64_t *excl, uint64_t *greater, uint64_t *equal)
+{
+	size_t i, j;
+	int64_t k;
+
+	(void)be;
+	for (i = 0; i < nq; i++) {
+		const float *row = scores + i * nc;
+		uint64_t g = 0, e = 0;
+		float si = s[i];
+
+		if (si != si)
+			continue;
+		for (j = 0; j < nc; j++) {
+			g += row[j] > si;
+			e += row[j] == si;
+		}
+		for (k = excl_off != NULL ? excl_off[i] : 0;
+		    excl_off != NULL && k < excl_off[i + 1]; k++) {
+			g -= row[excl[k]] > si;
+			e -= row[excl[k]] == si;
+		}
+		greater[i] += g;
+		equal[i] += e;
+	}
+	return 0;
+}
+
+static const struct kg_backend_ops cpu_ops = {
+	.release = cpu_release,
+	.alloc = cpu_alloc,
+	.dfree = cpu_free,
+	.host_alloc = cpu_alloc,
+	.host_free = cpu_free,
+	.zero = cpu_zero,
+	.copy = cpu_copy,
+	.sync = cpu_sync,
+	.sgemm_batched = cpu_sgemm_batched,
+	.gather = cpu_gather,
+	.scatter_add = cpu_scatter_add,
+	.work_size = kg_kern_work_size,
+	.chunk = cpu_chunk,
+	.chunk_backward = cpu_chunk_backward,
+	.pairs = cpu_pairs,
+	.pairs_backward = cpu_pairs_backward,
+	.loss = cpu_loss,
+	.optim = cpu_optim,
+	.regularise = cpu_regularise,
+	.rank_counts = cpu_rank_counts,
+};
+
+const char *
+kg_backend_cpu_name(void)
+{
+	static char name[96];
+
+	if (name[0] == '\0')
+		snprintf(name, sizeof(name), "cpu:%s", kg_compute_name());
+	return name;
+}
+
+int
+kg_backend_cpu_init(struct kg_backend *be)
+{
+	kg_compute_init();
+	be->ops = &cpu_ops;
+	snprintf(be->name, sizeof(be->name), "%s", kg_backend_cpu_name());
+	be->impl = NULL;
+	return 0;
+}

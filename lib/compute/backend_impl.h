@@ -1,0 +1,89 @@
+/*
+ * The inside of struct kg_backend (backend.h): a table of operations
+ * each backend fills (backend_cpu.c, cuda/backend_cuda.cu) and backend.c
+ * dispatches to.  Internal to lib/compute; valid C11 and C++ (the CUDA
+ * file includes it), so no restrict here.
+ *
+ * The dispatchers in backend.c return early for empty work, so no
+ * operation below is called with n, rows, m or nq x nc of 0.
+ */
+#ifndef KG_BACKEND_IMPL_H
+#define KG_BACKEND_IMPL_H
+
+#include "compute/backend.h"
+
+enum kg_be_optim { KG_BE_ADAGRAD, KG_BE_ADAGRAD_ELEM, KG_BE_ADAM };
+
+struct kg_backend_ops {
+	void (*release)(struct kg_backend *be);
+	void *(*alloc)(struct kg_backend *be, size_t bytes);
+	void (*dfree)(struct kg_backend *be, void *p);
+	void *(*host_alloc)(struct kg_backend *be, size_t bytes);
+	void (*host_free)(struct kg_backend *be, void *p);
+	int (*zero)(struct kg_backend *be, void *p, size_t bytes);
+	/* to_dev: host to device; async: on the copy stream. */
+	int (*copy)(struct kg_backend *be, void *dst, const void *src,
+	    size_t bytes, int to_dev, int async);
+	int (*sync)(struct kg_backend *be);
+	int (*sgemm_batched)(struct kg_backend *be, enum kg_trans ta,
+	    enum kg_trans tb, size_t m, size_t n, size_t k, float alpha,
+	    const float *a, size_t lda, size_t sa, const float *b, size_t ldb,
+	    size_t sb, float beta, float *c, size_t ldc, size_t sc,
+	    size_t batch);
+	int (*gather)(struct kg_backend *be, size_t n, size_t d,
+	    const float *table, const int64_t *idx, float *out);
+	int (*scatter_add)(struct kg_backend *be, size_t n, size_t d,
+	    const float *src, const int64_t *idx, float *table);
+	size_t (*work_size)(enum kg_kern_sim sim, size_t nq, size_t nc);
+	int (*chunk)(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
+	    size_t nc, size_t d, float gamma, const float *q, const float *c,
+	    float *out, float *dist, float *work);
+	int (*chunk_backward)(struct kg_backend *be, enum kg_kern_sim sim,
+	    size_t nq, size_t nc, size_t d, const float *q, const float *c,
+	    const float *g, float *dist, float *gq, float *gc, float *work);
+	int (*pairs)(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
+	    size_t d, float gamma, const float *q, const float *c, float *out,
+	    float *dist);
+	int (*pairs_backward)(struct kg_backend *be, enum kg_kern_sim sim,
+	    size_t n, size_t d, const float *q, const float *c,
+	    const float *g, const float *dist, float *gq, float *gc);
+	int (*loss)(struct kg_backend *be, const struct kg_loss *l,
+	    size_t rows, size_t n, const float *pos, const float *neg,
+	    const uint8_t *skip, float *gpos, float *gneg, double *loss);
+	/* a->lr is the learning rate of every kind. */
+	int (*optim)(struct kg_backend *be, enum kg_be_optim kind, size_t n,
+	    size_t d, const struct kg_adam *a, const int64_t *idx,
+	    const float *grad, float *table, float *state);
+	int (*regularise)(struct kg_backend *be, size_t n, const float *x,
+	    float *g, double coef, unsigned p, double scale, double *value);
+	int (*rank_counts)(struct kg_backend *be, size_t nq, size_t nc,
+	    const float *scores, const float *s, const int64_t *excl_off,
+	    const int64_t *excl, uint64_t *greater, uint64_t *equal);
+};
+
+struct kg_backend {
+	const struct kg_backend_ops *ops;
+	struct kg_device dev;
+	char name[160];
+	void *impl;		/* the backend's own state */
+};
+
+/* Fill be (ops, name, impl) for the CPU; 0. */
+int kg_backend_cpu_init(struct kg_backend *be);
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+/*
+ * The CUDA backend (cuda/backend_cuda.cu), in builds with KG_HAVE_CUDA.
+ * kg_backend_cuda_count: the number of GPUs visible into *n; 0, or -1
+ * with the CUDA runtime's message in err (errlen bytes).  init: fill be
+ * for GPU index; 0, or -1 after kg_error().
+ */
+int kg_backend_cuda_count(int *n, char *err, size_t errlen);
+int kg_backend_cuda_init(struct kg_backend *be, int index);
+#if defined(__cplusplus)
+}
+#endif
+
+#endif

@@ -1,0 +1,572 @@
+/*
+ * The CUDA backend (backend.h): cuBLAS for the products, and for the rest
+ * kernels that each call one thread function of lib/compute/devops.h, the
+ * arithmetic the host-emulated tests (tests/unit/t_devops.c) check
+ * against the CPU backend.  Operations go on one compute stream, the
+ * asynchronous copies on a second; nothing is allocated after the
+ * backend is open except what the caller asks for.  cuBLAS is loaded
+ * with dlopen when the first backend opens (libcublas.so.N, N the major
+ * version of the headers, from the library path or KG_CUDA_LIBDIR), so
+ * the tools neither load it nor need it unless a GPU is used.
+ */
+#define restrict __restrict__
+#include "compute/backend_impl.h"
+#undef restrict
+#include "compute/devops.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+
+extern "C" void kg_error(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+namespace {
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define CUBLAS_SONAME "libcublas.so." STR(CUBLAS_VER_MAJOR)
+
+/* The cuBLAS functions the backend calls, from dlopen. */
+struct blas_api {
+	decltype(&cublasCreate_v2) create;
+	decltype(&cublasDestroy_v2) destroy;
+	decltype(&cublasSetStream_v2) set_stream;
+	decltype(&cublasSgemm_v2) sgemm;
+	decltype(&cublasSgemmStridedBatched) sgemm_sb;
+};
+
+blas_api blas;
+
+/* Load cuBLAS once; 0, or -1 after kg_error(). */
+int
+load_blas(int dev)
+{
+	static void *lib;
+	const char *err;
+
+	if (lib != NULL)
+		return 0;
+	lib = dlopen(CUBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL)
+		lib = dlopen(KG_CUDA_LIBDIR "/" CUBLAS_SONAME,
+		    RTLD_NOW | RTLD_LOCAL);
+	if (lib == NULL) {
+		err = dlerror();
+		kg_error("cuda:%d: cannot load cuBLAS (%s): %s", dev,
+		    CUBLAS_SONAME, err != NULL ? err : "not found");
+		return -1;
+	}
+	blas.create = reinterpret_cast<decltype(blas.create)>(
+	    dlsym(lib, "cublasCreate_v2"));
+	blas.destroy = reinterpret_cast<decltype(blas.destroy)>(
+	    dlsym(lib, "cublasDestroy_v2"));
+	blas.set_stream = reinterpret_cast<decltype(blas.set_stream)>(
+	    dlsym(lib, "cublasSetStream_v2"));
+	blas.sgemm = reinterpret_cast<decltype(blas.sgemm)>(
+	    dlsym(lib, "cublasSgemm_v2"));
+	blas.sgemm_sb = reinterpret_cast<decltype(blas.sgemm_sb)>(
+	    dlsym(lib, "cublasSgemmStridedBatched"));
+	if (blas.create == NULL || blas.destroy == NULL ||
+	    blas.set_stream == NULL || blas.sgemm == NULL ||
+	    blas.sgemm_sb == NULL) {
+		kg_error("cuda:%d: %s lacks a function kgpipe calls", dev,
+		    CUBLAS_SONAME);
+		dlclose(lib);
+		lib = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+struct cuda_impl {
+	int dev;
+	cudaStream_t comp, copy;
+	cublasHandle_t blas;
+};
+
+cuda_impl *
+impl(struct kg_backend *be)
+{
+	return static_cast<cuda_impl *>(be->impl);
+}
+
+/* Report a failed runtime call; -1. */
+int
+cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
+{
+	kg_error("cuda:%d: %s: %s", be->dev.index, what,
+	    cudaGetErrorString(e));
+	return -1;
+}
+
+int
+blas_fail(struct kg_backend *be, const char *what, cublasStatus_t s)
+{
+	kg_error("cuda:%d: %s: cuBLAS status %d", be->dev.index, what,
+	    static_cast<int>(s));
+	return -1;
+}
+
+#define CK(be, call) do {						\
+	cudaError_t ck_e_ = (call);					\
+	if (ck_e_ != cudaSuccess)					\
+		return cuda_fail((be), #call, ck_e_);			\
+} while (0)
+
+/* Blocks for n threads, or 0 when the grid would be too large. */
+unsigned
+grid(size_t n)
+{
+	size_t b = kg_dev_nblocks(n, KG_DEV_BLOCK);
+
+	return b > static_cast<size_t>(INT_MAX) ? 0u :
+	    static_cast<unsigned>(b);
+}
+
+/* Launch kernel k over n threads on the compute stream and check it. */
+template <typename K, typename... A>
+int
+launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
+{
+	unsigned g = grid(n);
+	cudaError_t e;
+
+	if (g == 0) {
+		kg_error("cuda:%d: %s: %zu threads exceed one grid",
+		    be->dev.index, what, n);
+		return -1;
+	}
+	k<<<g, KG_DEV_BLOCK, 0, impl(be)->comp>>>(args...);
+	e = cudaGetLastError();
+	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
+}
+
+/* The kernels: one line each, the thread functions of devops.h. */
+#define TID blockIdx.x, threadIdx.x, blockDim.x
+
+__global__ void
+k_gather(size_t n, size_t d, const float *t, const int64_t *idx, float *o)
+{
+	kg_dev_t_gather(TID, n, d, t, idx, o);
+}
+
+__global__ void
+k_scatter_add(size_t n, size_t d, const float *s, const int64_t *idx,
+    float *t)
+{
+	kg_dev_t_scatter_add(TID, n, d, s, idx, t);
+}
+
+__global__ void
+k_chunk(int sim, size_t nq, size_t nc, size_t d, float gamma,
+    const float *q, const float *c, float *out, float *dist)
+{
+	kg_dev_t_chunk(TID, sim, nq, nc, d, gamma, q, c, out, dist);
+}
+
+__global__ void
+k_pairs(int sim, size_t n, size_t d, float gamma, const float *q,
+    const float *c, float *out, float *dist)
+{
+	kg_dev_t_pairs(TID, sim, n, d, gamma, q, c, out, dist);
+}
+
+__global__ void
+k_chunk_bwd_q(int sim, size_t nq, size_t nc, size_t d, const float *q,
+    const float *c, const float *g, const float *dist, float *gq)
+{
+	kg_dev_t_chunk_bwd_q(TID, sim, nq, nc, d, q, c, g, dist, gq);
+}
+
+__global__ void
+k_chunk_bwd_c(int sim, size_t nq, size_t nc, size_t d, const float *q,
+    const float *c, const float *g, const float *dist, float *gc)
+{
+	kg_dev_t_chunk_bwd_c(TID, sim, nq, nc, d, q, c, g, dist, gc);
+}
+
+__global__ void
+k_pairs_bwd(int sim, size_t n, size_t d, const float *q, const float *c,
+    const float *g, const float *dist, float *gq, float *gc)
+{
+	kg_dev_t_pairs_bwd(TID, sim, n, d, q, c, g, dist, gq, gc);
+}
+
+__global__ void
+k_loss(int kind, double margin, float adv, size_t rows, size_t n,
+    const float *pos, const float *neg, const uint8_t *skip, float *gpos,
+    float *gneg, double *loss)
+{
+	kg_dev_t_loss(TID, kind, margin, adv, rows, n, pos, neg, skip, gpos,
+	    gneg, loss);
+}
+
+__global__ void
+k_adagrad(size_t n, size_t d, float lr, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	kg_dev_t_adagrad(TID, n, d, lr, idx, grad, table, state);
+}
+
+__global__ void
+k_adagrad_elem(size_t n, size_t d, float lr, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	kg_dev_t_adagrad_elem(TID, n, d, lr, idx, grad, table, state);
+}
+
+__global__ void
+k_adam(size_t n, size_t d, float lr, float b1, float b2, float eps,
+    const int64_t *idx, const float *grad, float *table, float *state)
+{
+	kg_dev_t_adam(TID, n, d, lr, b1, b2, eps, idx, grad, table, state);
+}
+
+__global__ void
+k_regularise(size_t n, const float *x, float *g, double coef, unsigned p,
+    double scale, double *value)
+{
+	kg_dev_t_regularise(TID, n, x, g, coef, p, scale, value);
+}
+
+__global__ void
+k_rank_counts(size_t nq, size_t nc, const float *scores, const float *s,
+    const int64_t *excl_off, const int64_t *excl, uint64_t *greater,
+    uint64_t *equal)
+{
+	kg_dev_t_rank_counts(TID, nq, nc, scores, s, excl_off, excl, greater,
+	    equal);
+}
+
+void
+cu_release(struct kg_backend *be)
+{
+	cuda_impl *c = impl(be);
+
+	if (c == NULL)
+		return;
+	cudaSetDevice(c->dev);
+	cudaStreamSynchronize(c->comp);
+	cudaStreamSynchronize(c->copy);
+	blas.destroy(c->blas);
+	cudaStreamDestroy(c->comp);
+	cudaStreamDestroy(c->copy);
+	free(c);
+	be->impl = NULL;
+}
+
+void *
+cu_alloc(struct kg_backend *be, size_t bytes)
+{
+	void *p = NULL;
+	cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 256);
+
+	if (e != cudaSuccess) {
+		kg_error("cuda:%d: cannot allocate %zu bytes of GPU memory: "
+		    "%s", be->dev.index, bytes, cudaGetErrorString(e));
+		return NULL;
+	}
+	return p;
+}
+
+void
+cu_free(struct kg_backend *be, void *p)
+{
+	(void)be;
+	cudaFree(p);
+}
+
+void *
+cu_host_alloc(struct kg_backend *be, size_t bytes)
+{
+	void *p = NULL;
+	cudaError_t e = cudaMallocHost(&p, bytes > 0 ? bytes : 256);
+
+	if (e != cudaSuccess) {
+		kg_error("cuda:%d: cannot allocate %zu bytes of pinned host "
+		    "memory: %s", be->dev.index, bytes, cudaGetErrorString(e));
+		return NULL;
+	}
+	return p;
+}
+
+void
+cu_host_free(struct kg_backend *be, void *p)
+{
+	(void)be;
+	cudaFreeHost(p);
+}
+
+int
+cu_zero(struct kg_backend *be, void *p, size_t bytes)
+{
+	CK(be, cudaMemsetAsync(p, 0, bytes, impl(be)->comp));
+	return 0;
+}
+
+int
+cu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
+    int to_dev, int async)
+{
+	cuda_impl *c = impl(be);
+	cudaMemcpyKind kind = to_dev ? cudaMemcpyHostToDevice :
+	    cudaMemcpyDeviceToHost;
+
+	if (async) {
+		CK(be, cudaMemcpyAsync(dst, src, bytes, kind, c->copy));
+		return 0;
+	}
+	CK(be, cudaMemcpyAsync(dst, src, bytes, kind, c->comp));
+	CK(be, cudaStreamSynchronize(c->comp));
+	return 0;
+}
+
+int
+cu_sync(struct kg_backend *be)
+{
+	CK(be, cudaStreamSynchronize(impl(be)->comp));
+	CK(be, cudaStreamSynchronize(impl(be)->copy));
+	return 0;
+}
+
+/* A size cuBLAS takes as int; fits or an error. */
+bool
+fits(size_t x)
+{
+	return x <= static_cast<size_t>(INT_MAX);
+}
+
+cublasOperation_t
+op(enum kg_trans t)
+{
+	return t == KG_TRANS ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+/*
+ * Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: cuBLAS
+ * gets B first, m and n swapped, the same transpose flags.
+ */
+int
+cu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
+    size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
+    size_t sa, const float *b, size_t ldb, size_t sb, float beta, float *c,
+    size_t ldc, size_t sc, size_t batch)
+{
+	cublasStatus_t s;
+	int ilda = lda > 0 ? static_cast<int>(lda) : 1;
+	int ildb = ldb > 0 ? static_cast<int>(ldb) : 1;
+	int ildc = ldc > 0 ? static_cast<int>(ldc) : 1;
+
+	if (!fits(m) || !fits(n) || !fits(k) || !fits(lda) || !fits(ldb) ||
+	    !fits(ldc) || !fits(batch)) {
+		kg_error("cuda:%d: matrix size exceeds cuBLAS's int",
+		    be->dev.index);
+		return -1;
+	}
+	if (batch == 1)
+		s = blas.sgemm(impl(be)->blas, op(tb), op(ta),
+		    static_cast<int>(n), static_cast<int>(m),
+		    static_cast<int>(k), &alpha, b, ildb, a, ilda, &beta, c,
+		    ildc);
+	else
+		s = blas.sgemm_sb(impl(be)->blas, op(tb), op(ta),
+		    static_cast<int>(n), static_cast<int>(m),
+		    static_cast<int>(k), &alpha, b, ildb,
+		    static_cast<long long>(sb), a, ilda,
+		    static_cast<long long>(sa), &beta, c, ildc,
+		    static_cast<long long>(sc), static_cast<int>(batch));
+	return s == CUBLAS_STATUS_SUCCESS ? 0 : blas_fail(be, "sgemm", s);
+}
+
+int
+cu_gather(struct kg_backend *be, size_t n, size_t d, const float *table,
+    const int64_t *idx, float *out)
+{
+	return launch(be, "gather", n * d, k_gather, n, d, table, idx, out);
+}
+
+int
+cu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
+    const int64_t *idx, float *table)
+{
+	return launch(be, "scatter_add", n * d, k_scatter_add, n, d, src, idx,
+	    table);
+}
+
+size_t
+cu_work_size(enum kg_kern_sim sim, size_t nq, size_t nc)
+{
+	(void)sim;
+	(void)nq;
+	(void)nc;
+	return 0;
+}
+
+int
+cu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
+    size_t d, float gamma, const float *q, const float *c, float *out,
+    float *dist, float *work)
+{
+	(void)work;
+	if (sim == KG_KERN_DOT)
+		return cu_sgemm_batched(be, KG_NO_TRANS, KG_TRANS, nq, nc, d,
+		    1.0f, q, d, 0, c, d, 0, 0.0f, out, nc, 0, 1);
+	/* The L2 kinds go by differences (no GEMM form): more accurate. */
+	return launch(be, "chunk", nq * nc, k_chunk, static_cast<int>(sim),
+	    nq, nc, d, gamma, q, c, out, dist);
+}
+
+int
+cu_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
+    size_t nc, size_t d, const float *q, const float *c, const float *g,
+    float *dist, float *gq, float *gc, float *work)
+{
+	(void)work;
+	if (sim == KG_KERN_DOT) {
+		if (cu_sgemm_batched(be, KG_NO_TRANS, KG_NO_TRANS, nq, d, nc,
+		    1.0f, g, nc, 0, c, d, 0, 0.0f, gq, d, 0, 1) < 0)
+			return -1;
+		return gc == NULL ? 0 : cu_sgemm_batched(be, KG_TRANS,
+		    KG_NO_TRANS, nc, d, nq, 1.0f, g, nc, 0, q, d, 0, 1.0f, gc,
+		    d, 0, 1);
+	}
+	if (launch(be, "chunk_backward", nq * d, k_chunk_bwd_q,
+	    static_cast<int>(sim), nq, nc, d, q, c, g,
+	    static_cast<const float *>(dist), gq) < 0)
+		return -1;
+	return gc == NULL ? 0 : launch(be, "chunk_backward", nc * d,
+	    k_chunk_bwd_c, static_cast<int>(sim), nq, nc, d, q, c, g,
+	    static_cast<const float *>(dist), gc);
+}
+
+int
+cu_pairs(struct kg_backend *be, enum kg_kern_sim sim, size_t n, size_t d,
+    float gamma, const float *q, const float *c, float *out, float *dist)
+{
+	return launch(be, "pairs", n, k_pairs, static_cast<int>(sim), n, d,
+	    gamma, q, c, out, dist);
+}
+
+int
+cu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
+    size_t d, const float *q, const float *c, const float *g,
+    const float *dist, float *gq, float *gc)
+{
+	return launch(be, "pairs_backward", n * d, k_pairs_bwd,
+	    static_cast<int>(sim), n, d, q, c, g, dist, gq, gc);
+}
+
+int
+cu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float *gpos, float *gneg, double *loss)
+{
+	return launch(be, "loss", rows, k_loss, static_cast<int>(l->kind),
+	    l->margin, static_cast<float>(l->adv_temp), rows, n, pos, neg,
+	    skip, gpos, gneg, loss);
+}
+
+int
+cu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
+    const struct kg_adam *a, const int64_t *idx, const float *grad,
+    float *table, float *state)
+{
+	switch (kind) {
+	case KG_BE_ADAGRAD:
+		return launch(be, "adagrad", n, k_adagrad, n, d, a->lr, idx,
+		    grad, table, state);
+	case KG_BE_ADAGRAD_ELEM:
+		return launch(be, "adagrad_elem", n * d, k_adagrad_elem, n, d,
+		    a->lr, idx, grad, table, state);
+	case KG_BE_ADAM:
+		return launch(be, "adam", n, k_adam, n, d, a->lr, a->beta1,
+		    a->beta2, a->eps, idx, grad, table, state);
+	}
+	return -1;
+}
+
+int
+cu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
+    double coef, unsigned p, double scale, double *value)
+{
+	return launch(be, "regularise", n, k_regularise, n, x, g, coef, p,
+	    scale, value);
+}
+
+int
+cu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
+    const float *scores, const float *s, const int64_t *excl_off,
+    const int64_t *excl, uint64_t *greater, uint64_t *equal)
+{
+	size_t spans = (nc + KG_DEV_RANK_SPAN - 1) / KG_DEV_RANK_SPAN;
+
+	return launch(be, "rank_counts", nq * spans, k_rank_counts, nq, nc,
+	    scores, s, excl_off, excl, greater, equal);
+}
+
+const struct kg_backend_ops cuda_ops = {
+	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
+	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
+	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
+	cu_pairs_backward, cu_loss, cu_optim, cu_regularise, cu_rank_counts,
+};
+
+} /* namespace */
+
+extern "C" int
+kg_backend_cuda_count(int *n, char *err, size_t errlen)
+{
+	cudaError_t e = cudaGetDeviceCount(n);
+
+	if (e != cudaSuccess) {
+		snprintf(err, errlen, "%s: %s", cudaGetErrorName(e),
+		    cudaGetErrorString(e));
+		*n = 0;
+		return -1;
+	}
+	return 0;
+}
+
+extern "C" int
+kg_backend_cuda_init(struct kg_backend *be, int index)
+{
+	cudaDeviceProp prop;
+	cuda_impl *c;
+	cublasStatus_t s;
+
+	if (load_blas(index) < 0)
+		return -1;
+	CK(be, cudaSetDevice(index));
+	CK(be, cudaGetDeviceProperties(&prop, index));
+	c = static_cast<cuda_impl *>(calloc(1, sizeof(*c)));
+	if (c == NULL) {
+		kg_error("out of memory");
+		return -1;
+	}
+	c->dev = index;
+	if (cudaStreamCreateWithFlags(&c->comp, cudaStreamNonBlocking) !=
+	    cudaSuccess || cudaStreamCreateWithFlags(&c->copy,
+	    cudaStreamNonBlocking) != cudaSuccess) {
+		free(c);
+		return cuda_fail(be, "cudaStreamCreate", cudaGetLastError());
+	}
+	s = blas.create(&c->blas);
+	if (s == CUBLAS_STATUS_SUCCESS)
+		s = blas.set_stream(c->blas, c->comp);
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		cudaStreamDestroy(c->comp);
+		cudaStreamDestroy(c->copy);
+		free(c);
+		return blas_fail(be, "cublasCreate", s);
+	}
+	be->ops = &cuda_ops;
+	be->impl = c;
+	snprintf(be->name, sizeof(be->name), "cuda:%d:%.120s", index, prop.name);
+	return 0;
+}

@@ -1,0 +1,790 @@
+/*
+ * devops: the arithmetic of the compute backends as functions of one
+ * element, row or thread, written once for the CPU and the GPU.
+ *
+ * Every function here is KG_HD: __host__ __device__ under nvcc (the CUDA
+ * backend, lib/compute/cuda/, launches them over a grid) and static
+ * inline C11 under gcc, where the CPU code uses the element functions
+ * (the loss terms in rowops.c) and tests/unit/t_devops.c runs the thread
+ * functions over an emulated grid.  Nothing here allocates, reports
+ * errors or keeps state.
+ *
+ * Two kinds of function:
+ *   element functions (kg_dev_fexp, kg_dev_sim, kg_dev_dsdq, ...): the
+ *     maths of one value, the same expressions the CPU kernels evaluate;
+ *   thread functions (kg_dev_t_*): the body of one CUDA thread, given
+ *     the grid coordinates (block, thread, block size).  Each computes
+ *     its own flat index, returns at once when that index is past the
+ *     work (the partial last block), and writes only what it owns, or
+ *     adds through kg_dev_atomic_add where threads share an output.
+ *     The CUDA kernels are one line each: call the thread function with
+ *     blockIdx.x, threadIdx.x, blockDim.x.
+ *
+ * Sums over d run in the CPU kernels' order (lib/compute/lanes.h: eight
+ * lanes, then the tail in lane 0, then the lanes in order), so a thread
+ * function's result is close to the CPU's, often equal; the tests allow
+ * a relative 1e-5.
+ *
+ * Index arrays are int64_t row numbers; callers guarantee they are in
+ * range (the backend checks nothing on the device).
+ */
+#ifndef KG_DEVOPS_H
+#define KG_DEVOPS_H
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define KG_HD static inline __host__ __device__
+#define KG_RESTRICT __restrict__
+#elif defined(__GNUC__)
+#define KG_HD static inline __attribute__((always_inline))
+#define KG_RESTRICT restrict
+#else
+#define KG_HD static inline
+#define KG_RESTRICT restrict
+#endif
+
+/* Must match enum kg_kern_sim (kernels.h), which includes this header. */
+#define KG_DEV_DOT 0
+#define KG_DEV_L1 1
+#define KG_DEV_L2 2
+#define KG_DEV_L2_DIFF 3
+#define KG_DEV_CMOD 4
+#define KG_DEV_CMOD_APPROX 5
+
+/* Must match enum kg_loss_kind (rowops.h). */
+#define KG_DEV_LOSS_LOGISTIC 0
+#define KG_DEV_LOSS_MARGIN 1
+#define KG_DEV_LOSS_SOFTMAX 2
+#define KG_DEV_LOSS_BCE 3
+
+#define KG_DEV_DIST_EPS 1e-12f
+#define KG_DEV_ADAGRAD_EPS 1e-10f
+#define KG_DEV_LANES 8
+
+/* Threads per block of every CUDA launch; the emulated grid uses it too. */
+#define KG_DEV_BLOCK 256
+
+/* The flat index of a thread. */
+KG_HD size_t
+kg_dev_tid(unsigned block, unsigned thread, unsigned bdim)
+{
+	return (size_t)block * bdim + thread;
+}
+
+/* Blocks of bdim threads that cover n items. */
+KG_HD size_t
+kg_dev_nblocks(size_t n, unsigned bdim)
+{
+	return (n + bdim - 1) / bdim;
+}
+
+/* *p += v, atomically on the device (threads share p), plainly on the
+ * host, where the emulated grid runs one thread at a time. */
+KG_HD void
+kg_dev_atomic_add(float *p, float v)
+{
+#if defined(__CUDA_ARCH__)
+	atomicAdd(p, v);
+#else
+	*p += v;
+#endif
+}
+
+KG_HD void
+kg_dev_atomic_add_u64(uint64_t *p, uint64_t v)
+{
+#if defined(__CUDA_ARCH__)
+	atomicAdd((unsigned long long *)p, (unsigned long long)v);
+#else
+	*p += v;
+#endif
+}
+
+KG_HD void
+kg_dev_atomic_add_d(double *p, double v)
+{
+#if defined(__CUDA_ARCH__)
+	atomicAdd(p, v);
+#else
+	*p += v;
+#endif
+}
+
+/* ---- Element functions: loss terms (moved from lib/kge/loss.c). ---- */
+
+KG_HD float
+kg_dev_as_float(int32_t i)
+{
+#if defined(__CUDA_ARCH__)
+	return __int_as_float(i);
+#else
+	union {
+		float f;
+		int32_t i;
+	} u;
+
+	u.i = i;
+	return u.f;
+#endif
+}
+
+KG_HD int32_t
+kg_dev_as_int(float f)
+{
+#if defined(__CUDA_ARCH__)
+	return __float_as_int(f);
+#else
+	union {
+		float f;
+		int32_t i;
+	} u;
+
+	u.f = f;
+	return u.i;
+#endif
+}
+
+/*
+ * exp and log1p in float, written so that loops over negatives vectorise
+ * (glibc's expf/logf are calls, one element at a time).  exp: x = n ln 2
+ * + r with |r| <= ln 2 / 2, 2^n built in the exponent bits and e^r from
+ * its Taylor polynomial to degree 7 (relative error below 2e-7).
+ * log1p(e) for e in [0, 1]: 2 atanh(z) with z = e / (2 + e) <= 1/3, the
+ * odd series to z^13 (relative error below 1e-7).
+ */
+KG_HD float
+kg_dev_fexp(float x)
+{
+	float t, n, r, p;
+
+	/* NaN fails both tests and becomes -87: no undefined conversion
+	 * below; callers propagate NaN themselves. */
+	x = x > -87.0f ? x : -87.0f;
+	x = x < 88.0f ? x : 88.0f;
+	t = x * 1.44269504f;
+	n = (t + 12582912.0f) - 12582912.0f;	/* round to nearest */
+	r = x - n * 0.693145752f - n * 1.42860677e-06f;
+	p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
+	    r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+	return p * kg_dev_as_float((int32_t)((uint32_t)((int32_t)n + 127) <<
+	    23));
+}
+
+KG_HD float
+kg_dev_flog1p01(float e)
+{
+	float z = e / (2.0f + e), z2 = z * z;
+
+	return 2.0f * z * (1.0f + z2 * (1.0f / 3 + z2 * (1.0f / 5 + z2 *
+	    (1.0f / 7 + z2 * (1.0f / 9 + z2 * (1.0f / 11 + z2 * (1.0f /
+	    13)))))));
+}
+
+/*
+ * w softplus(x), setting *g = scale * w * sigmoid(x).  Shares one
+ * exponential: with e = exp(-|x|), softplus = max(x, 0) + log1p(e) and
+ * sigmoid = 1 / (1 + e) for x >= 0, e / (1 + e) below.
+ */
+KG_HD float
+kg_dev_sp_term(float x, float w, float scale, float *g)
+{
+	float e = kg_dev_fexp(-fabsf(x)), inv = 1.0f / (1.0f + e);
+
+	*g = scale * w * (x >= 0.0f ? inv : e * inv);
+	/* 0 * x keeps a NaN or infinite score visible in the loss. */
+	return w * ((x > 0.0f ? x : 0.0f) + kg_dev_flog1p01(e)) + 0.0f * x;
+}
+
+/* softplus(x) = log(1 + exp(x)) and sigmoid(x), stable, in double. */
+KG_HD double
+kg_dev_softplus(double x)
+{
+	return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+KG_HD double
+kg_dev_sigmoid(double x)
+{
+	double e;
+
+	if (x >= 0.0)
+		return 1.0 / (1.0 + exp(-x));
+	e = exp(x);
+	return e / (1.0 + e);
+}
+
+/* ---- Element functions: optimiser steps (as lib/compute/rowops.c). ---- */
+
+/* Element-wise Adagrad: s += g^2; w -= lr g / (sqrt(s) + eps). */
+KG_HD void
+kg_dev_adagrad_elem(float *w, float *s, float g, float lr)
+{
+	*s += g * g;
+	*w -= lr * g / (sqrtf(*s) + KG_DEV_ADAGRAD_EPS);
+}
+
+/* Row-wise Adagrad's step size once the state has its new value. */
+KG_HD float
+kg_dev_adagrad_step(float state, float lr)
+{
+	return lr / (sqrtf(state) + KG_DEV_ADAGRAD_EPS);
+}
+
+/* Adam on one element, c1 and c2 the bias corrections 1 - beta^t. */
+KG_HD void
+kg_dev_adam_elem(float *w, float *m, float *v, float g, float lr, float b1,
+    float b2, float eps, float c1, float c2)
+{
+	*m = b1 * *m + (1.0f - b1) * g;
+	*v = b2 * *v + (1.0f - b2) * g * g;
+	*w -= lr * (*m / c1) / (sqrtf(*v / c2) + eps);
+}
+
+/* ---- Element functions: similarities (as lib/compute/lanes.h). ---- */
+
+KG_HD float
+kg_dev_rsqrt_bits(float c)
+{
+	return kg_dev_as_float(0x5f3759df - (kg_dev_as_int(c) >> 1));
+}
+
+KG_HD float
+kg_dev_rsqrt_step(float h, float y)
+{
+	return y * (1.5f - h * y * y);
+}
+
+/* CMOD_APPROX's square root: lanes.h's sqrt_noerr. */
+KG_HD float
+kg_dev_sqrt_approx(float x)
+{
+	float c = x > 1e-30f ? x : 1e-30f, h = 0.5f * c;
+	float y = kg_dev_rsqrt_bits(c);
+
+	y = kg_dev_rsqrt_step(h, y);
+	y = kg_dev_rsqrt_step(h, y);
+	y = kg_dev_rsqrt_step(h, y);
+	return c * y + 0.0f * x;
+}
+
+/* One term of the sum S reduces over (k < d, or k < d/2 for CMOD). */
+KG_HD float
+kg_dev_sim_term(int sim, const float *q, const float *c, size_t h,
+    size_t k)
+{
+	float e, dr, di;
+
+	switch (sim) {
+	case KG_DEV_DOT:
+		return q[k] * c[k];
+	case KG_DEV_L1:
+		return fabsf(q[k] - c[k]);
+	case KG_DEV_L2:
+	case KG_DEV_L2_DIFF:
+		e = q[k] - c[k];
+		return e * e;
+	default:
+		dr = q[k] - c[k];
+		di = q[h + k] - c[h + k];
+		return sim == KG_DEV_CMOD_APPROX ?
+		    kg_dev_sqrt_approx(dr * dr + di * di) :
+		    sqrtf(dr * dr + di * di);
+	}
+}
+
+/*
+ * S(q, c) over rows of d floats, gamma the margin of the distance kinds;
+ * *dist gets the L2 distance (L2 kinds) when dist is not NULL.
+ */
+KG_HD float
+kg_dev_sim(int sim, const float *q, const float *c, size_t d, float gamma,
+    float *dist)
+{
+	float L[KG_DEV_LANES] = { 0 }, s = 0.0f;
+	size_t n = sim == KG_DEV_CMOD || sim == KG_DEV_CMOD_APPROX ? d / 2 : d;
+	size_t h = d / 2, k = 0, l;
+
+	for (; k + KG_DEV_LANES <= n; k += KG_DEV_LANES)
+		for (l = 0; l < KG_DEV_LANES; l++)
+			L[l] += kg_dev_sim_term(sim, q, c, h, k + l);
+	for (; k < n; k++)
+		L[0] += kg_dev_sim_term(sim, q, c, h, k);
+	for (l = 0; l < KG_DEV_LANES; l++)
+		s += L[l];
+	switch (sim) {
+	case KG_DEV_DOT:
+		return s;
+	case KG_DEV_L2:
+	case KG_DEV_L2_DIFF:
+		s = sqrtf(s);
+		if (dist != NULL)
+			*dist = s;
+		return gamma - s;
+	default:
+		return gamma - s;
+	}
+}
+
+/* CMOD's 1 / max(|z|, eps) for z = dr + i di (kernels_grad.c's
+ * cmod_weight with g = 1). */
+KG_HD float
+kg_dev_cmod_weight(float dr, float di, int approx)
+{
+	float x = dr * dr + di * di, c, h, y, mod;
+
+	if (!approx) {
+		mod = sqrtf(x);
+		return 1.0f / (mod > KG_DEV_DIST_EPS ? mod : KG_DEV_DIST_EPS);
+	}
+	c = x > 1e-30f ? x : 1e-30f;
+	h = 0.5f * c;
+	y = kg_dev_rsqrt_step(h, kg_dev_rsqrt_step(h, kg_dev_rsqrt_bits(c)));
+	mod = c * y;
+	return mod > KG_DEV_DIST_EPS ? y : 1.0f / KG_DEV_DIST_EPS;
+}
+
+/*
+ * dS(q, c)/dq_l for rows of d floats (dist: the L2 distance, L2 kinds
+ * only).  dS/dc_l is c's partner: q_l for DOT, -dS/dq_l for the others.
+ * The L2 kinds give 0 below KG_DEV_DIST_EPS, L1 a subgradient of 0 at 0.
+ */
+KG_HD float
+kg_dev_dsdq(int sim, const float *q, const float *c, size_t d, size_t l,
+    float dist)
+{
+	float e, dr, di, w;
+	size_t h = d / 2, k;
+
+	switch (sim) {
+	case KG_DEV_DOT:
+		return c[l];
+	case KG_DEV_L1:
+		e = q[l] - c[l];
+		return e > 0.0f ? -1.0f : e < 0.0f ? 1.0f : 0.0f;
+	case KG_DEV_L2:
+	case KG_DEV_L2_DIFF:
+		if (dist < KG_DEV_DIST_EPS)
+			return 0.0f;
+		return -(q[l] - c[l]) / dist;
+	default:
+		if (l >= 2 * h)
+			return 0.0f;
+		k = l < h ? l : l - h;
+		dr = q[k] - c[k];
+		di = q[h + k] - c[h + k];
+		w = kg_dev_cmod_weight(dr, di, sim == KG_DEV_CMOD_APPROX);
+		return -w * (l < h ? dr : di);
+	}
+}
+
+KG_HD float
+kg_dev_dsdc(int sim, const float *q, const float *c, size_t d, size_t l,
+    float dist)
+{
+	return sim == KG_DEV_DOT ? q[l] : -kg_dev_dsdq(sim, q, c, d, l, dist);
+}
+
+/* ---- Thread functions: rows and index arrays. ---- */
+
+/* out[i] = table[idx[i]], rows of d floats; one thread per element. */
+KG_HD void
+kg_dev_t_gather(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    const float *table, const int64_t *idx, float *out)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	out[e] = table[(size_t)idx[i] * d + l];
+}
+
+/* table[idx[i]] += src[i]; repeated indices add up (atomically on the
+ * device, so in no fixed order there). */
+KG_HD void
+kg_dev_t_scatter_add(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t d, const float *src, const int64_t *idx, float *table)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	kg_dev_atomic_add(&table[(size_t)idx[i] * d + l], src[e]);
+}
+
+/* The chunk forward: one thread per (i, j) of nq x nc. */
+KG_HD void
+kg_dev_t_chunk(unsigned b, unsigned t, unsigned bdim, int sim, size_t nq,
+    size_t nc, size_t d, float gamma, const float *q, const float *c,
+    float *out, float *dist)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, j;
+
+	if (e >= nq * nc)
+		return;
+	i = e / nc;
+	j = e % nc;
+	out[e] = kg_dev_sim(sim, q + i * d, c + j * d, d, gamma,
+	    dist != NULL ? dist + e : NULL);
+}
+
+/* The pairs forward: one thread per pair. */
+KG_HD void
+kg_dev_t_pairs(unsigned b, unsigned t, unsigned bdim, int sim, size_t n,
+    size_t d, float gamma, const float *q, const float *c, float *out,
+    float *dist)
+{
+	size_t i = kg_dev_tid(b, t, bdim);
+
+	if (i >= n)
+		return;
+	out[i] = kg_dev_sim(sim, q + i * d, c + i * d, d, gamma,
+	    dist != NULL ? dist + i : NULL);
+}
+
+/*
+ * The chunk backward, query side: gq[i][l] = sum_j g_ij dS(q_i, c_j)/dq_l
+ * (overwritten), entries with g_ij == 0 skipped; one thread per (i, l).
+ * dist: the forward's distances (L2 kinds), read only.
+ */
+KG_HD void
+kg_dev_t_chunk_bwd_q(unsigned b, unsigned t, unsigned bdim, int sim,
+    size_t nq, size_t nc, size_t d, const float *q, const float *c,
+    const float *g, const float *dist, float *gq)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, j, l;
+	float s = 0.0f;
+
+	if (e >= nq * d)
+		return;
+	i = e / d;
+	l = e % d;
+	for (j = 0; j < nc; j++) {
+		float gij = g[i * nc + j];
+
+		if (gij != 0.0f)
+			s += gij * kg_dev_dsdq(sim, q + i * d, c + j * d, d, l,
+			    dist != NULL ? dist[i * nc + j] : 0.0f);
+	}
+	gq[e] = s;
+}
+
+/* The candidate side: gc[j][l] += sum_i g_ij dS/dc_l; one thread per
+ * (j, l). */
+KG_HD void
+kg_dev_t_chunk_bwd_c(unsigned b, unsigned t, unsigned bdim, int sim,
+    size_t nq, size_t nc, size_t d, const float *q, const float *c,
+    const float *g, const float *dist, float *gc)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, j, l;
+	float s = 0.0f;
+
+	if (e >= nc * d)
+		return;
+	j = e / d;
+	l = e % d;
+	for (i = 0; i < nq; i++) {
+		float gij = g[i * nc + j];
+
+		if (gij != 0.0f)
+			s += gij * kg_dev_dsdc(sim, q + i * d, c + j * d, d, l,
+			    dist != NULL ? dist[i * nc + j] : 0.0f);
+	}
+	gc[e] += s;
+}
+
+/* The pairs backward: gq[i][l] = g_i dS/dq_l (overwritten, 0 where g_i
+ * is 0), gc[i][l] += g_i dS/dc_l unless gc is NULL; one thread per
+ * element. */
+KG_HD void
+kg_dev_t_pairs_bwd(unsigned b, unsigned t, unsigned bdim, int sim, size_t n,
+    size_t d, const float *q, const float *c, const float *g,
+    const float *dist, float *gq, float *gc)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l;
+	float gi, dv;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	gi = g[i];
+	if (gi == 0.0f) {
+		gq[e] = 0.0f;
+		return;
+	}
+	dv = dist != NULL ? dist[i] : 0.0f;
+	gq[e] = gi * kg_dev_dsdq(sim, q + i * d, c + i * d, d, l, dv);
+	if (gc != NULL)
+		gc[e] += gi * kg_dev_dsdc(sim, q + i * d, c + i * d, d, l, dv);
+}
+
+/* ---- Thread functions: losses. ---- */
+
+/*
+ * The loss of row i (rowops.h's kg_loss_eval, same arithmetic, one
+ * thread per row): pos[i] against neg[i * n .. i * n + n), skip (NULL, or
+ * n bytes per row); writes gpos[i], gneg[i * n ..] and loss[i].
+ * adv: the self-adversarial temperature (0 = uniform weights).
+ */
+KG_HD void
+kg_dev_t_loss(unsigned b, unsigned t, unsigned bdim, int kind,
+    double margin, float adv, size_t rows, size_t n, const float *pos,
+    const float *neg, const uint8_t *skip, float *gpos, float *gneg,
+    double *loss)
+{
+	size_t i = kg_dev_tid(b, t, bdim), j, k;
+	const float *x;
+	const uint8_t *sk;
+	float *w, mx = -INFINITY, inv, acc[KG_DEV_LANES] = { 0 }, scale, p;
+	double sum = 0.0, out = 0.0, gp = 0.0, dmx;
+	size_t kept = 0;
+
+	if (i >= rows)
+		return;
+	x = neg + i * n;
+	w = gneg + i * n;
+	sk = skip != NULL ? skip + i * n : NULL;
+	p = pos[i];
+	if (kind == KG_DEV_LOSS_SOFTMAX) {
+		dmx = p;
+		for (j = 0; j < n; j++)
+			if ((sk == NULL || !sk[j]) && x[j] > dmx)
+				dmx = x[j];
+		for (j = 0; j < n; j++)
+			w[j] = sk != NULL && sk[j] ? 0.0f : 1.0f;
+		for (j = 0; j < n; j++) {
+			w[j] *= kg_dev_fexp(1.0f * x[j] - (float)dmx);
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    w[j];
+		}
+		for (k = 0; k < KG_DEV_LANES; k++)
+			out += acc[k];
+		sum = exp(p - dmx) + out;
+		loss[i] = -p + dmx + log(sum);
+		gpos[i] = (float)(exp(p - dmx) / sum - 1.0);
+		inv = (float)(1.0 / sum);
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+		return;
+	}
+	/* The weights: uniform over the kept negatives or their softmax. */
+	for (j = 0; j < n; j++) {
+		w[j] = sk != NULL && sk[j] ? 0.0f : 1.0f;
+		kept += w[j] != 0.0f;
+	}
+	if (kept > 0 && adv <= 0.0f) {
+		inv = 1.0f / (float)kept;
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+	} else if (kept > 0) {
+		for (j = 0; j < n; j++)
+			mx = w[j] != 0.0f && adv * x[j] > mx ? adv * x[j] : mx;
+		for (j = 0; j < n; j++) {
+			w[j] *= kg_dev_fexp(adv * x[j] - mx);
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    w[j];
+		}
+		for (k = 0; k < KG_DEV_LANES; k++) {
+			sum += acc[k];
+			acc[k] = 0.0f;
+		}
+		inv = (float)(1.0 / sum);
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+		sum = 0.0;
+	}
+	switch (kind) {
+	case KG_DEV_LOSS_LOGISTIC:
+	case KG_DEV_LOSS_BCE:
+		scale = kind == KG_DEV_LOSS_LOGISTIC ? 0.5f :
+		    (float)kept / (float)(1 + kept);
+		for (j = 0; j < n; j++)
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    kg_dev_sp_term(x[j], w[j], scale, &w[j]);
+		for (k = 0; k < KG_DEV_LANES; k++)
+			sum += acc[k];
+		if (kind == KG_DEV_LOSS_LOGISTIC) {
+			out = 0.5 * kg_dev_softplus(-p) + 0.5 * sum;
+			gp = -0.5 * kg_dev_sigmoid(-p);
+		} else {
+			out = (kg_dev_softplus(-p) + (double)kept * sum) /
+			    (double)(1 + kept);
+			gp = -kg_dev_sigmoid(-p) / (double)(1 + kept);
+		}
+		break;
+	default:	/* margin */
+		for (j = 0; j < n; j++) {
+			double wj = w[j] * (double)kept, v;
+
+			w[j] = 0.0f;
+			if (wj == 0.0)
+				continue;
+			v = margin - p + x[j];
+			if (v > 0.0) {
+				out += wj * v;
+				gp -= wj;
+				w[j] = (float)wj;
+			}
+		}
+		break;
+	}
+	gpos[i] = (float)gp;
+	loss[i] = out;
+}
+
+/* ---- Thread functions: optimiser rows. ---- */
+
+/*
+ * Row-wise Adagrad of rows idx[0..n) of table (width d) with gradients
+ * grad (n x d) and state (one float per table row): one thread per row.
+ * Indices must be distinct within one call.
+ */
+KG_HD void
+kg_dev_t_adagrad(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    float lr, const int64_t *idx, const float *grad, float *table,
+    float *state)
+{
+	size_t i = kg_dev_tid(b, t, bdim), l, r;
+	const float *g;
+	float *w, ss = 0.0f, step;
+
+	if (i >= n)
+		return;
+	r = (size_t)idx[i];
+	g = grad + i * d;
+	w = table + r * d;
+	for (l = 0; l < d; l++)
+		ss += g[l] * g[l];
+	state[r] += ss / (float)d;
+	step = kg_dev_adagrad_step(state[r], lr);
+	for (l = 0; l < d; l++)
+		w[l] -= step * g[l];
+}
+
+/* Element-wise Adagrad (state d floats per table row): one thread per
+ * element. */
+KG_HD void
+kg_dev_t_adagrad_elem(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t d, float lr, const int64_t *idx, const float *grad,
+    float *table, float *state)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l, r;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	r = (size_t)idx[i] * d + l;
+	kg_dev_adagrad_elem(&table[r], &state[r], grad[e], lr);
+}
+
+/*
+ * Adam (state 2d + 1 floats per table row: m, v, step count): one thread
+ * per row, which advances the row's step count first.
+ */
+KG_HD void
+kg_dev_t_adam(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    float lr, float b1, float b2, float eps, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	size_t i = kg_dev_tid(b, t, bdim), l, r;
+	float *st, *w, c1, c2;
+
+	if (i >= n)
+		return;
+	r = (size_t)idx[i];
+	st = state + r * (2 * d + 1);
+	w = table + r * d;
+	st[2 * d] += 1.0f;
+	c1 = 1.0f - powf(b1, st[2 * d]);
+	c2 = 1.0f - powf(b2, st[2 * d]);
+	for (l = 0; l < d; l++)
+		kg_dev_adam_elem(&w[l], &st[l], &st[d + l], grad[i * d + l], lr,
+		    b1, b2, eps, c1, c2);
+}
+
+/*
+ * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) over n floats:
+ * g += scale * its gradient, and coef * |x_e|^p added to *value; one
+ * thread per element.
+ */
+KG_HD void
+kg_dev_t_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const float *x, float *g, double coef, unsigned p, double scale,
+    double *value)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	double a;
+
+	if (e >= n)
+		return;
+	a = fabs((double)x[e]);
+	if (p == 2) {
+		g[e] += (float)(scale * coef * 2.0 * x[e]);
+		kg_dev_atomic_add_d(value, coef * a * a);
+	} else {
+		g[e] += (float)(scale * coef * 3.0 * a * x[e]);
+		kg_dev_atomic_add_d(value, coef * a * a * a);
+	}
+}
+
+/* ---- Thread functions: ranking. ---- */
+
+/* Columns each rank-count thread scans. */
+#define KG_DEV_RANK_SPAN 256
+
+/*
+ * Filtered rank counts over a tile of scores (nq x nc): greater[i] and
+ * equal[i] gain the columns j of row i with scores[i][j] > s[i] and
+ * == s[i], columns excl[excl_off[i] .. excl_off[i + 1]) left out (the
+ * true entity and known positives in the tile, each listed once; excl_off
+ * NULL: none).  A NaN s[i] counts nothing.  One thread per span of
+ * KG_DEV_RANK_SPAN columns of a row.
+ */
+KG_HD void
+kg_dev_t_rank_counts(unsigned b, unsigned t, unsigned bdim, size_t nq,
+    size_t nc, const float *scores, const float *s, const int64_t *excl_off,
+    const int64_t *excl, uint64_t *greater, uint64_t *equal)
+{
+	size_t spans = (nc + KG_DEV_RANK_SPAN - 1) / KG_DEV_RANK_SPAN;
+	size_t e = kg_dev_tid(b, t, bdim), i, j0, j1, j;
+	uint64_t gt = 0, eq = 0;
+	const float *row;
+	float si;
+	int64_t k;
+
+	if (e >= nq * spans)
+		return;
+	i = e / spans;
+	j0 = e % spans * KG_DEV_RANK_SPAN;
+	j1 = j0 + KG_DEV_RANK_SPAN < nc ? j0 + KG_DEV_RANK_SPAN : nc;
+	row = scores + i * nc;
+	si = s[i];
+	if (si != si)
+		return;
+	for (j = j0; j < j1; j++) {
+		gt += row[j] > si;
+		eq += row[j] == si;
+	}
+	if (excl_off != NULL)
+		for (k = excl_off[i]; k < excl_off[i + 1]; k++) {
+			j = (size_t)excl[k];
+			if (j < j0 || j >= j1)
+				continue;
+			gt -= row[j] > si;
+			eq -= row[j] == si;
+		}
+	if (gt != 0)
+		kg_dev_atomic_add_u64(&greater[i], gt);
+	if (eq != 0)
+		kg_dev_atomic_add_u64(&equal[i], eq);
+}
+
+#endif

@@ -1,0 +1,490 @@
+/*
+ * The CUDA backend on a GPU against the CPU backend: random data uploaded
+ * to cuda:0 (or $KG_GPU_DEVICE), every operation of backend.h run on both,
+ * the GPU's results downloaded and compared within a relative 1e-5 (rank
+ * counts exactly).  Sizes that are no multiple of the block (256) and
+ * repeated indices for scatter-add.  `make test-gpu` runs it
+ * (tests/gpu/run.sh); without a GPU it prints one skip line saying why.
+ * KG_GPU_DEVICE=cpu runs the CPU backend against itself: a check of this
+ * program's own bookkeeping where there is no GPU.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../unit/test.h"
+#include "compute/backend.h"
+#include "core/rng.h"
+#include "core/util.h"
+
+static struct kg_backend *cpu, *gpu;
+static struct kg_rng rng;
+
+static float *
+rnd(size_t n, float lo, float hi)
+{
+	float *x = kg_xmallocarray(n + 1, sizeof(*x));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(&rng);
+	return x;
+}
+
+/* A device copy of n bytes of host memory; aborts the case on failure. */
+static void *
+up(const void *h, size_t bytes)
+{
+	void *d = kg_be_alloc(gpu, bytes);
+
+	if (d == NULL || kg_be_upload(gpu, d, h, bytes) < 0) {
+		fprintf(stderr, "upload of %zu bytes failed\n", bytes);
+		exit(1);
+	}
+	return d;
+}
+
+/* Download n floats of dev and compare with ref within 1e-5 relative;
+ * frees dev. */
+static int
+same(void *dev, const float *ref, size_t n, const char *what)
+{
+	float *h = kg_xmallocarray(n + 1, sizeof(*h));
+	size_t i;
+	int ok = kg_be_download(gpu, h, dev, n * sizeof(*h)) == 0;
+
+	for (i = 0; ok && i < n; i++)
+		if (!(fabsf(h[i] - ref[i]) <= 1e-5f * fmaxf(1.0f,
+		    fabsf(ref[i])))) {
+			fprintf(stderr, "%s[%zu]: GPU %.9g, CPU %.9g\n", what,
+			    i, (double)h[i], (double)ref[i]);
+			ok = 0;
+		}
+	free(h);
+	kg_be_free(gpu, dev);
+	return ok;
+}
+
+/* main() returns before the cases when there is no GPU. */
+#define NEED_GPU() do { if (gpu == NULL) T_SKIP("no GPU"); } while (0)
+
+static void
+test_gemm(void)
+{
+	size_t m = 37, n = 300, k = 19, batch = 3;
+	int ta, tb;
+
+	NEED_GPU();
+	for (ta = 0; ta < 2; ta++)
+		for (tb = 0; tb < 2; tb++) {
+			float *a = rnd(batch * m * k, -1, 1);
+			float *b = rnd(batch * k * n, -1, 1);
+			float *c = rnd(batch * m * n, -1, 1);
+			void *da = up(a, batch * m * k * 4);
+			void *db = up(b, batch * k * n * 4);
+			void *dc = up(c, batch * m * n * 4);
+			size_t lda = ta ? m : k, ldb = tb ? k : n;
+
+			T_CHECK(kg_be_sgemm_batched(cpu, (enum kg_trans)ta,
+			    (enum kg_trans)tb, m, n, k, 0.5f, a, lda, m * k, b,
+			    ldb, k * n, 0.25f, c, n, m * n, batch) == 0);
+			T_CHECK(kg_be_sgemm_batched(gpu, (enum kg_trans)ta,
+			    (enum kg_trans)tb, m, n, k, 0.5f, da, lda, m * k, db,
+			    ldb, k * n, 0.25f, dc, n, m * n, batch) == 0);
+			T_CHECKF(same(dc, c, batch * m * n, "sgemm_batched"),
+			    "ta %d tb %d", ta, tb);
+			/* One product through kg_be_sgemm. */
+			dc = up(c, m * n * 4);
+			T_CHECK(kg_be_sgemm(cpu, (enum kg_trans)ta,
+			    (enum kg_trans)tb, m, n, k, 1.0f, a, lda, b, ldb,
+			    1.0f, c, n) == 0);
+			T_CHECK(kg_be_sgemm(gpu, (enum kg_trans)ta,
+			    (enum kg_trans)tb, m, n, k, 1.0f, da, lda, db, ldb,
+			    1.0f, dc, n) == 0);
+			T_CHECK(same(dc, c, m * n, "sgemm"));
+			kg_be_free(gpu, da);
+			kg_be_free(gpu, db);
+			free(a);
+			free(b);
+			free(c);
+		}
+}
+
+static void
+test_rows(void)
+{
+	size_t rows = 97, n = 1000, d = 33, i;
+	float *tab, *src, *out;
+	int64_t *idx;
+	void *dtab, *dsrc, *didx, *dout;
+
+	NEED_GPU();
+	tab = rnd(rows * d, -1, 1);
+	src = rnd(n * d, -1, 1);
+	out = rnd(n * d, 0, 0);
+	idx = kg_xmallocarray(n, sizeof(*idx));
+	for (i = 0; i < n; i++)
+		idx[i] = (int64_t)((i * 31 + 7) % rows);	/* repeats */
+	dtab = up(tab, rows * d * 4);
+	dsrc = up(src, n * d * 4);
+	didx = up(idx, n * sizeof(*idx));
+	dout = kg_be_alloc(gpu, n * d * 4);
+	T_CHECK(kg_be_gather(cpu, n, d, tab, idx, out) == 0);
+	T_CHECK(kg_be_gather(gpu, n, d, dtab, didx, dout) == 0);
+	T_CHECK(same(dout, out, n * d, "gather"));
+	T_CHECK(kg_be_scatter_add(cpu, n, d, src, idx, tab) == 0);
+	T_CHECK(kg_be_scatter_add(gpu, n, d, dsrc, didx, dtab) == 0);
+	T_CHECK(same(dtab, tab, rows * d, "scatter_add"));
+	/* Empty batches do nothing (and touch no pointer). */
+	T_CHECK(kg_be_gather(gpu, 0, d, NULL, NULL, NULL) == 0);
+	T_CHECK(kg_be_scatter_add(gpu, 0, d, NULL, NULL, NULL) == 0);
+	kg_be_free(gpu, dsrc);
+	kg_be_free(gpu, didx);
+	free(tab);
+	free(src);
+	free(out);
+	free(idx);
+}
+
+static void
+check_scores(enum kg_kern_sim sim, size_t d)
+{
+	size_t nq = 40, nc = 301, i;
+	float *q = rnd(nq * d, -1, 1), *c = rnd(nc * d, -1, 1);
+	float *g = rnd(nq * nc, -1, 1), *out = rnd(nq * nc, 0, 0);
+	float *dist = rnd(nq * nc, 0, 0), *gq = rnd(nq * d, 0, 0);
+	float *gc = rnd(nc * d, -1, 1);
+	float *w = kg_xmallocarray(kg_be_work_size(cpu, sim, nq, nc) + 1, 4);
+	void *dq = up(q, nq * d * 4), *dc = up(c, nc * d * 4);
+	void *dg = up(g, nq * nc * 4), *dout = kg_be_alloc(gpu, nq * nc * 4);
+	void *ddist = kg_be_alloc(gpu, nq * nc * 4);
+	void *dgq = kg_be_alloc(gpu, nq * d * 4), *dgc = up(gc, nc * d * 4);
+	void *dw = kg_be_alloc(gpu, (kg_be_work_size(gpu, sim, nq, nc) + 1) *
+	    4);
+
+	for (i = 0; i < nq * nc; i += 7)
+		g[i] = 0.0f;
+	kg_be_upload(gpu, dg, g, nq * nc * 4);
+	T_CHECK(kg_be_chunk(cpu, sim, nq, nc, d, 5.0f, q, c, out, dist, w) ==
+	    0);
+	T_CHECK(kg_be_chunk(gpu, sim, nq, nc, d, 5.0f, dq, dc, dout, ddist,
+	    dw) == 0);
+	T_CHECKF(same(dout, out, nq * nc, "chunk"), "sim %d d %zu", (int)sim,
+	    d);
+	T_CHECK(kg_be_chunk_backward(cpu, sim, nq, nc, d, q, c, g, dist, gq,
+	    gc, w) == 0);
+	T_CHECK(kg_be_chunk_backward(gpu, sim, nq, nc, d, dq, dc, dg, ddist,
+	    dgq, dgc, dw) == 0);
+	T_CHECKF(same(dgq, gq, nq * d, "chunk gq"), "sim %d d %zu", (int)sim,
+	    d);
+	T_CHECKF(same(dgc, gc, nc * d, "chunk gc"), "sim %d d %zu", (int)sim,
+	    d);
+	/* Pairs: the first nq candidates. */
+	dout = kg_be_alloc(gpu, nq * 4);
+	dgq = kg_be_alloc(gpu, nq * d * 4);
+	dgc = up(gc, nq * d * 4);
+	T_CHECK(kg_be_pairs(cpu, sim, nq, d, 5.0f, q, c, out, dist) == 0);
+	T_CHECK(kg_be_pairs(gpu, sim, nq, d, 5.0f, dq, dc, dout, ddist) == 0);
+	T_CHECKF(same(dout, out, nq, "pairs"), "sim %d d %zu", (int)sim, d);
+	T_CHECK(kg_be_pairs_backward(cpu, sim, nq, d, q, c, g, dist, gq, gc) ==
+	    0);
+	T_CHECK(kg_be_pairs_backward(gpu, sim, nq, d, dq, dc, dg, ddist, dgq,
+	    dgc) == 0);
+	T_CHECKF(same(dgq, gq, nq * d, "pairs gq"), "sim %d", (int)sim);
+	T_CHECKF(same(dgc, gc, nq * d, "pairs gc"), "sim %d", (int)sim);
+	kg_be_free(gpu, dq);
+	kg_be_free(gpu, dc);
+	kg_be_free(gpu, dg);
+	kg_be_free(gpu, ddist);
+	kg_be_free(gpu, dw);
+	free(q);
+	free(c);
+	free(g);
+	free(out);
+	free(dist);
+	free(gq);
+	free(gc);
+	free(w);
+}
+
+static void
+test_scores(void)
+{
+	static const enum kg_kern_sim sims[] = { KG_KERN_DOT, KG_KERN_L1,
+		KG_KERN_L2, KG_KERN_L2_DIFF, KG_KERN_CMOD,
+		KG_KERN_CMOD_APPROX };
+	static const size_t ds[] = { 2, 34, 400 };
+	size_t s, k;
+
+	NEED_GPU();
+	for (s = 0; s < KG_ARRAY_LEN(sims); s++)
+		for (k = 0; k < KG_ARRAY_LEN(ds); k++)
+			check_scores(sims[s], ds[k]);
+}
+
+static void
+test_losses(void)
+{
+	size_t rows = 513, n = 64, kind, i;
+	int adv, sk;
+
+	NEED_GPU();
+	for (kind = 0; kind < 4; kind++)
+		for (adv = 0; adv < 2; adv++)
+			for (sk = 0; sk < 2; sk++) {
+				struct kg_loss l = KG_LOSS_INIT;
+				float *pos = rnd(rows, -5, 5);
+				float *neg = rnd(rows * n, -5, 5);
+				float *gp = rnd(rows, 0, 0);
+				float *gn = rnd(rows * n, 0, 0);
+				double *ls = kg_xcalloc(rows, sizeof(*ls));
+				double *dls = kg_xcalloc(rows, sizeof(*dls));
+				uint8_t *skip = kg_xcalloc(rows * n, 1);
+				void *dpos, *dneg, *dskip, *dgp, *dgn, *dl;
+
+				l.kind = (enum kg_loss_kind)kind;
+				l.adv_temp = adv ? 1.0 : 0.0;
+				for (i = 0; i < rows * n; i++)
+					skip[i] = i % 5 == 2;
+				dpos = up(pos, rows * 4);
+				dneg = up(neg, rows * n * 4);
+				dskip = up(skip, rows * n);
+				dgp = kg_be_alloc(gpu, rows * 4);
+				dgn = kg_be_alloc(gpu, rows * n * 4);
+				dl = kg_be_alloc(gpu, rows * sizeof(double));
+				T_CHECK(kg_be_loss(cpu, &l, rows, n, pos, neg,
+				    sk ? skip : NULL, gp, gn, ls) == 0);
+				T_CHECK(kg_be_loss(gpu, &l, rows, n, dpos, dneg,
+				    sk ? dskip : NULL, dgp, dgn, dl) == 0);
+				T_CHECK(kg_be_download(gpu, dls, dl, rows *
+				    sizeof(double)) == 0);
+				for (i = 0; i < rows; i++)
+					T_CHECKF(fabs(dls[i] - ls[i]) <= 1e-5 *
+					    fmax(1.0, fabs(ls[i])), "loss %zu "
+					    "row %zu: %.9g against %.9g", kind, i,
+					    dls[i], ls[i]);
+				T_CHECKF(same(dgp, gp, rows, "gpos"), "loss %zu",
+				    kind);
+				T_CHECKF(same(dgn, gn, rows * n, "gneg"),
+				    "loss %zu", kind);
+				kg_be_free(gpu, dpos);
+				kg_be_free(gpu, dneg);
+				kg_be_free(gpu, dskip);
+				kg_be_free(gpu, dl);
+				free(pos);
+				free(neg);
+				free(gp);
+				free(gn);
+				free(ls);
+				free(dls);
+				free(skip);
+			}
+}
+
+static void
+test_optimisers(void)
+{
+	size_t rows = 1000, n = 300, d = 40, kind, i;
+	int step;
+
+	NEED_GPU();
+	for (kind = 0; kind < 3; kind++) {
+		size_t sw = kind == 0 ? 1 : kind == 1 ? d : 2 * d + 1;
+		float *tab = rnd(rows * d, -1, 1), *st = rnd(rows * sw, 0, 1);
+		float *grad = rnd(n * d, -1, 1);
+		int64_t *idx = kg_xmallocarray(n, sizeof(*idx));
+		struct kg_adam ad = KG_ADAM_INIT;
+		void *dtab, *dst, *dgrad, *didx;
+
+		for (i = 0; i < n; i++)
+			idx[i] = (int64_t)((i * 7 + 3) % rows);	/* distinct */
+		if (kind == 2)
+			for (i = 0; i < rows; i++)
+				st[i * sw + 2 * d] = (float)(i % 5);
+		dtab = up(tab, rows * d * 4);
+		dst = up(st, rows * sw * 4);
+		dgrad = up(grad, n * d * 4);
+		didx = up(idx, n * sizeof(*idx));
+		ad.lr = 0.01f;
+		for (step = 0; step < 3; step++) {
+			if (kind == 0) {
+				T_CHECK(kg_be_adagrad(cpu, n, d, 0.1f, idx, grad,
+				    tab, st) == 0);
+				T_CHECK(kg_be_adagrad(gpu, n, d, 0.1f, didx, dgrad,
+				    dtab, dst) == 0);
+			} else if (kind == 1) {
+				T_CHECK(kg_be_adagrad_elem(cpu, n, d, 0.1f, idx,
+				    grad, tab, st) == 0);
+				T_CHECK(kg_be_adagrad_elem(gpu, n, d, 0.1f, didx,
+				    dgrad, dtab, dst) == 0);
+			} else {
+				T_CHECK(kg_be_adam(cpu, n, d, &ad, idx, grad, tab,
+				    st) == 0);
+				T_CHECK(kg_be_adam(gpu, n, d, &ad, didx, dgrad,
+				    dtab, dst) == 0);
+			}
+		}
+		T_CHECKF(same(dtab, tab, rows * d, "table"), "optimiser %zu",
+		    kind);
+		T_CHECKF(same(dst, st, rows * sw, "state"), "optimiser %zu",
+		    kind);
+		kg_be_free(gpu, dgrad);
+		kg_be_free(gpu, didx);
+		free(tab);
+		free(st);
+		free(grad);
+		free(idx);
+	}
+}
+
+static void
+test_regularise(void)
+{
+	size_t n = 100003;
+	unsigned p;
+
+	NEED_GPU();
+	for (p = 2; p <= 3; p++) {
+		float *x = rnd(n, -2, 2), *g = rnd(n, -1, 1);
+		void *dx = up(x, n * 4), *dg = up(g, n * 4);
+		double v = 0.0, dv = 0.0;
+		void *dval = up(&dv, sizeof(dv));
+
+		T_CHECK(kg_be_regularise(cpu, n, x, g, 1e-3, p, 0.5, &v) == 0);
+		T_CHECK(kg_be_regularise(gpu, n, dx, dg, 1e-3, p, 0.5, dval) ==
+		    0);
+		T_CHECK(kg_be_download(gpu, &dv, dval, sizeof(dv)) == 0);
+		T_NEAR(dv, v, 1e-5 * fabs(v));
+		T_CHECK(same(dg, g, n, "regulariser gradient"));
+		kg_be_free(gpu, dx);
+		kg_be_free(gpu, dval);
+		free(x);
+		free(g);
+	}
+}
+
+static void
+test_rank_counts(void)
+{
+	size_t nq = 300, nc = 14541, i, j;
+	float *sc, *s;
+	int64_t *off, *ex;
+	uint64_t *g, *e, *dgh, *deh;
+	void *dsc, *ds, *doff, *dex, *dg, *de;
+
+	NEED_GPU();
+	sc = kg_xmallocarray(nq * nc, sizeof(*sc));
+	s = rnd(nq, 0, 0);
+	off = kg_xmallocarray(nq + 1, sizeof(*off));
+	ex = kg_xmallocarray(nq * 5, sizeof(*ex));
+	g = kg_xcalloc(nq, 8);
+	e = kg_xcalloc(nq, 8);
+	dgh = kg_xcalloc(nq, 8);
+	deh = kg_xcalloc(nq, 8);
+	for (i = 0; i < nq * nc; i++)
+		sc[i] = (float)kg_rng_below(&rng, 64);	/* ties */
+	off[0] = 0;
+	for (i = 0; i < nq; i++) {
+		s[i] = (float)(i % 64);
+		off[i + 1] = off[i];
+		for (j = i % 7; j < nc && off[i + 1] - off[i] < 5; j += 2999)
+			ex[off[i + 1]++] = (int64_t)j;
+	}
+	s[5] = NAN;
+	dsc = up(sc, nq * nc * 4);
+	ds = up(s, nq * 4);
+	doff = up(off, (nq + 1) * 8);
+	dex = up(ex, (size_t)off[nq] * 8 + 8);
+	dg = up(g, nq * 8);
+	de = up(e, nq * 8);
+	T_CHECK(kg_be_rank_counts(cpu, nq, nc, sc, s, off, ex, g, e) == 0);
+	T_CHECK(kg_be_rank_counts(gpu, nq, nc, dsc, ds, doff, dex, dg, de) ==
+	    0);
+	T_CHECK(kg_be_download(gpu, dgh, dg, nq * 8) == 0);
+	T_CHECK(kg_be_download(gpu, deh, de, nq * 8) == 0);
+	for (i = 0; i < nq; i++)
+		T_CHECKF(dgh[i] == g[i] && deh[i] == e[i], "query %zu: GPU "
+		    "%llu %llu, CPU %llu %llu", i, (unsigned long long)dgh[i],
+		    (unsigned long long)deh[i], (unsigned long long)g[i],
+		    (unsigned long long)e[i]);
+	kg_be_free(gpu, dsc);
+	kg_be_free(gpu, ds);
+	kg_be_free(gpu, doff);
+	kg_be_free(gpu, dex);
+	kg_be_free(gpu, dg);
+	kg_be_free(gpu, de);
+	free(sc);
+	free(s);
+	free(off);
+	free(ex);
+	free(g);
+	free(e);
+	free(dgh);
+	free(deh);
+}
+
+static void
+test_copies(void)
+{
+	size_t n = (1u << 20) + 3;
+	float *a, *b, *x = rnd(n, -1, 1);
+	void *d;
+
+	NEED_GPU();
+	a = kg_be_host_alloc(gpu, n * 4);
+	b = kg_be_host_alloc(gpu, n * 4);
+	d = kg_be_alloc(gpu, n * 4);
+	T_CHECK(a != NULL && b != NULL && d != NULL);
+	memcpy(a, x, n * 4);
+	memset(b, 0, n * 4);
+	T_CHECK(kg_be_upload_async(gpu, d, a, n * 4) == 0);
+	T_CHECK(kg_be_sync(gpu) == 0);
+	T_CHECK(kg_be_download_async(gpu, b, d, n * 4) == 0);
+	T_CHECK(kg_be_sync(gpu) == 0);
+	T_CHECK(memcmp(b, x, n * 4) == 0);
+	T_CHECK(kg_be_zero(gpu, d, n * 4) == 0);
+	T_CHECK(kg_be_download(gpu, b, d, n * 4) == 0);
+	T_CHECK(b[0] == 0.0f && b[n - 1] == 0.0f);
+	kg_be_free(gpu, d);
+	kg_be_host_free(gpu, a);
+	kg_be_host_free(gpu, b);
+	free(x);
+}
+
+int
+main(void)
+{
+	struct kg_device dc = KG_DEVICE_INIT, dg;
+	const char *name = getenv("KG_GPU_DEVICE");
+
+	kg_rng_seed(&rng, 31, 0);
+	cpu = kg_backend_open(&dc);
+	if (cpu == NULL)
+		return 1;
+	if (kg_device_parse("KG_GPU_DEVICE", name != NULL ? name : "cuda",
+	    &dg) < 0)
+		return 1;
+	kg_error_mute(1);
+	gpu = kg_backend_open(&dg);
+	kg_error_mute(0);
+	if (gpu == NULL) {
+		/* One line: tests/gpu/run.sh reports it as the reason. */
+		printf("skip - gpu_ops: %s\n", kg_error_last());
+		kg_backend_free(cpu);
+		return 0;
+	}
+	fprintf(stderr, "gpu_ops: %s against %s\n",
+	    kg_backend_name(gpu), kg_backend_name(cpu));
+	T_RUN(test_copies);
+	T_RUN(test_gemm);
+	T_RUN(test_rows);
+	T_RUN(test_scores);
+	T_RUN(test_losses);
+	T_RUN(test_optimisers);
+	T_RUN(test_regularise);
+	T_RUN(test_rank_counts);
+	kg_backend_free(gpu);
+	kg_backend_free(cpu);
+	return T_DONE();
+}
