@@ -24,6 +24,7 @@
 #include "kge/model.h"
 #include "dist/dist.h"
 #include "dist/dist_train.h"
+#include "dist/ship.h"
 #include "kge/train.h"
 #include "app/train_run.h"
 #include "core/util.h"
@@ -36,6 +37,7 @@ enum {
 	O_PATIENCE, O_CKPT, O_RESUME, O_NOCKPT, O_KEEPCKPT, O_FORCE,
 	O_PROGRESS, O_DOUBLE_ENT, O_DOUBLE_REL, O_IGNORED, O_DIST, O_PARTS,
 	O_RELSYNC, O_PAIRWISE, O_VERSION, O_BUFCAP, O_MEMBUDGET, O_SWAPDIR,
+	O_SHIP,
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
@@ -123,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "buffer_capacity", required_argument, NULL, O_BUFCAP },
 	{ "mem_budget", required_argument, NULL, O_MEMBUDGET },
 	{ "swap_dir", required_argument, NULL, O_SWAPDIR },
+	{ "ship_inputs", no_argument, NULL, O_SHIP },
 	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
 	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
 	{ "bucket_passes", required_argument, NULL, O_PASSES },
@@ -170,6 +173,7 @@ struct state {
 	int double_ent, double_rel;
 	int epochs_given;	/* --epochs, on the command line or config */
 	struct kg_device device;	/* --device, --gpu */
+	int ship;		/* --ship_inputs */
 };
 
 /* A byte count with an optional K, M, G or T (powers of 1024). */
@@ -350,6 +354,7 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_MEMBUDGET: return parse_size("--mem_budget", arg,
 	    &s->x.mem_budget);
 	case O_SWAPDIR: s->x.swap_dir = arg; return 0;
+	case O_SHIP: s->ship = 1; return 0;
 	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
 	    &s->x.passes);
 	case O_RELMERGE:
@@ -530,6 +535,27 @@ parse_args(int argc, char **av, struct state *s)
 }
 
 /*
+ * --ship_inputs: rank 0's dataset and partition directories copied to
+ * every other rank's own disk over MPI (dist/ship.h), and the job reading
+ * them there.  0 or -1 on every rank.
+ */
+static int
+ship_inputs(struct state *s, struct kg_dist *d, char **local,
+    char *shipped[2])
+{
+	const char *dirs[2] = { s->j.dataset, s->x.partitions };
+
+	if (d->size == 1)
+		return 0;
+	if (kg_dist_ship_trees(d, dirs, 2, NULL, local, shipped) < 0)
+		return -1;
+	s->j.dataset = shipped[0];
+	if (shipped[1] != NULL)
+		s->x.partitions = shipped[1];
+	return 0;
+}
+
+/*
  * Train as asked: alone, on partition buckets, or data-parallel.  Under
  * mpirun every rank runs this; a rank that fails stops the others.
  */
@@ -538,6 +564,7 @@ train(struct state *s, int *argc, char ***argv)
 {
 	struct kg_dist d;
 	struct kg_dist_ssgd *ssgd = NULL;
+	char *local = NULL, *shipped[2] = { NULL, NULL };
 	int rc;
 
 	if (kg_dist_init(&d, argc, argv) < 0)
@@ -552,6 +579,11 @@ train(struct state *s, int *argc, char ***argv)
 	if (d.rank != 0) {
 		s->j.quiet = 1;
 		s->j.follower = 1;
+	}
+	if (s->ship && ship_inputs(s, &d, &local, shipped) < 0) {
+		kg_dist_abort(&d, KG_EXIT_FAIL);
+		kg_dist_finalize(&d);
+		return KG_EXIT_FAIL;
 	}
 	switch (s->x.mode) {
 	case KG_DIST_BUCKETS:
@@ -572,6 +604,11 @@ train(struct state *s, int *argc, char ***argv)
 	    KG_EXIT_OK;
 	if (rc != KG_EXIT_OK)
 		kg_dist_abort(&d, rc);
+	if (local != NULL)
+		kg_rmtree(local);
+	free(local);
+	free(shipped[0]);
+	free(shipped[1]);
 	kg_dist_ssgd_free(ssgd);
 	kg_dist_finalize(&d);
 	return rc;
@@ -601,10 +638,9 @@ main(int argc, char *argv[])
 			rc = KG_EXIT_FAIL;
 		return rc;
 	}
+	memset(&s, 0, sizeof(s));
 	s.o = z;
 	s.j = zj;
-	s.double_ent = s.double_rel = 0;
-	s.epochs_given = 0;
 	s.device = zd;
 	s.x = zx;
 	s.x.rel_sync = 1;

@@ -13,6 +13,7 @@
 #include "cli/tool.h"
 #include "cli/device_opt.h"
 #include "dist/dist.h"
+#include "dist/ship.h"
 #include "cli/gnn_cli.h"
 #include "app/gnn_run.h"
 #include "io/ckpt.h"
@@ -28,7 +29,7 @@ enum {
 	G_POOL, G_LOSS, G_GAMMA, G_ADVT, G_SEED, G_FORCE, G_CKPT, G_RESUME,
 	G_NOCKPT, G_KEEPCKPT, G_THREADS, G_BPE, G_CHUNK, G_BLOCKS,
 	G_PROGRESS, G_LRSCALE, G_VALID, G_PATIENCE, G_XNEG, G_BUDGET,
-	G_TARGET, G_IGNORED, G_DEVICE, G_GPU
+	G_TARGET, G_IGNORED, G_DEVICE, G_GPU, G_SHIP
 };
 
 static const struct option gnn_opts[] = {
@@ -76,6 +77,7 @@ static const struct option gnn_opts[] = {
 	{ "valid_every", required_argument, NULL, G_VALID },
 	{ "patience", required_argument, NULL, G_PATIENCE },
 	{ "time_budget", required_argument, NULL, G_BUDGET },
+	{ "ship_inputs", no_argument, NULL, G_SHIP },
 	{ "target_mrr", required_argument, NULL, G_TARGET },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -91,6 +93,7 @@ struct gnn_cli {
 	int model_set;
 	int progress;		/* --progress */
 	struct kg_device device;	/* --device, --gpu */
+	int ship;		/* --ship_inputs */
 };
 
 /* --fanout A,B: one whole number per graph layer. */
@@ -216,6 +219,7 @@ gnn_apply(struct gnn_cli *c, int ch, const char *arg)
 	case G_BLOCKS: o->blocks = 1; return 0;
 	case G_LRSCALE: return parse_lr_scale(arg, &o->lr_scale);
 	case G_PROGRESS: c->progress = 1; return 0;
+	case G_SHIP: c->ship = 1; return 0;
 	case G_VALID: return kg_parse_u32("--valid_every", arg, 0, 1u << 24,
 	    &o->valid_every);
 	case G_PATIENCE: return kg_parse_u32("--patience", arg, 0, 1u << 24,
@@ -320,6 +324,39 @@ default_threads(void)
 	return n ? (uint32_t)n : 1;
 }
 
+/* --ship_inputs: a rank's expanded part and the top manifest only. */
+static int
+keep_part(size_t i, const char *rel, int rank)
+{
+	char part[32];
+
+	if (i != 2 || strcmp(rel, "manifest.json") == 0)
+		return 1;
+	snprintf(part, sizeof(part), "part-%03d/", rank);
+	return strncmp(rel, part, strlen(part)) == 0;
+}
+
+/*
+ * --ship_inputs: rank 0's dataset, features and each rank's expanded part
+ * copied to that rank's own disk over MPI (dist/ship.h), and the run
+ * reading them there.  0 or -1 on every rank.
+ */
+static int
+ship_inputs(struct kg_gnn_run *r, struct kg_dist *d, char **local,
+    char *shipped[3])
+{
+	const char *dirs[3] = { r->dataset, r->features, r->expanded };
+
+	if (kg_dist_ship_trees(d, dirs, 3, keep_part, local, shipped) < 0)
+		return -1;
+	r->dataset = shipped[0];
+	if (shipped[1] != NULL)
+		r->features = shipped[1];
+	if (shipped[2] != NULL)
+		r->expanded = shipped[2];
+	return 0;
+}
+
 int
 kg_gnn_cli(int argc, char *argv[])
 {
@@ -328,7 +365,8 @@ kg_gnn_cli(int argc, char *argv[])
 	struct kg_dist d = KG_DIST_INIT;
 	const char *in[3];
 	char **av = kg_cli_argv(argc, argv, NULL, 0);
-	int ch, rc;
+	char *local = NULL, *shipped[3] = { NULL, NULL, NULL };
+	int ch, rc, i;
 	uint32_t k;
 
 	memset(&c, 0, sizeof(c));
@@ -392,9 +430,17 @@ kg_gnn_cli(int argc, char *argv[])
 		omp_set_num_threads((int)c.threads);
 	if (kg_dist_init(&d, &argc, &argv) < 0)
 		return KG_EXIT_FAIL;
-	rc = kg_gnn_train_run(&c.r, &c.o, &d);
+	if (c.ship && d.size > 1 && ship_inputs(&c.r, &d, &local, shipped) < 0)
+		rc = -1;
+	else
+		rc = kg_gnn_train_run(&c.r, &c.o, &d);
 	if (rc < 0 && d.size > 1)
 		kg_dist_abort(&d, KG_EXIT_FAIL);
+	if (local != NULL)
+		kg_rmtree(local);
+	free(local);
+	for (i = 0; i < 3; i++)
+		free(shipped[i]);
 	kg_dist_finalize(&d);
 	/* av's strings stay alive: r points into them until here. */
 	kg_cli_argv_free(argc, av);

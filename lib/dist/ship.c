@@ -3,14 +3,17 @@
  */
 #include "dist/ship.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
+#include "io/outdir.h"
 
 /* A file's size travels first; this one means "absent". */
 #define ABSENT UINT64_MAX
@@ -19,10 +22,34 @@
 #define TAG_SIZE(i) ((int)(2 * (i) + 1))
 #define TAG_DATA(i) ((int)(2 * (i) + 2))
 
+/* The directories above path's last component, made as needed. */
+static int
+make_parents(const char *path)
+{
+	char *p = kg_xstrdup(path), *s;
+	int rc = 0;
+
+	for (s = strchr(p + 1, '/'); s != NULL && rc == 0;
+	    s = strchr(s + 1, '/')) {
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			kg_error_errno("cannot create '%s'", p);
+			rc = -1;
+		}
+		*s = '/';
+	}
+	free(p);
+	return rc;
+}
+
 static int
 write_bytes(const char *path, const char *x, size_t len)
 {
-	FILE *f = fopen(path, "wb");
+	FILE *f;
+
+	if (make_parents(path) < 0)
+		return -1;
+	f = fopen(path, "wb");
 
 	if (f == NULL) {
 		kg_error_errno("cannot create '%s'", path);
@@ -129,4 +156,161 @@ kg_dist_local_tmpdir(void)
 		return NULL;
 	}
 	return path;
+}
+
+/* Every regular file below dir/rel, as paths relative to dir, appended
+ * to names (sorted within each directory). */
+static int
+list_tree(const char *dir, const char *rel, char ***names, size_t *n,
+    size_t *cap)
+{
+	char *path = rel[0] ? kg_path_join(dir, rel) : kg_xstrdup(dir);
+	struct dirent **ents;
+	int k, m, rc = 0;
+
+	m = scandir(path, &ents, NULL, alphasort);
+	if (m < 0) {
+		kg_error_errno("cannot list '%s'", path);
+		free(path);
+		return -1;
+	}
+	for (k = 0; k < m; k++) {
+		const char *e = ents[k]->d_name;
+		char *sub, *full;
+		struct stat sb;
+
+		if (rc < 0 || strcmp(e, ".") == 0 || strcmp(e, "..") == 0) {
+			free(ents[k]);
+			continue;
+		}
+		sub = rel[0] ? kg_path_join(rel, e) : kg_xstrdup(e);
+		full = kg_path_join(dir, sub);
+		if (stat(full, &sb) != 0) {
+			kg_error_errno("cannot read '%s'", full);
+			rc = -1;
+		} else if (S_ISDIR(sb.st_mode)) {
+			rc = list_tree(dir, sub, names, n, cap);
+		} else if (S_ISREG(sb.st_mode)) {
+			if (*n == *cap) {
+				*cap = *cap ? 2 * *cap : 64;
+				*names = kg_xreallocarray(*names, *cap,
+				    sizeof(**names));
+			}
+			(*names)[(*n)++] = sub;
+			sub = NULL;
+		}
+		free(sub);
+		free(full);
+		free(ents[k]);
+	}
+	free(ents);
+	free(path);
+	return rc;
+}
+
+/* Rank 0's file list of dir to every rank: names NUL-separated. */
+static int
+share_list(struct kg_dist *d, const char *dir, char ***names, size_t *n)
+{
+	struct kg_strbuf b = { 0 };
+	uint64_t len = 0, ok = 1;
+	size_t cap = 0, i;
+	char *p, *q;
+
+	*names = NULL;
+	*n = 0;
+	if (d->rank == 0) {
+		ok = list_tree(dir, "", names, n, &cap) == 0;
+		for (i = 0; ok && i < *n; i++) {
+			kg_strbuf_add(&b, (*names)[i]);
+			kg_strbuf_add(&b, "\n");
+		}
+		len = b.len;
+	}
+	kg_dist_bcast(d, &ok, sizeof(ok), 0);
+	if (!ok) {
+		free(b.s);
+		return -1;
+	}
+	kg_dist_bcast(d, &len, sizeof(len), 0);
+	if (d->rank != 0) {
+		b.s = kg_xmalloc(len + 1);
+		b.s[len] = '\0';
+	}
+	kg_dist_bcast(d, b.s, len, 0);
+	if (d->rank != 0)
+		for (p = b.s; p < b.s + len; p = q + 1) {
+			q = strchr(p, '\n');
+			*q = '\0';
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				*names = kg_xreallocarray(*names, cap,
+				    sizeof(**names));
+			}
+			(*names)[(*n)++] = kg_xstrdup(p);
+		}
+	free(b.s);
+	return 0;
+}
+
+int
+kg_dist_ship_trees(struct kg_dist *d, const char *const *dirs, size_t n,
+    int (*keep)(size_t i, const char *rel, int rank), char **local,
+    char **out)
+{
+	uint64_t bad = 0;
+	size_t i, j, m, k;
+	char **names;
+	const char **sel;
+	int r;
+
+	*local = NULL;
+	for (i = 0; i < n; i++)
+		out[i] = NULL;
+	if (d->rank != 0 && d->size > 1 &&
+	    (*local = kg_dist_local_tmpdir()) == NULL)
+		bad = 1;
+	kg_dist_max_u64(d, &bad, 1);
+	if (bad)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if (dirs[i] == NULL)
+			continue;
+		out[i] = d->rank == 0 ? kg_xstrdup(dirs[i]) :
+		    kg_xasprintf("%s/in%zu", *local, i);
+		if (d->size == 1)
+			continue;
+		if (share_list(d, dirs[i], &names, &m) < 0) {
+			bad = 1;
+			break;
+		}
+		sel = kg_xcalloc(m + 1, sizeof(*sel));
+		for (r = 1; r < d->size; r++) {
+			for (j = k = 0; j < m; j++)
+				if (keep == NULL || keep(i, names[j], r))
+					sel[k++] = names[j];
+			if ((d->rank == 0 || d->rank == r) &&
+			    kg_dist_ship_files(d, 0, r, dirs[i], out[i], sel, k,
+			    0) < 0)
+				bad = 1;
+		}
+		free(sel);
+		for (j = 0; j < m; j++)
+			free(names[j]);
+		free(names);
+	}
+	kg_dist_max_u64(d, &bad, 1);
+	if (!bad)
+		return 0;
+fail:
+	for (i = 0; i < n; i++) {
+		free(out[i]);
+		out[i] = NULL;
+	}
+	if (*local != NULL) {
+		kg_rmtree(*local);
+		free(*local);
+		*local = NULL;
+	}
+	return -1;
 }

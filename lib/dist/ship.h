@@ -29,4 +29,21 @@ int kg_dist_ship_files(struct kg_dist *d, int from, int to, const char *src,
 
 char *kg_dist_local_tmpdir(void);
 
+/*
+ * Rank 0's directory trees dirs[0..n) copied to every other rank's own
+ * disk (collective), so that ranks on hosts that share no filesystem read
+ * their inputs from their own disk: on a rank other than 0, *local gets a
+ * fresh directory (kg_dist_local_tmpdir; the caller removes it with
+ * kg_rmtree and frees it) and out[i] the path of dirs[i]'s copy in it; on
+ * rank 0, out[i] is a copy of dirs[i] and *local NULL.  keep(i, rel,
+ * rank), when not NULL, says whether the file rel (a path inside dirs[i])
+ * goes to that rank; NULL dirs are skipped (out[i] NULL).  Regular files
+ * only, in sorted order, with the directories they need.  The caller
+ * frees out[i].  0 on every rank, or -1 on every rank after kg_error() on
+ * the ranks that failed.
+ */
+int kg_dist_ship_trees(struct kg_dist *d, const char *const *dirs, size_t n,
+    int (*keep)(size_t i, const char *rel, int rank), char **local,
+    char **out);
+
 #endif

@@ -10,12 +10,20 @@
 #                          $CLUSTER/hostfile (SLOTS slots a host, default 1)
 #   cluster_dir I          host I's scratch directory as this shell sees it
 #                          (I from 1), to stage inputs or read outputs
+#   cluster_exec I CMD...  run CMD as on host I: in its namespaces, with its
+#                          scratch directory at $CLUSTER_SCRATCH (a make
+#                          pipeline started there, with mpirun's first
+#                          rank local to it)
 #   cluster_mpirun ARGS... mpirun over the hosts: Open MPI's daemons are
 #                          started in the namespaces by $CLUSTER/agent (as
 #                          ssh would start them), and ranks talk over TCP
 #                          between the hosts' addresses only (btl tcp,self)
 #   cluster_down           everything removed: processes in the hosts,
 #                          namespaces, links, the bridge, the directories
+#
+# The hosts share this machine's cores, which Open MPI cannot see (each
+# host has one slot): cluster_mpirun makes idle ranks yield the core
+# (mpi_yield_when_idle) instead of spinning on it.
 #
 # cluster_up installs cluster_down on EXIT, INT and TERM, so nothing is
 # left behind when a test fails or is interrupted.  Only the hosts'
@@ -88,14 +96,15 @@ cluster_up() {
 		ip -n "$ns" addr add "$net.$i/24" dev eth0 || return 1
 		ip -n "$ns" link set eth0 up || return 1
 		ip -n "$ns" link set lo up || return 1
-		mkdir -p "$CLUSTER/host$i/.tmp" || return 1
-		echo "$net.$i $ns $CLUSTER/host$i" >>"$CLUSTER/hosts"
+		mkdir -p "$CLUSTER/disks/host$i/.tmp" || return 1
+		echo "$net.$i $ns $CLUSTER/disks/host$i" >>"$CLUSTER/hosts"
 		echo "$net.$i slots=$slots" >>"$CLUSTER/hostfile"
 	done
 	# Open MPI starts a daemon with "AGENT HOST COMMAND-LINE", as it
 	# would with ssh: the agent enters HOST's namespaces (network, and
 	# new mount and host-name ones), puts HOST's directory behind the
-	# scratch path and runs the command line there.
+	# scratch path, hides every host's directory at its own path (a
+	# tmpfs over $CLUSTER/disks), and runs the command line there.
 	cat >"$CLUSTER/agent" <<AGENT
 #!/bin/sh
 host=\$1; shift
@@ -103,19 +112,30 @@ set -- \$(awk -v h="\$host" '\$1 == h { print \$2, \$3 }' "$CLUSTER/hosts") "\$*
 [ \$# -eq 3 ] || { echo "cluster agent: unknown host \$host" >&2; exit 1; }
 exec ip netns exec "\$1" unshare -mu sh -c 'hostname "\$0" &&
     mount --bind "\$1" "$CLUSTER_SCRATCH" &&
+    mount -t tmpfs kgdisks "$CLUSTER/disks" &&
     TMPDIR="$CLUSTER_SCRATCH/.tmp" && export TMPDIR && eval "\$2"' "\$@"
 AGENT
 	chmod +x "$CLUSTER/agent"
 }
 
 cluster_dir() {
-	echo "$CLUSTER/host$1"
+	echo "$CLUSTER/disks/host$1"
+}
+
+cluster_exec() {
+	local i=$1 q= a
+	shift
+	for a in "$@"; do
+		q="$q '$(printf '%s' "$a" | sed "s/'/'\\\\''/g")'"
+	done
+	"$CLUSTER/agent" "$CLUSTER_NET.$i" "$q"
 }
 
 cluster_mpirun() {
 	PMIX_MCA_gds=hash OMPI_MCA_plm_rsh_agent=$CLUSTER/agent \
 	    mpirun --allow-run-as-root --hostfile "$CLUSTER/hostfile" \
 	    --mca btl tcp,self --mca btl_tcp_if_include "$CLUSTER_NET.0/24" \
+	    --mca mpi_yield_when_idle 1 \
 	    --mca oob_tcp_if_include "$CLUSTER_NET.0/24" \
 	    -x PMIX_MCA_gds "$@" 2> >(grep -v 'plm:rsh: Warning: setpgid' >&2)
 }

@@ -4,6 +4,7 @@
 # line saying why, never run on the CPU, and nothing is written.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
+plan 25
 
 make_umls umls || { notok "ingest umls"; exit 0; }
 train="kg-train -q --model_name DistMult --hidden_dim 8 --epochs 1

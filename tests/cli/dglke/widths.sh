@@ -4,7 +4,7 @@
 # -dr): a copied DGL-KE command line trains the model DGL-KE would, and
 # the combinations that fail in DGL-KE are usage errors here.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 19
+plan 20
 
 py=$(numpy_python)
 [ -n "$py" ] || skip_all "widths: no python3 with numpy"

@@ -3,6 +3,7 @@
 # 32, item 11), with the number the manifest records; a random partition,
 # which has no such cut, leaves the line out.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 3
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest umls"; exit 0; }

@@ -3,7 +3,7 @@
 # not; "plot" writes PNG and SVG pictures next to the metrics, and a
 # second "plot" has nothing to do.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 16
+plan 17
 mk=$KG_TOP/pipelines/enterprise.mk
 vars=(NODES=200 EPOCHS=2 DIM=8 SHARDS=2 PARTS=2 HOPS=1 THREADS=1)
 
@@ -26,7 +26,7 @@ make -s -f "$mk" "${vars[@]}" OUT="$PWD/gnn" EPOCHS=3 all >log 2>&1
 check "all prints the table when it evaluates" test "$(tables log)" -eq 1
 
 if ! command -v gnuplot >/dev/null 2>&1; then
-	skip_section 10 "plot: gnuplot not installed (apt-get install gnuplot-nox)"
+	skip_section 11 "plot: gnuplot not installed (apt-get install gnuplot-nox)"
 	exit 0
 fi
 # png FILE: a PNG signature.

@@ -5,6 +5,7 @@
 # file, before any stage (no MPI_ABORT banner, nothing written), with one
 # line that says what to set; each rank gets its share of the cores.
 . "$KG_TOP/tests/cli/lib.sh"
+plan 14
 mk=$KG_TOP/pipelines/enterprise.mk
 ncpu=$(nproc)
 dry() { make -n -f "$mk" OUT="$PWD/o" "$@" 2>&1; }

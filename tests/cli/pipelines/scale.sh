@@ -7,7 +7,7 @@
 # The runs themselves are benchmarks (bench/paper_scale.sh,
 # bench/pipeline_300k.sh).
 . "$KG_TOP/tests/cli/lib.sh"
-plan 13
+plan 26
 mk=$KG_TOP/pipelines/enterprise.mk
 dry() { make -n -f "$mk" OUT="$PWD/o" "$@" 2>&1; }
 
