@@ -14,7 +14,9 @@
 # that their failure cannot stop the rest; every peer that cannot install
 # or run is recorded in "failures" with its error line.
 #
-# Runs, one after another, 2 threads each, under nice -n 10, on
+# Runs, one after another, 2 threads each, under nice -n KG_PEERS_NICE
+# (10; on a machine shared with busier jobs 0 gets the runs a fair share)
+# on
 # ../shared/data/fb15k-237 (KG_SHARED_DATA), all for KG_PEERS_EPOCHS
 # (default 1) epochs, the same for both sides:
 #  - PBG 1.0.0's FB15k example setting (examples/configs/fb15k_config.py
@@ -57,6 +59,7 @@ gnn_epochs=${KG_PEERS_GNN_EPOCHS:-$((5 * epochs))}
 negs=${KG_PEERS_NEGS:-32}
 own_gnn=${KG_PEERS_PYG_EVAL:-200}
 cap=${KG_PEERS_TIMEOUT:-900}	# seconds one peer process may run
+niceness=${KG_PEERS_NICE:-10}	# every run's nice -n
 venv=${KG_PEERS_VENV:-$top/bench/work/peers-venv}
 pybase=${KG_PEERS_PYTHON:-/usr/bin/python3}
 threads=2
@@ -68,9 +71,9 @@ command -v jq >/dev/null || { log "needs jq"; exit 1; }
 [ -x /usr/bin/time ] || { log "needs /usr/bin/time"; exit 1; }
 [ -x "$bin/kg-train" ] || { log "no $bin/kg-train: make all first"; exit 1; }
 [ -f "$data/train.txt.gz" ] || { log "no $data"; exit 1; }
-case $epochs$gnn_epochs$negs$own_gnn$cap in *[!0-9]*) log "KG_PEERS_EPOCHS," \
-    "KG_PEERS_GNN_EPOCHS, KG_PEERS_NEGS, KG_PEERS_PYG_EVAL and" \
-    "KG_PEERS_TIMEOUT are whole numbers"; exit 2;; esac
+case $epochs$gnn_epochs$negs$own_gnn$cap$niceness in *[!0-9]*) log "KG_PEERS_EPOCHS," \
+    "KG_PEERS_GNN_EPOCHS, KG_PEERS_NEGS, KG_PEERS_PYG_EVAL," \
+    "KG_PEERS_TIMEOUT and KG_PEERS_NICE are whole numbers"; exit 2;; esac
 
 # ---- install --------------------------------------------------------------
 pins="torch==2.5.1 pykeen==1.11.1 torch-geometric==2.8.1 torchbiggraph==1.0.0 h5py==3.12.1"
@@ -129,7 +132,7 @@ timed() {
 	local name=$1 rc=0
 	shift
 	load >"$name.l0"
-	/usr/bin/time -f "%e %M" -o "$name.time" nice -n 10 \
+	/usr/bin/time -f "%e %M" -o "$name.time" nice -n "$niceness" \
 	    timeout -k 10 "$cap" "$@" 2>"$name.err" || rc=$?
 	[ $rc -ne 124 ] || echo "timed out: stopped after $cap s" \
 	    "(KG_PEERS_TIMEOUT; the cap on one run)" >>"$name.err"
@@ -445,6 +448,7 @@ jq -n --slurpfile runs runs.jsonl --slurpfile fails failures.jsonl \
     --argjson l0 "$load0" --argjson l1 "$load1" \
     --argjson secs "$(( $(date +%s) - start ))" \
     --argjson e "$epochs" --argjson ge "$gnn_epochs" --argjson negs "$negs" \
+    --argjson nice "$niceness" \
     --arg freeze "$(cat "$venv/freeze.txt" 2>/dev/null)" '
   ($runs | map(select(.system == "kgpipe")) | map({(.pair): .}) | add // {}) as $kg |
   {
@@ -452,8 +456,8 @@ jq -n --slurpfile runs runs.jsonl --slurpfile fails failures.jsonl \
   machine: {cpu: $cpu, cores: $cores, memory: $mem, kernel: $host},
   load_average_before: $l0, load_average_after: $l1,
   script_seconds: $secs, epochs: $e, gnn_epochs: $ge,
-  negatives_per_positive_pykeen_pairs: $negs, threads: 2,
-  note: "one invocation of bench/peers.sh, each run alone, under nice -n 10; each run records its own load average before and after: where it is above the 2 cores, the machine was shared and the seconds are inflated by an unknown part",
+  negatives_per_positive_pykeen_pairs: $negs, threads: 2, nice: $nice,
+  note: "one invocation of bench/peers.sh, each run alone, under nice -n (nice); each run records its own load average before and after: where it is above the 2 cores, the machine was shared and the seconds are inflated by an unknown part",
   torch_build: "PyPI default torch wheel for Linux (CUDA 12 build; no GPU here, runs on the CPU); the CPU-only wheel index is not reachable from this machine",
   versions: ($versions + {kgpipe: $kgv}),
   pip_freeze: ($freeze | split("\n") | map(select(. != ""))),
