@@ -30,6 +30,8 @@ usage(FILE *f)
 "or stdin when absent or \"-\") is head<TAB>relation<TAB>? for the best\n"
 "tails, ?<TAB>relation<TAB>tail for the best heads, or head<TAB>?<TAB>tail\n"
 "for the best relations.  Writes the k best answers with their scores.\n"
+"From a pipe or terminal, what has arrived is answered and flushed before\n"
+"more is read (a coprocess; --batch 1: one query at a time).\n"
 "  -k, --topk n          answers per query (default 10)\n"
 "      --filter          leave out answers that form a known triple\n"
 "                        (train, valid or test of the dataset)\n"

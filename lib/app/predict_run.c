@@ -32,6 +32,7 @@ struct run {
 	struct kg_topk top;
 	struct kg_query *q;
 	size_t chunk;
+	int interactive;	/* queries from a pipe or terminal */
 	uint64_t answered;
 };
 
@@ -64,6 +65,18 @@ count_lines(const char *path)
 	}
 	close(fd);
 	return n + (last != '\n');
+}
+
+/* 1 when the queries come from a pipe, terminal or socket: a program
+ * may be waiting for each answer. */
+static int
+is_interactive(const char *path)
+{
+	struct stat st;
+	int rc = strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &st) :
+	    stat(path, &st);
+
+	return rc == 0 && !S_ISREG(st.st_mode);
 }
 
 /* Dataset, model and filter, on every rank; names and I/O on rank 0. */
@@ -188,6 +201,8 @@ answer_all(struct run *r)
 		header = 0;
 		kg_answers_write(r->out.f, &fmt, &r->names, r->q, (size_t)n,
 		    &r->top);
+		if (r->interactive)
+			fflush(r->out.f);
 		if (ferror(r->out.f)) {
 			kg_error_errno("cannot write '%s'", r->out.path ?
 			    r->out.path : "stdout");
@@ -245,6 +260,12 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 		r.po.filter = &r.filter;
 	if (r.dist.rank == 0)
 		r.po.progress = &r.prog;
+	/* A pipe or terminal: answer at most a batch at a time, each as soon
+	 * as it is read (rank 0 decides; the others follow its sizes). */
+	r.interactive = is_interactive(o->queries);
+	kg_dist_bcast(&r.dist, &r.interactive, sizeof(r.interactive), 0);
+	if (r.interactive && r.chunk > o->batch && o->batch > 0)
+		r.chunk = o->batch;
 	r.q = kg_xmallocarray(r.chunk, sizeof(*r.q));
 	kg_topk_init(&r.top, r.chunk, o->k);
 	if (rc == 0)

@@ -49,7 +49,7 @@ struct kg_dglke_opts {
 	char *const *argv;
 };
 
-#define KG_DGLKE_OPTS_INIT { { KG_TAB_TSV, '\t', 0, 0 }, "hrt", NULL, \
+#define KG_DGLKE_OPTS_INIT { { KG_TAB_TSV, '\t', 0, 0, 0 }, "hrt", NULL, \
 	NULL, NULL, NULL, NULL, KG_DGLKE_DETECT, 0, NULL, 0, 0, NULL }
 
 /*

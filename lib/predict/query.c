@@ -83,6 +83,7 @@ kg_query_open(struct kg_query_reader **rp, const char *path, int nearest)
 	struct kg_query_reader *r = kg_xcalloc(1, sizeof(*r));
 
 	r->nearest = nearest;
+	to.interactive = 1;
 	if (kg_tabread_open(&r->tab, path, &to) < 0) {
 		free(r);
 		return -1;
@@ -205,7 +206,9 @@ kg_query_read(struct kg_query_reader *r, const struct kg_names *n,
 	size_t nf, k = 0;
 	int rc = 0;
 
-	while (k < max && (rc = kg_tabread_next(r->tab, f, 3, &nf)) == 1) {
+	/* What has arrived is answered before waiting for more. */
+	while (k < max && (k == 0 || kg_tabread_ready(r->tab)) &&
+	    (rc = kg_tabread_next(r->tab, f, 3, &nf)) == 1) {
 		if (parse(r, n, f, nf, &q[k]) < 0)
 			return -1;
 		k++;

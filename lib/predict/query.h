@@ -65,8 +65,11 @@ int kg_query_open(struct kg_query_reader **r, const char *path,
     int nearest);
 
 /*
- * Read up to max queries into q.  Returns how many (0 at the end of the
- * input), or -1 after kg_error() naming file and line.
+ * Read up to max queries into q.  From a pipe or terminal it returns
+ * with fewer once no more input has arrived, so that a program that
+ * writes a query and waits for the answer gets it (lib/io/tabread.h's
+ * interactive mode).  Returns how many (0 at the end of the input), or
+ * -1 after kg_error() naming file and line.
  */
 int64_t kg_query_read(struct kg_query_reader *r, const struct kg_names *n,
     struct kg_query *q, size_t max);
