@@ -458,3 +458,19 @@ kg_predict_answer(const struct kg_modeldir *md,
 	free(j.tasks);
 	free(j.ident);
 }
+
+void
+kg_predict_score(const struct kg_modeldir *md, int threads,
+    const struct kg_query *q, size_t nq, float *out)
+{
+	const struct kg_model *m = &md->model;
+	size_t d = m->dim, w = m->rel_width;
+	int64_t i;
+
+#pragma omp parallel for num_threads(threads > 0 ? threads : \
+    omp_get_max_threads()) schedule(static)
+	for (i = 0; i < (int64_t)nq; i++)
+		out[i] = kg_model_score(m, md->entities + (uint64_t)q[i].h * d,
+		    md->relations + (uint64_t)q[i].r * w,
+		    md->entities + (uint64_t)q[i].t * d);
+}

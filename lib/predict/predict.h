@@ -83,4 +83,12 @@ void kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
     struct kg_topk *top);
 
+/*
+ * The scores of the triples (h, r, t) of q[0..nq) (any kind; the asked
+ * parts must be filled) into out[0..nq), with kg_model_score: the
+ * forward relation, also for reciprocal models.  In OpenMP threads.
+ */
+void kg_predict_score(const struct kg_modeldir *md, int threads,
+    const struct kg_query *q, size_t nq, float *out);
+
 #endif
