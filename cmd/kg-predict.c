@@ -17,8 +17,9 @@ static void
 usage(FILE *f)
 {
 	fputs(
-"usage: kg-predict [-q] [-k n] [--filter] [--rank] [--format tsv|json]\n"
-"                  [--no-header] [--batch n] [--threads n] [--progress]\n"
+"usage: kg-predict [-q] [-k n] [--filter] [--typed] [--rank]\n"
+"                  [--format tsv|json] [--no-header] [--batch n]\n"
+"                  [--threads n] [--progress]\n"
 "                  [-o file [--force]] dataset model [queries]\n"
 "       kg-predict [--rank] [options] --head-file f --rel-file f --tail-file f\n"
 "                  dataset model\n"
@@ -40,6 +41,8 @@ usage(FILE *f)
 "  -k, --topk n          answers per query (default 10)\n"
 "      --filter          leave out answers that form a known triple\n"
 "                        (train, valid or test of the dataset)\n"
+"      --typed           only answers of the types seen in that position of\n"
+"                        the relation in the train triples (kg-ingest --types)\n"
 "      --rank            with each scored triple, the filtered rank of its\n"
 "                        tail and of its head among all entities\n"
 "      --head-file f     triples to score: line i of the head, relation\n"
@@ -73,7 +76,7 @@ usage(FILE *f)
 }
 
 enum {
-	OPT_RANK = 200, OPT_HEADS, OPT_RELS, OPT_TAILS, OPT_CARTESIAN,
+	OPT_RANK = 200, OPT_HEADS, OPT_RELS, OPT_TAILS, OPT_CARTESIAN, OPT_TYPED,
 	OPT_FILTER = 256, OPT_NEAREST, OPT_SIM, OPT_FORMAT, OPT_NO_HEADER,
 	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION
 };
@@ -82,6 +85,7 @@ static const struct option long_opts[] = {
 	{ "topk", required_argument, NULL, 'k' },
 	{ "filter", no_argument, NULL, OPT_FILTER },
 	{ "rank", no_argument, NULL, OPT_RANK },
+	{ "typed", no_argument, NULL, OPT_TYPED },
 	{ "head-file", required_argument, NULL, OPT_HEADS },
 	{ "rel-file", required_argument, NULL, OPT_RELS },
 	{ "tail-file", required_argument, NULL, OPT_TAILS },
@@ -118,6 +122,7 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 		return 0;
 	case OPT_FILTER: o->filter = 1; return 0;
 	case OPT_RANK: o->rank = 1; return 0;
+	case OPT_TYPED: o->typed = 1; return 0;
 	case OPT_HEADS: o->lists[0] = arg; return 0;
 	case OPT_RELS: o->lists[1] = arg; return 0;
 	case OPT_TAILS: o->lists[2] = arg; return 0;
@@ -237,6 +242,11 @@ main(int argc, char *argv[])
 			usage(stderr);
 			return KG_EXIT_USAGE;
 		}
+	}
+	if (o.typed && o.nearest) {
+		kg_error("--typed applies to triple queries, not --nearest");
+		usage(stderr);
+		return KG_EXIT_USAGE;
 	}
 	if ((asked & 2) && !o.nearest) {
 		kg_error("--sim applies to --nearest");

@@ -24,6 +24,7 @@ struct run {
 	struct kg_dataset ds;
 	struct kg_modeldir md;
 	struct kg_filter filter;
+	struct kg_typed typed;
 	struct kg_names names;
 	struct kg_query_reader *reader;
 	struct kg_outfile out;
@@ -106,6 +107,11 @@ setup(struct run *r)
 	}
 	if (kg_predict_check(&r->md, &r->po) < 0)
 		return -1;
+	if (o->typed) {
+		if (kg_typed_build(&r->typed, &r->ds) < 0)
+			return -1;
+		r->po.typed = &r->typed;
+	}
 	if (o->filter || o->rank)
 		kg_filter_build(&r->filter, r->ds.split, KG_NSPLITS);
 	if (r->dist.rank != 0)
@@ -363,6 +369,7 @@ run_init(struct run *r, const struct kg_predict_run_opts *o)
 	r->ds = (struct kg_dataset)KG_DATASET_INIT;
 	r->md = (struct kg_modeldir)KG_MODELDIR_INIT;
 	r->filter = (struct kg_filter)KG_FILTER_INIT;
+	r->typed = (struct kg_typed)KG_TYPED_INIT;
 	r->out = (struct kg_outfile)KG_OUTFILE_INIT;
 	r->prog = (struct kg_progress)KG_PROGRESS_INIT;
 	r->po = (struct kg_predict_opts)KG_PREDICT_OPTS_INIT;
@@ -423,6 +430,7 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 	kg_query_close(r.reader);
 	kg_names_release(&r.names);
 	kg_filter_release(&r.filter);
+	kg_typed_release(&r.typed);
 	kg_modeldir_release(&r.md);
 	kg_dataset_release(&r.ds);
 	kg_dist_finalize(&r.dist);

@@ -53,11 +53,13 @@ struct kg_predict_run_opts {
 				 * queries from "queries") */
 	int cartesian;		/* every combination of the lists; the k
 				 * best are written */
+	int typed;		/* answers of the types the relation has in
+				 * that position (lib/predict/typed.h) */
 };
 
 #define KG_PREDICT_RUN_OPTS_INIT { NULL, KG_MODELSRC_INIT, "-", NULL, 0, \
 	10, 0, 0, KG_SIM_COSINE, 0, 0, 1024, 0, 0, 0, 0, { NULL, NULL, NULL }, \
-	0 }
+	0, 0 }
 
 /*
  * Answer as o says.  argc and argv are main()'s, for joining an MPI job.
