@@ -404,12 +404,13 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 		r.po.filter = &r.filter;
 	if (r.dist.rank == 0)
 		r.po.progress = &r.prog;
-	/* A pipe or terminal: answer at most a batch at a time, each as soon
-	 * as it is read (rank 0 decides; the others follow its sizes). */
+	/* A pipe or terminal: the reader returns what has arrived, and each
+	 * chunk is flushed; --batch 1 answers one query at a time (rank 0
+	 * decides; the others follow its sizes). */
 	r.interactive = is_interactive(o->queries);
 	kg_dist_bcast(&r.dist, &r.interactive, sizeof(r.interactive), 0);
-	if (r.interactive && r.chunk > o->batch && o->batch > 0)
-		r.chunk = o->batch;
+	if (r.interactive && o->batch == 1)
+		r.chunk = 1;
 	r.q = kg_xmallocarray(r.chunk + o->k, sizeof(*r.q));
 	r.score = kg_xmallocarray(r.chunk + o->k, sizeof(*r.score));
 	r.trank = kg_xcalloc(r.chunk + o->k, sizeof(*r.trank));

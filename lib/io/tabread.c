@@ -176,6 +176,8 @@ open_direct(struct kg_tabread *r, int fd)
 	if (r->opts.format == KG_TAB_CSV) {
 		if (csv_init(&r->csv, CSV_STRICT | CSV_STRICT_FINI) != 0) {
 			kg_error("%s: cannot set up the CSV parser", r->name);
+			if (r->direct == DIRECT_GZIP)
+				inflateEnd(&r->zs);
 			r->direct = DIRECT_NONE;
 			return 1;
 		}
@@ -213,7 +215,8 @@ kg_tabread_open(struct kg_tabread **rp, const char *path,
 	r->fd = -1;
 	if (opts->interactive && open_direct(r, fd) != 0) {
 		if (r->direct == DIRECT_NONE) {
-			close(fd);
+			if (r->fd < 0)	/* else kg_tabread_close closes it */
+				close(fd);
 			kg_tabread_close(r);
 			return -1;
 		}
