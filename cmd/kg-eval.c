@@ -34,7 +34,7 @@ usage(FILE *f)
 "      --split s         valid or test (default test)\n"
 "      --raw             do not filter known triples\n"
 "      --ties policy     realistic (default), optimistic or pessimistic\n"
-"      --per-relation    also report every relation\n"
+"      --per-relation    also report every relation (JSON and table)\n"
 "      --neg-sample n    rank against n sampled negatives, not all entities\n"
 "      --neg-mode mode   uniform (default) or degree\n"
 "      --auc             ROC AUC of triple classification\n"

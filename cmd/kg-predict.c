@@ -18,10 +18,14 @@ static void
 usage(FILE *f)
 {
 	fputs(
-"usage: kg-predict [-q] [-k n] [--filter] [--format tsv|json] [--no-header]\n"
-"                  [--batch n] [--threads n] [--device cpu|cuda[:N]]\n"
-"                  [--progress] [-o file [--force]]\n"
-"                  dataset model [queries]\n"
+"usage: kg-predict [-q] [-k n] [--filter] [--typed] [--rank]\n"
+"                  [--format tsv|json] [--no-header] [--batch n]\n"
+"                  [--threads n] [--device cpu|cuda[:N]] [--progress]\n"
+"                  [-o file [--force]] dataset model [queries]\n"
+"       kg-predict [--rank] [options] --head-file f --rel-file f --tail-file f\n"
+"                  dataset model\n"
+"       kg-predict --cartesian [-k n] [--filter] [--rank] [options]\n"
+"                  [--head-file f] [--rel-file f] [--tail-file f] dataset model\n"
 "       kg-predict --nearest [--sim cosine|dot|l2|l1|model] [options]\n"
 "                  dataset model [names]\n"
 "       kg-predict [options] --entities file --relations file --model name\n"
@@ -31,10 +35,22 @@ usage(FILE *f)
 "Answer queries by name with a trained model: each line of QUERIES (a file,\n"
 "or stdin when absent or \"-\") is head<TAB>relation<TAB>? for the best\n"
 "tails, ?<TAB>relation<TAB>tail for the best heads, or head<TAB>?<TAB>tail\n"
-"for the best relations.  Writes the k best answers with their scores.\n"
+"for the best relations, or head<TAB>relation<TAB>tail for the triple's\n"
+"score.  Writes the k best answers with their scores.\n"
+"From a pipe or terminal, what has arrived is answered and flushed before\n"
+"more is read (a coprocess; --batch 1: one query at a time).\n"
 "  -k, --topk n          answers per query (default 10)\n"
 "      --filter          leave out answers that form a known triple\n"
 "                        (train, valid or test of the dataset)\n"
+"      --typed           only answers of the types seen in that position of\n"
+"                        the relation in the train triples (kg-ingest --types)\n"
+"      --rank            with each scored triple, the filtered rank of its\n"
+"                        tail and of its head among all entities\n"
+"      --head-file f     triples to score: line i of the head, relation\n"
+"      --rel-file f      and tail files (one name a line) ...\n"
+"      --tail-file f     ...\n"
+"      --cartesian       ... or every combination of them (a file left out:\n"
+"                        every entity or relation); writes the k best\n"
 "      --nearest         NAMES holds entities: write their nearest entities\n"
 "      --sim s           similarity for --nearest: cosine (default), dot,\n"
 "                        l2 (-distance), l1 (-distance), or model (the\n"
@@ -63,6 +79,7 @@ usage(FILE *f)
 }
 
 enum {
+	OPT_RANK = 200, OPT_HEADS, OPT_RELS, OPT_TAILS, OPT_CARTESIAN, OPT_TYPED,
 	OPT_FILTER = 256, OPT_NEAREST, OPT_SIM, OPT_FORMAT, OPT_NO_HEADER,
 	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION,
 	OPT_DEVICE
@@ -71,6 +88,12 @@ enum {
 static const struct option long_opts[] = {
 	{ "topk", required_argument, NULL, 'k' },
 	{ "filter", no_argument, NULL, OPT_FILTER },
+	{ "rank", no_argument, NULL, OPT_RANK },
+	{ "typed", no_argument, NULL, OPT_TYPED },
+	{ "head-file", required_argument, NULL, OPT_HEADS },
+	{ "rel-file", required_argument, NULL, OPT_RELS },
+	{ "tail-file", required_argument, NULL, OPT_TAILS },
+	{ "cartesian", no_argument, NULL, OPT_CARTESIAN },
 	{ "nearest", no_argument, NULL, OPT_NEAREST },
 	{ "sim", required_argument, NULL, OPT_SIM },
 	{ "format", required_argument, NULL, OPT_FORMAT },
@@ -106,6 +129,12 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 		o->k = (size_t)u;
 		return 0;
 	case OPT_FILTER: o->filter = 1; return 0;
+	case OPT_RANK: o->rank = 1; return 0;
+	case OPT_TYPED: o->typed = 1; return 0;
+	case OPT_HEADS: o->lists[0] = arg; return 0;
+	case OPT_RELS: o->lists[1] = arg; return 0;
+	case OPT_TAILS: o->lists[2] = arg; return 0;
+	case OPT_CARTESIAN: o->cartesian = 1; return 0;
 	case OPT_NEAREST: o->nearest = 1; return 0;
 	case OPT_SIM:
 		*asked |= 2;
@@ -137,6 +166,37 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 	return kg_modelsrc_opt(ch, arg, &o->src) > 0 ? 0 : -1;
 }
 
+/* The list files of triples to score; 0, or -1 after a message. */
+static int
+check_lists(int argc, int need, const struct kg_predict_run_opts *o)
+{
+	int n = !!o->lists[0] + !!o->lists[1] + !!o->lists[2];
+
+	if (o->cartesian && n == 0) {
+		kg_error("--cartesian needs --head-file, --rel-file or "
+		    "--tail-file");
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if (!o->cartesian && n != 3) {
+		kg_error("--head-file, --rel-file and --tail-file go together "
+		    "(or use --cartesian)");
+		return -1;
+	}
+	if (o->nearest) {
+		kg_error("--nearest takes names, not --head-file, --rel-file "
+		    "or --tail-file");
+		return -1;
+	}
+	if (argc > need) {
+		kg_error("no QUERIES operand with --head-file, --rel-file or "
+		    "--tail-file");
+		return -1;
+	}
+	return 0;
+}
+
 /* The operands and the combinations; 0, or -1 after a message. */
 static int
 check(int argc, char **argv, struct kg_predict_run_opts *o)
@@ -154,6 +214,8 @@ check(int argc, char **argv, struct kg_predict_run_opts *o)
 		return -1;
 	}
 	need = arrays ? 1 : 2;
+	if (check_lists(argc, need, o) < 0)
+		return -1;
 	if (argc < need || argc > need + 1) {
 		kg_error("expected DATASET_DIR %s[QUERIES]", arrays ? "" :
 		    "MODEL_DIR ");
@@ -188,6 +250,11 @@ main(int argc, char *argv[])
 		if (ch == '?' || apply(ch, optarg, &o, &asked) < 0) {
 			return kg_tool_usage_error();
 		}
+	}
+	if (o.typed && o.nearest) {
+		kg_error("--typed applies to triple queries, not --nearest");
+		usage(stderr);
+		return KG_EXIT_USAGE;
 	}
 	if ((asked & 2) && !o.nearest) {
 		kg_error("--sim applies to --nearest");

@@ -41,7 +41,8 @@ enum {
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
-	O_OVA_DURA, O_DEVICE, O_GPU
+	O_OVA_DURA, O_DEVICE, O_GPU,
+	O_DETERMINISTIC
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +69,7 @@ static const struct option long_opts[] = {
 	{ "one_vs_all_plateau", required_argument, NULL, O_OVA_PLATEAU },
 	{ "one_vs_all_grouped", no_argument, NULL, O_OVA_GROUPED },
 	{ "subsampling_weight", no_argument, NULL, O_SUBSAMPLING },
+	{ "deterministic", no_argument, NULL, O_DETERMINISTIC },
 	{ "lr", required_argument, NULL, O_LR },
 	{ "rel_optimizer", required_argument, NULL, O_RELOPT },
 	{ "rel_lr", required_argument, NULL, O_RELLR },
@@ -256,6 +258,7 @@ apply_model(struct state *s, int ch, const char *arg)
 	case O_OVA: o->one_vs_all = 1; return 0;
 	case O_OVA_GROUPED: o->ova_mode = KG_OVA_GROUPED; return 0;
 	case O_SUBSAMPLING: o->subsampling = 1; return 0;
+	case O_DETERMINISTIC: o->deterministic = 1; return 0;
 	case O_OVA_AFTER: return kg_parse_u32("--one_vs_all_after", arg, 1,
 	    1u << 24, &o->one_vs_all_after);
 	case O_DOUBLE_ENT: s->double_ent = 1; return 0;

@@ -22,6 +22,9 @@ struct eval_state {
 	struct kg_eval_opts ev;
 	uint64_t *degree;
 	struct kg_metrics m[3];
+	struct kg_metrics *per_rel;	/* --per-relation: 3 per relation */
+	char **rel_names;	/* relations.tsv, or NULL */
+	uint64_t n_rel_names;
 	double auc;
 	json_t *rep;
 	struct kg_store *own;	/* --stream's store over entities.npy */
@@ -152,8 +155,6 @@ rank(struct eval_state *s, struct kg_dist *dist)
 	const struct kg_eval_run_opts *o = s->o;
 	const struct kg_triples *test = &s->ds.split[o->split];
 	struct kg_eval_ranks rk;
-	char **names = NULL;
-	uint64_t nn = 0;
 	double t0 = kg_now();
 	int i;
 
@@ -169,15 +170,21 @@ rank(struct eval_state *s, struct kg_dist *dist)
 	}
 	json_object_set_new(s->rep, "seconds_rank", json_real(kg_now() - t0));
 	if (o->per_relation && (kg_dataset_names(&s->ds, "relations.tsv",
-	    &names, &nn) < 0 || nn != s->ds.n_relations)) {
-		kg_names_free(names, nn);
-		names = NULL;
+	    &s->rel_names, &s->n_rel_names) < 0 ||
+	    s->n_rel_names != s->ds.n_relations)) {
+		kg_names_free(s->rel_names, s->n_rel_names);
+		s->rel_names = NULL;
 	}
 	kg_eval_report_metrics(s->rep, &rk, test, o->ties,
-	    o->per_relation ? s->ds.n_relations : 0, names, s->m);
+	    o->per_relation ? s->ds.n_relations : 0, s->rel_names, s->m);
+	/* The same sums again for the table on stderr. */
+	if (o->per_relation && dist->rank == 0) {
+		s->per_rel = kg_xcalloc(3 * s->ds.n_relations + 1,
+		    sizeof(*s->per_rel));
+		kg_eval_metrics_per_relation(&rk, test, s->ds.n_relations,
+		    o->ties, s->per_rel);
+	}
 	kg_eval_ranks_release(&rk);
-	if (names != NULL)
-		kg_names_free(names, nn);
 	return 0;
 }
 
@@ -294,6 +301,9 @@ print_table(const struct eval_state *s)
 	kg_metrics_print(stderr, s->m);
 	if (o->auc)
 		fprintf(stderr, "  AUC %.4f\n", s->auc);
+	if (s->per_rel != NULL)
+		kg_metrics_print_per_relation(stderr, s->per_rel,
+		    s->ds.n_relations, s->rel_names);
 }
 
 /* Everything after loading: rank, AUC, report and table. */
@@ -352,6 +362,9 @@ kg_eval_run(const struct kg_eval_run_opts *o, int *argc, char ***argv)
 	if (rc == 0)
 		rc = evaluate(&s, &dist);
 	json_decref(s.rep);
+	free(s.per_rel);
+	if (s.rel_names != NULL)
+		kg_names_free(s.rel_names, s.n_rel_names);
 	free(s.degree);
 	kg_filter_release(&s.filter);
 	kg_store_free(s.own);

@@ -24,6 +24,7 @@ struct run {
 	struct kg_dataset ds;
 	struct kg_modeldir md;
 	struct kg_filter filter;
+	struct kg_typed typed;
 	struct kg_names names;
 	struct kg_query_reader *reader;
 	struct kg_outfile out;
@@ -31,7 +32,11 @@ struct run {
 	struct kg_predict_opts po;
 	struct kg_topk top;
 	struct kg_query *q;
+	float *score;		/* triples to score: per query of a chunk */
+	double *trank, *hrank;
+	struct kg_topk best;	/* cartesian: the k best combinations */
 	size_t chunk;
+	int interactive;	/* queries from a pipe or terminal */
 	uint64_t answered;
 };
 
@@ -66,6 +71,18 @@ count_lines(const char *path)
 	return n + (last != '\n');
 }
 
+/* 1 when the queries come from a pipe, terminal or socket: a program
+ * may be waiting for each answer. */
+static int
+is_interactive(const char *path)
+{
+	struct stat st;
+	int rc = strcmp(path, "-") == 0 ? fstat(STDIN_FILENO, &st) :
+	    stat(path, &st);
+
+	return rc == 0 && !S_ISREG(st.st_mode);
+}
+
 /* Dataset, model and filter, on every rank; names and I/O on rank 0. */
 static int
 setup(struct run *r)
@@ -81,12 +98,20 @@ setup(struct run *r)
 		return rc;
 	if (kg_predict_check(&r->md, &r->po) < 0)
 		return -1;
-	if (o->filter)
+	if (o->typed) {
+		if (kg_typed_build(&r->typed, &r->ds) < 0)
+			return -1;
+		r->po.typed = &r->typed;
+	}
+	if (o->filter || o->rank)
 		kg_filter_build(&r->filter, r->ds.split, KG_NSPLITS);
 	if (r->dist.rank != 0)
 		return 0;
 	if (kg_names_load(&r->names, &r->ds) < 0 ||
-	    kg_query_open(&r->reader, o->queries, o->nearest) < 0 ||
+	    (o->lists[0] || o->lists[1] || o->lists[2] ?
+	    kg_query_open_lists(&r->reader, o->lists[0], o->lists[1],
+	    o->lists[2], o->cartesian) :
+	    kg_query_open(&r->reader, o->queries, o->nearest)) < 0 ||
 	    kg_outfile_open(&r->out, o->output, o->force, inputs, 5) < 0)
 		return -1;
 	kg_progress_begin(&r->prog, o->progress, "answering", "queries",
@@ -154,16 +179,143 @@ merge(struct run *r, size_t nq)
 	free(x);
 }
 
+/*
+ * The realistic filtered ranks of the triples q[0..n) into r->trank and
+ * r->hrank, by kg-eval's ranking (lib/eval), each rank of an MPI job
+ * counting its share of the candidates.  On every rank; 0 or -1.
+ */
+static int
+rank_triples(struct run *r, const struct kg_query *q, size_t n)
+{
+	struct kg_eval_opts ev = KG_EVAL_OPTS_INIT;
+	struct kg_eval_ranks rk;
+	int32_t *hrt = kg_xmallocarray(3 * n + 1, sizeof(*hrt));
+	struct kg_triples tr = { n, hrt };
+	size_t i;
+	int side;
+
+	for (i = 0; i < n; i++) {
+		hrt[3 * i] = q[i].h;
+		hrt[3 * i + 1] = q[i].r;
+		hrt[3 * i + 2] = q[i].t;
+	}
+	ev.filter = &r->filter;
+	ev.batch = r->o->batch;
+	ev.threads = r->o->threads;
+	ev.shard = r->dist.rank;
+	ev.nshards = r->dist.size;
+	if (kg_eval_rank(&r->md, &tr, &ev, &rk) < 0) {
+		free(hrt);
+		return -1;
+	}
+	for (side = 0; side < 2; side++) {
+		kg_dist_sum_u64(&r->dist, rk.opt[side], rk.n);
+		kg_dist_sum_u64(&r->dist, rk.pess[side], rk.n);
+	}
+	for (i = 0; i < n; i++) {
+		r->trank[i] = kg_rank_of(KG_TIES_REALISTIC, rk.opt[0][i],
+		    rk.pess[0][i]);
+		r->hrank[i] = kg_rank_of(KG_TIES_REALISTIC, rk.opt[1][i],
+		    rk.pess[1][i]);
+	}
+	kg_eval_ranks_release(&rk);
+	free(hrt);
+	return 0;
+}
+
+/* Write lines of answers or scores; a write error fails the run. */
+static int
+written(struct run *r)
+{
+	if (r->interactive)
+		fflush(r->out.f);
+	if (!ferror(r->out.f))
+		return 0;
+	kg_error_errno("cannot write '%s'", r->out.path ? r->out.path :
+	    "stdout");
+	return -1;
+}
+
+/*
+ * A chunk of triples to score: their scores and ranks written (rank 0),
+ * or for cartesian lists offered to the k best.  0 or -1.
+ */
+static int
+score_chunk(struct run *r, size_t n, const struct kg_answers_fmt *fmt)
+{
+	const struct kg_predict_run_opts *o = r->o;
+	size_t i;
+
+	if (o->cartesian) {
+		if (r->dist.rank != 0)
+			return 0;
+		kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+		for (i = 0; i < n; i++)
+			if (!o->filter || !kg_filter_contains(&r->filter,
+			    r->q[i].h, r->q[i].r, r->q[i].t))
+				kg_topk_push(&r->best, 0, r->score[i],
+				    (int64_t)r->q[i].line - 1);
+		return 0;
+	}
+	if (o->rank && rank_triples(r, r->q, n) < 0)
+		return -1;
+	if (r->dist.rank != 0)
+		return 0;
+	kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+	kg_answers_write_scores(r->out.f, fmt, &r->names, r->q, n, r->score,
+	    r->trank, r->hrank);
+	return written(r);
+}
+
+/* Cartesian lists: the k best combinations, with their ranks.  On every
+ * rank; 0 or -1. */
+static int
+write_best(struct run *r, const struct kg_answers_fmt *fmt)
+{
+	int64_t n = 0, i;
+
+	if (r->dist.rank == 0) {
+		kg_topk_sort(&r->best);
+		n = (int64_t)r->best.n[0];
+		for (i = 0; i < n; i++) {
+			kg_query_combination(r->reader,
+			    (uint64_t)r->best.id[i], &r->q[i]);
+			r->score[i] = r->best.score[i];
+		}
+	}
+	kg_dist_bcast(&r->dist, &n, sizeof(n), 0);
+	if (n > 0)
+		kg_dist_bcast(&r->dist, r->q, (size_t)n * sizeof(*r->q), 0);
+	if (r->o->rank && n > 0 && rank_triples(r, r->q, (size_t)n) < 0)
+		return -1;
+	if (r->dist.rank != 0)
+		return 0;
+	kg_answers_write_scores(r->out.f, fmt, &r->names, r->q, (size_t)n,
+	    r->score, r->trank, r->hrank);
+	return written(r);
+}
+
 /* Answer chunks until the input ends.  0 or -1 (on every rank). */
 static int
 answer_all(struct run *r)
 {
 	const struct kg_predict_run_opts *o = r->o;
-	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim };
+	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim, 0,
+	    o->rank };
 	int failed = 0, header = !o->no_header;
 	int64_t n;
 
 	while ((n = next_chunk(r, failed)) > 0) {
+		if (r->q[0].kind == KG_QUERY_SCORE) {
+			fmt.score = 1;
+			if (header && r->dist.rank == 0 && !o->cartesian)
+				kg_answers_header(r->out.f, &fmt);
+			header = header && o->cartesian;
+			if (score_chunk(r, (size_t)n, &fmt) < 0)
+				failed = 1;
+			r->answered += (uint64_t)n;
+			continue;
+		}
 		kg_topk_reset(&r->top, (size_t)n);
 		r->po.progress_base = r->answered;
 		kg_predict_answer(&r->md, &r->po, r->q, (size_t)n, &r->top);
@@ -179,6 +331,8 @@ answer_all(struct run *r)
 		header = 0;
 		kg_answers_write(r->out.f, &fmt, &r->names, r->q, (size_t)n,
 		    &r->top);
+		if (r->interactive)
+			fflush(r->out.f);
 		if (ferror(r->out.f)) {
 			kg_error_errno("cannot write '%s'", r->out.path ?
 			    r->out.path : "stdout");
@@ -187,8 +341,12 @@ answer_all(struct run *r)
 	}
 	if (n < 0)
 		return -1;
+	if (o->cartesian || o->lists[0] != NULL)
+		fmt.score = 1;
 	if (header && r->dist.rank == 0)
 		kg_answers_header(r->out.f, &fmt);	/* no queries at all */
+	if (o->cartesian && write_best(r, &fmt) < 0)
+		return -1;
 	kg_progress_end(&r->prog, r->answered);
 	return r->dist.rank == 0 ? kg_outfile_commit(&r->out) : 0;
 }
@@ -202,6 +360,7 @@ run_init(struct run *r, const struct kg_predict_run_opts *o)
 	r->ds = (struct kg_dataset)KG_DATASET_INIT;
 	r->md = (struct kg_modeldir)KG_MODELDIR_INIT;
 	r->filter = (struct kg_filter)KG_FILTER_INIT;
+	r->typed = (struct kg_typed)KG_TYPED_INIT;
 	r->out = (struct kg_outfile)KG_OUTFILE_INIT;
 	r->prog = (struct kg_progress)KG_PROGRESS_INIT;
 	r->po = (struct kg_predict_opts)KG_PREDICT_OPTS_INIT;
@@ -236,18 +395,34 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 		r.po.filter = &r.filter;
 	if (r.dist.rank == 0)
 		r.po.progress = &r.prog;
-	r.q = kg_xmallocarray(r.chunk, sizeof(*r.q));
+	/* A pipe or terminal: the reader returns what has arrived, and each
+	 * chunk is flushed; --batch 1 answers one query at a time (rank 0
+	 * decides; the others follow its sizes). */
+	r.interactive = is_interactive(o->queries);
+	kg_dist_bcast(&r.dist, &r.interactive, sizeof(r.interactive), 0);
+	if (r.interactive && o->batch == 1)
+		r.chunk = 1;
+	r.q = kg_xmallocarray(r.chunk + o->k, sizeof(*r.q));
+	r.score = kg_xmallocarray(r.chunk + o->k, sizeof(*r.score));
+	r.trank = kg_xcalloc(r.chunk + o->k, sizeof(*r.trank));
+	r.hrank = kg_xcalloc(r.chunk + o->k, sizeof(*r.hrank));
 	kg_topk_init(&r.top, r.chunk, o->k);
+	kg_topk_init(&r.best, 1, o->k);
 	if (rc == 0)
 		rc = answer_all(&r);
 	else
 		next_chunk(&r, 1);
 	kg_outfile_abort(&r.out);
 	kg_topk_release(&r.top);
+	kg_topk_release(&r.best);
 	free(r.q);
+	free(r.score);
+	free(r.trank);
+	free(r.hrank);
 	kg_query_close(r.reader);
 	kg_names_release(&r.names);
 	kg_filter_release(&r.filter);
+	kg_typed_release(&r.typed);
 	kg_modeldir_release(&r.md);
 	kg_dataset_release(&r.ds);
 	kg_dist_finalize(&r.dist);

@@ -8,7 +8,12 @@
  * TSV: one line per answer, after a header line unless no_header:
  *   head<TAB>relation<TAB>tail<TAB>score<TAB>rank    (triple queries)
  *   entity<TAB>neighbour<TAB>score<TAB>rank          (nearest)
- * with the asked part filled in and rank 1 for the best.  JSON lines:
+ * with the asked part filled in and rank 1 for the best.  Triples to
+ * score (no '?', or lists): head<TAB>relation<TAB>tail<TAB>score, with
+ * rank also tail_rank<TAB>head_rank, the realistic filtered ranks of
+ * lib/eval (kg-eval's); JSON {"line", "head", "relation", "tail",
+ * "score"[, "tail_rank", "head_rank"]}.  Cartesian lists write only the
+ * k best combinations, best first, "line" numbering the combination.  JSON lines:
  * one object per query, {"line", "head", "relation", "tail" (null for
  * the asked part), "answers": [{"tail": name, "score": x}, ...]}, or for
  * nearest {"line", "entity", "similarity", "answers": [{"entity",
@@ -43,6 +48,13 @@ struct kg_predict_run_opts {
 	int threads;		/* OpenMP threads; 0: default */
 	int quiet;		/* no notes */
 	int progress;		/* progress line on stderr */
+	int rank;		/* triples to score: their filtered ranks */
+	const char *lists[3];	/* heads, relations, tails to score (NULL:
+				 * queries from "queries") */
+	int cartesian;		/* every combination of the lists; the k
+				 * best are written */
+	int typed;		/* answers of the types the relation has in
+				 * that position (lib/predict/typed.h) */
 };
 
 #define KG_PREDICT_RUN_OPTS_INIT { .src = KG_MODELSRC_INIT, .queries = "-", \

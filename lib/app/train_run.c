@@ -301,6 +301,7 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	    json_boolean(o->ova_mode == KG_OVA_GROUPED));
 	json_object_set_new(c, "subsampling_weight",
 	    json_boolean(o->subsampling));
+	json_object_set_new(c, "deterministic", json_boolean(o->deterministic));
 	json_object_set_new(c, "neg_filter",
 	    json_boolean(o->filter_negatives));
 	json_object_set_new(c, "neg_types", json_boolean(o->use_types));

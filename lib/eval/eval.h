@@ -210,6 +210,14 @@ void kg_eval_report_metrics(json_t *rep, const struct kg_eval_ranks *ranks,
 int kg_eval_write_report(const json_t *report, const char *path, int force);
 /* Print a small table (rows tail, head, both) of m[3] to f. */
 void kg_metrics_print(FILE *f, const struct kg_metrics m[3]);
+/*
+ * Print one row per relation present in the split (m[3 * r + 2].n > 0),
+ * m as kg_eval_metrics_per_relation fills it, in relation order: its
+ * name (names[r], or its ID when names is NULL), the triples, the tail
+ * and head MRR and both sides' MRR, MR and Hits@1, 3, 10.
+ */
+void kg_metrics_print_per_relation(FILE *f, const struct kg_metrics *m,
+    uint64_t n_relations, char *const *names);
 
 /*
  * ROC AUC of positive against negative scores: the probability that a

@@ -212,3 +212,28 @@ kg_metrics_print(FILE *f, const struct kg_metrics m[3])
 		    kg_metrics_hits(&m[s], 1), kg_metrics_hits(&m[s], 3),
 		    kg_metrics_hits(&m[s], 10));
 }
+
+void
+kg_metrics_print_per_relation(FILE *f, const struct kg_metrics *m,
+    uint64_t n_relations, char *const *names)
+{
+	uint64_t r;
+
+	fprintf(f, "  %-24s %7s %8s %8s %8s %10s %8s %8s %8s\n", "relation",
+	    "triples", "tail MRR", "head MRR", "MRR", "MR", "Hits@1", "Hits@3",
+	    "Hits@10");
+	for (r = 0; r < n_relations; r++) {
+		const struct kg_metrics *t = &m[3 * r], *h = t + 1, *b = t + 2;
+		char id[24];
+
+		if (b->n == 0)
+			continue;
+		snprintf(id, sizeof(id), "%llu", (unsigned long long)r);
+		fprintf(f, "  %-24s %7llu %8.4f %8.4f %8.4f %10.2f %8.4f %8.4f "
+		    "%8.4f\n", names != NULL ? names[r] : id,
+		    (unsigned long long)t->n, kg_metrics_mrr(t),
+		    kg_metrics_mrr(h), kg_metrics_mrr(b), kg_metrics_mr(b),
+		    kg_metrics_hits(b, 1), kg_metrics_hits(b, 3),
+		    kg_metrics_hits(b, 10));
+	}
+}

@@ -7,8 +7,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <csv.h>
@@ -35,9 +37,17 @@ struct csv_rec {
 	uint64_t line;
 };
 
+/* Interactive input: the fd read directly, plain or inflated. */
+enum { DIRECT_NONE, DIRECT_PLAIN, DIRECT_GZIP };
+
 struct kg_tabread {
 	char *name;
 	gzFile gz;
+	int direct;		/* DIRECT_*: gz is NULL unless NONE */
+	int fd;			/* direct input */
+	z_stream zs;		/* DIRECT_GZIP: inflating zin */
+	unsigned char *zin;
+	int zs_end;		/* the last gzip member ended */
 	struct kg_tab_opts opts;
 	char *buf;		/* unconsumed input is buf[pos..len) */
 	size_t cap, pos, len;
@@ -159,6 +169,79 @@ count_comment(struct kg_tabread *r)
 		r->first_comment = r->lineno;
 }
 
+/* read(2) that retries after a signal; as read otherwise. */
+static ssize_t
+read_some(int fd, void *buf, size_t n)
+{
+	ssize_t got;
+
+	do
+		got = read(fd, buf, n);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
+/*
+ * Interactive input on a pipe, terminal or socket: keep fd and read it
+ * directly, after a look at its first two bytes for gzip's magic (they
+ * stay buffered).  Returns 0 for a regular file (zlib reads it as
+ * usual), 1 with r->direct set when the reader is ready, or 1 with
+ * r->direct DIRECT_NONE after kg_error().  The buffer is allocated by
+ * the caller afterwards only for zlib input, so this sets it up itself.
+ */
+static int
+open_direct(struct kg_tabread *r, int fd)
+{
+	struct stat st;
+	ssize_t got;
+	size_t have = 0;
+
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		return 0;
+	r->cap = BUF_INIT;
+	r->buf = kg_xmalloc(r->cap);
+	while (have < 2 && (got = read_some(fd, r->buf + have, 2 - have)) > 0)
+		have += (size_t)got;
+	if (have < 2 && got < 0) {
+		kg_error_errno("%s: read error", r->name);
+		return 1;
+	}
+	r->fd = fd;
+	r->bytes = have;
+	if (have == 2 && (unsigned char)r->buf[0] == 0x1f &&
+	    (unsigned char)r->buf[1] == 0x8b) {
+		r->zin = kg_xmalloc(READ_MAX);
+		memcpy(r->zin, r->buf, 2);
+		r->zs.next_in = r->zin;
+		r->zs.avail_in = 2;
+		if (inflateInit2(&r->zs, 16 + MAX_WBITS) != Z_OK) {
+			kg_error("%s: cannot set up gzip decompression",
+			    r->name);
+			return 1;
+		}
+		r->direct = DIRECT_GZIP;
+		r->bytes = 0;
+	} else {
+		r->len = have;
+		r->direct = DIRECT_PLAIN;
+		if (have < 2)
+			r->eof = got == 0;
+	}
+	if (r->opts.format == KG_TAB_CSV) {
+		if (csv_init(&r->csv, CSV_STRICT | CSV_STRICT_FINI) != 0) {
+			kg_error("%s: cannot set up the CSV parser", r->name);
+			if (r->direct == DIRECT_GZIP)
+				inflateEnd(&r->zs);
+			r->direct = DIRECT_NONE;
+			return 1;
+		}
+		r->csv_ready = 1;
+		csv_set_delim(&r->csv, (unsigned char)r->opts.delim);
+		csv_set_space_func(&r->csv, keep_spaces);
+	}
+	return 1;
+}
+
 int
 kg_tabread_open(struct kg_tabread **rp, const char *path,
     const struct kg_tab_opts *opts)
@@ -183,6 +266,17 @@ kg_tabread_open(struct kg_tabread **rp, const char *path,
 	r = kg_xcalloc(1, sizeof(*r));
 	r->name = kg_xstrdup(strcmp(path, "-") == 0 ? "stdin" : path);
 	r->opts = *opts;
+	r->fd = -1;
+	if (opts->interactive && open_direct(r, fd) != 0) {
+		if (r->direct == DIRECT_NONE) {
+			if (r->fd < 0)	/* else kg_tabread_close closes it */
+				close(fd);
+			kg_tabread_close(r);
+			return -1;
+		}
+		*rp = r;
+		return 0;
+	}
 	r->gz = gzdopen(fd, "rb");
 	if (r->gz == NULL) {
 		close(fd);
@@ -214,6 +308,11 @@ kg_tabread_close(struct kg_tabread *r)
 		return;
 	if (r->gz != NULL)
 		gzclose(r->gz);
+	if (r->direct == DIRECT_GZIP)
+		inflateEnd(&r->zs);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->zin);
 	if (r->csv_ready)
 		csv_free(&r->csv);
 	free(r->name);
@@ -236,10 +335,108 @@ skip_bom(struct kg_tabread *r)
 {
 	if (r->bom_checked)
 		return;
+	/* Interactive input arrives in pieces: wait for three bytes. */
+	if (r->direct != DIRECT_NONE && r->len - r->pos < 3 &&
+	    memchr(r->buf + r->pos, '\n', r->len - r->pos) == NULL)
+		return;
 	r->bom_checked = 1;
 	if (r->len - r->pos >= 3 &&
 	    memcmp(r->buf + r->pos, "\xef\xbb\xbf", 3) == 0)
 		r->pos += 3;
+}
+
+/* Inflate what has arrived into buf[len..len + want); read more input
+ * only when none is waiting.  0 (eof set at the end), or -1. */
+static int
+refill_gzip(struct kg_tabread *r, size_t want)
+{
+	for (;;) {
+		int zr;
+
+		if (r->zs.avail_in == 0) {
+			ssize_t got = read_some(r->fd, r->zin, READ_MAX);
+
+			if (got < 0) {
+				kg_error_errno("%s: read error", r->name);
+				return -1;
+			}
+			if (got == 0) {
+				if (!r->zs_end) {
+					kg_error("%s: truncated gzip input",
+					    r->name);
+					return -1;
+				}
+				r->eof = 1;
+				return 0;
+			}
+			r->zs.next_in = r->zin;
+			r->zs.avail_in = (uInt)got;
+		}
+		if (r->zs_end) {
+			/* Another member follows (gzip files concatenate). */
+			if (inflateReset(&r->zs) != Z_OK) {
+				kg_error("%s: cannot decompress", r->name);
+				return -1;
+			}
+			r->zs_end = 0;
+		}
+		r->zs.next_out = (unsigned char *)r->buf + r->len;
+		r->zs.avail_out = (uInt)want;
+		zr = inflate(&r->zs, Z_SYNC_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+			kg_error("%s: cannot decompress: %s", r->name,
+			    r->zs.msg ? r->zs.msg : "bad data");
+			return -1;
+		}
+		r->zs_end = zr == Z_STREAM_END;
+		if (want - r->zs.avail_out > 0) {
+			size_t got = want - r->zs.avail_out;
+
+			r->len += got;
+			r->bytes += got;
+			skip_bom(r);
+			return 0;
+		}
+	}
+}
+
+/* Refill from an interactive fd: what has arrived, at least a byte
+ * unless at the end. */
+static int
+refill_direct(struct kg_tabread *r, size_t want)
+{
+	ssize_t got;
+
+	if (r->direct == DIRECT_GZIP)
+		return refill_gzip(r, want);
+	got = read_some(r->fd, r->buf + r->len, want);
+	if (got < 0) {
+		kg_error_errno("%s: read error", r->name);
+		return -1;
+	}
+	if (got == 0) {
+		r->eof = 1;
+		return 0;
+	}
+	r->len += (size_t)got;
+	r->bytes += (uint64_t)got;
+	skip_bom(r);
+	return 0;
+}
+
+int
+kg_tabread_ready(struct kg_tabread *r)
+{
+	struct pollfd p;
+
+	if (r->direct == DIRECT_NONE || r->eof ||
+	    memchr(r->buf + r->pos, '\n', r->len - r->pos) != NULL ||
+	    (r->direct == DIRECT_GZIP && r->zs.avail_in > 0))
+		return 1;
+	p.fd = r->fd;
+	p.events = POLLIN;
+	p.revents = 0;
+	return poll(&p, 1, 0) > 0;
 }
 
 /* Read more input after the unconsumed bytes; 0, or -1 after kg_error().
@@ -264,6 +461,8 @@ refill(struct kg_tabread *r)
 	want = r->cap - r->len;
 	if (want > READ_MAX)
 		want = READ_MAX;
+	if (r->direct != DIRECT_NONE)
+		return refill_direct(r, want);
 	got = gzread(r->gz, r->buf + r->len, (unsigned)want);
 	if (got > 0) {
 		r->len += (size_t)got;

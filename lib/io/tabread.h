@@ -43,6 +43,14 @@ struct kg_tab_opts {
 				 * many is data even when it starts with the
 				 * comment byte; 0: every such line is a
 				 * comment */
+	/*
+	 * A pipe, terminal or socket is read with read(2), which returns
+	 * what has arrived, instead of through zlib's buffered reader, which
+	 * waits for a full buffer or the end; gzip input there is inflated
+	 * as it comes.  A regular file is read as without it.  For a program
+	 * that writes one request and waits for its answer (a coprocess).
+	 */
+	int interactive;
 };
 
 #define KG_TAB_OPTS_INIT { .format = KG_TAB_TSV, .delim = '\t', .comment = '#' }
@@ -81,6 +89,14 @@ int kg_tabread_next(struct kg_tabread *r, struct kg_field *f, size_t max,
  */
 int kg_tabread_batch(struct kg_tabread *r, struct kg_field *f,
     size_t max_fields, size_t max_recs, size_t *n, uint64_t *line);
+
+/*
+ * 1 if the next kg_tabread_next call can return without waiting for
+ * input that has not arrived: a whole line is buffered, the input is at
+ * its end, or (opts.interactive) bytes are waiting to be read; 0 when it
+ * would wait.  Always 1 for input read through zlib.
+ */
+int kg_tabread_ready(struct kg_tabread *r);
 
 /* Line on which the last record returned starts (1-based). */
 uint64_t kg_tabread_line(const struct kg_tabread *r);

@@ -140,7 +140,16 @@ struct kg_train_opts {
 					 * the ranking losses */
 	double ova_dura;		/* DURA coefficient of 1-vs-all
 					 * epochs; < 0: dura */
+	int deterministic;		/* the same bits for a seed whatever
+					 * the thread count (train_bucket.c):
+					 * rounds of KG_DET_ROUND chunks
+					 * from the same parameters, their
+					 * gradients applied in chunk order */
 };
+
+/* Chunks per round of a deterministic run: fixed, so that the result
+ * does not depend on the thread count. */
+#define KG_DET_ROUND 8
 
 /* one_vs_all_after for a switch not yet decided: the trainer sizes its
  * buffers for both stages and trains with drawn negatives until the
@@ -174,6 +183,7 @@ struct kg_store_layout kg_train_layout(const struct kg_train_opts *o,
     uint64_t n_entities, uint32_t n_parts, const int64_t *off);
 
 struct kg_train_ws;		/* per-thread work buffers (train_impl.h) */
+struct kg_defer;		/* a chunk's kept gradients (train_impl.h) */
 
 /*
  * The summed row gradients of one chunk, handed to a trainer's sync hook
@@ -213,6 +223,7 @@ struct kg_trainer {
 	const int32_t *types;		/* use_types: borrowed, n_entities */
 	uint32_t nthreads;
 	struct kg_train_ws *ws;		/* nthreads */
+	struct kg_defer *defer;		/* deterministic: KG_DET_ROUND */
 	uint64_t max_part_rows;	/* the largest partition's rows */
 	int progress;		/* report on stderr during long epochs */
 	int ova;		/* the bucket in progress scores every entity

@@ -204,6 +204,61 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 	    tr->cur[ch->side == KG_SIDE_TAIL ? 1 : 0], pc);
 }
 
+/*
+ * Deterministic rounds: the chunks of a round of KG_DET_ROUND are
+ * computed in the threads from the parameters as the round found them,
+ * each keeping its gradients (tr->defer[i]); then every thread applies,
+ * chunk by chunk in order, the rows whose ID falls in its share, so
+ * every row sees its updates in chunk order whatever the thread count.
+ * The losses are summed in chunk order too.
+ */
+static void
+run_rounds(struct kg_trainer *tr, struct bucket_run *r, double *loss,
+    uint64_t *trained)
+{
+	double total = 0.0;
+	uint64_t done = 0;
+	size_t r0, n, i;
+
+	for (r0 = 0; r0 < r->nch && !r->bad; r0 += n) {
+		long c;
+
+		n = r->nch - r0 < KG_DET_ROUND ? r->nch - r0 : KG_DET_ROUND;
+#pragma omp parallel num_threads(tr->nthreads)
+		{
+			struct kg_train_ws *ws = &tr->ws[omp_get_thread_num()];
+			uint32_t me = (uint32_t)omp_get_thread_num();
+			uint32_t nt = (uint32_t)omp_get_num_threads();
+			size_t k;
+
+#pragma omp for schedule(dynamic, 1)
+			for (c = 0; c < (long)n; c++) {
+				ws->defer = &tr->defer[c];
+				ws->defer->n_ent = ws->defer->n_rel = 0;
+				ws->defer->loss = run_chunk(tr, r, (long)r0 + c);
+				ws->defer = NULL;
+			}
+			for (k = 0; k < n; k++)
+				if (isfinite(tr->defer[k].loss))
+					kg_train_defer_apply(tr, &tr->defer[k],
+					    me, nt);
+		}
+		for (i = 0; i < n; i++) {
+			if (!isfinite(tr->defer[i].loss)) {
+				r->bad = 1;
+				break;
+			}
+			total += tr->defer[i].loss;
+			done += r->chunks[r0 + i].whole;
+			r->seen += r->chunks[r0 + i].len;
+		}
+		if (tr->progress)
+			report(tr, r->seen, r->n, r->t0, &r->last);
+	}
+	*loss = total;
+	*trained = done;
+}
+
 /* The OpenMP loop over a bucket's chunks; *loss and *trained get the
  * sums. */
 static void
@@ -213,8 +268,18 @@ run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
 	double total = 0.0;
 	uint64_t done = 0;
 	long c;
+	/* A deterministic run keeps rounds where chunks write only their
+	 * own buffers; 1-vs-all chunks (which update their candidates as
+	 * they go) and the negative pool (summed per thread) run one
+	 * chunk after another instead, as one thread does. */
+	int serial = tr->sync != NULL || (tr->o.deterministic &&
+	    (tr->ova || tr->n_parts > 1));
 
-#pragma omp parallel num_threads(tr->sync ? 1 : tr->nthreads) \
+	if (tr->o.deterministic && !serial) {
+		run_rounds(tr, r, loss, trained);
+		return;
+	}
+#pragma omp parallel num_threads(serial ? 1 : tr->nthreads) \
     reduction(+:total, done)
 	{
 #pragma omp for schedule(dynamic, 1)

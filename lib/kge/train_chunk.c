@@ -7,6 +7,7 @@
 #include "kge/train_impl.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kge/grad.h"
@@ -604,6 +605,68 @@ grouped_backward(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	}
 }
 
+/* Keep the chunk's nu entity and nrel relation gradient rows in
+ * ws->defer instead of applying them. */
+static void
+defer_chunk(struct kg_train_ws *ws, size_t d, size_t rw, size_t nu,
+    size_t nrel, uint64_t pos)
+{
+	struct kg_defer *df = ws->defer;
+	const uint32_t *rid = ws->rp_grad != NULL ? ws->rp_ids : ws->urel;
+	const float *rg = ws->rp_grad != NULL ? ws->rp_grad : ws->ugr;
+
+	if (nu > df->cap_ent) {
+		df->cap_ent = nu;
+		df->ent = kg_xreallocarray(df->ent, nu, sizeof(*df->ent));
+		df->ent_g = kg_xreallocarray(df->ent_g, nu * d, sizeof(float));
+	}
+	if (nrel > df->cap_rel) {
+		df->cap_rel = nrel;
+		df->rel = kg_xreallocarray(df->rel, nrel, sizeof(*df->rel));
+		df->rel_g = kg_xreallocarray(df->rel_g, nrel * rw,
+		    sizeof(float));
+	}
+	memcpy(df->ent, ws->uent, nu * sizeof(*df->ent));
+	memcpy(df->ent_g, ws->ug, nu * d * sizeof(float));
+	memcpy(df->rel, rid, nrel * sizeof(*df->rel));
+	memcpy(df->rel_g, rg, nrel * rw * sizeof(float));
+	df->n_ent = nu;
+	df->n_rel = nrel;
+	df->pos = pos;
+}
+
+void
+kg_train_defer_apply(struct kg_trainer *tr, struct kg_defer *df,
+    uint32_t share, uint32_t nshare)
+{
+	size_t d = tr->model.dim, rw = tr->model.rel_width, i;
+	float lr = kg_train_lr(tr, df->pos, tr->o.lr);
+
+	for (i = 0; i < df->n_ent; i++) {
+		const struct kg_store_part *p;
+
+		if (df->ent[i] % nshare != share)
+			continue;
+		p = part_of(tr, df->ent[i]);
+		update_row(tr, p, df->ent[i] - p->base, df->ent_g + i * d, lr);
+	}
+	/* Relation rows one at a time, in the order the chunk had them. */
+	for (i = 0; i < df->n_rel; i++)
+		if (df->rel[i] % nshare == share)
+			apply_relations(tr, df->rel + i, df->rel_g + i * rw, 1,
+			    df->pos);
+}
+
+void
+kg_defer_release(struct kg_defer *df)
+{
+	free(df->ent);
+	free(df->ent_g);
+	free(df->rel);
+	free(df->rel_g);
+	memset(df, 0, sizeof(*df));
+}
+
 double
 kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
     struct kg_rng *rng, const struct kg_chunk *ch,
@@ -637,6 +700,10 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc, lr);
 	if (tr->sync)
 		return sync_chunk(tr, ws->uent, nu, ws, nrel, loss);
+	if (ws->defer != NULL) {
+		defer_chunk(ws, d, tr->model.rel_width, nu, nrel, ch->start);
+		return loss;
+	}
 	for (i = 0; i < nu; i++) {
 		const struct kg_store_part *p;
 

@@ -58,6 +58,25 @@ struct kg_train_ws {
 	float **qgrel;
 	uint32_t *qfirst;
 	size_t n_q;		/* the chunk's queries; 0: not grouped */
+	/* Deterministic rounds: where the chunk's gradients go instead of
+	 * the tables (NULL: applied at once). */
+	struct kg_defer *defer;
+};
+
+/*
+ * A chunk's summed row gradients kept for later (deterministic rounds):
+ * n_ent entity rows (global IDs) and n_rel relation rows, the position
+ * of the chunk for the learning rate, and its loss.  Grown as needed and
+ * reused.
+ */
+struct kg_defer {
+	size_t n_ent, cap_ent, n_rel, cap_rel;
+	uint64_t *ent;
+	float *ent_g;
+	uint32_t *rel;
+	float *rel_g;
+	uint64_t pos;
+	double loss;
 };
 
 /* One chunk of a bucket: positions [start, start + len) of the order. */
@@ -68,6 +87,15 @@ struct kg_chunk {
 	int32_t type;		/* corrupted entities' type, or -1 */
 	uint32_t whole;		/* positives of the whole chunk (shares) */
 };
+
+/*
+ * Apply a deferred chunk's gradients to the rows of this thread's share
+ * (entity and relation rows with ID % nshare == share), as
+ * kg_train_chunk would have applied them all.
+ */
+void kg_train_defer_apply(struct kg_trainer *tr, struct kg_defer *d,
+    uint32_t share, uint32_t nshare);
+void kg_defer_release(struct kg_defer *d);
 
 void kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
     size_t B, size_t N);

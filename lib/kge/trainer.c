@@ -346,6 +346,8 @@ kg_trainer_init_store(struct kg_trainer *tr, const struct kg_train_opts *o,
 	/* OpenBLAS must not start threads of its own inside ours. */
 	kg_compute_init();
 	tr->ws = kg_xcalloc(tr->nthreads, sizeof(*tr->ws));
+	if (o->deterministic)
+		tr->defer = kg_xcalloc(KG_DET_ROUND, sizeof(*tr->defer));
 	/* Candidates per chunk: the drawn (and in-batch) negatives, a
 	 * whole partition with 1-vs-all; a two-stage schedule has both. */
 	nc = o->one_vs_all ? 0 : o->neg_sample_size +
@@ -400,6 +402,11 @@ kg_trainer_release(struct kg_trainer *tr)
 		for (i = 0; i < tr->nthreads; i++)
 			kg_train_ws_free(&tr->ws[i]);
 	free(tr->ws);
+	if (tr->defer != NULL)
+		for (i = 0; i < KG_DET_ROUND; i++)
+			kg_defer_release(&tr->defer[i]);
+	free(tr->defer);
+	tr->defer = NULL;
 	if (tr->best_ent != NULL)
 		for (i = 0; i < tr->n_parts; i++)
 			free(tr->best_ent[i]);

@@ -36,6 +36,11 @@ kg_answers_header(FILE *f, const struct kg_answers_fmt *fmt)
 {
 	if (fmt->json)
 		return;
+	if (fmt->score) {
+		fputs(fmt->rank ? "head\trelation\ttail\tscore\ttail_rank\t"
+		    "head_rank\n" : "head\trelation\ttail\tscore\n", f);
+		return;
+	}
 	fputs(fmt->nearest ? "entity\tneighbour\tscore\trank\n" :
 	    "head\trelation\ttail\tscore\trank\n", f);
 }
@@ -129,5 +134,53 @@ kg_answers_write(FILE *f, const struct kg_answers_fmt *fmt,
 			json(f, fmt, names, &q[i], s, id, top->n[i]);
 		else
 			tsv(f, names, &q[i], s, id, top->n[i]);
+	}
+}
+
+/* A realistic rank: a whole number, or one and a half. */
+static void
+put_rank(FILE *f, double r)
+{
+	fprintf(f, r == floor(r) ? "%.0f" : "%.1f", r);
+}
+
+void
+kg_answers_write_scores(FILE *f, const struct kg_answers_fmt *fmt,
+    const struct kg_names *n, const struct kg_query *q, size_t nq,
+    const float *score, const double *tail_rank, const double *head_rank)
+{
+	size_t i;
+
+	for (i = 0; i < nq; i++) {
+		const char *h = kg_names_entity(n, q[i].h);
+		const char *r = kg_names_relation(n, q[i].r);
+		const char *t = kg_names_entity(n, q[i].t);
+
+		if (fmt->json) {
+			fprintf(f, "{\"line\": %llu", (unsigned long long)
+			    q[i].line);
+			json_part(f, "head", h, 1);
+			json_part(f, "relation", r, 1);
+			json_part(f, "tail", t, 1);
+			fputs(", \"score\": ", f);
+			put_score(f, score[i], 1);
+			if (fmt->rank) {
+				fputs(", \"tail_rank\": ", f);
+				put_rank(f, tail_rank[i]);
+				fputs(", \"head_rank\": ", f);
+				put_rank(f, head_rank[i]);
+			}
+			fputs("}\n", f);
+			continue;
+		}
+		fprintf(f, "%s\t%s\t%s\t", h, r, t);
+		put_score(f, score[i], 0);
+		if (fmt->rank) {
+			putc('\t', f);
+			put_rank(f, tail_rank[i]);
+			putc('\t', f);
+			put_rank(f, head_rank[i]);
+		}
+		putc('\n', f);
 	}
 }

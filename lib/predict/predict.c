@@ -323,7 +323,15 @@ mask(const struct job *j, struct buf *b, size_t i, const struct kg_query *q,
 			row[q->h - (int64_t)t0] = NAN;
 		return;
 	}
-	(void)j;
+	if (j->o->typed != NULL) {
+		int tail = q->kind == KG_QUERY_TAIL;
+		size_t c;
+
+		for (c = 0; c < nc; c++)
+			if (!kg_typed_allows(j->o->typed, tail, q->r,
+			    (int64_t)(t0 + c)))
+				row[c] = NAN;
+	}
 	while (k < b->nknown[i] && (uint64_t)b->known[i][k] < t0)
 		k++;
 	for (; k < b->nknown[i] && (uint64_t)b->known[i][k] < t1; k++)
@@ -378,6 +386,10 @@ relation_block(const struct job *j, const struct task *t)
 		for (r = 0; r < md->n_relations; r++) {
 			if (f != NULL && kg_filter_contains(f, q->h,
 			    (int32_t)r, q->t))
+				continue;
+			if (j->o->typed != NULL && (!kg_typed_allows(j->o->typed,
+			    0, (int32_t)r, q->h) || !kg_typed_allows(j->o->typed,
+			    1, (int32_t)r, q->t)))
 				continue;
 			kg_topk_push(j->top, qi, kg_model_score(&md->model, h,
 			    md->relations + r * w, tl), (int64_t)r);
@@ -457,4 +469,20 @@ kg_predict_answer(const struct kg_modeldir *md,
 	free(j.order);
 	free(j.tasks);
 	free(j.ident);
+}
+
+void
+kg_predict_score(const struct kg_modeldir *md, int threads,
+    const struct kg_query *q, size_t nq, float *out)
+{
+	const struct kg_model *m = &md->model;
+	size_t d = m->dim, w = m->rel_width;
+	int64_t i;
+
+#pragma omp parallel for num_threads(threads > 0 ? threads : \
+    omp_get_max_threads()) schedule(static)
+	for (i = 0; i < (int64_t)nq; i++)
+		out[i] = kg_model_score(m, md->entities + (uint64_t)q[i].h * d,
+		    md->relations + (uint64_t)q[i].r * w,
+		    md->entities + (uint64_t)q[i].t * d);
 }

@@ -25,7 +25,9 @@
  * The entity itself is never its own neighbour.
  *
  * Filtering leaves out every answer that would form a triple the filter
- * knows (lib/eval/eval.h: kg_filter_*).  Ties are broken by the lower ID.
+ * knows (lib/eval/eval.h: kg_filter_*).  With typed (typed.h), entity
+ * and relation answers of types never seen in that position of the
+ * relation are left out too (nearest queries are not typed).  Ties are broken by the lower ID.
  *
  * Sharding (MPI ranks): shard s of S offers only the candidate tiles
  * [T s / S, T (s + 1) / S) of the T tiles, and relation queries only on
@@ -44,6 +46,7 @@
 #include "kge/modeldir.h"
 #include "predict/query.h"
 #include "predict/topk.h"
+#include "predict/typed.h"
 
 enum kg_sim { KG_SIM_COSINE, KG_SIM_DOT, KG_SIM_L2, KG_SIM_L1,
 	KG_SIM_MODEL };
@@ -62,6 +65,7 @@ struct kg_predict_opts {
 				 * all) */
 	struct kg_progress *progress;	/* NULL: none */
 	uint64_t progress_base;	/* queries answered before this call */
+	const struct kg_typed *typed;	/* NULL: answers of any type */
 };
 
 #define KG_PREDICT_OPTS_INIT { .sim = KG_SIM_COSINE, .batch = 1024, \
@@ -83,5 +87,13 @@ int kg_predict_check(const struct kg_modeldir *md,
 void kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
     struct kg_topk *top);
+
+/*
+ * The scores of the triples (h, r, t) of q[0..nq) (any kind; the asked
+ * parts must be filled) into out[0..nq), with kg_model_score: the
+ * forward relation, also for reciprocal models.  In OpenMP threads.
+ */
+void kg_predict_score(const struct kg_modeldir *md, int threads,
+    const struct kg_query *q, size_t nq, float *out);
 
 #endif

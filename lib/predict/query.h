@@ -7,12 +7,22 @@
  *   head<TAB>relation<TAB>?      the best tails
  *   ?<TAB>relation<TAB>tail      the best heads
  *   head<TAB>?<TAB>tail          the best relations
+ *   head<TAB>relation<TAB>tail   the triple's score (no '?')
  * and in nearest mode one entity name a line.  Blank lines are skipped,
  * and so are lines starting with '#' that do not have a query's number
  * of fields (3, or 1 in nearest mode): names are read as kg-ingest
- * stored them, so "#tag<TAB>r<TAB>?" asks about "#tag".  An unknown name, a line without
- * exactly one '?' or with the wrong number of fields is an error
+ * stored them, so "#tag<TAB>r<TAB>?" asks about "#tag".  An unknown
+ * name, a line with more than one '?' or with the wrong number of
+ * fields, and a triple to score among questions (or a question among
+ * triples) is an error
  * "file:line: message".
+ *
+ * Triples to score also come from three lists, one name a line (DGL-KE's
+ * dglke_predict --data_files head relation tail): line i of each
+ * (kg_query_open_lists), or every combination of the three
+ * (cartesian), where a NULL list stands for every entity or relation
+ * (DGL-KE's '*').  A combination's line is its number from 1, in the
+ * order heads, then relations, then tails (the tail varies fastest).
  */
 #ifndef KG_QUERY_H
 #define KG_QUERY_H
@@ -27,7 +37,8 @@ enum kg_query_kind {
 	KG_QUERY_TAIL,		/* (h, r, ?) */
 	KG_QUERY_HEAD,		/* (?, r, t) */
 	KG_QUERY_REL,		/* (h, ?, t) */
-	KG_QUERY_NEAR		/* entities near h */
+	KG_QUERY_NEAR,		/* entities near h */
+	KG_QUERY_SCORE		/* the score of (h, r, t) */
 };
 
 struct kg_query {
@@ -67,8 +78,27 @@ int kg_query_open(struct kg_query_reader **r, const char *path,
     int nearest);
 
 /*
- * Read up to max queries into q.  Returns how many (0 at the end of the
- * input), or -1 after kg_error() naming file and line.
+ * Triples from the lists heads, relations, tails: line by line, or with
+ * cartesian every combination (a NULL list: all names).  0, or -1 after
+ * kg_error().  The lists are read by kg_query_read, which needs the
+ * names.
+ */
+int kg_query_open_lists(struct kg_query_reader **r, const char *heads,
+    const char *relations, const char *tails, int cartesian);
+
+/*
+ * A cartesian reader's combination number idx (from 0) as a query into
+ * *q.  Only after the first kg_query_read.
+ */
+void kg_query_combination(const struct kg_query_reader *r, uint64_t idx,
+    struct kg_query *q);
+
+/*
+ * Read up to max queries into q.  From a pipe or terminal it returns
+ * with fewer once no more input has arrived, so that a program that
+ * writes a query and waits for the answer gets it (lib/io/tabread.h's
+ * interactive mode).  Returns how many (0 at the end of the input), or
+ * -1 after kg_error() naming file and line.
  */
 int64_t kg_query_read(struct kg_query_reader *r, const struct kg_names *n,
     struct kg_query *q, size_t max);

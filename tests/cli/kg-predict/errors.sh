@@ -18,7 +18,7 @@ golden "unknown relation, comments and blanks counted" 1 \
     kg-predict umls m unk_rel.tsv
 printf '?\tisa\t?\n' >two.tsv
 golden "two holes" 1 \
-    "kg-predict: two.tsv:1: expected exactly one '?' (the part to predict), found 2" \
+    "kg-predict: two.tsv:1: expected one '?' (the part to predict) or none (a triple to score), found 2" \
     kg-predict umls m two.tsv
 printf 'animal\tisa\n' >short.tsv
 golden "two fields" 1 \
@@ -28,9 +28,9 @@ printf 'animal isa ?\n' >spaces.tsv
 golden "one field: a hint about tabs and --nearest" 1 \
     "kg-predict: spaces.tsv:1: expected 3 fields (head, relation, tail), found 1 (fields are separated by tabs; for the entities nearest a name, give --nearest)" \
     kg-predict umls m spaces.tsv
-printf 'animal\tisa\tbird\n' >none.tsv
-golden "no hole" 1 \
-    "kg-predict: none.tsv:1: expected exactly one '?' (the part to predict), found 0" \
+printf 'animal\tisa\tbird\n?\tisa\tbird\n' >none.tsv
+golden "a question after a triple to score" 1 \
+    "kg-predict: none.tsv:2: a question among triples to score: give them in separate runs" \
     kg-predict umls m none.tsv
 printf 'animal\nno such thing\n' >near.txt
 golden "unknown name with --nearest" 1 \

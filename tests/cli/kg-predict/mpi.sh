@@ -4,7 +4,7 @@
 # byte, for tail, head and relation queries, filtered, and nearest.
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-eval/lib.inc"
-plan 7
+plan 9
 
 command -v mpirun >/dev/null 2>&1 || skip_all "mpi: mpirun is not installed"
 MPI="timeout 120 mpirun --oversubscribe"
@@ -30,6 +30,14 @@ $MPI -np 3 kg-predict -q --threads 1 -k 15 --format json ds m q.tsv \
     >np3.json
 kg-predict -q --threads 2 -k 15 --format json ds m q.tsv >plain.json
 check "3 ranks = 1 process (json, 2 threads)" cmp -s plain.json np3.json
+
+# Scored triples with their filtered ranks: the ranks split the candidate
+# tiles and sum their counts.
+awk -F'\t' 'NR % 89 == 1' all.tsv >t.tsv
+kg-predict -q --rank ds m t.tsv >rank1.tsv
+$MPI -np 2 kg-predict -q --rank ds m t.tsv >rank2.tsv
+check "scored triples with --rank: 2 ranks = 1 process" cmp -s rank1.tsv rank2.tsv
+check "ranks beyond the first tile" awk -F'\t' 'NR > 1 && $5 > 1024 { f = 1 } END { exit !f }' rank1.tsv
 
 cut -f2 ds/entities.tsv | sed -n '1~50p' >names.txt
 kg-predict -q --nearest -k 9 ds m names.txt >near1.tsv
