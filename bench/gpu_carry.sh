@@ -3,13 +3,17 @@
 # gpu-carry/ (ignored by git; name it in the device tool's carry): the
 # headers of the Debian packages lib/ includes (OpenBLAS, Jansson, xxHash,
 # zlib, METIS, libcsv, Open MPI's mpi.h) and the shared libraries the
-# GPU test program loads, found with ldd (OpenBLAS and what it needs).
+# GPU test programs load, found with ldd (OpenBLAS and what it needs;
+# Jansson and xxHash, which the trainer's checkpoint code pulls into
+# gpu_train).
 # That machine has nvcc and gcc but none of these packages.  Run from
 # the repository root after `make` (make gpu-carry does both).
 set -eu
 cd "$(dirname "$0")/.."
-prog=${1:-build/gpu/gpu_ops}
-[ -x "$prog" ] || { echo "gpu_carry: $prog not built (run make)" >&2; exit 1; }
+progs=${*:-build/gpu/gpu_ops build/gpu/gpu_train}
+for prog in $progs; do
+	[ -x "$prog" ] || { echo "gpu_carry: $prog not built (run make)" >&2; exit 1; }
+done
 rm -rf gpu-carry.tmp
 mkdir -p gpu-carry.tmp/include gpu-carry.tmp/lib
 # Each header by its path on this machine, as the compiler finds it.
@@ -26,7 +30,8 @@ for h in cblas.h openblas_config.h jansson.h jansson_config.h xxhash.h \
 done
 # The libraries ldd resolves, less the C and C++ runtimes every machine
 # has; copied under their sonames.
-ldd "$prog" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' |
+for prog in $progs; do ldd "$prog"; done |
+    awk '$2 == "=>" && $3 ~ /^\// && !seen[$1]++ { print $1, $3 }' |
 while read -r soname path; do
 	case "$soname" in
 	libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|\

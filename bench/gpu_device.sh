@@ -39,11 +39,11 @@ cuda_home=$(cd "$(dirname "$nvcc")/.." 2>/dev/null && pwd)
 pycublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
 export LD_LIBRARY_PATH=$carry/lib:$cuda_home/lib64${pycublas:+:$pycublas}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 build=build-gpu
-# The test program needs OpenBLAS only (no MPI, Jansson, METIS...: the
-# archive members it pulls in do not call them); every lib/ file still
-# compiles, against the carried headers.
+# The test programs need OpenBLAS, Jansson and xxHash (no MPI, METIS...:
+# the archive members they pull in do not call them); every lib/ file
+# still compiles, against the carried headers.
 # Warnings stay warnings there: that machine's gcc may know new ones.
-libs="-L$carry/lib -Wl,-rpath-link,$carry/lib -l:libopenblas.so.0 -lm -fopenmp -L$cuda_home/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread"
+libs="-L$carry/lib -Wl,-rpath-link,$carry/lib -l:libopenblas.so.0 -l:libjansson.so.4 -l:libxxhash.so.0 -lm -fopenmp -L$cuda_home/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread"
 make_vars=(CC=gcc CUDA=1 CUDA_HOME="$cuda_home" NVCC="$nvcc" NVCC_WERROR=
     BUILD=$build PKG_CFLAGS="-I$carry/include" LDLIBS="$libs")
 
@@ -63,6 +63,8 @@ build_by_hand() {
 	rm -f "$build/libkg.a"
 	ar rcs "$build/libkg.a" "$KG_OBJ"/*.o || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_ops" tests/gpu/gpu_ops.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_train" tests/gpu/gpu_train.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -71,6 +73,7 @@ command -v make >/dev/null 2>&1 && [ -z "${KG_NO_MAKE:-}" ] || have_make=0
 start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
+	    "$build/gpu/gpu_train" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"

@@ -26,6 +26,7 @@
 #include "dist/dist_train.h"
 #include "dist/ship.h"
 #include "kge/train.h"
+#include "kge/train_device.h"
 #include "app/train_run.h"
 #include "core/util.h"
 
@@ -559,6 +560,37 @@ ship_inputs(struct state *s, struct kg_dist *d, char **local,
 }
 
 /*
+ * Where the step runs (--device, --gpu): the CPU trainer, or the device
+ * trainer (kge/train_device.h) on a visible GPU, for one process and the
+ * options it takes; one line and KG_EXIT_USAGE otherwise, before any
+ * work.  KG_TRAIN_SEAM=cpu, a test hook, runs the device trainer on the
+ * CPU backend.
+ */
+static int
+device_ready(struct state *s)
+{
+	const char *seam = getenv("KG_TRAIN_SEAM");
+	char name[32];
+
+	s->j.seam = s->device.kind == KG_DEVICE_CPU && seam != NULL &&
+	    strcmp(seam, "cpu") == 0;
+	if (s->device.kind == KG_DEVICE_CPU && !s->j.seam)
+		return KG_EXIT_OK;
+	kg_device_format(&s->device, name, sizeof(name));
+	if (kg_backend_check(&s->device) < 0)
+		return KG_EXIT_USAGE;
+	if (s->x.mode != KG_DIST_NONE) {
+		kg_error("%s: --partitions and --dist train on the CPU only",
+		    name);
+		return KG_EXIT_USAGE;
+	}
+	if (kg_train_device_check(&s->o) < 0)
+		return KG_EXIT_USAGE;
+	s->j.device = s->device;
+	return KG_EXIT_OK;
+}
+
+/*
  * Train as asked: alone, on partition buckets, or data-parallel.  Under
  * mpirun every rank runs this; a rank that fails stops the others.
  */
@@ -655,8 +687,7 @@ main(int argc, char *argv[])
 	rc = parse_args(nav, av, &s);
 	if (rc > 0)
 		rc--;
-	else if ((rc = kg_cli_device_ready(&s.device, "training")) ==
-	    KG_EXIT_OK)
+	else if ((rc = device_ready(&s)) == KG_EXIT_OK)
 		rc = train(&s, &argc, &argv);
 	kg_cli_argv_free(argc, av);
 	if (kg_close_stdout() < 0)

@@ -16,6 +16,10 @@ _Static_assert(KG_KERN_DOT == KG_DEV_DOT && KG_KERN_L1 == KG_DEV_L1 &&
 _Static_assert(KG_LOSS_LOGISTIC == KG_DEV_LOSS_LOGISTIC && KG_LOSS_MARGIN ==
     KG_DEV_LOSS_MARGIN && KG_LOSS_SOFTMAX == KG_DEV_LOSS_SOFTMAX &&
     KG_LOSS_BCE == KG_DEV_LOSS_BCE, "devops.h's loss numbers");
+_Static_assert(KG_QFORM_ADD == KG_DEV_Q_ADD && KG_QFORM_MUL == KG_DEV_Q_MUL &&
+    KG_QFORM_COMPLEX == KG_DEV_Q_COMPLEX && KG_QFORM_ROTATE ==
+    KG_DEV_Q_ROTATE && KG_QFORM_RESCAL == KG_DEV_Q_RESCAL,
+    "devops.h's query form numbers");
 _Static_assert(KG_KERN_DIST_EPS == KG_DEV_DIST_EPS &&
     KG_ADAGRAD_EPS == KG_DEV_ADAGRAD_EPS, "devops.h's epsilons");
 
@@ -295,6 +299,41 @@ kg_be_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
 {
 	return n == 0 || d == 0 ? 0 : be->ops->pairs_backward(be, sim, n, d,
 	    q, c, g, dist, gq, gc);
+}
+
+size_t
+kg_qform_width(enum kg_qform f, size_t d)
+{
+	return kg_dev_qform_width((int)f, d);
+}
+
+int
+kg_be_query(struct kg_backend *be, enum kg_qform form, int side, size_t n,
+    size_t d, const float *fixed, const float *rel, float *q)
+{
+	return n == 0 || d == 0 ? 0 : be->ops->query(be, form, side, n, d,
+	    fixed, rel, q);
+}
+
+int
+kg_be_query_backward(struct kg_backend *be, enum kg_qform form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed, float *grel)
+{
+	return n == 0 || d == 0 ? 0 : be->ops->query_backward(be, form, side,
+	    n, d, fixed, rel, gq, gfixed, grel);
+}
+
+int
+kg_be_scale(struct kg_backend *be, size_t n, float alpha, float *x)
+{
+	return n == 0 ? 0 : be->ops->scale(be, n, alpha, x);
+}
+
+int
+kg_be_dsum(struct kg_backend *be, size_t n, const double *x, double *acc)
+{
+	return n == 0 ? 0 : be->ops->dsum(be, n, x, acc);
 }
 
 int

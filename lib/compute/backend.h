@@ -178,6 +178,43 @@ int kg_be_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim,
     size_t n, size_t d, const float *q, const float *c, const float *g,
     const float *dist, float *gq, float *gc);
 
+/* ---- Query forms (lib/kge/score.h's Q(fixed, rel), every shallow
+ * model but TransR). ---- */
+
+enum kg_qform {
+	KG_QFORM_ADD,		/* TransE L1, L2: f + r (tail), f - r (head) */
+	KG_QFORM_MUL,		/* DistMult: f o r */
+	KG_QFORM_COMPLEX,	/* ComplEx: f * r, f * conj(r) */
+	KG_QFORM_ROTATE,	/* RotatE: f * e^(+-i theta) */
+	KG_QFORM_RESCAL		/* RESCAL: M^T f (tail), M f (head) */
+};
+
+/* Floats of a relation row of form f with entity rows of d floats: d,
+ * d / 2 (ROTATE) or d * d (RESCAL). */
+size_t kg_qform_width(enum kg_qform f, size_t d);
+
+/*
+ * q[i] = Q(fixed[i], rel[i]) for n queries: fixed n x d, rel n x
+ * kg_qform_width(form, d), q n x d; side 0 corrupts tails (the fixed
+ * row is the head), 1 heads (enum kg_side).  d even for COMPLEX and
+ * ROTATE.
+ */
+int kg_be_query(struct kg_backend *be, enum kg_qform form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel, float *q);
+
+/* Given gq = dL/dq (n x d), ADD dL/dfixed to gfixed (n x d) and dL/drel
+ * to grel (n x kg_qform_width(form, d)). */
+int kg_be_query_backward(struct kg_backend *be, enum kg_qform form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed, float *grel);
+
+/* x *= alpha over n floats. */
+int kg_be_scale(struct kg_backend *be, size_t n, float alpha, float *x);
+
+/* *acc += the sum of n doubles x (acc one device double). */
+int kg_be_dsum(struct kg_backend *be, size_t n, const double *x,
+    double *acc);
+
 /* ---- Losses (rowops.h's kg_loss_eval, one row per positive). ---- */
 
 /*

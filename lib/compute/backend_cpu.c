@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute/devops.h"
 #include "core/util.h"
 
 static void
@@ -142,6 +143,68 @@ cpu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
 	return 0;
 }
 
+/* The query forms: devops.h's element functions in row order (the
+ * kge code they mirror sits above lib/compute). */
+static int
+cpu_query(struct kg_backend *be, enum kg_qform form, int side, size_t n,
+    size_t d, const float *fixed, const float *rel, float *q)
+{
+	size_t rw = kg_dev_qform_width((int)form, d), i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		for (l = 0; l < d; l++)
+			q[i * d + l] = kg_dev_query_elem((int)form, side, d,
+			    fixed + i * d, rel + i * rw, l);
+	return 0;
+}
+
+static int
+cpu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed, float *grel)
+{
+	size_t rw = kg_dev_qform_width((int)form, d), i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		const float *f = fixed + i * d, *r = rel + i * rw;
+		const float *g = gq + i * d;
+
+		for (l = 0; l < d; l++)
+			gfixed[i * d + l] += kg_dev_query_df((int)form, side, d,
+			    f, r, g, l);
+		for (l = 0; l < rw; l++)
+			grel[i * rw + l] += kg_dev_query_dr((int)form, side, d,
+			    f, r, g, l);
+	}
+	return 0;
+}
+
+static int
+cpu_scale(struct kg_backend *be, size_t n, float alpha, float *x)
+{
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		x[i] *= alpha;
+	return 0;
+}
+
+static int
+cpu_dsum(struct kg_backend *be, size_t n, const double *x, double *acc)
+{
+	double s = *acc;
+	size_t i;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		s += x[i];
+	*acc = s;
+	return 0;
+}
+
 static int
 cpu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
     size_t n, const float *pos, const float *neg, const uint8_t *skip,
@@ -241,6 +304,10 @@ static const struct kg_backend_ops cpu_ops = {
 	.chunk_backward = cpu_chunk_backward,
 	.pairs = cpu_pairs,
 	.pairs_backward = cpu_pairs_backward,
+	.query = cpu_query,
+	.query_backward = cpu_query_backward,
+	.scale = cpu_scale,
+	.dsum = cpu_dsum,
 	.loss = cpu_loss,
 	.optim = cpu_optim,
 	.regularise = cpu_regularise,

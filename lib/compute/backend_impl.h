@@ -47,6 +47,15 @@ struct kg_backend_ops {
 	int (*pairs_backward)(struct kg_backend *be, enum kg_kern_sim sim,
 	    size_t n, size_t d, const float *q, const float *c,
 	    const float *g, const float *dist, float *gq, float *gc);
+	int (*query)(struct kg_backend *be, enum kg_qform form, int side,
+	    size_t n, size_t d, const float *fixed, const float *rel,
+	    float *q);
+	int (*query_backward)(struct kg_backend *be, enum kg_qform form,
+	    int side, size_t n, size_t d, const float *fixed,
+	    const float *rel, const float *gq, float *gfixed, float *grel);
+	int (*scale)(struct kg_backend *be, size_t n, float alpha, float *x);
+	int (*dsum)(struct kg_backend *be, size_t n, const double *x,
+	    double *acc);
 	int (*loss)(struct kg_backend *be, const struct kg_loss *l,
 	    size_t rows, size_t n, const float *pos, const float *neg,
 	    const uint8_t *skip, float *gpos, float *gneg, double *loss);

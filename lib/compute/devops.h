@@ -387,6 +387,144 @@ kg_dev_dsdc(int sim, const float *q, const float *c, size_t d, size_t l,
 	return sim == KG_DEV_DOT ? q[l] : -kg_dev_dsdq(sim, q, c, d, l, dist);
 }
 
+/* ---- Element functions: query forms (as lib/kge/score.c, grad.c). ---- */
+
+/* Must match enum kg_qform (backend.h). */
+#define KG_DEV_Q_ADD 0		/* TransE: f + r (tail), f - r (head) */
+#define KG_DEV_Q_MUL 1		/* DistMult: f o r */
+#define KG_DEV_Q_COMPLEX 2	/* ComplEx: f * r, f * conj(r) */
+#define KG_DEV_Q_ROTATE 3	/* RotatE: f * e^(+-i theta) */
+#define KG_DEV_Q_RESCAL 4	/* RESCAL: M^T f (tail), M f (head) */
+
+/* Side numbers (enum kg_side of lib/kge/model.h). */
+#define KG_DEV_TAIL 0
+#define KG_DEV_HEAD 1
+
+/* Floats of a relation row of query form "form" for entity rows of d. */
+KG_HD size_t
+kg_dev_qform_width(int form, size_t d)
+{
+	return form == KG_DEV_Q_ROTATE ? d / 2 : form == KG_DEV_Q_RESCAL ?
+	    d * d : d;
+}
+
+/*
+ * Element l (< d) of the query q = Q(f, rel) of form "form" on side
+ * (score.h's table): f an entity row of d floats, rel a relation row of
+ * kg_dev_qform_width(form, d) floats.
+ */
+KG_HD float
+kg_dev_query_elem(int form, int side, size_t d, const float *f,
+    const float *rel, size_t l)
+{
+	size_t h = d / 2, k = l < h ? l : l - h, i;
+	float a, b, c, s, acc = 0.0f;
+
+	switch (form) {
+	case KG_DEV_Q_ADD:
+		return side == KG_DEV_TAIL ? f[l] + rel[l] : f[l] - rel[l];
+	case KG_DEV_Q_MUL:
+		return f[l] * rel[l];
+	case KG_DEV_Q_COMPLEX:
+		if (side == KG_DEV_TAIL)
+			return l < h ? f[k] * rel[k] - f[h + k] * rel[h + k] :
+			    f[k] * rel[h + k] + f[h + k] * rel[k];
+		return l < h ? f[k] * rel[k] + f[h + k] * rel[h + k] :
+		    -f[k] * rel[h + k] + f[h + k] * rel[k];
+	case KG_DEV_Q_ROTATE:
+		a = f[k];
+		b = f[h + k];
+		c = cosf(rel[k]);
+		s = sinf(rel[k]);
+		if (side == KG_DEV_HEAD)
+			s = -s;
+		return l < h ? a * c - b * s : a * s + b * c;
+	default:	/* RESCAL, M row-major d x d */
+		for (i = 0; i < d; i++)
+			acc += side == KG_DEV_TAIL ? f[i] * rel[i * d + l] :
+			    rel[l * d + i] * f[i];
+		return acc;
+	}
+}
+
+/*
+ * dL/df_l (l < d) given gq = dL/dq for q = Q(f, rel): grad.c's
+ * query_backward, one element.
+ */
+KG_HD float
+kg_dev_query_df(int form, int side, size_t d, const float *f,
+    const float *rel, const float *gq, size_t l)
+{
+	size_t h = d / 2, k = l < h ? l : l - h, i;
+	float c, s, gre, gim, acc = 0.0f;
+
+	(void)f;
+	switch (form) {
+	case KG_DEV_Q_ADD:
+		return gq[l];
+	case KG_DEV_Q_MUL:
+		return gq[l] * rel[l];
+	case KG_DEV_Q_COMPLEX:
+	case KG_DEV_Q_ROTATE:
+		gre = gq[k];
+		gim = gq[h + k];
+		if (form == KG_DEV_Q_COMPLEX) {
+			c = rel[k];
+			s = side == KG_DEV_TAIL ? rel[h + k] : -rel[h + k];
+		} else {
+			c = cosf(rel[k]);
+			s = side == KG_DEV_TAIL ? sinf(rel[k]) : -sinf(rel[k]);
+		}
+		return l < h ? gre * c + gim * s : -gre * s + gim * c;
+	default:	/* RESCAL */
+		for (i = 0; i < d; i++)
+			acc += side == KG_DEV_TAIL ? rel[l * d + i] * gq[i] :
+			    rel[i * d + l] * gq[i];
+		return acc;
+	}
+}
+
+/* dL/drel_l (l < kg_dev_qform_width(form, d)) given gq. */
+KG_HD float
+kg_dev_query_dr(int form, int side, size_t d, const float *f,
+    const float *rel, const float *gq, size_t l)
+{
+	size_t h = d / 2, k = l < h ? l : l - h;
+	float a, b, c, s, gre, gim, gc, gs;
+
+	switch (form) {
+	case KG_DEV_Q_ADD:
+		return side == KG_DEV_TAIL ? gq[l] : -gq[l];
+	case KG_DEV_Q_MUL:
+		return gq[l] * f[l];
+	case KG_DEV_Q_COMPLEX:
+		a = f[k];
+		b = f[h + k];
+		gre = gq[k];
+		gim = gq[h + k];
+		if (l < h)
+			return gre * a + gim * b;
+		return side == KG_DEV_TAIL ? -gre * b + gim * a :
+		    gre * b - gim * a;
+	case KG_DEV_Q_ROTATE:
+		/* l < h: one phase per complex coordinate. */
+		a = f[l];
+		b = f[h + l];
+		c = cosf(rel[l]);
+		s = sinf(rel[l]);
+		gre = gq[l];
+		gim = gq[h + l];
+		gc = gre * a + gim * b;
+		gs = -gre * b + gim * a;
+		if (side == KG_DEV_HEAD)
+			gs = -gs;
+		return -gc * s + gs * c;
+	default:	/* RESCAL: M_ij, l = i d + j */
+		return side == KG_DEV_TAIL ? f[l / d] * gq[l % d] :
+		    gq[l / d] * f[l % d];
+	}
+}
+
 /* ---- Thread functions: rows and index arrays. ---- */
 
 /* out[i] = table[idx[i]], rows of d floats; one thread per element. */
@@ -523,6 +661,83 @@ kg_dev_t_pairs_bwd(unsigned b, unsigned t, unsigned bdim, int sim, size_t n,
 	gq[e] = gi * kg_dev_dsdq(sim, q + i * d, c + i * d, d, l, dv);
 	if (gc != NULL)
 		gc[e] += gi * kg_dev_dsdc(sim, q + i * d, c + i * d, d, l, dv);
+}
+
+/* ---- Thread functions: query forms. ---- */
+
+/*
+ * q[i] = Q(fixed[i], rel[i]) for n queries (rows of d and of rw =
+ * kg_dev_qform_width(form, d) floats): one thread per element of q.
+ */
+KG_HD void
+kg_dev_t_query(unsigned b, unsigned t, unsigned bdim, int form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel, float *q)
+{
+	size_t e = kg_dev_tid(b, t, bdim), rw = kg_dev_qform_width(form, d);
+	size_t i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	q[e] = kg_dev_query_elem(form, side, d, fixed + i * d, rel + i * rw, l);
+}
+
+/* gfixed[i] += dL/dfixed_i given gq (n x d): one thread per element. */
+KG_HD void
+kg_dev_t_query_bwd_f(unsigned b, unsigned t, unsigned bdim, int form,
+    int side, size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed)
+{
+	size_t e = kg_dev_tid(b, t, bdim), rw = kg_dev_qform_width(form, d);
+	size_t i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	gfixed[e] += kg_dev_query_df(form, side, d, fixed + i * d,
+	    rel + i * rw, gq + i * d, l);
+}
+
+/* grel[i] += dL/drel_i given gq (grel n x rw): one thread per element. */
+KG_HD void
+kg_dev_t_query_bwd_r(unsigned b, unsigned t, unsigned bdim, int form,
+    int side, size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *grel)
+{
+	size_t e = kg_dev_tid(b, t, bdim), rw = kg_dev_qform_width(form, d);
+	size_t i, l;
+
+	if (e >= n * rw)
+		return;
+	i = e / rw;
+	l = e % rw;
+	grel[e] += kg_dev_query_dr(form, side, d, fixed + i * d, rel + i * rw,
+	    gq + i * d, l);
+}
+
+/* x[e] *= alpha for n floats: one thread per element. */
+KG_HD void
+kg_dev_t_scale(unsigned b, unsigned t, unsigned bdim, size_t n, float alpha,
+    float *x)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		x[e] *= alpha;
+}
+
+/* *acc += x[e] for n doubles: one thread per element (atomically on the
+ * device, so in no fixed order there). */
+KG_HD void
+kg_dev_t_dsum(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const double *x, double *acc)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		kg_dev_atomic_add_d(acc, x[e]);
 }
 
 /* ---- Thread functions: losses. ---- */

@@ -16,6 +16,7 @@
 #ifndef KG_TRAIN_JOB_H
 #define KG_TRAIN_JOB_H
 
+#include "compute/backend.h"
 #include "kge/train.h"
 
 struct kg_train_job {
@@ -50,6 +51,17 @@ struct kg_train_job {
 	 * improved the best MRR, train 1-vs-all from the next epoch on
 	 * (tr.o.one_vs_all_after); 0: off.  Needs valid_every. */
 	uint32_t one_vs_all_plateau;
+	/*
+	 * Where the step runs: on a CUDA device, or with seam set on the CPU
+	 * backend, the device trainer (kge/train_device.h) trains in place
+	 * of kg_trainer_epoch, and the parameters come back to the host
+	 * after every epoch (for validation, checkpoints and the model
+	 * dir).  The default (a CPU device, seam 0) is the CPU trainer.
+	 * seam is a test hook (kg-train's KG_TRAIN_SEAM=cpu), so that the
+	 * device path runs end to end where there is no GPU.
+	 */
+	struct kg_device device;
+	int seam;
 };
 
 #define KG_TRAIN_JOB_INIT { 0 }

@@ -199,6 +199,39 @@ k_pairs_bwd(int sim, size_t n, size_t d, const float *q, const float *c,
 }
 
 __global__ void
+k_query(int form, int side, size_t n, size_t d, const float *f,
+    const float *r, float *q)
+{
+	kg_dev_t_query(TID, form, side, n, d, f, r, q);
+}
+
+__global__ void
+k_query_bwd_f(int form, int side, size_t n, size_t d, const float *f,
+    const float *r, const float *gq, float *gf)
+{
+	kg_dev_t_query_bwd_f(TID, form, side, n, d, f, r, gq, gf);
+}
+
+__global__ void
+k_query_bwd_r(int form, int side, size_t n, size_t d, const float *f,
+    const float *r, const float *gq, float *gr)
+{
+	kg_dev_t_query_bwd_r(TID, form, side, n, d, f, r, gq, gr);
+}
+
+__global__ void
+k_scale(size_t n, float alpha, float *x)
+{
+	kg_dev_t_scale(TID, n, alpha, x);
+}
+
+__global__ void
+k_dsum(size_t n, const double *x, double *acc)
+{
+	kg_dev_t_dsum(TID, n, x, acc);
+}
+
+__global__ void
 k_loss(int kind, double margin, float adv, size_t rows, size_t n,
     const float *pos, const float *neg, const uint8_t *skip, float *gpos,
     float *gneg, double *loss)
@@ -463,6 +496,40 @@ cu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
 }
 
 int
+cu_query(struct kg_backend *be, enum kg_qform form, int side, size_t n,
+    size_t d, const float *fixed, const float *rel, float *q)
+{
+	return launch(be, "query", n * d, k_query, static_cast<int>(form),
+	    side, n, d, fixed, rel, q);
+}
+
+int
+cu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
+    size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed, float *grel)
+{
+	size_t rw = kg_dev_qform_width(static_cast<int>(form), d);
+
+	if (launch(be, "query_backward", n * d, k_query_bwd_f,
+	    static_cast<int>(form), side, n, d, fixed, rel, gq, gfixed) < 0)
+		return -1;
+	return launch(be, "query_backward", n * rw, k_query_bwd_r,
+	    static_cast<int>(form), side, n, d, fixed, rel, gq, grel);
+}
+
+int
+cu_scale(struct kg_backend *be, size_t n, float alpha, float *x)
+{
+	return launch(be, "scale", n, k_scale, n, alpha, x);
+}
+
+int
+cu_dsum(struct kg_backend *be, size_t n, const double *x, double *acc)
+{
+	return launch(be, "dsum", n, k_dsum, n, x, acc);
+}
+
+int
 cu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
     size_t n, const float *pos, const float *neg, const uint8_t *skip,
     float *gpos, float *gneg, double *loss)
@@ -514,7 +581,8 @@ const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
 	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
 	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
-	cu_pairs_backward, cu_loss, cu_optim, cu_regularise, cu_rank_counts,
+	cu_pairs_backward, cu_query, cu_query_backward, cu_scale, cu_dsum,
+	cu_loss, cu_optim, cu_regularise, cu_rank_counts,
 };
 
 } /* namespace */

@@ -1,0 +1,518 @@
+/* The shallow trainer through the device seam: see train_device.h. */
+#include "kge/train_device.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "core/util.h"
+#include "kge/score.h"
+#include "kge/train_impl.h"
+
+/* Device buffers: tables, a chunk's rows and gradients. */
+struct dev_bufs {
+	float *W, *Ws;		/* entity rows, their optimiser state */
+	float *R, *Rs;		/* relation rows, their optimiser state */
+	float *rows;		/* M x d: fixed | positive candidates | negatives */
+	float *rel;		/* B x rw, one per positive */
+	float *q, *gq;		/* B x d */
+	float *pos, *pdist, *gpos;	/* B */
+	float *S, *dist, *G;	/* B x N */
+	float *work;		/* kg_be_work_size */
+	float *grows;		/* M x d, as rows */
+	float *grel;		/* B x rw */
+	float *ug;		/* M x d: the distinct entity rows' sums */
+	float *ugr;		/* B x rw: the distinct relation rows' sums */
+	double *lrow;		/* B: each positive's loss */
+	double *lsum;		/* 1: the epoch's loss sum */
+	int64_t *idx;		/* the index batch (below) */
+};
+
+struct kg_dev_trainer {
+	struct kg_trainer *tr;
+	struct kg_backend *be;
+	const struct kg_store_part *part;
+	enum kg_qform form;
+	enum kg_kern_sim sim;
+	size_t d, rw, esw, rsw;	/* widths: rows, relation rows, states */
+	size_t B, N, M;		/* capacities: positives, negatives, rows */
+	struct dev_bufs dv;
+	/*
+	 * The index batch, host side (pinned for a GPU): at fixed offsets
+	 * of capacity, the entity rows to gather (M), each one's slot among
+	 * the distinct rows (M), the distinct rows (M), then the same for
+	 * relations (B each).
+	 */
+	int64_t *hidx;
+	size_t n_idx;
+	uint32_t *neg;		/* N drawn local IDs */
+	uint32_t stamp;
+	uint32_t *ent_stamp, *ent_slot;	/* n_entities */
+	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
+};
+
+/* Offsets into the index batch. */
+#define I_ENT(dt) 0
+#define I_ESLOT(dt) ((dt)->M)
+#define I_UENT(dt) (2 * (dt)->M)
+#define I_REL(dt) (3 * (dt)->M)
+#define I_RSLOT(dt) (3 * (dt)->M + (dt)->B)
+#define I_UREL(dt) (3 * (dt)->M + 2 * (dt)->B)
+
+int
+kg_train_device_check(const struct kg_train_opts *o)
+{
+	const char *what = NULL;
+
+	if (o->model == KG_MODEL_TRANSR)
+		what = "TransR";
+	else if (o->one_vs_all || o->one_vs_all_after > 0)
+		what = "1-vs-all (--one_vs_all, --one_vs_all_after)";
+	else if (o->filter_negatives)
+		what = "filtered negatives (--neg_filter)";
+	else if (o->use_types)
+		what = "typed negatives";
+	else if (o->neg_in_batch)
+		what = "in-batch negatives";
+	else if (o->rel_pred > 0.0)
+		what = "relation prediction";
+	else if (o->dura > 0.0 || o->ova_dura > 0.0)
+		what = "DURA";
+	else if (o->subsampling)
+		what = "subsampling weights";
+	else if (o->clip > 0.0)
+		what = "gradient clipping (--max_grad_norm)";
+	if (what == NULL)
+		return 0;
+	kg_error("%s is not supported on a device yet (use --device cpu)",
+	    what);
+	return -1;
+}
+
+static enum kg_qform
+qform_of(enum kg_model_kind k)
+{
+	switch (k) {
+	case KG_MODEL_DISTMULT:
+		return KG_QFORM_MUL;
+	case KG_MODEL_COMPLEX:
+		return KG_QFORM_COMPLEX;
+	case KG_MODEL_ROTATE:
+		return KG_QFORM_ROTATE;
+	case KG_MODEL_RESCAL:
+		return KG_QFORM_RESCAL;
+	default:
+		return KG_QFORM_ADD;
+	}
+}
+
+/* Allocate n bytes of device memory into *p; 0 or -1. */
+static int
+dalloc(struct kg_dev_trainer *dt, void *p, size_t n)
+{
+	void *x = kg_be_alloc(dt->be, n);
+
+	if (x == NULL)
+		return -1;
+	memcpy(p, &x, sizeof(x));
+	return 0;
+}
+
+static int
+alloc_all(struct kg_dev_trainer *dt)
+{
+	struct dev_bufs *v = &dt->dv;
+	const struct kg_trainer *tr = dt->tr;
+	size_t d = dt->d, rw = dt->rw, B = dt->B, N = dt->N, M = dt->M;
+	size_t E = tr->n_entities, R = tr->n_rel_rows, fs = sizeof(float);
+	size_t ws = kg_be_work_size(dt->be, dt->sim, B, N);
+
+	if (dalloc(dt, &v->W, E * d * fs) < 0 ||
+	    dalloc(dt, &v->Ws, E * dt->esw * fs) < 0 ||
+	    dalloc(dt, &v->R, R * rw * fs) < 0 ||
+	    dalloc(dt, &v->Rs, R * dt->rsw * fs) < 0 ||
+	    dalloc(dt, &v->rows, M * d * fs) < 0 ||
+	    dalloc(dt, &v->rel, B * rw * fs) < 0 ||
+	    dalloc(dt, &v->q, B * d * fs) < 0 ||
+	    dalloc(dt, &v->gq, B * d * fs) < 0 ||
+	    dalloc(dt, &v->pos, B * fs) < 0 ||
+	    dalloc(dt, &v->pdist, B * fs) < 0 ||
+	    dalloc(dt, &v->gpos, B * fs) < 0 ||
+	    dalloc(dt, &v->S, B * N * fs) < 0 ||
+	    dalloc(dt, &v->dist, B * N * fs) < 0 ||
+	    dalloc(dt, &v->G, B * N * fs) < 0 ||
+	    dalloc(dt, &v->work, (ws > 0 ? ws : 1) * fs) < 0 ||
+	    dalloc(dt, &v->grows, M * d * fs) < 0 ||
+	    dalloc(dt, &v->grel, B * rw * fs) < 0 ||
+	    dalloc(dt, &v->ug, M * d * fs) < 0 ||
+	    dalloc(dt, &v->ugr, B * rw * fs) < 0 ||
+	    dalloc(dt, &v->lrow, B * sizeof(double)) < 0 ||
+	    dalloc(dt, &v->lsum, sizeof(double)) < 0 ||
+	    dalloc(dt, &v->idx, dt->n_idx * sizeof(int64_t)) < 0)
+		return -1;
+	dt->hidx = kg_be_host_alloc(dt->be, dt->n_idx * sizeof(int64_t));
+	return dt->hidx == NULL ? -1 : 0;
+}
+
+/* Copy the tables one way: to the device (up) or back. */
+static int
+copy_tables(struct kg_dev_trainer *dt, int up)
+{
+	const struct kg_trainer *tr = dt->tr;
+	struct dev_bufs *v = &dt->dv;
+	size_t E = tr->n_entities, R = tr->n_rel_rows, fs = sizeof(float);
+	struct {
+		void *dev, *host;
+		size_t bytes;
+	} t[4] = {
+		{ v->W, dt->part->w, E * dt->d * fs },
+		{ v->Ws, dt->part->state, E * dt->esw * fs },
+		{ v->R, tr->rel, R * dt->rw * fs },
+		{ v->Rs, tr->rel_state, R * dt->rsw * fs },
+	};
+	size_t i;
+
+	for (i = 0; i < 4; i++)
+		if ((up ? kg_be_upload(dt->be, t[i].dev, t[i].host,
+		    t[i].bytes) : kg_be_download(dt->be, t[i].host, t[i].dev,
+		    t[i].bytes)) < 0)
+			return -1;
+	return 0;
+}
+
+struct kg_dev_trainer *
+kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
+{
+	struct kg_dev_trainer *dt;
+
+	if (kg_train_device_check(&tr->o) < 0)
+		return NULL;
+	if (tr->n_parts != 1) {
+		kg_error("a device trains one partition (the table has %u)",
+		    tr->n_parts);
+		return NULL;
+	}
+	dt = kg_xcalloc(1, sizeof(*dt));
+	dt->tr = tr;
+	dt->be = be;
+	dt->form = qform_of(tr->model.kind);
+	dt->sim = kg_score_sim(&tr->model);
+	dt->d = tr->model.dim;
+	dt->rw = tr->model.rel_width;
+	dt->esw = tr->ents->state_width;
+	dt->rsw = tr->rel_state_width;
+	dt->B = kg_train_chunk_size(&tr->o);
+	dt->N = tr->o.neg_sample_size;
+	dt->M = 2 * dt->B + dt->N;
+	dt->n_idx = 3 * dt->M + 3 * dt->B;
+	dt->neg = kg_xmallocarray(dt->N + 1, sizeof(*dt->neg));
+	dt->ent_stamp = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
+	dt->ent_slot = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
+	dt->rel_stamp = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
+	dt->rel_slot = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
+	dt->part = kg_store_acquire(tr->ents, 0);
+	if (dt->part == NULL || alloc_all(dt) < 0 || copy_tables(dt, 1) < 0) {
+		kg_dev_trainer_free(dt);
+		return NULL;
+	}
+	return dt;
+}
+
+void
+kg_dev_trainer_free(struct kg_dev_trainer *dt)
+{
+	struct dev_bufs *v;
+
+	if (dt == NULL)
+		return;
+	v = &dt->dv;
+	kg_be_sync(dt->be);
+	kg_be_free(dt->be, v->W);
+	kg_be_free(dt->be, v->Ws);
+	kg_be_free(dt->be, v->R);
+	kg_be_free(dt->be, v->Rs);
+	kg_be_free(dt->be, v->rows);
+	kg_be_free(dt->be, v->rel);
+	kg_be_free(dt->be, v->q);
+	kg_be_free(dt->be, v->gq);
+	kg_be_free(dt->be, v->pos);
+	kg_be_free(dt->be, v->pdist);
+	kg_be_free(dt->be, v->gpos);
+	kg_be_free(dt->be, v->S);
+	kg_be_free(dt->be, v->dist);
+	kg_be_free(dt->be, v->G);
+	kg_be_free(dt->be, v->work);
+	kg_be_free(dt->be, v->grows);
+	kg_be_free(dt->be, v->grel);
+	kg_be_free(dt->be, v->ug);
+	kg_be_free(dt->be, v->ugr);
+	kg_be_free(dt->be, v->lrow);
+	kg_be_free(dt->be, v->lsum);
+	kg_be_free(dt->be, v->idx);
+	kg_be_host_free(dt->be, dt->hidx);
+	if (dt->part != NULL)
+		kg_store_release(dt->tr->ents, 0, 1);
+	free(dt->neg);
+	free(dt->ent_stamp);
+	free(dt->ent_slot);
+	free(dt->rel_stamp);
+	free(dt->rel_slot);
+	free(dt);
+}
+
+int
+kg_dev_trainer_download(struct kg_dev_trainer *dt)
+{
+	return copy_tables(dt, 0);
+}
+
+static void
+next_stamp(struct kg_dev_trainer *dt)
+{
+	if (++dt->stamp == 0) {
+		memset(dt->ent_stamp, 0, dt->tr->n_entities * sizeof(uint32_t));
+		memset(dt->rel_stamp, 0, dt->tr->n_rel_rows * sizeof(uint32_t));
+		dt->stamp = 1;
+	}
+}
+
+/* Put entity e at position k of the rows to gather, with its slot among
+ * the distinct rows (*nu so far). */
+static void
+put_ent(struct kg_dev_trainer *dt, size_t k, uint64_t e, size_t *nu)
+{
+	int64_t *x = dt->hidx;
+
+	if (dt->ent_stamp[e] != dt->stamp) {
+		dt->ent_stamp[e] = dt->stamp;
+		dt->ent_slot[e] = (uint32_t)*nu;
+		x[I_UENT(dt) + *nu] = (int64_t)e;
+		(*nu)++;
+	}
+	x[I_ENT(dt) + k] = (int64_t)e;
+	x[I_ESLOT(dt) + k] = dt->ent_slot[e];
+}
+
+/*
+ * The chunk's index batch: positive i's fixed row at i, its true
+ * candidate at B' + i, negative j at 2 B' + j (B' = len); the relation
+ * row of positive i.  *nu, *nr: distinct entity and relation rows.
+ */
+static void
+index_batch(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
+    int side, size_t *nu, size_t *nr)
+{
+	int fcol = side == KG_SIDE_TAIL ? 0 : 2, ccol = 2 - fcol;
+	int64_t *x = dt->hidx;
+	size_t i, j;
+
+	next_stamp(dt);
+	*nu = *nr = 0;
+	for (i = 0; i < len; i++) {
+		const int32_t *t = tri + 3 * i;
+		uint32_t r = (uint32_t)t[1];
+
+		put_ent(dt, i, (uint64_t)t[fcol], nu);
+		put_ent(dt, len + i, (uint64_t)t[ccol], nu);
+		if (dt->rel_stamp[r] != dt->stamp) {
+			dt->rel_stamp[r] = dt->stamp;
+			dt->rel_slot[r] = (uint32_t)*nr;
+			x[I_UREL(dt) + *nr] = r;
+			(*nr)++;
+		}
+		x[I_REL(dt) + i] = r;
+		x[I_RSLOT(dt) + i] = dt->rel_slot[r];
+	}
+	for (j = 0; j < dt->N; j++)
+		put_ent(dt, 2 * len + j, dt->part->base + dt->neg[j], nu);
+}
+
+/* The optimiser of a table on n rows idx with gradients g. */
+static int
+optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n, size_t d,
+    float lr, const int64_t *idx, const float *g, float *w, float *state)
+{
+	struct kg_adam a = KG_ADAM_INIT;
+
+	switch (kind) {
+	case KG_OPTIM_ADAGRAD:
+		return kg_be_adagrad(be, n, d, lr, idx, g, w, state);
+	case KG_OPTIM_ADAGRAD_ELEM:
+		return kg_be_adagrad_elem(be, n, d, lr, idx, g, w, state);
+	case KG_OPTIM_ADAM:
+		a.lr = lr;
+		return kg_be_adam(be, n, d, &a, idx, g, w, state);
+	}
+	return -1;
+}
+
+/*
+ * One chunk of len positives tri (corrupting side), chunk number c of the
+ * epoch at position start: everything after the index upload runs on the
+ * device.  0 or -1.
+ */
+static int
+step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len, int side,
+    uint64_t c, uint64_t start)
+{
+	struct kg_trainer *tr = dt->tr;
+	struct kg_backend *be = dt->be;
+	struct dev_bufs *v = &dt->dv;
+	const struct kg_train_opts *o = &tr->o;
+	size_t d = dt->d, rw = dt->rw, N = dt->N, m = 2 * len + N, nu, nr;
+	const int64_t *ix = v->idx;
+	float *fixed = v->rows, *posc = v->rows + len * d;
+	float *negc = v->rows + 2 * len * d, *gfixed = v->grows;
+	float *gposc = v->grows + len * d, *gneg = v->grows + 2 * len * d;
+	float inv = (float)(1.0 / (double)len), gamma = tr->model.gamma;
+	float lr = kg_train_lr(tr, start, o->lr), rlr;
+	struct kg_rng rng;
+
+	rlr = kg_train_lr(tr, start, o->rel_lr > 0.0 ? o->rel_lr :
+	    o->rel_optim == KG_OPTIM_ADAM ? 0.001 : o->lr);
+	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, 0, 0,
+	    tr->chunk_base + c);
+	kg_sampler_draw(&tr->samplers[0], &rng, N, dt->neg);
+	index_batch(dt, tri, len, side, &nu, &nr);
+	if (kg_be_upload(be, v->idx, dt->hidx, dt->n_idx * sizeof(int64_t)) <
+	    0)
+		return -1;
+	/* Forward: rows, queries, scores, the loss. */
+	if (kg_be_gather(be, m, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
+	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
+	    kg_be_query(be, dt->form, side, len, d, fixed, v->rel, v->q) < 0 ||
+	    kg_be_pairs(be, dt->sim, len, d, gamma, v->q, posc, v->pos,
+	    v->pdist) < 0 ||
+	    kg_be_chunk(be, dt->sim, len, N, d, gamma, v->q, negc, v->S,
+	    v->dist, v->work) < 0 ||
+	    kg_be_loss(be, &o->loss, len, N, v->pos, v->S, NULL, v->gpos, v->G,
+	    v->lrow) < 0 ||
+	    kg_be_dsum(be, len, v->lrow, v->lsum) < 0 ||
+	    kg_be_scale(be, len * N, inv, v->G) < 0 ||
+	    kg_be_scale(be, len, inv, v->gpos) < 0 ||
+	    kg_be_zero(be, v->grows, m * d * sizeof(float)) < 0 ||
+	    kg_be_zero(be, v->grel, len * rw * sizeof(float)) < 0)
+		return -1;
+	if (o->reg_coef > 0.0 &&
+	    (kg_be_regularise(be, len * d, fixed, gfixed, o->reg_coef,
+	    o->reg_norm, inv, v->lsum) < 0 ||
+	    kg_be_regularise(be, len * rw, v->rel, v->grel, o->reg_coef,
+	    o->reg_norm, inv, v->lsum) < 0 ||
+	    kg_be_regularise(be, len * d, posc, gposc, o->reg_coef,
+	    o->reg_norm, inv, v->lsum) < 0))
+		return -1;
+	/* Backward: the negatives, then the positives, each through Q. */
+	if (kg_be_chunk_backward(be, dt->sim, len, N, d, v->q, negc, v->G,
+	    v->dist, v->gq, gneg, v->work) < 0 ||
+	    kg_be_query_backward(be, dt->form, side, len, d, fixed, v->rel,
+	    v->gq, gfixed, v->grel) < 0 ||
+	    kg_be_pairs_backward(be, dt->sim, len, d, v->q, posc, v->gpos,
+	    v->pdist, v->gq, gposc) < 0 ||
+	    kg_be_query_backward(be, dt->form, side, len, d, fixed, v->rel,
+	    v->gq, gfixed, v->grel) < 0)
+		return -1;
+	/* Each distinct row's sum, then one optimiser step per row. */
+	if (kg_be_zero(be, v->ug, nu * d * sizeof(float)) < 0 ||
+	    kg_be_scatter_add(be, m, d, v->grows, ix + I_ESLOT(dt), v->ug) < 0 ||
+	    optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt), v->ug, v->W,
+	    v->Ws) < 0 ||
+	    kg_be_zero(be, v->ugr, nr * rw * sizeof(float)) < 0 ||
+	    kg_be_scatter_add(be, len, rw, v->grel, ix + I_RSLOT(dt),
+	    v->ugr) < 0 ||
+	    optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt), v->ugr, v->R,
+	    v->Rs) < 0)
+		return -1;
+	return 0;
+}
+
+/* The epoch's positives as kg_trainer_epoch shuffles them (train.h). */
+static int32_t *
+epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+    uint64_t *np)
+{
+	uint64_t m = tr->o.reciprocal ? 2 * n : n, *perm, i;
+	int32_t *buf;
+	struct kg_rng rng;
+
+	perm = kg_xmallocarray(m ? m : 1, sizeof(*perm));
+	for (i = 0; i < m; i++)
+		perm[i] = i;
+	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
+	for (i = m; i > 1; i--) {
+		uint64_t j = kg_rng_below(&rng, i), t = perm[i - 1];
+
+		perm[i - 1] = perm[j];
+		perm[j] = t;
+	}
+	buf = kg_xmallocarray(3 * (m ? m : 1), sizeof(*buf));
+	for (i = 0; i < m; i++) {
+		const int32_t *x = hrt + 3 * (perm[i] % n);
+		int32_t *y = buf + 3 * i;
+
+		if (perm[i] < n) {
+			y[0] = x[0];
+			y[1] = x[1];
+			y[2] = x[2];
+		} else {
+			y[0] = x[2];
+			y[1] = x[1] + (int32_t)tr->n_relations;
+			y[2] = x[0];
+		}
+	}
+	free(perm);
+	*np = m;
+	return buf;
+}
+
+int
+kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
+    uint64_t n, uint64_t *trained)
+{
+	struct kg_trainer *tr = dt->tr;
+	uint64_t bs = tr->o.batch_size, cs = dt->B, np, nb, b, k, c = 0;
+	uint64_t done = 0;
+	double zero = 0.0, loss = 0.0;
+	int32_t *buf;
+	int rc = 0;
+
+	*trained = 0;
+	if (tr->o.max_step > 0 && tr->step >= tr->o.max_step)
+		return 0;
+	buf = epoch_positives(tr, hrt, n, &np);
+	nb = (np + bs - 1) / bs;
+	if (tr->o.max_step > 0 && nb > tr->o.max_step - tr->step)
+		nb = tr->o.max_step - tr->step;
+	if (kg_be_upload(dt->be, dt->dv.lsum, &zero, sizeof(zero)) < 0)
+		rc = -1;
+	/* Batches of bs, chunks of cs inside, sides alternating (tails
+	 * only with reciprocal relations), as the CPU trainer cuts them. */
+	for (b = 0; rc == 0 && b < nb; b++) {
+		uint64_t end = (b + 1) * bs < np ? (b + 1) * bs : np;
+
+		for (k = b * bs; rc == 0 && k < end; k += cs, c++) {
+			size_t len = (size_t)(end - k < cs ? end - k : cs);
+			int side = tr->o.reciprocal ? KG_SIDE_TAIL :
+			    (int)(c % 2);
+
+			rc = step(dt, buf + 3 * k, len, side, c, k);
+			done += len;
+		}
+	}
+	free(buf);
+	if (rc == 0 && kg_be_download(dt->be, &loss, dt->dv.lsum,
+	    sizeof(loss)) < 0)
+		rc = -1;
+	if (rc < 0)
+		return -1;
+	if (!isfinite(loss)) {
+		kg_error("the loss is no longer finite in epoch %u; try a "
+		    "smaller --lr or a regulariser", tr->epoch + 1);
+		return -1;
+	}
+	*trained = done;
+	tr->step += (done + bs - 1) / bs;
+	tr->epoch++;
+	tr->last_loss = done ? loss / (double)done : 0.0;
+	return 0;
+}
