@@ -56,7 +56,10 @@ run() {
 	OMP_NUM_THREADS=$threads /usr/bin/time -f '%e %M %U' -o time.txt \
 	    $cmd 2>log.txt || { cat log.txt >&2; return 1; }
 	# Median of the epoch times after the first (allocation, warm-up).
-	med=$(sed -n 's/.*epoch \([0-9]*\) loss .* (\([0-9.]*\) s)$/\1 \2/p' log.txt |
+	# Both epoch-line formats: "epoch N/M: loss L, R triples/s, S s,
+	# ..." (since the shared epoch loop) and "epoch N loss L (S s)".
+	med=$(sed -n -e 's/.*epoch \([0-9]*\)\/[0-9]*: loss [^,]*, [^,]*, \([0-9.]*\) s,.*/\1 \2/p' \
+	    -e 's/.*epoch \([0-9]*\) loss .* (\([0-9.]*\) s)$/\1 \2/p' log.txt |
 	    awk '$1 > 1 { print $2 }' | sort -n |
 	    awk '{ a[NR] = $1 } END { if (NR == 0) print "null";
 		else if (NR % 2) print a[(NR + 1) / 2];
