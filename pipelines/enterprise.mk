@@ -9,6 +9,8 @@
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
 #   make -f pipelines/enterprise.mk plot                # PNG and SVG plots
+#   make -f pipelines/enterprise.mk RANKS=4 HOSTFILE=hosts  # train on the
+#       hosts of an Open MPI hostfile, inputs sent to them over MPI
 #
 # MODEL=RGCN (default) or RelGNN trains a GNN encoder over the attribute
 # features: with RANKS > 1 one rank per expanded partition (PARTS defaults
@@ -174,12 +176,20 @@ PART_CMD = $(BIN)/kg-partition -f -p $(PARTS) -m $(PART_METHOD) \
 	-s $(SEED) -o $(PARTDIR) $(DS)
 EXPAND_CMD = $(BIN)/kg-expand -f -k $(HOPS) $(if $(FANOUT),-c $(FANOUT)) \
 	-s $(SEED) $(if $(USE_FEAT),-F $(FEAT)) -p $(PARTDIR) -o $(EXP) $(DS)
+# HOSTFILE=hosts: the ranks on the hosts of an Open MPI hostfile (this
+# host first: rank 0 writes the model here).  Only this host needs the
+# pipeline's directories: kg-train --ship_inputs sends each rank what it
+# reads over MPI; kg-eval runs here.
+MPI_HOSTS = $(if $(HOSTFILE),--hostfile $(HOSTFILE))
+SHIP = $(if $(HOSTFILE),--ship_inputs)
 ifeq ($(RANKS),1)
 TRAIN_LAUNCH = $(BIN)/kg-train
 else ifneq ($(GNN),)
-TRAIN_LAUNCH = $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --expanded $(EXP)
+TRAIN_LAUNCH = $(MPIRUN) $(MPI_HOSTS) -np $(RANKS) $(BIN)/kg-train $(SHIP) \
+	--expanded $(EXP)
 else
-TRAIN_LAUNCH = $(MPIRUN) -np $(RANKS) $(BIN)/kg-train --partitions $(PARTDIR)
+TRAIN_LAUNCH = $(MPIRUN) $(MPI_HOSTS) -np $(RANKS) $(BIN)/kg-train $(SHIP) \
+	--partitions $(PARTDIR)
 endif
 # The command line wins over the config (kg-train applies --config first).
 TRAIN_CMD = $(TRAIN_LAUNCH) $(TRAIN_RUN) --force \

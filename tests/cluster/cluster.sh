@@ -103,8 +103,10 @@ cluster_up() {
 	# Open MPI starts a daemon with "AGENT HOST COMMAND-LINE", as it
 	# would with ssh: the agent enters HOST's namespaces (network, and
 	# new mount and host-name ones), puts HOST's directory behind the
-	# scratch path, hides every host's directory at its own path (a
-	# tmpfs over $CLUSTER/disks), and runs the command line there.
+	# scratch path and runs the command line there.  (Every host's
+	# directory stays visible at its own path, so that a pipeline
+	# started on host 1 can start host 2's daemon; kgpipe is given the
+	# scratch path only.)
 	cat >"$CLUSTER/agent" <<AGENT
 #!/bin/sh
 host=\$1; shift
@@ -112,7 +114,6 @@ set -- \$(awk -v h="\$host" '\$1 == h { print \$2, \$3 }' "$CLUSTER/hosts") "\$*
 [ \$# -eq 3 ] || { echo "cluster agent: unknown host \$host" >&2; exit 1; }
 exec ip netns exec "\$1" unshare -mu sh -c 'hostname "\$0" &&
     mount --bind "\$1" "$CLUSTER_SCRATCH" &&
-    mount -t tmpfs kgdisks "$CLUSTER/disks" &&
     TMPDIR="$CLUSTER_SCRATCH/.tmp" && export TMPDIR && eval "\$2"' "\$@"
 AGENT
 	chmod +x "$CLUSTER/agent"
