@@ -536,18 +536,15 @@ order_by_query(const struct kg_trainer *tr, int32_t *buf, uint64_t m)
 	free(k);
 }
 
-/* The epoch's positives: the n triples and, with reciprocal relations,
- * their inverses, shuffled from the seed and the epoch, and in a grouped
- * 1-vs-all epoch ordered by query.  *np gets their count. */
-static int32_t *
-epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
+int32_t *
+kg_train_epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
     uint64_t *np)
 {
 	uint64_t m = tr->o.reciprocal ? 2 * n : n, *perm, i;
 	int32_t *buf;
 	struct kg_rng rng;
 
-	perm = kg_xmallocarray(m, sizeof(*perm));
+	perm = kg_xmallocarray(m ? m : 1, sizeof(*perm));
 	for (i = 0; i < m; i++)
 		perm[i] = i;
 	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
@@ -557,7 +554,7 @@ epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 		perm[i - 1] = perm[j];
 		perm[j] = t;
 	}
-	buf = kg_xmallocarray(3 * m, sizeof(*buf));
+	buf = kg_xmallocarray(3 * (m ? m : 1), sizeof(*buf));
 	for (i = 0; i < m; i++) {
 		const int32_t *x = hrt + 3 * (perm[i] % n);
 		int32_t *y = buf + 3 * i;
@@ -595,7 +592,7 @@ kg_trainer_epoch(struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
 			return 0;
 		max_batches = tr->o.max_step - tr->step;
 	}
-	buf = epoch_positives(tr, hrt, n, &np);
+	buf = kg_train_epoch_positives(tr, hrt, n, &np);
 	rc = kg_trainer_bucket(tr, 0, 0, buf, np, max_batches, &loss,
 	    &done);
 	free(buf);

@@ -426,45 +426,6 @@ step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len, int side,
 	return 0;
 }
 
-/* The epoch's positives as kg_trainer_epoch shuffles them (train.h). */
-static int32_t *
-epoch_positives(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
-    uint64_t *np)
-{
-	uint64_t m = tr->o.reciprocal ? 2 * n : n, *perm, i;
-	int32_t *buf;
-	struct kg_rng rng;
-
-	perm = kg_xmallocarray(m ? m : 1, sizeof(*perm));
-	for (i = 0; i < m; i++)
-		perm[i] = i;
-	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_SHUFFLE, tr->epoch, 0, 0, 0);
-	for (i = m; i > 1; i--) {
-		uint64_t j = kg_rng_below(&rng, i), t = perm[i - 1];
-
-		perm[i - 1] = perm[j];
-		perm[j] = t;
-	}
-	buf = kg_xmallocarray(3 * (m ? m : 1), sizeof(*buf));
-	for (i = 0; i < m; i++) {
-		const int32_t *x = hrt + 3 * (perm[i] % n);
-		int32_t *y = buf + 3 * i;
-
-		if (perm[i] < n) {
-			y[0] = x[0];
-			y[1] = x[1];
-			y[2] = x[2];
-		} else {
-			y[0] = x[2];
-			y[1] = x[1] + (int32_t)tr->n_relations;
-			y[2] = x[0];
-		}
-	}
-	free(perm);
-	*np = m;
-	return buf;
-}
-
 int
 kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
     uint64_t n, uint64_t *trained)
@@ -479,7 +440,7 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 	*trained = 0;
 	if (tr->o.max_step > 0 && tr->step >= tr->o.max_step)
 		return 0;
-	buf = epoch_positives(tr, hrt, n, &np);
+	buf = kg_train_epoch_positives(tr, hrt, n, &np);
 	nb = (np + bs - 1) / bs;
 	if (tr->o.max_step > 0 && nb > tr->o.max_step - tr->step)
 		nb = tr->o.max_step - tr->step;

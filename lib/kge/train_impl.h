@@ -147,4 +147,11 @@ double kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_store_part *pf, const struct kg_store_part *pc,
     uint32_t pc_index);
 
+/* The epoch's positives: the n triples and, with reciprocal relations,
+ * their inverses, shuffled from the seed and the epoch, and in a grouped
+ * 1-vs-all epoch ordered by query; *np gets their count (train_bucket.c;
+ * the device trainer shuffles alike).  The caller frees them. */
+int32_t *kg_train_epoch_positives(const struct kg_trainer *tr,
+    const int32_t *hrt, uint64_t n, uint64_t *np);
+
 #endif
