@@ -81,8 +81,8 @@ parse_direction(const char *s, unsigned *sides)
 		*sides = KG_PLOT_ALL_SIDES;
 		return 0;
 	}
-	for (k = 0; k < KG_SIDES; k++)
-		if (strcmp(s, kg_side_name((enum kg_side)k)) == 0) {
+	for (k = 0; k < KG_DIRS; k++)
+		if (strcmp(s, kg_dir_name((enum kg_dir)k)) == 0) {
 			*sides = 1u << k;
 			return 0;
 		}

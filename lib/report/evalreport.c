@@ -8,7 +8,7 @@
 
 #include "core/util.h"
 
-static const char *const side_keys[KG_SIDES] = { "both", "head", "tail" };
+static const char *const side_keys[KG_DIRS] = { "both", "head", "tail" };
 static const char *const metric_keys[KG_METRICS] = {
 	"mrr", "hits@1", "hits@3", "hits@10"
 };
@@ -17,9 +17,9 @@ static const char *const metric_names[KG_METRICS] = {
 };
 
 const char *
-kg_side_name(enum kg_side s)
+kg_dir_name(enum kg_dir s)
 {
-	return (unsigned)s < KG_SIDES ? side_keys[s] : "?";
+	return (unsigned)s < KG_DIRS ? side_keys[s] : "?";
 }
 
 const char *
@@ -81,7 +81,7 @@ kg_evalreport_is_report(const char *text, size_t len)
  * the object in messages ("metrics", "per_relation[3]").  0 or -1.
  */
 static int
-read_side(struct kg_evalrow *row, json_t *sides, enum kg_side side,
+read_side(struct kg_evalrow *row, json_t *sides, enum kg_dir side,
     const char *name, const char *where)
 {
 	json_t *o = json_object_get(sides, side_keys[side]), *v;
@@ -123,8 +123,8 @@ read_row(struct kg_evalrow *row, json_t *sides, const char *name,
 {
 	int s;
 
-	for (s = 0; s < KG_SIDES; s++)
-		if (read_side(row, sides, (enum kg_side)s, name, where) < 0)
+	for (s = 0; s < KG_DIRS; s++)
+		if (read_side(row, sides, (enum kg_dir)s, name, where) < 0)
 			return -1;
 	return 0;
 }

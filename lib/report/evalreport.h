@@ -15,20 +15,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Directions, in the order the plots show them. */
-enum kg_side { KG_SIDE_BOTH, KG_SIDE_HEAD, KG_SIDE_TAIL, KG_SIDES };
+/* Directions of a report, in the order the plots show them (not kge/model.h's
+ * kg_side, which is the side a candidate replaces). */
+enum kg_dir { KG_DIR_BOTH, KG_DIR_HEAD, KG_DIR_TAIL, KG_DIRS };
 /* Metrics a plot shows (MR is on another scale and left out). */
 enum kg_metric { KG_MET_MRR, KG_MET_HITS1, KG_MET_HITS3, KG_MET_HITS10,
 	KG_METRICS };
 
 /* "both", "head", "tail" and "MRR", "Hits@1", ...; static strings. */
-const char *kg_side_name(enum kg_side s);
+const char *kg_dir_name(enum kg_dir s);
 const char *kg_metric_name(enum kg_metric m);
 
 struct kg_evalrow {
 	char *name;			/* owned */
-	uint64_t n[KG_SIDES];		/* ranked triples */
-	double m[KG_SIDES][KG_METRICS];	/* NaN where the report has null */
+	uint64_t n[KG_DIRS];		/* ranked triples */
+	double m[KG_DIRS][KG_METRICS];	/* NaN where the report has null */
 };
 
 struct kg_evalreport {

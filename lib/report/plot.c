@@ -259,8 +259,8 @@ report_data(struct kg_strbuf *sb, const struct kg_evalreport *rep)
 		const struct kg_evalrow *r = &rep->rows[i];
 
 		sb_printf(sb, "%zu\t%llu", i,
-		    (unsigned long long)r->n[KG_SIDE_BOTH]);
-		for (s = 0; s < KG_SIDES; s++)
+		    (unsigned long long)r->n[KG_DIR_BOTH]);
+		for (s = 0; s < KG_DIRS; s++)
 			for (k = 0; k < KG_METRICS; k++)
 				sb_number(sb, "\t", r->m[s][k]);
 		kg_strbuf_add(sb, "\n");
@@ -277,13 +277,13 @@ report_data(struct kg_strbuf *sb, const struct kg_evalreport *rep)
 	kg_strbuf_add(sb, "]\n");
 }
 
-static const char *const side_titles[KG_SIDES] = {
+static const char *const side_titles[KG_DIRS] = {
 	"both directions", "head prediction (?, r, t)",
 	"tail prediction (h, r, ?)"
 };
 
 static void
-report_panel(struct kg_strbuf *sb, enum kg_side side)
+report_panel(struct kg_strbuf *sb, enum kg_dir side)
 {
 	int k;
 
@@ -301,7 +301,7 @@ count_sides(unsigned sides)
 {
 	unsigned n = 0, s;
 
-	for (s = 0; s < KG_SIDES; s++)
+	for (s = 0; s < KG_DIRS; s++)
 		n += (sides >> s) & 1u;
 	return n;
 }
@@ -322,9 +322,9 @@ report_body(struct kg_strbuf *sb, const void *data,
 	    "set xtics nomirror rotate by 90 right scale 0\n"
 	    "set key outside right top vertical\n"
 	    "set ylabel 'MRR, Hits@k'\n");
-	for (s = 0; s < KG_SIDES; s++)
+	for (s = 0; s < KG_DIRS; s++)
 		if (o->sides & (1u << s))
-			report_panel(sb, (enum kg_side)s);
+			report_panel(sb, (enum kg_dir)s);
 	kg_strbuf_add(sb, "unset multiplot\n");
 }
 

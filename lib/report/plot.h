@@ -42,12 +42,12 @@ struct kg_plot_opts {
 	const char *title;		/* NULL: none */
 	const char *source;		/* the input, named in a comment */
 	unsigned width, height;		/* pixels; 0: from the contents */
-	unsigned sides;			/* metrics: bit (1 << KG_SIDE_x) */
+	unsigned sides;			/* metrics: bit (1 << KG_DIR_x) */
 	const struct kg_plot_target *targets;
 	size_t n_targets;
 };
 
-#define KG_PLOT_ALL_SIDES ((1u << KG_SIDES) - 1)
+#define KG_PLOT_ALL_SIDES ((1u << KG_DIRS) - 1)
 #define KG_PLOT_OPTS_INIT { .sides = KG_PLOT_ALL_SIDES }
 
 /*

@@ -190,14 +190,14 @@ t_report_read(void)
 	T_CHECK(strcmp(rep.model, "ComplEx") == 0 && rep.encoder == NULL &&
 	    strcmp(rep.setting, "filtered") == 0);
 	r = rep.rows;
-	T_CHECK(strcmp(r[0].name, "(all)") == 0 && r[0].n[KG_SIDE_BOTH] == 6);
-	T_CHECK(r[0].m[KG_SIDE_HEAD][KG_MET_MRR] == 0.4 &&
-	    r[0].m[KG_SIDE_TAIL][KG_MET_HITS10] == 0.95 &&
-	    r[0].m[KG_SIDE_BOTH][KG_MET_HITS1] == 0.25);
+	T_CHECK(strcmp(r[0].name, "(all)") == 0 && r[0].n[KG_DIR_BOTH] == 6);
+	T_CHECK(r[0].m[KG_DIR_HEAD][KG_MET_MRR] == 0.4 &&
+	    r[0].m[KG_DIR_TAIL][KG_MET_HITS10] == 0.95 &&
+	    r[0].m[KG_DIR_BOTH][KG_MET_HITS1] == 0.25);
 	T_CHECK(strcmp(r[1].name, "it's \"x\"") == 0);
-	T_CHECK(r[1].n[KG_SIDE_HEAD] == 0 &&
-	    isnan(r[1].m[KG_SIDE_HEAD][KG_MET_MRR]) &&
-	    r[1].m[KG_SIDE_TAIL][KG_MET_HITS3] == 0.5);
+	T_CHECK(r[1].n[KG_DIR_HEAD] == 0 &&
+	    isnan(r[1].m[KG_DIR_HEAD][KG_MET_MRR]) &&
+	    r[1].m[KG_DIR_TAIL][KG_MET_HITS3] == 0.5);
 	T_CHECK(strcmp(r[2].name, "relation 7") == 0);
 	kg_evalreport_release(&rep);
 	T_CHECK(rep.n_rows == 0 && rep.rows == NULL && rep.model == NULL);
@@ -350,14 +350,14 @@ t_report_script(void)
 	kg_evalreport_parse(&rep, report_json, strlen(report_json), "r");
 	o.targets = &t;
 	o.n_targets = 1;
-	o.sides = (1u << KG_SIDE_HEAD) | (1u << KG_SIDE_TAIL);
+	o.sides = (1u << KG_DIR_HEAD) | (1u << KG_DIR_TAIL);
 	kg_plot_report_script(&sb, &rep, &o);
 	n = datablock(sb.s, "$rel", rows, 8, &nc);
-	T_CHECK(n == 3 && nc == 2 + KG_SIDES * KG_METRICS);
+	T_CHECK(n == 3 && nc == 2 + KG_DIRS * KG_METRICS);
 	for (i = 0; i < n && i < rep.n_rows; i++) {
 		T_CHECK(rows[i][0] == (double)i &&
-		    rows[i][1] == (double)rep.rows[i].n[KG_SIDE_BOTH]);
-		for (s = 0; s < KG_SIDES; s++)
+		    rows[i][1] == (double)rep.rows[i].n[KG_DIR_BOTH]);
+		for (s = 0; s < KG_DIRS; s++)
 			for (k = 0; k < KG_METRICS; k++) {
 				double want = rep.rows[i].m[s][k];
 				double got = rows[i][2 + KG_METRICS * s + k];
