@@ -78,7 +78,10 @@ mark_args(int argc, char **av, const struct option *opts,
 				mark[i] = 1;
 			return;
 		}
-		if (a[0] == '-' && a[1] != '\0') {
+		/* A negative number after a multi-value option is one of
+		 * its values (DGL-KE's --gpu -1), not an option. */
+		if (a[0] == '-' && a[1] != '\0' &&
+		    !(in_multi && a[strspn(a + 1, "0123456789") + 1] == '\0')) {
 			in_multi = 0;
 			for (k = 0; k < n; k++)
 				in_multi |= strcmp(a, multi[k]) == 0;

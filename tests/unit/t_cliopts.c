@@ -148,6 +148,8 @@ t_multi_values(void)
 	char *a2[] = { "p", "ds", "m", "--data_files", "a", "b", "c", NULL };
 	char *a3[] = { "p", "--data_files", "a", "b", "c", "ds", "m", NULL };
 	char *a4[] = { "p", "--test", "ds", "m", NULL };
+	char *a5[] = { "p", "--gpu", "-1", "-1", "ds", "m", NULL };
+	char *a6[] = { "p", "--gpu", "0", "-5x", "ds", "m", NULL };
 	int n;
 
 	n = kg_cli_multi_values(9, a1, mo, multi, 2, 2);
@@ -168,6 +170,13 @@ t_multi_values(void)
 	T_CHECK(strcmp(a3[5], "b") == 0 && strcmp(a3[6], "c") == 0);
 	n = kg_cli_multi_values(4, a4, mo, multi, 2, 2);
 	T_CHECK(n == 4 && strcmp(a4[2], "ds") == 0);
+	/* DGL-KE's --gpu -1 -1: negative numbers are values, not options. */
+	n = kg_cli_multi_values(6, a5, mo, multi, 2, 2);
+	T_CHECK(n == 5 && strcmp(a5[3], "ds") == 0 &&
+	    strcmp(a5[5], "-1") == 0);
+	/* Not a number: an option, which ends the values. */
+	n = kg_cli_multi_values(6, a6, mo, multi, 2, 2);
+	T_CHECK(n == 6 && strcmp(a6[3], "-5x") == 0);
 }
 
 int
