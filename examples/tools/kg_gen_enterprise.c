@@ -199,6 +199,27 @@ build(struct gen *g, uint64_t nodes)
 	}
 }
 
+/* Frees what build() allocated. */
+static void
+gen_free(struct gen *g)
+{
+	uint32_t c;
+
+	if (g->cat_prods != NULL)
+		for (c = 0; c < N_CATS; c++)
+			free(g->cat_prods[c]);
+	free(g->cat_prods);
+	free(g->comp_loc);
+	free(g->comp_ind);
+	free(g->dept_comp);
+	free(g->dept_kind);
+	free(g->dept_pool);
+	free(g->prod_cat);
+	free(g->prod_comp);
+	free(g->person_dept);
+	free(g->person_loc);
+}
+
 static void
 write_edges(struct gen *g)
 {
@@ -486,9 +507,9 @@ main(int argc, char *argv[])
 	}
 	memset(&g, 0, sizeof(g));
 	kg_rng_seed(&g.rng, seed, 0);
-	build(&g, nodes);
 	if (kg_outdir_begin(&od, out, force) < 0)
 		return KG_EXIT_FAIL;
+	build(&g, nodes);
 	/* With one file the split is still drawn (the same graph), but
 	 * every edge goes to triples.tsv. */
 	for (i = 0; i < (one ? 1 : 3); i++)
@@ -538,5 +559,6 @@ out:
 		if (g.split[i] != NULL)
 			fclose(g.split[i]);
 	kg_outdir_abort(&od);
+	gen_free(&g);
 	return rc;
 }

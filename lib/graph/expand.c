@@ -145,6 +145,8 @@ sort_ids(struct kg_expand *x, int32_t *a, uint64_t n)
 	int32_t *tmp;
 	int shift;
 
+	if (n < 2)		/* a may be NULL when n is 0 */
+		return;
 	if (n < 65536) {
 		qsort(a, n, sizeof(*a), cmp_i32);
 		return;
