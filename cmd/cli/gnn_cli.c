@@ -241,6 +241,29 @@ gnn_apply_key(void *ctx, int ch, const char *arg)
 	return gnn_apply(ctx, ch, arg);
 }
 
+/*
+ * Whether a is --model_name as getopt_long takes it: spelled with '-' or
+ * '_', or shortened to any prefix ("--mo": no other option of kg-train
+ * begins so); *eq: the length of its name part (a[*eq] is '=' or '\0').
+ */
+static int
+model_name_opt(const char *a, size_t *eq)
+{
+	static const char full[] = "model_name";
+	size_t n, k;
+
+	if (strncmp(a, "--", 2) != 0)
+		return 0;
+	n = strcspn(a + 2, "=");
+	if (n < 2 || n > sizeof(full) - 1)
+		return 0;
+	for (k = 0; k < n; k++)
+		if (a[2 + k] != full[k] && !(full[k] == '_' && a[2 + k] == '-'))
+			return 0;
+	*eq = n + 2;
+	return 1;
+}
+
 int
 kg_gnn_cli_wanted(int argc, char *argv[])
 {
@@ -248,16 +271,16 @@ kg_gnn_cli_wanted(int argc, char *argv[])
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = NULL;
+		size_t eq;
 
 		if (strcmp(a, "--") == 0)
 			break;
-		if ((strcmp(a, "--model_name") == 0 ||
-		    strcmp(a, "--model-name") == 0) && i + 1 < argc)
-			v = argv[i + 1];
-		else if (strncmp(a, "--model_name=", 13) == 0 ||
-		    strncmp(a, "--model-name=", 13) == 0)
-			v = a + 13;
-		else if ((strcmp(a, "--config") == 0 && i + 1 < argc) ||
+		if (model_name_opt(a, &eq)) {
+			if (a[eq] == '=')
+				v = a + eq + 1;
+			else if (i + 1 < argc)
+				v = argv[i + 1];
+		} else if ((strcmp(a, "--config") == 0 && i + 1 < argc) ||
 		    strncmp(a, "--config=", 9) == 0) {
 			json_t *root = json_load_file(a[8] == '=' ? a + 9 :
 			    argv[i + 1], 0, NULL);

@@ -4,7 +4,7 @@
 # encoder reads kg-encode-attrs features; bad input is refused with exit 1
 # or 2 and leaves no output.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 25
+plan 27
 
 TRAIN=$KG_BIN/kg-train
 if ! command -v python3 >/dev/null; then
@@ -95,6 +95,11 @@ expect_fail "gnn: bad dropout" 2 "dropout" "$TRAIN" $common ds bad12 --dropout 1
 expect_fail "gnn: missing dataset" 1 "^kg-train: 'nope' is not a directory$" "$TRAIN" -q --model_name RGCN nope bad1
 expect_fail "gnn: output exists" 1 "exists" "$TRAIN" $common ds rgcn --epochs 1
 expect_fail "gnn: bad layers" 2 "layers" "$TRAIN" $common ds bad2 --layers 4
+# getopt takes --model (any prefix) and --model-name for --model_name: they
+# select the GNN too (the GNN's own range check answers, not the shallow
+# trainer's "unknown model 'RGCN'").
+expect_fail "gnn: --model RGCN selects the GNN" 2 "^kg-train: --layers: 4 is out of range \[0, 3\]$" "$TRAIN" -q --model RGCN --layers 4 ds bad13
+expect_fail "gnn: --model-name=relgnn selects the GNN" 2 "^kg-train: --layers: 4 is out of range \[0, 3\]$" "$TRAIN" -q --model-name=relgnn --layers 4 ds bad14
 expect_fail "gnn: fan-outs per layer" 2 "fanout" "$TRAIN" $common ds bad3 --fanout 5
 expect_fail "gnn: whole fan-outs" 2 "2.5 is not a whole number" "$TRAIN" $common ds bad3 --fanout 2.5,3
 expect_fail "gnn: shallow decoder refused" 2 "decoder" "$TRAIN" $common ds bad4 --decoder RESCAL
