@@ -380,14 +380,15 @@ ship_inputs(struct kg_gnn_run *r, struct kg_dist *d, char **local,
 	return 0;
 }
 
-int
-kg_gnn_cli(int argc, char *argv[])
+/* kg_gnn_cli over av, kg_cli_argv's copy of argv, which it leaves to the
+ * caller to free. */
+static int
+gnn_cli_run(int argc, char *argv[], char **av)
 {
 	struct gnn_cli c;
 	struct kg_gnn_train_opts z = KG_GNN_TRAIN_OPTS_INIT;
 	struct kg_dist d = KG_DIST_INIT;
 	const char *in[3];
-	char **av = kg_cli_argv(argc, argv, NULL, 0);
 	char *local = NULL, *shipped[3] = { NULL, NULL, NULL };
 	int ch, rc, i;
 	uint32_t k;
@@ -434,18 +435,14 @@ kg_gnn_cli(int argc, char *argv[])
 	if (kg_gnn_train_opts_check(&c.o) < 0)
 		return KG_EXIT_USAGE;
 	if ((rc = kg_cli_device_ready(&c.device, "GNN training")) !=
-	    KG_EXIT_OK) {
-		kg_cli_argv_free(argc, av);
+	    KG_EXIT_OK)
 		return rc;
-	}
 	in[0] = c.r.dataset;
 	in[1] = c.r.features;
 	in[2] = c.r.expanded;
 	if (!c.r.no_checkpoint && kg_ckpt_check_rerun(c.r.checkpoint_dir,
-	    c.r.output, c.r.resume, c.r.force, in, 3) < 0) {
-		kg_cli_argv_free(argc, av);
+	    c.r.output, c.r.resume, c.r.force, in, 3) < 0)
 		return KG_EXIT_USAGE;
-	}
 	c.o.progress = !c.o.quiet && (c.progress || isatty(2));
 	if (c.threads == 0 && getenv("OMP_NUM_THREADS") == NULL)
 		c.threads = default_threads();
@@ -465,8 +462,19 @@ kg_gnn_cli(int argc, char *argv[])
 	for (i = 0; i < 3; i++)
 		free(shipped[i]);
 	kg_dist_finalize(&d);
-	/* av's strings stay alive: r points into them until here. */
-	kg_cli_argv_free(argc, av);
 	return rc == KG_ERR_VERSION ? KG_EXIT_VERSION :
 	    rc < 0 ? KG_EXIT_FAIL : KG_EXIT_OK;
+}
+
+int
+kg_gnn_cli(int argc, char *argv[])
+{
+	char **av = kg_cli_argv(argc, argv, NULL, 0);
+	int rc;
+
+	/* av's strings stay alive until the run is over: its options point
+	 * into them.  (MPI_Init may change argc; av keeps its own count.) */
+	rc = gnn_cli_run(argc, argv, av);
+	kg_cli_argv_free(argc, av);
+	return rc;
 }
