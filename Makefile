@@ -88,6 +88,10 @@ MAN := $(wildcard man/man1/*.1 man/man5/*.5)
 # they skip where there is no GPU).
 GPU_SRC := $(wildcard tests/gpu/*.c)
 GPU_TESTS := $(GPU_SRC:tests/gpu/%.c=$(BUILD)/gpu/%)
+# Benchmark helper programs (bench/*.c: the roofline's peak loops), built
+# by `make bench` only.
+BENCH_SRC := $(wildcard bench/*.c)
+BENCH_PROGS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -137,6 +141,10 @@ $(BUILD)/gpu/%: $(BUILD)/tests/gpu/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(CLI_A) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
+
 $(BUILD)/aux/%: $(BUILD)/tests/tools/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
@@ -177,7 +185,7 @@ asan: deps
 	    tests/run.sh build-asan build-asan/tests/t_*
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(BENCH_PROGS)
 	@bench/run.sh $(BENCH)
 
 # Fuzzing, not part of `make test`: the parsers' libFuzzer harnesses
@@ -236,5 +244,5 @@ clean:
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CMD_SRC:%.c=$(BUILD)/%.d) \
 	$(UNIT_SRC:%.c=$(BUILD)/%.d) $(AUX_SRC:%.c=$(BUILD)/%.d) \
-	$(GPU_SRC:%.c=$(BUILD)/%.d) \
+	$(GPU_SRC:%.c=$(BUILD)/%.d) $(BENCH_SRC:%.c=$(BUILD)/%.d) \
 	$(FUZZ_OBJ:.o=.d) $(FUZZ_SRC:%.c=$(FUZZ_BUILD)/%.d)

@@ -109,8 +109,8 @@ void kg_adam_row(float *restrict w, float *restrict state,
  * floats: adds scale times its gradient to g and returns its value
  * (without scale), in double.
  */
-double kg_regularise(const float *x, float *g, size_t n, double coef,
-    unsigned p, double scale);
+double kg_regularise(const float *restrict x, float *restrict g, size_t n,
+    double coef, unsigned p, double scale);
 
 /* Scale g (n floats) so its L2 norm is at most max_norm (> 0). */
 void kg_clip_row(float *g, size_t n, float max_norm);

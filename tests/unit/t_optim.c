@@ -77,6 +77,60 @@ t_clip(void)
 	T_CHECK(h[0] == 0.3f && h[1] == 0.4f);
 }
 
+/* A row long enough for the lanes and a remainder: the value in the
+ * documented order (8 double lanes, the rest in lane 0, lanes in order),
+ * bit for bit, and near a long double sum; the gradient element by
+ * element. */
+static void
+t_regulariser_lanes(void)
+{
+	enum { N = 403 };
+	float x[N], g[N], g0[N];
+	double L[8], s, c = 0.7, scale = 0.25;
+	long double ref;
+	unsigned p;
+	size_t i, l;
+	int same;
+
+	for (i = 0; i < N; i++) {
+		/* Lane 1 of the blocks large, the rest small: a term
+		 * summed in the wrong lane shows in the bits. */
+		x[i] = (float)(((double)((i * 7919) % 1000) / 250.0 - 2.0) *
+		    (i % 8 == 1 && i < N / 8 * 8 ? 1e3 : 0.37));
+		g0[i] = (float)((double)((i * 104729) % 100) / 100.0);
+	}
+	for (p = 2; p <= 3; p++) {
+		memcpy(g, g0, sizeof(g));
+		memset(L, 0, sizeof(L));
+		ref = 0.0L;
+		for (i = 0; i < N; i++) {
+			double a = fabs((double)x[i]);
+			double t = p == 2 ? a * a : a * a * a;
+
+			L[i < N / 8 * 8 ? i % 8 : 0] += t;
+			ref += (long double)t;
+		}
+		for (s = 0.0, l = 0; l < 8; l++)
+			s += L[l];
+		T_CHECK(kg_regularise(x, g, N, c, p, scale) == c * s);
+		T_NEAR((double)(c * ref), c * s, 1e-12 * (double)(c * ref));
+		for (same = 1, i = 0; i < N; i++) {
+			double v = x[i], a = fabs(v);
+			float want = g0[i] + (float)(p == 2 ? scale * c * 2.0 *
+			    v : scale * c * 3.0 * a * v);
+
+			same &= g[i] == want;
+		}
+		T_CHECK(same);
+	}
+	/* The remainder goes to lane 0: 2^53 + 1 + 1 + 1 rounds to 2^53
+	 * one term at a time, where 2^53 + (1 + 1 + 1) would not. */
+	memset(x, 0, 19 * sizeof(float));
+	x[0] = x[8] = 67108864.0f;	/* 2^26 */
+	x[16] = x[17] = x[18] = 1.0f;
+	T_CHECK(kg_regularise(x, g, 19, 1.0, 2, 1.0) == 9007199254740992.0);
+}
+
 static void
 t_regulariser_fd(void)
 {
@@ -132,6 +186,7 @@ main(void)
 	T_RUN(t_adam);
 	T_RUN(t_clip);
 	T_RUN(t_regulariser_fd);
+	T_RUN(t_regulariser_lanes);
 	T_RUN(t_parse);
 	return T_DONE();
 }
