@@ -31,7 +31,13 @@
 # "ComplEx DistMult RESCAL RotatE TransE RGCN"; a model without a config
 # for a dataset, R-GCN on WN18RR, is skipped), KG_TTA_THREADS (default: the
 # cores), KG_TTA_VALID_EVERY (default 1: validate every epoch; more spaces
-# the curve's points out where validation costs more than an epoch).  Run
+# the curve's points out where validation costs more than an epoch; 0: no
+# validation at all, DGL-KE's protocol: the config's own --max_step, then
+# the test MRR of the last step, for the FB15k configs that race DGL-KE's
+# published one-GPU table, whose _dglke_gpu_seconds each run records as
+# dglke_gpu_seconds beside its own train_seconds).  KG_TTA_APPEND=1 adds
+# this invocation's runs to an existing tta.json (with its date and
+# command under "invocations") in place of replacing it.  Run
 # from the repository root with bin/ built; writes
 # bench/results/tta.json and, with gnuplot, bench/results/tta.png and
 # tta.svg (valid MRR against training time, the bars dashed);
@@ -40,13 +46,13 @@ set -eu
 top=$(pwd)
 bin=$top/bin
 shared=${KG_SHARED_DATA:-$top/../shared/data}
-cfgdir=$top/examples/configs/tta
+cfgdir=${KG_TTA_CONFIGS:-$top/examples/configs/tta}
 work=$top/bench/work/tta.$$
 out=${KG_TTA_OUT:-$top/bench/results/tta.json}
 budget=${KG_TTA_BUDGET:-600}
 budget_small=${KG_TTA_BUDGET_SMALL:-300}
 datasets=${KG_TTA_DATASETS:-"fb15k-237 wn18rr"}
-models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE RGCN"}
+models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE TransE_l1 TransE_l2 TransR RGCN"}
 threads=${KG_TTA_THREADS:-$(nproc)}
 valid_every=${KG_TTA_VALID_EVERY:-1}
 for t in jq /usr/bin/time; do
@@ -120,8 +126,14 @@ for ds in $datasets; do
 		[ -n "${KG_TTA_BUDGET:-}${KG_TTA_BUDGET_SMALL:-}" ] ||
 		    b=$(jq --argjson d "$b" '._budget_seconds // $d' "$cfg")
 		target=$(jq '._target_mrr // ._bar_mrr' "$cfg")
-		set -- --config "$cfg" --valid_every "$valid_every" --target_mrr "$target" \
-		    --time_budget "$b" --num_thread "$threads" --seed 1 \
+		dglke=$(jq '._dglke_gpu_seconds // null' "$cfg")
+		if [ "$valid_every" = 0 ]; then
+			set -- --config "$cfg"
+		else
+			set -- --config "$cfg" --valid_every "$valid_every" \
+			    --target_mrr "$target"
+		fi
+		set -- "$@" --time_budget "$b" --num_thread "$threads" --seed 1 \
 		    --no_checkpoint --force --progress
 		echo "bench/tta.sh: $ds $model: kg-train $* $ds m" >&2
 		l0=$(load)
@@ -130,7 +142,7 @@ for ds in $datasets; do
 		wall=$(cat time.txt)
 		nice -n 10 "$bin/kg-eval" -q --threads "$threads" "$ds" m >metrics.json
 		jq -c -n --arg ds "$ds" --arg model "$model" --argjson bar "$bar" \
-		    --argjson target "$target" \
+		    --argjson target "$target" --argjson dglke "$dglke" \
 		    --arg cmd "kg-train $* $ds m" --argjson wall "$wall" \
 		    --argjson budget "$b" --arg l0 "$l0" --arg l1 "$(load)" \
 		    --slurpfile cfg "$cfg" --slurpfile man m/manifest.json \
@@ -150,13 +162,17 @@ for ds in $datasets; do
 		map(select(.valid_mrr != null)) as $curve |
 		($curve | map(.valid_mrr) | max) as $best |
 		($curve[($curve | length / 2 | floor):]) as $tail |
-		(if $best >= $bar or ($tail | length) < 3 then null
+		(if $best == null or $best >= $bar or ($tail | length) < 3 then null
 		 else fit($tail) end) as $fit |
 		{dataset: $ds, model: $model, mrr: $m.mrr,
 		 hits1: $m["hits@1"], hits10: $m["hits@10"], bar_mrr: $bar,
 		 target_mrr: $target,
 		 within_001_of_bar: ($m.mrr >= $bar - 0.01),
-		 best_valid_mrr: $best, valid_reached_bar: ($best >= $bar),
+		 best_valid_mrr: $best,
+		 valid_reached_bar: (if $best == null then null else $best >= $bar end),
+		 dglke_gpu_seconds: $dglke,
+		 faster_than_dglke_gpu: (if $dglke == null then null else
+		     ($m.mrr >= $bar - 0.01 and $f.train_seconds < $dglke) end),
 		 epochs: $f.epochs, best_epoch: $f.best_epoch,
 		 stopped_by: $f.stopped_by, train_seconds: $f.train_seconds,
 		 one_vs_all_after: $f.one_vs_all_after,
@@ -176,25 +192,39 @@ for ds in $datasets; do
 		 command: $cmd, load_average_before: $l0, load_average_after: $l1}' \
 		    >>"$runs"
 		tail -n 1 "$runs" | jq -c '{dataset, model, mrr, bar_mrr,
-		    best_valid_mrr, epochs, train_seconds, wall_seconds}' >&2
+		    best_valid_mrr, epochs, train_seconds, dglke_gpu_seconds,
+		    wall_seconds}' >&2
 	done
 done
 
-jq -s --arg date "$(date -u +%FT%TZ)" --arg nproc "$(nproc)" \
+now=$(date -u +%FT%TZ)
+jq -s --arg date "$now" --arg nproc "$(nproc)" \
     --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" '
 	{benchmark: "tta", date: $date,
 	 machine: {nproc: ($nproc | tonumber), cpu: $cpu},
-	 protocol: "test MRR: kg-eval, filtered, all entities as candidates, both sides, realistic ties; curve: filtered valid MRR (all entities, both sides) after every epoch against cumulative training seconds (validation excluded; wall_seconds includes it); the model evaluated is the best validated epoch",
-	 runs: .}' "$runs" >"$out"
+	 protocol: "test MRR: kg-eval, filtered, all entities as candidates, both sides, realistic ties; curve: filtered valid MRR (all entities, both sides) after every epoch against cumulative training seconds (validation excluded; wall_seconds includes it); the model evaluated is the best validated epoch (with KG_TTA_VALID_EVERY=0: no validation, the last step of the config'"'"'s max_step)",
+	 runs: .}' "$runs" >"$work/new.json"
+if [ "${KG_TTA_APPEND:-0}" = 1 ] && [ -f "$out" ]; then
+	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	jq --slurpfile n "$work/new.json" --arg date "$now" \
+	    --arg what "bench/tta.sh at $commit: KG_TTA_DATASETS=\"$datasets\" KG_TTA_MODELS=\"$models\" KG_TTA_VALID_EVERY=$valid_every, $threads threads" '
+	    .runs += [$n[0].runs[] | .invocation = $date] |
+	    .invocations = ((.invocations // []) + [{date: $date, what: $what}])' \
+	    "$out" >"$work/merged.json"
+	mv "$work/merged.json" "$out"
+else
+	mv "$work/new.json" "$out"
+fi
 echo "bench/tta.sh: wrote $out" >&2
 
 # Each config keeps what it reached here, under "_measured" (a note that
 # kg-train ignores); KG_TTA_RECORD=0 leaves the configs as they are.
 if [ "${KG_TTA_RECORD:-1}" = 1 ]; then
-	jq -c '.date as $d | .runs[] | [.dataset, .model, ({date: $d,
+	jq -c --arg now "$now" '.date as $d | .runs[] |
+	    select((.invocation // $d) == $now) | [.dataset, .model, ({date: $now,
 	    test_mrr: .mrr, best_valid_mrr, epochs, best_epoch,
 	    train_seconds, wall_seconds, budget_seconds, stopped_by,
-	    one_vs_all_after, load_average_before} |
+	    one_vs_all_after, load_average_before, dglke_gpu_seconds} |
 	    with_entries(select(.value != null)) | tojson)] | @tsv' -r "$out" |
 	while IFS=$'\t' read -r ds model m; do
 		cfg=$cfgdir/$(echo "$ds-$model" | tr 'A-Z' 'a-z').json
