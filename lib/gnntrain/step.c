@@ -436,7 +436,10 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 
 	if (scale == 0.0f)
 		return 0.0;
-	draw_batch(ts);
+	if (ts->draw != NULL)
+		ts->draw(ts, ts->draw_ctx);
+	else
+		draw_batch(ts);
 	t1 = kg_now();
 	ph[KG_GNN_PHASE_DRAW] += t1 - t0;
 	if (ts->w.nb == 0) {

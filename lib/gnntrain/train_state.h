@@ -143,6 +143,13 @@ struct kg_gnn_tstate {
 	 * relation floats; NULL: none yet). */
 	struct kg_epochs ep;
 	float *best_w, *best_rel;
+	/* Tests only (tests/tools/gnn_ssgd_check.c): when set, kg_gnn_step
+	 * calls it in place of drawing the batch, to fill w.pos and w.cand
+	 * (with shared negatives also w.side, w.nch and, exchanged, the
+	 * chunks' sources w.xneg.src and w.xneg.blk) for w.nb positives in
+	 * local IDs; NULL in every run. */
+	void (*draw)(struct kg_gnn_tstate *ts, void *ctx);
+	void *draw_ctx;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -152,6 +159,19 @@ uint64_t kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r,
     uint64_t E);
 /* Of a rank's e positives per epoch, those of step s of S. */
 uint64_t kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s);
+
+/* driver.c: kg_gnn_train is kg_gnn_tstate_init, a resume, the epochs,
+ * the final gather and kg_gnn_tstate_release; tests step a state by
+ * hand (kg_gnn_step) between the first and the last. */
+/* Check the options, build the models (out's, zeroed first) and every
+ * buffer of a run on p; ts borrows out, o, p and d.  Collective: 0 on
+ * every rank, or -1 on every rank after kg_error() on the one(s) that
+ * failed; call kg_gnn_tstate_release either way. */
+int kg_gnn_tstate_init(struct kg_gnn_tstate *ts, struct kg_gnn_trained *out,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d);
+/* What the training buffers hold (not the trained parameters in out). */
+void kg_gnn_tstate_release(struct kg_gnn_tstate *ts);
 
 /* step.c */
 /* Allocate ts->w for ts's options and problem (full built already, and
