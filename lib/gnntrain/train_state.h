@@ -53,6 +53,9 @@ struct kg_gnn_xneg {
 	uint32_t *src, *blk;	/* per chunk of this rank: rank, block */
 	int32_t *own;		/* [B] this rank's candidates' rows of h */
 	float *send, *back;	/* [B dl] each */
+	uint64_t *gsend;	/* [B] this rank's candidates' global IDs
+				 * (the caller's, before the gather) */
+	uint64_t *gall;		/* [R B] every rank's, gathered */
 	float *hx;		/* [(max_rows + R B) dl]: h, then every
 				 * rank's block (max_rows: of any step) */
 };
@@ -68,6 +71,7 @@ void kg_gnn_xneg_release(struct kg_gnn_xneg *x);
 void kg_gnn_xneg_pick(struct kg_gnn_xneg *x, size_t c, struct kg_rng *rng);
 /* Collective: gather every rank's candidate rows (this rank's: h rows
  * cand[0 .. nch kc), kept in x->own) into x->hx after h's n rows, and
+ * their global IDs (x->gsend, which the caller fills) into x->gall, and
  * point the candidates of chunks from other ranks at them.  Returns the
  * rows of x->hx. */
 uint64_t kg_gnn_xneg_gather(struct kg_gnn_xneg *x, struct kg_dist *d,

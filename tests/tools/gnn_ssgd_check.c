@@ -19,10 +19,11 @@
  * per-positive negatives; R-GCN block on sampled blocks (fan-outs above
  * every degree, so the sample keeps every message and touches only some
  * learned rows) with shared negatives; RelGNN attention, sampled, with
- * shared negatives exchanged between the ranks (the reference gives
- * each chunk the candidates its source rank drew); R-GCN basis under
- * the paper's epoch (batches_per_epoch, each rank a whole batch of its
- * own).  R must divide the batch's chunks (1, 2 or 4).  Rank 0 prints
+ * shared negatives; R-GCN basis on sampled blocks with shared negatives
+ * exchanged between the ranks (the reference gives each chunk the
+ * candidates its source rank drew, some of which are a positive's own
+ * replaced node); R-GCN basis under the paper's epoch
+ * (batches_per_epoch, each rank a whole batch of its own).  R must divide the batch's chunks (1, 2 or 4).  Rank 0 prints
  * one "ok - " / "not ok - " line per check, "# " lines with the errors
  * measured; the exit status is 1 if any check failed.
  */
@@ -534,6 +535,15 @@ main(int argc, char *argv[])
 	c.fanout[0] = c.fanout[1] = 64;
 	c.neg_chunk = CHUNK;
 	run_case("RelGNN, sampled, shared negatives", &c, &f, 0);
+
+	c = o;
+	c.nfanout = 2;
+	c.fanout[0] = c.fanout[1] = 64;
+	c.blocks = 1;
+	c.neg_chunk = CHUNK;
+	c.neg_exchange = 1;
+	run_case("R-GCN basis, sampled blocks, exchanged shared negatives",
+	    &c, &f, 0);
 
 	c = o;
 	run_case("R-GCN basis, paper's epoch", &c, &f, 1);
