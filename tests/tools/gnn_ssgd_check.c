@@ -39,7 +39,7 @@
 #include "gnntrain/train_state.h"
 
 enum {
-	NE = 48,	/* nodes */
+	NE = 113,	/* nodes (a prime: rank r numbers node i as i m_r + c_r mod NE) */
 	NREL = 3,
 	NT = 150,	/* triples */
 	B = 8,		/* global positives per step */
@@ -164,12 +164,33 @@ chunk_side(int s, size_t k)
 }
 
 /* The rank and block whose candidates rank r's chunk c reads with
- * exchanged negatives (each rank has n of them). */
+ * exchanged negatives: chunk c of rank r + c + s + 1, so that for each
+ * c the ranks' chunks read a rotation of the ranks' blocks c, some their
+ * own and some another rank's.  Every block is then read: a block that
+ * no chunk reads is still encoded by its rank, and its nodes' learned
+ * rows take lazy Adam steps (zero gradient, decayed moments) that one
+ * process, which never drew those candidates, does not take. */
 static void
-pick(int s, int r, size_t c, int R, size_t n, uint32_t *src, uint32_t *blk)
+pick(int s, int r, size_t c, int R, uint32_t *src, uint32_t *blk)
 {
 	*src = (uint32_t)(((size_t)r + c + (size_t)s + 1) % (size_t)R);
-	*blk = (uint32_t)((c + (size_t)s) % n);
+	*blk = (uint32_t)c;
+}
+
+/* Candidate j of chunk k (of step s, per chunks a rank) with exchanged
+ * negatives on R ranks: the first is the node that the first positive
+ * of the chunk reading k replaces, which the decoder must leave out of
+ * that positive's negatives as one process does. */
+static int32_t
+xcand_node(int s, size_t k, size_t j, int R, size_t per)
+{
+	size_t c = k % per, r = (k / per + 4 * (size_t)R - c % (size_t)R -
+	    (size_t)s - 1) % (size_t)R, reader = r * per + c;
+	const int32_t *t = pos_of(s, reader * CHUNK);
+
+	if (j > 0)
+		return cand_node(s, k, j);
+	return chunk_side(s, reader) ? t[0] : t[2];
 }
 
 /* The draw hook: this side's share of step s's batch, in its local
@@ -219,7 +240,7 @@ draw(struct kg_gnn_tstate *ts, void *ctx)
 
 		w->side[c] = chunk_side(s, k);
 		if (o->neg_exchange && R > 1) {
-			pick(s, (int)(k / per), k % per, R, per, &src, &blk);
+			pick(s, (int)(k / per), k % per, R, &src, &blk);
 			if (!sd->ref) {
 				w->xneg.src[c] = src;
 				w->xneg.blk[c] = blk;
@@ -230,7 +251,9 @@ draw(struct kg_gnn_tstate *ts, void *ctx)
 			}
 		}
 		for (j = 0; j < w->kc; j++)
-			w->cand[c * w->kc + j] = sd->lid[cand_node(s, from, j)];
+			w->cand[c * w->kc + j] = sd->lid[o->neg_exchange &&
+			    R > 1 ? xcand_node(s, from, j, R, per) :
+			    cand_node(s, from, j)];
 	}
 }
 
