@@ -40,10 +40,13 @@ struct kg_gnn_gl_pair {
  * the union of the pools, as one rank's is over the whole graph, while
  * every rank encodes only nodes of its own part.  Per step: an allgather
  * of each rank's candidates' encoder outputs (B rows of dl floats, B the
- * largest chunks x kc of any rank), the decoder over this rank's rows
- * and the gathered ones, and a reduce-scatter that returns to each rank
- * the gradients the others took on its candidates, added to its own
- * before the backward pass.  One rank: every chunk is its own, which is
+ * largest chunks x kc of any rank) and global IDs (B uint64: a chunk's
+ * candidate that is the node one of its positives replaces then reads
+ * that node's own row, step.c, so the decoder leaves it out of that
+ * positive's negatives as it does for one rank), the decoder over this
+ * rank's rows and the gathered ones, and a reduce-scatter that returns
+ * to each rank the gradients the others took on its candidates, added to
+ * its own before the backward pass.  One rank: every chunk is its own, which is
  * plain shared negatives.
  */
 struct kg_gnn_xneg {
