@@ -192,6 +192,7 @@ teardown(struct kg_buckets *v)
 	kg_partition_book_release(&v->pb);
 	kg_dataset_release(&v->ds);
 	free(v->ckpt);
+	json_decref(v->config);
 	free(v->loc);
 	free(v->pinned);
 	free(v->pool_now);
@@ -605,13 +606,17 @@ start(struct kg_buckets *v)
 
 	v->ckpt = v->j->checkpoint_dir ? kg_xstrdup(v->j->checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", v->j->output);
+	v->config = kg_buckets_config(v);
 	if (v->j->resume) {
 		/* Rank 0's disk holds the checkpoint; the others' need not. */
 		uint64_t found = v->d->rank == 0 && kg_path_exists(v->ckpt);
 
 		kg_dist_bcast(v->d, &found, sizeof(found), 0);
 		if (found) {
-			rc = kg_buckets_load(v);
+			rc = kg_buckets_agree(v, v->d->rank == 0 ?
+			    kg_buckets_resume_changes(v) : 0);
+			if (rc == 0)
+				rc = kg_buckets_load(v);
 			if (rc == 0 && v->show)
 				fprintf(stderr, "%s: resuming after epoch %u "
 				    "from '%s'\n", kg_progname(), v->tr.epoch,

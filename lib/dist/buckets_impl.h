@@ -38,6 +38,8 @@ struct kg_buckets {
 	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
 	uint8_t *pinned;	/* [P] pinned here for the current round */
 	char *ckpt;
+	json_t *config;		/* the run's settings (kg_buckets_config),
+				 * recorded by checkpoints and the model */
 	int show;		/* rank 0, not quiet: epoch lines, messages */
 	int progress;		/* shown, on a terminal or --progress: the
 				 * line inside an epoch */
@@ -97,6 +99,15 @@ void kg_buckets_sync_base(struct kg_buckets *v);
 int kg_buckets_agree(struct kg_buckets *v, int rc);
 /* The checkpoint's shape keys: the trainer's, nparts and nranks. */
 json_t *kg_buckets_shape(const struct kg_buckets *v);
+/* The run's settings, a new object: what the checkpoints and the model
+ * dir record as config (the dataset's dictionaries included). */
+json_t *kg_buckets_config(const struct kg_buckets *v);
+/* Rank 0, before a resume from v->ckpt: the checkpoint must come from
+ * this dataset (by its dictionaries); settings changed since it was
+ * saved are said on stderr (unless quiet) and recorded in v->config
+ * (resumed_with_changes, as the single process does).  0, or -1 after
+ * kg_error(). */
+int kg_buckets_resume_changes(struct kg_buckets *v);
 /* Collective: save a checkpoint, or restore one (every rank); write the
  * model dir (rank 0, the others sending their partitions).  0 or -1 on
  * every rank. */

@@ -169,7 +169,7 @@ static int
 save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
 {
 	const struct kg_trainer *tr = &v->tr;
-	json_t *st, *own, *cfg;
+	json_t *st, *own;
 	uint32_t p;
 	int rc;
 
@@ -190,11 +190,9 @@ save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
 	for (p = 0; p < v->P; p++)
 		json_array_append_new(own, json_integer(v->loc[p]));
 	json_object_set_new(st, "partition_rank", own);
-	cfg = json_pack("{s:s}", "partitions", v->x->partitions);
 	rc = kg_ckpt_commit(w, st, v->log.s ? v->log.s : "", v->j->argc,
-	    v->j->argv, cfg);
+	    v->j->argv, v->config);
 	json_decref(st);
-	json_decref(cfg);
 	return rc;
 }
 
@@ -357,11 +355,11 @@ kg_buckets_load(struct kg_buckets *v)
 	return rc;
 }
 
-static json_t *
-config_json(const struct kg_buckets *v)
+json_t *
+kg_buckets_config(const struct kg_buckets *v)
 {
 	const struct kg_train_opts *o = v->o;
-	json_t *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
+	json_t *dicts, *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
 	    "s:I, s:s, s:s, s:I, s:I, s:I}",
 	    "loss", kg_loss_name(o->loss.kind),
 	    "batch_size", (json_int_t)o->batch_size,
@@ -385,7 +383,36 @@ config_json(const struct kg_buckets *v)
 	    "bucket_passes", (json_int_t)v->x->passes,
 	    "neg_pool", (json_int_t)o->neg_pool,
 	    "neg_in_batch", o->neg_in_batch));
+	json_object_update_new(c, json_pack("{s:f, s:f, s:f}",
+	    "margin", o->loss.margin,
+	    "adversarial_temperature", o->loss.adv_temp,
+	    "regularization_coef", o->reg_coef));
+	if ((dicts = kg_dataset_dicts(&v->ds.manifest)) != NULL)
+		json_object_set_new(c, "dictionaries", dicts);
 	return c;
+}
+
+int
+kg_buckets_resume_changes(struct kg_buckets *v)
+{
+	json_t *old = kg_ckpt_config(v->ckpt), *changes;
+	char *what = kg_xasprintf("checkpoint '%s'", v->ckpt), *line;
+	int rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"),
+	    &v->ds, what);
+
+	free(what);
+	if (rc == 0) {
+		kg_ckpt_changes(old, v->config, &changes, &line);
+		if (line != NULL && !v->j->quiet)
+			kg_warn("resuming from '%s' with changed settings: %s",
+			    v->ckpt, line);
+		if (changes != NULL)
+			json_object_set_new(v->config, "resumed_with_changes",
+			    changes);
+		free(line);
+	}
+	json_decref(old);
+	return rc;
 }
 
 /*
@@ -461,14 +488,12 @@ kg_buckets_write_model(struct kg_buckets *v, json_t *figures)
 	s.log = v->log.s ? v->log.s : "";
 	s.dataset = v->j->dataset;
 	s.inputs = (const char *const (*)[2])in;
-	s.config = config_json(v);
+	s.config = v->config;
 	s.figures = figures;
 	if (v->d->rank == 0)
 		rc = kg_modeldir_begin(&w, &s);
-	if (kg_buckets_agree(v, rc) < 0) {
-		json_decref(s.config);
+	if (kg_buckets_agree(v, rc) < 0)
 		return -1;
-	}
 	if (v->buffered) {
 		if (rc == 0 && kg_store_write(v->st, &w.table) < 0)
 			rc = -1;
@@ -484,6 +509,5 @@ kg_buckets_write_model(struct kg_buckets *v, json_t *figures)
 		else
 			rc = kg_modeldir_commit(&w);
 	}
-	json_decref(s.config);
 	return kg_buckets_agree(v, rc);
 }

@@ -373,9 +373,8 @@ epochs_init(struct kg_gnn_tstate *ts)
 	kg_epochs_init(&ts->ep, &eo);
 }
 
-/* What the training buffers hold (not the trained parameters). */
-static void
-tstate_release(struct kg_gnn_tstate *ts)
+void
+kg_gnn_tstate_release(struct kg_gnn_tstate *ts)
 {
 	kg_gnn_work_release(&ts->w);
 	kg_gnn_graph_release(&ts->full);
@@ -396,6 +395,35 @@ tstate_release(struct kg_gnn_tstate *ts)
 }
 
 int
+kg_gnn_tstate_init(struct kg_gnn_tstate *ts, struct kg_gnn_trained *out,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d)
+{
+	memset(out, 0, sizeof(*out));
+	out->best_valid_mrr = -1.0;
+	memset(ts, 0, sizeof(*ts));
+	/* OpenBLAS threads of their own would fight the OpenMP threads
+	 * (gnn.h, Threads): half the speed of a sampled step at 200k nodes
+	 * on 2 cores. */
+	kg_compute_init();
+	ts->out = out;
+	ts->p = p;
+	ts->o = o;
+	ts->d = d;
+	ts->n_loc = p->n_nodes;
+	ts->d0 = o->enc.dims[0];
+	/* Check what every rank would fail alike before the first
+	 * collective, and agree on the rest. */
+	if (kg_gnn_train_opts_check(o) < 0 || check_valid(o, p, d) < 0)
+		return -1;
+	if (kg_gnn_any_rank(d, setup_models(ts) < 0))
+		return -1;
+	setup_state(ts);
+	epochs_init(ts);
+	return 0;
+}
+
+int
 kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
     const struct kg_gnn_problem *p, struct kg_dist *d)
 {
@@ -403,28 +431,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	struct kg_gnn_tstate ts;
 	int rc = -1;
 
-	memset(out, 0, sizeof(*out));
-	out->best_valid_mrr = -1.0;
-	memset(&ts, 0, sizeof(ts));
-	/* OpenBLAS threads of their own would fight the OpenMP threads
-	 * (gnn.h, Threads): half the speed of a sampled step at 200k nodes
-	 * on 2 cores. */
-	kg_compute_init();
-	ts.out = out;
-	ts.p = p;
-	ts.o = o;
-	ts.d = d != NULL ? d : &solo;
-	ts.n_loc = p->n_nodes;
-	ts.d0 = o->enc.dims[0];
-	/* Check what every rank would fail alike before the first
-	 * collective, and agree on the rest. */
-	if (kg_gnn_train_opts_check(o) < 0 || check_valid(o, p, ts.d) < 0)
-		return -1;
-	if (kg_gnn_any_rank(ts.d, setup_models(&ts) < 0))
-		goto out;
-	setup_state(&ts);
-	epochs_init(&ts);
-	if (kg_gnn_ckpt_resume(&ts) < 0 || run_epochs(&ts) < 0)
+	if (kg_gnn_tstate_init(&ts, out, o, p, d != NULL ? d : &solo) < 0 ||
+	    kg_gnn_ckpt_resume(&ts) < 0 || run_epochs(&ts) < 0)
 		goto out;
 	out->comm = kg_dist_comm_json(ts.d);
 	/* Rank 0's whole table should not meet the training buffers. */
@@ -440,7 +448,7 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	ts.ep.log.s = NULL;
 	rc = 0;
 out:
-	tstate_release(&ts);
+	kg_gnn_tstate_release(&ts);
 	if (rc < 0)
 		kg_gnn_trained_release(out);
 	return rc;

@@ -125,6 +125,11 @@
  * gradients cross between the ranks each step (train_state.h's
  * kg_gnn_xneg), so the negatives of R ranks are uniform over the union
  * of their pools (the whole graph with neg_pool_seeds), as one rank's.
+ * A candidate from another rank that is the node a positive of its chunk
+ * replaces is left out of that positive's negatives, as one process
+ * leaves it out (it reads that node's row on the positive's rank).  On
+ * the same global batch R ranks then take the step of one process
+ * (tests/tools/gnn_ssgd_check.c).
  */
 #ifndef KG_GNN_TRAIN_H
 #define KG_GNN_TRAIN_H

@@ -333,6 +333,58 @@ decode(struct kg_gnn_tstate *ts, const float *h, uint64_t n, float scale)
 	    grel, &w->dwork);
 }
 
+/* The global ID of row i of the encoded graph (lrow: its node in the
+ * problem, NULL: i). */
+static uint64_t
+row_gid(const struct kg_gnn_tstate *ts, const int32_t *lrow, int32_t i)
+{
+	int32_t r = lrow != NULL ? lrow[i] : i;
+
+	return ts->p->lrow != NULL ? (uint64_t)ts->p->lrow[r] : (uint64_t)r;
+}
+
+/* Before the exchange: the global IDs of this rank's candidates. */
+static void
+xneg_ids(struct kg_gnn_tstate *ts, const int32_t *lrow)
+{
+	struct kg_gnn_work *w = &ts->w;
+	size_t i;
+
+	for (i = 0; i < w->nch * w->kc; i++)
+		w->xneg.gsend[i] = row_gid(ts, lrow, w->cand[i]);
+}
+
+/* After the exchange: a chunk's candidate from another rank that is the
+ * node a positive of the chunk replaces reads that node's row here, so
+ * that the decoder leaves it out of that positive's negatives (it
+ * compares rows), as one process does. */
+static void
+xneg_own_entities(struct kg_gnn_tstate *ts, const int32_t *lrow)
+{
+	struct kg_gnn_work *w = &ts->w;
+	struct kg_gnn_xneg *x = &w->xneg;
+	size_t C = ts->o->neg_chunk, c, j, k;
+
+	for (c = 0; c < w->nch; c++) {
+		const uint64_t *g = x->gall + x->src[c] * x->B +
+		    (size_t)x->blk[c] * w->kc;
+		size_t end = (c + 1) * C < w->nb ? (c + 1) * C : w->nb;
+		int at = w->side[c] ? 0 : 2;
+
+		if (x->src[c] == (uint32_t)ts->d->rank)
+			continue;
+		for (j = 0; j < w->kc; j++)
+			for (k = c * C; k < end; k++) {
+				int32_t e = w->pos[3 * k + at];
+
+				if (row_gid(ts, lrow, e) == g[j]) {
+					w->cand[c * w->kc + j] = e;
+					break;
+				}
+			}
+	}
+}
+
 /* Forward, negatives, decoder and backward over g (on blocks when n_dst
  * is not NULL); the gradients land in w->grad (the learned rows' and the
  * dense ones'). */
@@ -354,8 +406,10 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	n = nx = w->st.rows[L];
 	h = w->st.h[L];
 	if (w->xneg_on) {
+		xneg_ids(ts, lrow);
 		nx = kg_gnn_xneg_gather(&w->xneg, ts->d, h, n, w->cand, w->nch,
 		    ts->d->rank);
+		xneg_own_entities(ts, lrow);
 		h = w->xneg.hx;
 	}
 	memset(w->gh, 0, nx * ts->dl * sizeof(float));
@@ -436,7 +490,10 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 
 	if (scale == 0.0f)
 		return 0.0;
-	draw_batch(ts);
+	if (ts->draw != NULL)
+		ts->draw(ts, ts->draw_ctx);
+	else
+		draw_batch(ts);
 	t1 = kg_now();
 	ph[KG_GNN_PHASE_DRAW] += t1 - t0;
 	if (ts->w.nb == 0) {

@@ -40,10 +40,13 @@ struct kg_gnn_gl_pair {
  * the union of the pools, as one rank's is over the whole graph, while
  * every rank encodes only nodes of its own part.  Per step: an allgather
  * of each rank's candidates' encoder outputs (B rows of dl floats, B the
- * largest chunks x kc of any rank), the decoder over this rank's rows
- * and the gathered ones, and a reduce-scatter that returns to each rank
- * the gradients the others took on its candidates, added to its own
- * before the backward pass.  One rank: every chunk is its own, which is
+ * largest chunks x kc of any rank) and global IDs (B uint64: a chunk's
+ * candidate that is the node one of its positives replaces then reads
+ * that node's own row, step.c, so the decoder leaves it out of that
+ * positive's negatives as it does for one rank), the decoder over this
+ * rank's rows and the gathered ones, and a reduce-scatter that returns
+ * to each rank the gradients the others took on its candidates, added to
+ * its own before the backward pass.  One rank: every chunk is its own, which is
  * plain shared negatives.
  */
 struct kg_gnn_xneg {
@@ -53,6 +56,9 @@ struct kg_gnn_xneg {
 	uint32_t *src, *blk;	/* per chunk of this rank: rank, block */
 	int32_t *own;		/* [B] this rank's candidates' rows of h */
 	float *send, *back;	/* [B dl] each */
+	uint64_t *gsend;	/* [B] this rank's candidates' global IDs
+				 * (the caller's, before the gather) */
+	uint64_t *gall;		/* [R B] every rank's, gathered */
 	float *hx;		/* [(max_rows + R B) dl]: h, then every
 				 * rank's block (max_rows: of any step) */
 };
@@ -68,6 +74,7 @@ void kg_gnn_xneg_release(struct kg_gnn_xneg *x);
 void kg_gnn_xneg_pick(struct kg_gnn_xneg *x, size_t c, struct kg_rng *rng);
 /* Collective: gather every rank's candidate rows (this rank's: h rows
  * cand[0 .. nch kc), kept in x->own) into x->hx after h's n rows, and
+ * their global IDs (x->gsend, which the caller fills) into x->gall, and
  * point the candidates of chunks from other ranks at them.  Returns the
  * rows of x->hx. */
 uint64_t kg_gnn_xneg_gather(struct kg_gnn_xneg *x, struct kg_dist *d,
@@ -143,6 +150,13 @@ struct kg_gnn_tstate {
 	 * relation floats; NULL: none yet). */
 	struct kg_epochs ep;
 	float *best_w, *best_rel;
+	/* Tests only (tests/tools/gnn_ssgd_check.c): when set, kg_gnn_step
+	 * calls it in place of drawing the batch, to fill w.pos and w.cand
+	 * (with shared negatives also w.side, w.nch and, exchanged, the
+	 * chunks' sources w.xneg.src and w.xneg.blk) for w.nb positives in
+	 * local IDs; NULL in every run. */
+	void (*draw)(struct kg_gnn_tstate *ts, void *ctx);
+	void *draw_ctx;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -152,6 +166,19 @@ uint64_t kg_gnn_epoch_share(const uint64_t *cum, uint32_t R, uint32_t r,
     uint64_t E);
 /* Of a rank's e positives per epoch, those of step s of S. */
 uint64_t kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s);
+
+/* driver.c: kg_gnn_train is kg_gnn_tstate_init, a resume, the epochs,
+ * the final gather and kg_gnn_tstate_release; tests step a state by
+ * hand (kg_gnn_step) between the first and the last. */
+/* Check the options, build the models (out's, zeroed first) and every
+ * buffer of a run on p; ts borrows out, o, p and d.  Collective: 0 on
+ * every rank, or -1 on every rank after kg_error() on the one(s) that
+ * failed; call kg_gnn_tstate_release either way. */
+int kg_gnn_tstate_init(struct kg_gnn_tstate *ts, struct kg_gnn_trained *out,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d);
+/* What the training buffers hold (not the trained parameters in out). */
+void kg_gnn_tstate_release(struct kg_gnn_tstate *ts);
 
 /* step.c */
 /* Allocate ts->w for ts's options and problem (full built already, and

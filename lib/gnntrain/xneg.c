@@ -29,6 +29,8 @@ kg_gnn_xneg_init(struct kg_gnn_xneg *x, struct kg_dist *d,
 	x->own = kg_xmallocarray(x->B + 1, sizeof(*x->own));
 	x->send = kg_xcalloc(kg_xmul(x->B, dl) + 1, sizeof(float));
 	x->back = kg_xmallocarray(kg_xmul(x->B, dl) + 1, sizeof(float));
+	x->gsend = kg_xcalloc(x->B + 1, sizeof(*x->gsend));
+	x->gall = kg_xmallocarray(kg_xmul(R, x->B) + 1, sizeof(*x->gall));
 	x->hx = kg_xmallocarray(kg_xmul(max_rows + R * x->B, dl) + 1,
 	    sizeof(float));
 }
@@ -43,6 +45,8 @@ kg_gnn_xneg_release(struct kg_gnn_xneg *x)
 	free(x->own);
 	free(x->send);
 	free(x->back);
+	free(x->gsend);
+	free(x->gall);
 	free(x->hx);
 	memset(x, 0, sizeof(*x));
 }
@@ -88,6 +92,7 @@ kg_gnn_xneg_gather(struct kg_gnn_xneg *x, struct kg_dist *d,
 		memcpy(x->hx, h, (size_t)n * dl * sizeof(float));
 	kg_dist_allgather(d, x->send, B * dl * sizeof(float),
 	    x->hx + (size_t)n * dl);
+	kg_dist_allgather(d, x->gsend, B * sizeof(*x->gsend), x->gall);
 	for (i = 0; i < nch; i++) {
 		size_t s = x->src[i];
 

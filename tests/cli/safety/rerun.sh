@@ -1,23 +1,30 @@
 # A rerun of kg-train over its checkpoint (issue 32, item 4): without
 # --resume or --force it is refused (exit 2) and the checkpoint stays as
 # it was; --force starts over; --resume with changed settings says which
-# (old -> new) and records them in the model's manifest.  Shallow and
-# GNN paths.
+# (old -> new) and records them in the model's manifest and its
+# checkpoints.  Shallow, GNN and bucket (--partitions, 1 and 2 ranks)
+# paths.
 source "$KG_TOP/tests/cli/lib.sh"
-
-echo "1..20"
+plan 44
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "ingest"; exit 1; }
 sum() { (cd "$1" && find . -type f | LC_ALL=C sort | xargs md5sum) | md5sum; }
 jq_ok() { jq -e "$1" "$2" >/dev/null; }
 
-for path in shallow gnn; do
-	if [ $path = shallow ]; then
-		t="kg-train --model_name DistMult --hidden_dim 16 --num_thread 1 --seed 1"
-	else
-		t="kg-train --model_name RGCN --layers 1 --gnn_hidden 16 --hidden_dim 16 --seed 1"
-	fi
+kg-partition -q -p 4 -s 1 -o p4 ds || { notok "partition"; exit 1; }
+shallow="kg-train --model_name DistMult --hidden_dim 16 --num_thread 1 --seed 1"
+for path in shallow gnn buckets buckets-2-ranks; do
+	case $path in
+	shallow) t=$shallow ;;
+	gnn) t="kg-train --model_name RGCN --layers 1 --gnn_hidden 16 --hidden_dim 16 --seed 1" ;;
+	buckets) t="$shallow --partitions p4" ;;
+	*)	if ! command -v mpirun >/dev/null; then
+			skip_section 11 "$path: mpirun is not installed"
+			continue
+		fi
+		t="timeout 120 mpirun --oversubscribe -np 2 $shallow --partitions p4" ;;
+	esac
 	o=$path
 	# A run killed after its first checkpoint.
 	KG_TEST_KILL_AFTER_CKPT=1:KILL $t -q --epochs 4 --lr 0.1 ds $o 2>/dev/null
@@ -41,6 +48,9 @@ for path in shallow gnn; do
 	    $o/manifest.json
 	check "$path: manifest records old and new negatives" jq_ok \
 	    '.config.resumed_with_changes.neg_sample_size.new == 16' $o/manifest.json
+	check "$path: kept checkpoint records old and new lr" jq_ok \
+	    '.config.lr == 0.05 and .config.resumed_with_changes.lr.old == 0.1' \
+	    $o.ckpt/manifest.json
 	# --force starts over: its log begins at epoch 1.
 	check "$path: --force starts over" $t -q --epochs 1 --lr 0.1 --force ds $o
 	check "$path: the forced run's log starts at epoch 1" test \
