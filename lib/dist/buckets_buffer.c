@@ -209,9 +209,11 @@ build_order(struct kg_buckets *v, uint64_t e)
 {
 	uint64_t k;
 
-	for (k = 0; v->ord.nstates == 0 && k < e; k++)
-		if (next_order(v, k) < 0)
-			return -1;
+	/* Test the memory once: the orders built here fill it. */
+	if (v->ord.nstates == 0)
+		for (k = 0; k < e; k++)
+			if (next_order(v, k) < 0)
+				return -1;
 	return next_order(v, e);
 }
 
@@ -309,6 +311,7 @@ run_pass(struct kg_buckets *v, double stats[2])
 	if (v->progress && isatty(2) && last > start)
 		fputc('\n', stderr);
 	v->io.swaps += v->ord.swaps;
+	v->io.order_swaps += v->ord.swaps;
 	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
 	return 0;
 }
@@ -321,7 +324,7 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 	uint32_t p;
 	double t0;
 
-	v->io.swaps = v->io.swaps_bound = 0;
+	v->io.swaps = v->io.swaps_bound = v->io.order_swaps = 0;
 	v->io.wait_seconds = 0.0;
 	if (v->db != NULL)
 		d0 = *kg_dev_buffer_stats(v->db);
@@ -350,6 +353,7 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 	v->io.bytes_read = v->st->stats.bytes_read - s0.bytes_read;
 	v->io.bytes_written = v->st->stats.bytes_written - s0.bytes_written;
 	v->io_total.swaps += v->io.swaps;
+	v->io_total.order_swaps += v->io.order_swaps;
 	v->io_total.swaps_bound += v->io.swaps_bound;
 	v->io_total.bytes_read += v->io.bytes_read;
 	v->io_total.bytes_written += v->io.bytes_written;
@@ -373,6 +377,8 @@ kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 
 		json_object_set_new(fig, "gpu_buffer_capacity",
 		    json_integer(v->capacity));
+		json_object_set_new(fig, "order_swaps", json_integer(
+		    (json_int_t)v->io_total.order_swaps));
 		json_object_set_new(fig, "gpu_fills", json_integer(
 		    (json_int_t)ds->fills));
 		json_object_set_new(fig, "gpu_bytes_uploaded", json_integer(
@@ -421,11 +427,20 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
 	free(line);
 	if (!v->show)
 		return;
-	line = kg_xasprintf("%llu swaps%s (at least %llu), %.2f GB read, "
-	    "%.2f GB written", (unsigned long long)io->swaps,
-	    v->db ? " to the device" : "",
-	    (unsigned long long)io->swaps_bound, (double)io->bytes_read / 1e9,
-	    (double)io->bytes_written / 1e9);
+	if (v->db != NULL)
+		line = kg_xasprintf("%llu swaps to the device (the order's "
+		    "%llu, at least %llu), %.2f GB read, %.2f GB written",
+		    (unsigned long long)io->swaps,
+		    (unsigned long long)io->order_swaps,
+		    (unsigned long long)io->swaps_bound,
+		    (double)io->bytes_read / 1e9,
+		    (double)io->bytes_written / 1e9);
+	else
+		line = kg_xasprintf("%llu swaps (at least %llu), %.2f GB "
+		    "read, %.2f GB written", (unsigned long long)io->swaps,
+		    (unsigned long long)io->swaps_bound,
+		    (double)io->bytes_read / 1e9,
+		    (double)io->bytes_written / 1e9);
 	kg_epochs_print_line(v->tr.epoch, v->o->epochs, v->tr.last_loss, tps,
 	    secs, NAN, line, eta);
 	free(line);

@@ -20,6 +20,8 @@
 /* What an out-of-core epoch moved. */
 struct kg_buckets_io {
 	uint64_t swaps, swaps_bound;
+	uint64_t order_swaps;	/* the order's (on a device: swaps is what
+				 * it uploaded, fewer when it keeps one) */
 	uint64_t bytes_read, bytes_written;
 	double wait_seconds;	/* training stood still for the disk */
 };
