@@ -74,44 +74,6 @@ capacity_of(struct kg_buckets *v, const struct kg_store_layout *l,
 }
 
 int
-kg_dist_gpu_capacity(const struct kg_dist_train_opts *x, uint32_t P,
-    uint64_t most_rows, uint32_t dim, uint32_t state_width,
-    uint32_t *capacity)
-{
-	uint64_t bytes = most_rows * ((uint64_t)dim + state_width) *
-	    sizeof(float), fit;
-
-	if (x->gpu_capacity == 0 && x->gpu_mem_budget == 0) {
-		kg_error("--partitions on a device needs --gpu_buffer or "
-		    "--gpu_mem_budget");
-		return -1;
-	}
-	if (x->gpu_capacity > P) {
-		kg_error("--gpu_buffer %u is more than the %u partitions",
-		    x->gpu_capacity, P);
-		return -1;
-	}
-	*capacity = x->gpu_capacity > 0 ? x->gpu_capacity : P;
-	if (x->gpu_mem_budget == 0)
-		return 0;
-	/* The whole table needs no slot to read ahead into. */
-	fit = x->gpu_mem_budget / bytes;
-	if (fit >= P)
-		return 0;
-	if (fit < 3) {
-		kg_error("--gpu_mem_budget %llu holds %llu partitions of %llu "
-		    "bytes; the device needs 3 (2 to train, 1 to read ahead): "
-		    "use more partitions or a larger budget",
-		    (unsigned long long)x->gpu_mem_budget,
-		    (unsigned long long)fit, (unsigned long long)bytes);
-		return -1;
-	}
-	if (fit - 1 < *capacity)
-		*capacity = (uint32_t)(fit - 1);
-	return 0;
-}
-
-int
 kg_dist_gpu_check(const struct kg_dist_train_opts *x,
     const struct kg_train_opts *o, uint32_t *capacity)
 {
@@ -122,8 +84,9 @@ kg_dist_gpu_check(const struct kg_dist_train_opts *x,
 	if (rc < 0)
 		return rc == KG_ERR_VERSION ? rc : -2;
 	l = kg_train_layout(o, pb.n_nodes, pb.nparts, pb.offsets);
-	rc = kg_dist_gpu_capacity(x, pb.nparts, most_rows(pb.offsets,
-	    pb.nparts), l.dim, l.state_width, capacity);
+	rc = kg_dev_buffer_capacity(x->gpu_capacity, x->gpu_mem_budget,
+	    pb.nparts, most_rows(pb.offsets, pb.nparts), l.dim, l.state_width,
+	    capacity);
 	kg_partition_book_release(&pb);
 	return rc;
 }
@@ -139,7 +102,8 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	if (v->on_device) {
 		/* The order is the device's; the host buffers only when
 		 * asked to (disk -> RAM -> GPU). */
-		if (kg_dist_gpu_capacity(v->x, v->P, most_rows(l->off, v->P),
+		if (kg_dev_buffer_capacity(v->x->gpu_capacity,
+		    v->x->gpu_mem_budget, v->P, most_rows(l->off, v->P),
 		    l->dim, l->state_width, &v->capacity) < 0)
 			return -1;
 		if (v->x->buffer_capacity == 0 && v->x->mem_budget == 0) {

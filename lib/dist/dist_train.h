@@ -145,19 +145,10 @@ void kg_rel_merge_apply(float *x, float *base, const double *sum,
     const double *changed, size_t rows, size_t w, int how, int nranks);
 
 /*
- * The device's buffer capacity for partitions of the largest one's rows
- * (most_rows rows of dim floats and state_width floats of state) among P:
- * gpu_capacity (2 <= C <= P), or the partitions gpu_mem_budget holds
- * less one to read ahead into (at least 2, at most P) into *capacity.
- * 0, or -1 after kg_error() saying which setting cannot work.
- */
-int kg_dist_gpu_capacity(const struct kg_dist_train_opts *x, uint32_t P,
-    uint64_t most_rows, uint32_t dim, uint32_t state_width,
-    uint32_t *capacity);
-
-/*
- * The same for the partitions x->partitions names and the trainer's
- * options o, read before any work (a command line's check).  0, -1 after
+ * The device's buffer capacity (kg_dev_buffer_capacity, from gpu_capacity
+ * and gpu_mem_budget) for the partitions x->partitions names and the
+ * trainer's options o, read before any work (a command line's check).
+ * 0, -1 after
  * kg_error() for a setting that cannot work, -2 after kg_error() when
  * the partitions cannot be read, or KG_ERR_VERSION.
  */

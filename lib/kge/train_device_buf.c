@@ -450,6 +450,44 @@ kg_dev_buffer_flush(struct kg_dev_buffer *db)
 	return 0;
 }
 
+int
+kg_dev_buffer_capacity(uint32_t gpu_capacity, uint64_t gpu_mem_budget,
+    uint32_t P, uint64_t most_rows, uint32_t dim, uint32_t state_width,
+    uint32_t *capacity)
+{
+	uint64_t bytes = most_rows * ((uint64_t)dim + state_width) *
+	    sizeof(float), fit;
+
+	if (gpu_capacity == 0 && gpu_mem_budget == 0) {
+		kg_error("--partitions on a device needs --gpu_buffer or "
+		    "--gpu_mem_budget");
+		return -1;
+	}
+	if (gpu_capacity > P) {
+		kg_error("--gpu_buffer %u is more than the %u partitions",
+		    gpu_capacity, P);
+		return -1;
+	}
+	*capacity = gpu_capacity > 0 ? gpu_capacity : P;
+	if (gpu_mem_budget == 0)
+		return 0;
+	/* The whole table needs no slot to read ahead into. */
+	fit = gpu_mem_budget / bytes;
+	if (fit >= P)
+		return 0;
+	if (fit < 3) {
+		kg_error("--gpu_mem_budget %llu holds %llu partitions of %llu "
+		    "bytes; the device needs 3 (2 to train, 1 to read ahead): "
+		    "use more partitions or a larger budget",
+		    (unsigned long long)gpu_mem_budget,
+		    (unsigned long long)fit, (unsigned long long)bytes);
+		return -1;
+	}
+	if (fit - 1 < *capacity)
+		*capacity = (uint32_t)(fit - 1);
+	return 0;
+}
+
 const struct kg_dev_buffer_stats *
 kg_dev_buffer_stats(const struct kg_dev_buffer *db)
 {

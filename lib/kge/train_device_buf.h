@@ -100,6 +100,20 @@ int kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
  */
 int kg_dev_buffer_flush(struct kg_dev_buffer *db);
 
+/*
+ * The capacity C of a device buffer for P partitions whose largest has
+ * most_rows rows of dim floats and state_width floats of state, from
+ * kg-train's settings: gpu_capacity (--gpu_buffer; 0: unset; at most P),
+ * or the partitions gpu_mem_budget (--gpu_mem_budget, bytes; 0: unset)
+ * holds less one to read ahead into (at least 2; P when all fit, with
+ * no slot to read ahead into), the smaller when both are set, into
+ * *capacity.  0, or -1 after kg_error() saying which setting cannot
+ * work.
+ */
+int kg_dev_buffer_capacity(uint32_t gpu_capacity, uint64_t gpu_mem_budget,
+    uint32_t P, uint64_t most_rows, uint32_t dim, uint32_t state_width,
+    uint32_t *capacity);
+
 const struct kg_dev_buffer_stats *kg_dev_buffer_stats(
     const struct kg_dev_buffer *db);
 

@@ -15,20 +15,20 @@
  *     the slot to read ahead into, the first state filled once;
  *   - buckets outside the state and bad capacities refused;
  *   - the capacity kg-train derives from --gpu_buffer and
- *     --gpu_mem_budget (lib/dist/dist_train.h).
+ *     --gpu_mem_budget (kg_dev_buffer_capacity).
  */
 #include <math.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "compute/backend.h"
-#include "dist/dist_train.h"
 #include "kge/train_device_buf.h"
 #include "kge/train_impl.h"
 #include "store/order.h"
 #include "core/util.h"
 #include "test.h"
 
+#include "devbuf_run.h"
 #include "umls_fixture.h"
 
 #define P 4
@@ -38,39 +38,7 @@
 static struct kg_backend *cpu;
 
 /* UMLS's train triples by bucket (part of head, part of tail). */
-static int64_t off[P + 1];
-static int32_t *bpos[P * P];
-static uint64_t bn[P * P];
-
-static uint32_t
-part_of(int32_t e)
-{
-	uint32_t p = 0;
-
-	while (e >= off[p + 1])
-		p++;
-	return p;
-}
-
-static void
-cut_buckets(void)
-{
-	uint64_t i, E = umls.ent.n;
-	uint32_t p, b;
-
-	for (p = 0; p <= P; p++)
-		off[p] = (int64_t)(E * p / P);
-	for (b = 0; b < P * P; b++) {
-		bpos[b] = kg_xmallocarray(3 * umls.n[0] + 3, sizeof(int32_t));
-		bn[b] = 0;
-	}
-	for (i = 0; i < umls.n[0]; i++) {
-		const int32_t *t = umls.split[0] + 3 * i;
-
-		b = part_of(t[0]) * P + part_of(t[2]);
-		memcpy(bpos[b] + 3 * bn[b]++, t, 3 * sizeof(int32_t));
-	}
-}
+static struct devbuf_buckets bk;
 
 static struct kg_train_opts
 opts(void)
@@ -92,7 +60,7 @@ static int
 setup(struct kg_trainer *tr, struct kg_store **st)
 {
 	struct kg_train_opts o = opts();
-	struct kg_store_layout l = kg_train_layout(&o, umls.ent.n, P, off);
+	struct kg_store_layout l = kg_train_layout(&o, umls.ent.n, P, bk.off);
 	struct kg_store_init in = kg_train_init_rule(&o,
 	    KG_STREAM_BUCKET_ENTITY_INIT);
 
@@ -106,54 +74,19 @@ setup(struct kg_trainer *tr, struct kg_store **st)
 
 enum mode { ON_CPU, PIPELINE, SYNC };
 
-/*
- * Train EPOCHS epochs in the order for C on the CPU trainer or the
- * device's buffer (deferring the backend's copies when asked); *swaps
- * and *fills get the buffer's uploads.  0 or -1.
- */
+/* Train EPOCHS epochs in the order for C on the CPU trainer or the
+ * device's buffer, deferring the backend's copies when asked.  0 or -1. */
 static int
 train(struct kg_trainer *tr, enum mode m, int defer, uint64_t *swaps,
     uint64_t *fills)
 {
-	struct kg_dev_buffer *db = NULL;
-	struct kg_order o = KG_ORDER_INIT;
-	uint32_t first[C], nfirst = 0, e, s;
-	uint64_t n, i, done;
-	double loss;
-	int rc = 0;
+	int rc;
 
-	if (m != ON_CPU && ((db = kg_dev_buffer_open(tr, cpu, C,
-	    m == SYNC ? KG_DEV_BUFFER_SYNC : 0)) == NULL ||
-	    kg_backend_cpu_defer_copies(cpu, defer) < 0))
+	if (kg_backend_cpu_defer_copies(cpu, defer) < 0)
 		return -1;
-	for (e = 0; rc == 0 && e < EPOCHS; e++) {
-		rc = kg_order_build(&o, P, C, nfirst ? first : NULL, nfirst,
-		    tr->o.seed, e);
-		for (s = 0; rc == 0 && s < o.nstates; s++) {
-			const uint32_t *b = kg_order_buckets(&o, s, &n);
-
-			if (db != NULL && kg_dev_buffer_enter(db, &o, s) < 0)
-				rc = -1;
-			for (i = 0; rc == 0 && i < n; i++)
-				rc = db != NULL ? kg_dev_buffer_bucket(db,
-				    b[i] / P, b[i] % P, bpos[b[i]], bn[b[i]],
-				    &loss, &done) : kg_trainer_bucket(tr,
-				    b[i] / P, b[i] % P, bpos[b[i]], bn[b[i]], 0,
-				    &loss, &done);
-		}
-		if (rc == 0 && db != NULL)
-			rc = kg_dev_buffer_flush(db);
-		memcpy(first, kg_order_state(&o, o.nstates - 1), sizeof(first));
-		nfirst = C;
-		kg_order_release(&o);
-		tr->epoch++;
-	}
-	if (db != NULL) {
-		*swaps = kg_dev_buffer_stats(db)->swaps;
-		*fills = kg_dev_buffer_stats(db)->fills;
-	}
+	rc = devbuf_train(tr, &bk, m == ON_CPU ? NULL : cpu, C, EPOCHS,
+	    m == SYNC ? KG_DEV_BUFFER_SYNC : 0, 0, swaps, fills);
 	kg_backend_cpu_defer_copies(cpu, 0);
-	kg_dev_buffer_free(db);
 	return rc;
 }
 
@@ -240,7 +173,7 @@ test_against_cpu_and_sync(void)
 
 	if (load_umls() < 0)
 		T_SKIP("examples/data/umls not readable");
-	cut_buckets();
+	devbuf_cut(&bk, P, umls.ent.n, umls.split[0], umls.n[0]);
 	memset(tr, 0, sizeof(tr));
 	for (k = 0; k < 4; k++)
 		T_CHECK(setup(&tr[k], &st[k]) == 0);
@@ -312,7 +245,7 @@ test_refusals(void)
 
 		while (out == a[0] || out == a[1])
 			out++;
-		T_CHECK(kg_dev_buffer_bucket(db, a[0], out, bpos[0], 0, &loss,
+		T_CHECK(kg_dev_buffer_bucket(db, a[0], out, bk.pos[0], 0, &loss,
 		    &done) < 0);
 		T_CHECK(strstr(kg_error_last(), "is not in the device's "
 		    "buffer state") != NULL);
@@ -326,34 +259,41 @@ test_refusals(void)
 static void
 test_capacity(void)
 {
-	struct kg_dist_train_opts x = KG_DIST_TRAIN_OPTS_INIT;
+	struct {
+		uint32_t gpu_capacity;
+		uint64_t gpu_mem_budget;
+	} x = { 0, 0 };
+	/* P = 8, the largest 100 rows of 16 floats and 1 of state. */
+#define CAP(c) kg_dev_buffer_capacity(x.gpu_capacity, x.gpu_mem_budget, 8, \
+    100, 16, 1, c)
 	uint64_t part = 100 * (16 + 1) * sizeof(float);
 	uint32_t c = 0;
 
 	/* 100 rows of 16 floats and 1 of state: 6800 bytes a partition. */
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) < 0);
+	T_CHECK(CAP(&c) < 0);
 	T_CHECK(strstr(kg_error_last(), "needs --gpu_buffer or "
 	    "--gpu_mem_budget") != NULL);
 	x.gpu_capacity = 2;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) == 0 && c == 2);
+	T_CHECK(CAP(&c) == 0 && c == 2);
 	x.gpu_capacity = 9;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) < 0);
+	T_CHECK(CAP(&c) < 0);
 	T_CHECK(strstr(kg_error_last(), "--gpu_buffer 9 is more than the 8 "
 	    "partitions") != NULL);
 	x.gpu_capacity = 0;
 	x.gpu_mem_budget = 3 * part - 1;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) < 0);
+	T_CHECK(CAP(&c) < 0);
 	T_CHECK(strstr(kg_error_last(), "holds 2 partitions of 6800 bytes; "
 	    "the device needs 3") != NULL);
 	x.gpu_mem_budget = 3 * part;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) == 0 && c == 2);
+	T_CHECK(CAP(&c) == 0 && c == 2);
 	x.gpu_mem_budget = 6 * part;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) == 0 && c == 5);
+	T_CHECK(CAP(&c) == 0 && c == 5);
 	/* The whole table: no slot to read ahead into. */
 	x.gpu_mem_budget = 8 * part;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) == 0 && c == 8);
+	T_CHECK(CAP(&c) == 0 && c == 8);
 	x.gpu_capacity = 3;
-	T_CHECK(kg_dist_gpu_capacity(&x, 8, 100, 16, 1, &c) == 0 && c == 3);
+	T_CHECK(CAP(&c) == 0 && c == 3);
+#undef CAP
 }
 
 int
