@@ -4,7 +4,11 @@
 # the CUDA backend and the GPU test program there with its nvcc and gcc
 # (no mpicc, no Debian packages: headers and libraries from gpu-carry/),
 # then `make test-gpu`.  Logs go to $OUT (or bench/work/gpu when unset):
-# env.txt (GPU, driver, compilers), build.log, test-gpu.log.  Within the
+# env.txt (GPU, driver, compilers), build.log, test-gpu.log, and
+# gpu_buf.json: a table 10x the device's memory budget (FB15k-237 in 40
+# partitions, carried in gpu-carry/data) through the partition buffer,
+# positives/s beside the same table in GPU memory and the swaps against
+# the BETA order's lower bound (tests/gpu/gpu_buf.c).  Within the
 # device tool's 10 minutes: the build is about 100 C files and one .cu on
 # 16 cores.  Without GNU make there (or with KG_NO_MAKE=1) it compiles
 # by hand.
@@ -65,6 +69,8 @@ build_by_hand() {
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_ops" tests/gpu/gpu_ops.c \
 	    "$build/libkg.a" $libs || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_train" tests/gpu/gpu_train.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_buf" tests/gpu/gpu_buf.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -73,7 +79,7 @@ command -v make >/dev/null 2>&1 && [ -z "${KG_NO_MAKE:-}" ] || have_make=0
 start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
-	    "$build/gpu/gpu_train" \
+	    "$build/gpu/gpu_train" "$build/gpu/gpu_buf" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"
@@ -88,6 +94,12 @@ if [ $rc -ne 0 ]; then
 fi
 echo "build: $(( $(date +%s) - start )) s" | tee -a "$out/env.txt"
 set -o pipefail
+# FB15k-237 for tests/gpu/gpu_buf.c, when gpu-carry/ brought it.
+if [ -f "$carry/data/fb15k-237/train.txt.gz" ]; then
+	export KG_SHARED_DATA=$carry/data
+fi
+export KG_GPU_BUF_BENCH=$top/$out/gpu_buf.json
+case "$out" in /*) KG_GPU_BUF_BENCH=$out/gpu_buf.json ;; esac
 if [ $have_make -eq 1 ]; then
 	make "${make_vars[@]}" test-gpu 2>&1 | tee "$out/test-gpu.log"
 else

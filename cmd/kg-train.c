@@ -42,7 +42,7 @@ enum {
 	O_NEGPOOL, O_INBATCH, O_PASSES, O_RELMERGE,
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
-	O_OVA_DURA, O_DEVICE, O_GPU,
+	O_OVA_DURA, O_DEVICE, O_GPU, O_GPUBUF, O_GPUBUDGET,
 	O_DETERMINISTIC
 };
 
@@ -128,6 +128,8 @@ static const struct option long_opts[] = {
 	{ "buffer_capacity", required_argument, NULL, O_BUFCAP },
 	{ "mem_budget", required_argument, NULL, O_MEMBUDGET },
 	{ "swap_dir", required_argument, NULL, O_SWAPDIR },
+	{ "gpu_buffer", required_argument, NULL, O_GPUBUF },
+	{ "gpu_mem_budget", required_argument, NULL, O_GPUBUDGET },
 	{ "ship_inputs", no_argument, NULL, O_SHIP },
 	{ "neg_pool", required_argument, NULL, O_NEGPOOL },
 	{ "neg_in_batch", no_argument, NULL, O_INBATCH },
@@ -358,6 +360,10 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_MEMBUDGET: return parse_size("--mem_budget", arg,
 	    &s->x.mem_budget);
 	case O_SWAPDIR: s->x.swap_dir = arg; return 0;
+	case O_GPUBUF: return kg_parse_u32("--gpu_buffer", arg, 2, 1u << 20,
+	    &s->x.gpu_capacity);
+	case O_GPUBUDGET: return parse_size("--gpu_mem_budget", arg,
+	    &s->x.gpu_mem_budget);
 	case O_SHIP: s->ship = 1; return 0;
 	case O_PASSES: return kg_parse_u32("--bucket_passes", arg, 1, 1024,
 	    &s->x.passes);
@@ -562,8 +568,9 @@ ship_inputs(struct state *s, struct kg_dist *d, char **local,
 /*
  * Where the step runs (--device, --gpu): the CPU trainer, or the device
  * trainer (kge/train_device.h) on a visible GPU, for one process and the
- * options it takes; one line and KG_EXIT_USAGE otherwise, before any
- * work.  KG_TRAIN_SEAM=cpu, a test hook, runs the device trainer on the
+ * options it takes, with --partitions over the device's partition buffer
+ * (kge/train_device_buf.h); one line and KG_EXIT_USAGE otherwise, before
+ * any work.  KG_TRAIN_SEAM=cpu, a test hook, runs the device trainer on the
  * CPU backend.
  */
 static int
@@ -574,18 +581,35 @@ device_ready(struct state *s)
 
 	s->j.seam = s->device.kind == KG_DEVICE_CPU && seam != NULL &&
 	    strcmp(seam, "cpu") == 0;
+	int gpu_opts = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0, rc;
+
+	if (gpu_opts && (s->x.mode != KG_DIST_BUCKETS ||
+	    (s->device.kind == KG_DEVICE_CPU && !s->j.seam))) {
+		kg_error("--gpu_buffer and --gpu_mem_budget need --partitions "
+		    "and --device cuda");
+		return KG_EXIT_USAGE;
+	}
 	if (s->device.kind == KG_DEVICE_CPU && !s->j.seam)
 		return KG_EXIT_OK;
 	kg_device_format(&s->device, name, sizeof(name));
 	if (kg_backend_check(&s->device) < 0)
 		return KG_EXIT_USAGE;
-	if (s->x.mode != KG_DIST_NONE) {
-		kg_error("%s: --partitions and --dist train on the CPU only",
-		    name);
+	if (s->x.mode == KG_DIST_SSGD) {
+		kg_error("%s: --dist ssgd trains on the CPU only", name);
 		return KG_EXIT_USAGE;
 	}
 	if (kg_train_device_check(&s->o) < 0)
 		return KG_EXIT_USAGE;
+	/* Partitions: the device's partition buffer, its capacity checked
+	 * against them before any work. */
+	if (s->x.mode == KG_DIST_BUCKETS) {
+		rc = kg_dist_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
+		if (rc == KG_ERR_VERSION)
+			return KG_EXIT_VERSION;
+		if (rc < 0)
+			return rc == -2 ? KG_EXIT_FAIL : KG_EXIT_USAGE;
+		s->x.gpu_mem_budget = 0;
+	}
 	s->j.device = s->device;
 	return KG_EXIT_OK;
 }

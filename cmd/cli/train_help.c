@@ -26,6 +26,7 @@ static const char synopsis[] =
 "                [--ship_inputs]\n"
 "                [--rel_sync N] [--rel_merge rows|mean|sum] [--bucket_passes K]\n"
 "                [--buffer_capacity C] [--mem_budget SIZE] [--swap_dir DIR]\n"
+"                [--gpu_buffer C] [--gpu_mem_budget SIZE]\n"
 "                [--neg_pool N] [--neg_in_batch] [--rel_pred_weight W]\n"
 "                [--dura_coef C] [--one_vs_all_dura C]\n"
 "                [--lr_warmup N] [--lr_decay F]\n"
@@ -157,7 +158,12 @@ static const char shallow[] =
 "      --buffer_capacity C  at most C partitions in memory (C >= 2)\n"
 "      --mem_budget SIZE  C from a byte budget (suffix K, M, G or T)\n"
 "      --swap_dir DIR     the partition files (default: beside the\n"
-"                         checkpoint directory)\n";
+"                         checkpoint directory)\n"
+"On a device (with --partitions and --device cuda, one process):\n"
+"      --gpu_buffer C     C partitions on the GPU (2 <= C <= P), one more\n"
+"                         to read ahead into; the buckets in the order\n"
+"                         for C, negatives inside the partitions\n"
+"      --gpu_mem_budget SIZE  C from a byte budget (suffix K, M, G or T)\n";
 
 static const char gnn[] =
 "\n"

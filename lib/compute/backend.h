@@ -259,4 +259,17 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal);
 
+/* ---- The partition buffer's test hook (lib/kge/train_device_buf.c). ---- */
+
+/*
+ * On a CPU backend, with on set, defer every asynchronous copy
+ * (kg_be_upload_async, kg_be_download_async) to the next kg_be_sync and
+ * run them then, in call order: as late as a GPU's copy stream may run
+ * them, so that a caller who uses a copy's destination before the sync
+ * that orders it sees stale data (the CPU otherwise copies at once and
+ * hides the mistake).  on 0 runs what waits and copies at once again.
+ * 0, or -1 after kg_error() for a backend other than the CPU's.
+ */
+int kg_backend_cpu_defer_copies(struct kg_backend *be, int on);
+
 #endif

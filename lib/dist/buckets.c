@@ -179,6 +179,8 @@ teardown(struct kg_buckets *v)
 {
 	uint32_t p;
 
+	kg_dev_buffer_free(v->db);
+	kg_backend_free(v->be);
 	for (p = 0; v->pinned != NULL && p < v->P; p++)
 		if (v->pinned[p])
 			kg_store_release(v->st, p, 0);
@@ -261,8 +263,9 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	lo = K > 1 ? n * v->pass / K : 0;
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
 	v->tr.chunk_base = (uint64_t)v->pass << 32;
-	if (kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo, 0,
-	    &loss, &done) < 0)
+	if ((v->db != NULL ? kg_dev_buffer_bucket(v->db, a, c, v->pos + 3 * lo,
+	    hi - lo, &loss, &done) : kg_trainer_bucket(&v->tr, a, c,
+	    v->pos + 3 * lo, hi - lo, 0, &loss, &done)) < 0)
 		return -1;
 	stats[0] += loss;
 	stats[1] += (double)done;
@@ -546,6 +549,16 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
+	if (v->be != NULL) {
+		struct kg_device dv = kg_backend_device(v->be);
+		char dev[32];
+
+		json_object_set_new(fig, "device", json_string(
+		    kg_device_format(&dv, dev, sizeof(dev))));
+		json_object_set_new(fig, "backend",
+		    json_string(kg_backend_name(v->be)));
+		json_object_set_new(fig, "trainer", json_string("device"));
+	}
 	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
@@ -578,6 +591,12 @@ check_run(struct kg_buckets *v)
 	if (v->o->max_step > 0 || v->j->valid_every > 0) {
 		kg_error("--max_step and --valid_every are not supported with "
 		    "partitions");
+		return -1;
+	}
+	if (v->on_device && v->d->size > 1) {
+		if (v->d->rank == 0)
+			kg_error("a device trains partitions in one process; "
+			    "under mpirun each rank trains on the CPU");
 		return -1;
 	}
 	if (v->buffered && v->d->size > 1) {
@@ -628,6 +647,28 @@ start(struct kg_buckets *v)
 	return kg_buckets_agree(v, rc);
 }
 
+/* On a device: the backend and the device's partition buffer, once the
+ * trainer holds its start (a resumed one too).  KG_TEST_GPU_SYNC_SWAPS,
+ * a test hook, swaps synchronously (the reference of the pipeline). */
+static int
+open_device(struct kg_buckets *v)
+{
+	if (!v->on_device)
+		return 0;
+	v->be = kg_backend_open(&v->j->device);
+	if (v->be == NULL)
+		return -1;
+	v->db = kg_dev_buffer_open(&v->tr, v->be, v->capacity,
+	    getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL ? KG_DEV_BUFFER_SYNC : 0);
+	if (v->db == NULL)
+		return -1;
+	if (v->show)
+		fprintf(stderr, "%s: training on %s, %u of %u partitions on "
+		    "the device\n", kg_progname(), kg_backend_name(v->be),
+		    v->capacity, v->P);
+	return 0;
+}
+
 /* The model dir, and the checkpoint gone after success. */
 static int
 finish(struct kg_buckets *v)
@@ -663,15 +704,22 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.x = x;
 	v.show = d->rank == 0 && !j->quiet;
 	v.progress = v.show && (j->progress || isatty(2));
-	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0;
+	v.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
+	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0 ||
+	    v.on_device;
+	if (v.on_device) {
+		v.o_dev = *o;
+		v.o_dev.neg_pool = 0;
+		v.o = &v.o_dev;
+	}
 	if (check_run(&v) < 0)
 		return -1;
 	rc = setup(&v);
 	if (kg_buckets_agree(&v, rc) < 0)
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
 	else
-		rc = start(&v) < 0 || train_epochs(&v) < 0 ||
-		    finish(&v) < 0 ? -1 : 0;
+		rc = start(&v) < 0 || open_device(&v) < 0 ||
+		    train_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
 	teardown(&v);
 	/* Nobody may abort a peer that is still cleaning up. */
 	kg_dist_barrier(d);

@@ -25,20 +25,30 @@ parent_of(const char *path)
 	return kg_xasprintf("%.*s", (int)(slash - path), path);
 }
 
-/* C from --buffer_capacity, or from --mem_budget: the partitions that
- * fit, less one for reading ahead.  0 or -1. */
-static int
-capacity_of(struct kg_buckets *v, const struct kg_store_layout *l)
+/* The rows of the largest of P partitions at off. */
+static uint64_t
+most_rows(const int64_t *off, uint32_t P)
 {
-	const struct kg_dist_train_opts *x = v->x;
-	uint64_t most = 0, bytes, fit;
+	uint64_t most = 0;
 	uint32_t p;
 
-	for (p = 0; p < v->P; p++)
-		if ((uint64_t)(l->off[p + 1] - l->off[p]) > most)
-			most = (uint64_t)(l->off[p + 1] - l->off[p]);
+	for (p = 0; p < P; p++)
+		if ((uint64_t)(off[p + 1] - off[p]) > most)
+			most = (uint64_t)(off[p + 1] - off[p]);
+	return most;
+}
+
+/* C from --buffer_capacity, or from --mem_budget: the partitions that
+ * fit, less one for reading ahead, into *cap.  0 or -1. */
+static int
+capacity_of(struct kg_buckets *v, const struct kg_store_layout *l,
+    uint32_t *cap)
+{
+	const struct kg_dist_train_opts *x = v->x;
+	uint64_t most = most_rows(l->off, v->P), bytes, fit;
+
 	bytes = most * ((uint64_t)l->dim + l->state_width) * sizeof(float);
-	v->capacity = x->buffer_capacity;
+	*cap = x->buffer_capacity;
 	if (x->mem_budget > 0) {
 		fit = x->mem_budget / bytes;
 		if (fit < 3 && v->P > 1) {
@@ -50,17 +60,35 @@ capacity_of(struct kg_buckets *v, const struct kg_store_layout *l)
 			return -1;
 		}
 		fit = fit > 1 ? fit - 1 : 1;
-		if (v->capacity == 0 || fit < v->capacity)
-			v->capacity = fit > v->P ? v->P : (uint32_t)fit;
+		if (*cap == 0 || fit < *cap)
+			*cap = fit > v->P ? v->P : (uint32_t)fit;
 	}
-	if (v->capacity > v->P)
-		v->capacity = v->P;
-	if (v->capacity < 2 && v->P > 1) {
+	if (*cap > v->P)
+		*cap = v->P;
+	if (*cap < 2 && v->P > 1) {
 		kg_error("--buffer_capacity %u cannot train %u partitions: a "
-		    "bucket needs 2 in memory", v->capacity, v->P);
+		    "bucket needs 2 in memory", *cap, v->P);
 		return -1;
 	}
 	return 0;
+}
+
+int
+kg_dist_gpu_check(const struct kg_dist_train_opts *x,
+    const struct kg_train_opts *o, uint32_t *capacity)
+{
+	struct kg_partition_book pb = KG_PARTITION_BOOK_INIT;
+	struct kg_store_layout l;
+	int rc = kg_partition_book_load(&pb, x->partitions);
+
+	if (rc < 0)
+		return rc == KG_ERR_VERSION ? rc : -2;
+	l = kg_train_layout(o, pb.n_nodes, pb.nparts, pb.offsets);
+	rc = kg_dev_buffer_capacity(x->gpu_capacity, x->gpu_mem_budget,
+	    pb.nparts, most_rows(pb.offsets, pb.nparts), l.dim, l.state_width,
+	    capacity);
+	kg_partition_book_release(&pb);
+	return rc;
 }
 
 int
@@ -69,10 +97,26 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 {
 	const struct kg_train_job *j = v->j;
 	char *dir, *ckpt;
-	uint32_t p;
+	uint32_t p, host = 0;
 
-	if (capacity_of(v, l) < 0)
+	if (v->on_device) {
+		/* The order is the device's; the host buffers only when
+		 * asked to (disk -> RAM -> GPU). */
+		if (kg_dev_buffer_capacity(v->x->gpu_capacity,
+		    v->x->gpu_mem_budget, v->P, most_rows(l->off, v->P),
+		    l->dim, l->state_width, &v->capacity) < 0)
+			return -1;
+		if (v->x->buffer_capacity == 0 && v->x->mem_budget == 0) {
+			v->st = kg_store_open_mem(l, in);
+			goto opened;
+		}
+		if (capacity_of(v, l, &host) < 0)
+			return -1;
+	} else if (capacity_of(v, l, &v->capacity) < 0)
 		return -1;
+	else
+		host = v->capacity;
+	v->host_capacity = host;
 	if (v->x->swap_dir != NULL)
 		dir = kg_xstrdup(v->x->swap_dir);
 	else {
@@ -87,8 +131,9 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	if (getenv("KG_TEST_BUFFER_IN_MEMORY") != NULL)
 		v->st = kg_store_open_mem(l, in);
 	else
-		v->st = kg_store_open_buffer(l, in, dir, v->capacity);
+		v->st = kg_store_open_buffer(l, in, dir, host);
 	free(dir);
+opened:
 	if (v->st == NULL)
 		return -1;
 	/* The one process holds every partition, for the checkpoints. */
@@ -128,9 +173,11 @@ build_order(struct kg_buckets *v, uint64_t e)
 {
 	uint64_t k;
 
-	for (k = 0; v->ord.nstates == 0 && k < e; k++)
-		if (next_order(v, k) < 0)
-			return -1;
+	/* Test the memory once: the orders built here fill it. */
+	if (v->ord.nstates == 0)
+		for (k = 0; k < e; k++)
+			if (next_order(v, k) < 0)
+				return -1;
 	return next_order(v, e);
 }
 
@@ -216,7 +263,8 @@ run_pass(struct kg_buckets *v, double stats[2])
 		double t0 = kg_now();
 
 		kill_hook(v, s);
-		if (enter_state(v, s) < 0)
+		if (v->db != NULL ? kg_dev_buffer_enter(v->db, &v->ord, s) < 0 :
+		    enter_state(v, s) < 0)
 			return -1;
 		v->io.wait_seconds += kg_now() - t0;
 		for (i = 0; i < n; i++)
@@ -227,6 +275,7 @@ run_pass(struct kg_buckets *v, double stats[2])
 	if (v->progress && isatty(2) && last > start)
 		fputc('\n', stderr);
 	v->io.swaps += v->ord.swaps;
+	v->io.order_swaps += v->ord.swaps;
 	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
 	return 0;
 }
@@ -235,14 +284,26 @@ int
 kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 {
 	struct kg_store_stats s0 = v->st->stats;
+	struct kg_dev_buffer_stats d0 = { 0 }, d1;
 	uint32_t p;
 	double t0;
 
-	v->io.swaps = v->io.swaps_bound = 0;
+	v->io.swaps = v->io.swaps_bound = v->io.order_swaps = 0;
 	v->io.wait_seconds = 0.0;
+	if (v->db != NULL)
+		d0 = *kg_dev_buffer_stats(v->db);
 	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
 		if (run_pass(v, stats) < 0)
 			return -1;
+	/* The device's tables back in the store and the trainer; its swaps
+	 * are the ones it made. */
+	if (v->db != NULL) {
+		if (kg_dev_buffer_flush(v->db) < 0)
+			return -1;
+		d1 = *kg_dev_buffer_stats(v->db);
+		v->io.swaps = d1.swaps - d0.swaps;
+		v->io.wait_seconds += d1.wait_seconds - d0.wait_seconds;
+	}
 	/* Unpinned, they stay in memory for the next epoch's start. */
 	for (p = 0; p < v->P; p++)
 		if (v->pinned[p]) {
@@ -256,6 +317,7 @@ kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 	v->io.bytes_read = v->st->stats.bytes_read - s0.bytes_read;
 	v->io.bytes_written = v->st->stats.bytes_written - s0.bytes_written;
 	v->io_total.swaps += v->io.swaps;
+	v->io_total.order_swaps += v->io.order_swaps;
 	v->io_total.swaps_bound += v->io.swaps_bound;
 	v->io_total.bytes_read += v->io.bytes_read;
 	v->io_total.bytes_written += v->io.bytes_written;
@@ -273,7 +335,25 @@ kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 	for (p = 0; p < v->P; p++)
 		if (kg_store_part_rows(st, p) > most)
 			most = kg_store_part_rows(st, p);
-	json_object_set_new(fig, "buffer_capacity", json_integer(v->capacity));
+	if (v->db != NULL) {
+		const struct kg_dev_buffer_stats *ds =
+		    kg_dev_buffer_stats(v->db);
+
+		json_object_set_new(fig, "gpu_buffer_capacity",
+		    json_integer(v->capacity));
+		json_object_set_new(fig, "order_swaps", json_integer(
+		    (json_int_t)v->io_total.order_swaps));
+		json_object_set_new(fig, "gpu_fills", json_integer(
+		    (json_int_t)ds->fills));
+		json_object_set_new(fig, "gpu_bytes_uploaded", json_integer(
+		    (json_int_t)ds->bytes_up));
+		json_object_set_new(fig, "gpu_bytes_downloaded", json_integer(
+		    (json_int_t)ds->bytes_down));
+		json_object_set_new(fig, "buffer_capacity", v->host_capacity ?
+		    json_integer(v->host_capacity) : json_null());
+	} else
+		json_object_set_new(fig, "buffer_capacity",
+		    json_integer(v->capacity));
 	json_object_set_new(fig, "partition_bytes", json_integer((json_int_t)
 	    (most * (st->dim + st->state_width) * sizeof(float))));
 	json_object_set_new(fig, "swaps", json_integer((json_int_t)
@@ -296,11 +376,12 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
 	double tps = secs > 0 ? st[1] / secs : 0.0;
 	char *line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
 	    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
-	    "\"buffer_capacity\": %u, \"swaps\": %llu, "
+	    "\"%sbuffer_capacity\": %u, \"swaps\": %llu, "
 	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "
 	    "\"bytes_written\": %llu, \"io_wait_seconds\": %.3f, "
 	    "\"peak_rss_kib\": %llu}\n",
-	    v->tr.epoch, v->tr.last_loss, secs, tps, v->capacity,
+	    v->tr.epoch, v->tr.last_loss, secs, tps, v->db ? "gpu_" : "",
+	    v->capacity,
 	    (unsigned long long)io->swaps, (unsigned long long)io->swaps_bound,
 	    (unsigned long long)io->bytes_read,
 	    (unsigned long long)io->bytes_written, io->wait_seconds,
@@ -310,10 +391,20 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
 	free(line);
 	if (!v->show)
 		return;
-	line = kg_xasprintf("%llu swaps (at least %llu), %.2f GB read, "
-	    "%.2f GB written", (unsigned long long)io->swaps,
-	    (unsigned long long)io->swaps_bound, (double)io->bytes_read / 1e9,
-	    (double)io->bytes_written / 1e9);
+	if (v->db != NULL)
+		line = kg_xasprintf("%llu swaps to the device (the order's "
+		    "%llu, at least %llu), %.2f GB read, %.2f GB written",
+		    (unsigned long long)io->swaps,
+		    (unsigned long long)io->order_swaps,
+		    (unsigned long long)io->swaps_bound,
+		    (double)io->bytes_read / 1e9,
+		    (double)io->bytes_written / 1e9);
+	else
+		line = kg_xasprintf("%llu swaps (at least %llu), %.2f GB "
+		    "read, %.2f GB written", (unsigned long long)io->swaps,
+		    (unsigned long long)io->swaps_bound,
+		    (double)io->bytes_read / 1e9,
+		    (double)io->bytes_written / 1e9);
 	kg_epochs_print_line(v->tr.epoch, v->o->epochs, v->tr.last_loss, tps,
 	    secs, NAN, line, eta);
 	free(line);

@@ -14,11 +14,14 @@
 #include "dist/dist_train.h"
 #include "graph/partition.h"
 #include "io/dataset.h"
+#include "kge/train_device_buf.h"
 #include "store/order.h"
 
 /* What an out-of-core epoch moved. */
 struct kg_buckets_io {
 	uint64_t swaps, swaps_bound;
+	uint64_t order_swaps;	/* the order's (on a device: swaps is what
+				 * it uploaded, fewer when it keeps one) */
 	uint64_t bytes_read, bytes_written;
 	double wait_seconds;	/* training stood still for the disk */
 };
@@ -59,9 +62,18 @@ struct kg_buckets {
 	uint32_t pass;		/* of the epoch, < x->passes */
 	/* Out of core (buckets_buffer.c). */
 	int buffered;
-	uint32_t capacity;	/* partitions in memory */
+	uint32_t capacity;	/* partitions in memory (on a device: on it) */
 	struct kg_order ord;	/* the epoch's order */
 	struct kg_buckets_io io, io_total;
+	/* On a device (buffered too): the device's partition buffer over
+	 * the store, which holds host_capacity partitions in memory (0:
+	 * every one).  o points to o_dev, the options without a negative
+	 * pool. */
+	int on_device;
+	uint32_t host_capacity;
+	struct kg_train_opts o_dev;
+	struct kg_backend *be;
+	struct kg_dev_buffer *db;
 };
 
 /* Train bucket bk (a * P + b) of round "round", logging it; stats[0]

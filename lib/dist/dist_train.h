@@ -85,6 +85,18 @@
  * front to back in the original order.  With mem_budget, C is the number
  * of partitions (of the largest one's size, rows and Adagrad state) that
  * fit in it, less one for reading ahead.
+ *
+ * On a device (the job's device a GPU, or its seam set; one process):
+ * the device trainer over a partition buffer on the device
+ * (lib/kge/train_device_buf.h) trains the buckets in the order of
+ * lib/store/order.h for the device's capacity C (gpu_capacity, or the
+ * partitions gpu_mem_budget holds less one to read ahead into), the
+ * partitions coming from the store: every partition in memory, or with
+ * buffer_capacity or mem_budget the buffer over swap_dir as above (disk
+ * -> RAM -> GPU).  Negatives are drawn inside the corrupted partition
+ * (neg_pool is not used).  The relation table stays on the device; both
+ * tables come back to the host at every epoch's end (checkpoints, the
+ * model dir).  The log's and the figures' swaps are the device's.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H
@@ -111,6 +123,8 @@ struct kg_dist_train_opts {
 	int rel_merge;		/* KG_REL_MERGE_*: how relation merges
 				 * combine the ranks' changes
 				 * (buckets_sync.c) */
+	uint32_t gpu_capacity;	/* on a device: partitions it holds */
+	uint64_t gpu_mem_budget;	/* on a device: bytes of partitions */
 };
 
 /* Relation merges: each row's change is the mean over the ranks that
@@ -129,6 +143,17 @@ void kg_rel_rows_changed(const float *x, const float *base, size_t rows,
     size_t w, double *changed);
 void kg_rel_merge_apply(float *x, float *base, const double *sum,
     const double *changed, size_t rows, size_t w, int how, int nranks);
+
+/*
+ * The device's buffer capacity (kg_dev_buffer_capacity, from gpu_capacity
+ * and gpu_mem_budget) for the partitions x->partitions names and the
+ * trainer's options o, read before any work (a command line's check).
+ * 0, -1 after
+ * kg_error() for a setting that cannot work, -2 after kg_error() when
+ * the partitions cannot be read, or KG_ERR_VERSION.
+ */
+int kg_dist_gpu_check(const struct kg_dist_train_opts *x,
+    const struct kg_train_opts *o, uint32_t *capacity);
 
 /* "buckets" or "ssgd"; 0 or -1 (no message). */
 int kg_dist_mode_parse(const char *s, enum kg_dist_mode *m);

@@ -21,8 +21,8 @@
  * random partitions (buckets of about 80 triples), seeds 1-3, filtered
  * MRR 0.809 -> 0.833 (0.855 in one process).
  */
-static size_t
-plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
+size_t
+kg_train_plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
     struct kg_chunk *c)
 {
 	uint64_t cs = kg_train_chunk_size(&tr->o), m = (n + cs - 1) / cs, k;
@@ -51,7 +51,7 @@ plan_plain(const struct kg_trainer *tr, uint64_t n, uint64_t nb,
 	for (k = 0; k < n; k++)
 		ord[k] = k;
 	if (tr->bucket_chunks)
-		return plan_even(tr, n, bucket, c);
+		return kg_train_plan_even(tr, n, bucket, c);
 	for (b = 0; b < nb; b++) {
 		uint64_t end = (b + 1) * bs < n ? (b + 1) * bs : n;
 

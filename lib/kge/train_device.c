@@ -1,5 +1,5 @@
 /* The shallow trainer through the device seam: see train_device.h. */
-#include "kge/train_device.h"
+#include "kge/train_device_impl.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,56 +9,6 @@
 #include "core/util.h"
 #include "kge/score.h"
 #include "kge/train_impl.h"
-
-/* Device buffers: tables, a chunk's rows and gradients. */
-struct dev_bufs {
-	float *W, *Ws;		/* entity rows, their optimiser state */
-	float *R, *Rs;		/* relation rows, their optimiser state */
-	float *rows;		/* M x d: fixed | positive candidates | negatives */
-	float *rel;		/* B x rw, one per positive */
-	float *q, *gq;		/* B x d */
-	float *pos, *pdist, *gpos;	/* B */
-	float *S, *dist, *G;	/* B x N */
-	float *work;		/* kg_be_work_size */
-	float *grows;		/* M x d, as rows */
-	float *grel;		/* B x rw */
-	float *ug;		/* M x d: the distinct entity rows' sums */
-	float *ugr;		/* B x rw: the distinct relation rows' sums */
-	double *lrow;		/* B: each positive's loss */
-	double *lsum;		/* 1: the epoch's loss sum */
-	int64_t *idx;		/* the index batch (below) */
-};
-
-struct kg_dev_trainer {
-	struct kg_trainer *tr;
-	struct kg_backend *be;
-	const struct kg_store_part *part;
-	enum kg_qform form;
-	enum kg_kern_sim sim;
-	size_t d, rw, esw, rsw;	/* widths: rows, relation rows, states */
-	size_t B, N, M;		/* capacities: positives, negatives, rows */
-	struct dev_bufs dv;
-	/*
-	 * The index batch, host side (pinned for a GPU): at fixed offsets
-	 * of capacity, the entity rows to gather (M), each one's slot among
-	 * the distinct rows (M), the distinct rows (M), then the same for
-	 * relations (B each).
-	 */
-	int64_t *hidx;
-	size_t n_idx;
-	uint32_t *neg;		/* N drawn local IDs */
-	uint32_t stamp;
-	uint32_t *ent_stamp, *ent_slot;	/* n_entities */
-	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
-};
-
-/* Offsets into the index batch. */
-#define I_ENT(dt) 0
-#define I_ESLOT(dt) ((dt)->M)
-#define I_UENT(dt) (2 * (dt)->M)
-#define I_REL(dt) (3 * (dt)->M)
-#define I_RSLOT(dt) (3 * (dt)->M + (dt)->B)
-#define I_UREL(dt) (3 * (dt)->M + 2 * (dt)->B)
 
 int
 kg_train_device_check(const struct kg_train_opts *o)
@@ -120,12 +70,12 @@ dalloc(struct kg_dev_trainer *dt, void *p, size_t n)
 }
 
 static int
-alloc_all(struct kg_dev_trainer *dt)
+alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 {
 	struct dev_bufs *v = &dt->dv;
 	const struct kg_trainer *tr = dt->tr;
 	size_t d = dt->d, rw = dt->rw, B = dt->B, N = dt->N, M = dt->M;
-	size_t E = tr->n_entities, R = tr->n_rel_rows, fs = sizeof(float);
+	size_t R = tr->n_rel_rows, fs = sizeof(float);
 	size_t ws = kg_be_work_size(dt->be, dt->sim, B, N);
 
 	if (dalloc(dt, &v->W, E * d * fs) < 0 ||
@@ -155,7 +105,8 @@ alloc_all(struct kg_dev_trainer *dt)
 	return dt->hidx == NULL ? -1 : 0;
 }
 
-/* Copy the tables one way: to the device (up) or back. */
+/* Copy the tables one way: to the device (up) or back; the entity
+ * table only when the trainer holds the whole of it (part set). */
 static int
 copy_tables(struct kg_dev_trainer *dt, int up)
 {
@@ -166,14 +117,18 @@ copy_tables(struct kg_dev_trainer *dt, int up)
 		void *dev, *host;
 		size_t bytes;
 	} t[4] = {
-		{ v->W, dt->part->w, E * dt->d * fs },
-		{ v->Ws, dt->part->state, E * dt->esw * fs },
 		{ v->R, tr->rel, R * dt->rw * fs },
 		{ v->Rs, tr->rel_state, R * dt->rsw * fs },
+		{ v->W, NULL, E * dt->d * fs },
+		{ v->Ws, NULL, E * dt->esw * fs },
 	};
-	size_t i;
+	size_t i, n = dt->part != NULL ? 4 : 2;
 
-	for (i = 0; i < 4; i++)
+	if (dt->part != NULL) {
+		t[2].host = dt->part->w;
+		t[3].host = dt->part->state;
+	}
+	for (i = 0; i < n; i++)
 		if ((up ? kg_be_upload(dt->be, t[i].dev, t[i].host,
 		    t[i].bytes) : kg_be_download(dt->be, t[i].host, t[i].dev,
 		    t[i].bytes)) < 0)
@@ -182,17 +137,13 @@ copy_tables(struct kg_dev_trainer *dt, int up)
 }
 
 struct kg_dev_trainer *
-kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
+kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
+    uint64_t table_rows)
 {
 	struct kg_dev_trainer *dt;
 
 	if (kg_train_device_check(&tr->o) < 0)
 		return NULL;
-	if (tr->n_parts != 1) {
-		kg_error("a device trains one partition (the table has %u)",
-		    tr->n_parts);
-		return NULL;
-	}
 	dt = kg_xcalloc(1, sizeof(*dt));
 	dt->tr = tr;
 	dt->be = be;
@@ -211,11 +162,34 @@ kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
 	dt->ent_slot = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
 	dt->rel_stamp = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
 	dt->rel_slot = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
-	dt->part = kg_store_acquire(tr->ents, 0);
-	if (dt->part == NULL || alloc_all(dt) < 0 || copy_tables(dt, 1) < 0) {
+	if (alloc_all(dt, table_rows) < 0) {
 		kg_dev_trainer_free(dt);
 		return NULL;
 	}
+	return dt;
+}
+
+struct kg_dev_trainer *
+kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
+{
+	struct kg_dev_trainer *dt;
+
+	if (kg_train_device_check(&tr->o) < 0)
+		return NULL;
+	if (tr->n_parts != 1) {
+		kg_error("a device trains one partition (the table has %u)",
+		    tr->n_parts);
+		return NULL;
+	}
+	dt = kg_dev_trainer_alloc(tr, be, tr->n_entities);
+	if (dt == NULL)
+		return NULL;
+	dt->part = kg_store_acquire(tr->ents, 0);
+	if (dt->part == NULL || copy_tables(dt, 1) < 0) {
+		kg_dev_trainer_free(dt);
+		return NULL;
+	}
+	dt->neg_base = dt->part->base;
 	return dt;
 }
 
@@ -277,6 +251,15 @@ next_stamp(struct kg_dev_trainer *dt)
 	}
 }
 
+/* The device row of entity e (train_device_impl.h). */
+static int64_t
+dev_row(const struct kg_dev_trainer *dt, uint64_t e)
+{
+	if (dt->row_shift == NULL)
+		return (int64_t)e;
+	return (int64_t)e + dt->row_shift[kg_store_part_of(dt->tr->ents, e)];
+}
+
 /* Put entity e at position k of the rows to gather, with its slot among
  * the distinct rows (*nu so far). */
 static void
@@ -287,10 +270,10 @@ put_ent(struct kg_dev_trainer *dt, size_t k, uint64_t e, size_t *nu)
 	if (dt->ent_stamp[e] != dt->stamp) {
 		dt->ent_stamp[e] = dt->stamp;
 		dt->ent_slot[e] = (uint32_t)*nu;
-		x[I_UENT(dt) + *nu] = (int64_t)e;
+		x[I_UENT(dt) + *nu] = dev_row(dt, e);
 		(*nu)++;
 	}
-	x[I_ENT(dt) + k] = (int64_t)e;
+	x[I_ENT(dt) + k] = dev_row(dt, e);
 	x[I_ESLOT(dt) + k] = dt->ent_slot[e];
 }
 
@@ -325,7 +308,7 @@ index_batch(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 		x[I_RSLOT(dt) + i] = dt->rel_slot[r];
 	}
 	for (j = 0; j < dt->N; j++)
-		put_ent(dt, 2 * len + j, dt->part->base + dt->neg[j], nu);
+		put_ent(dt, 2 * len + j, dt->neg_base + dt->neg[j], nu);
 }
 
 /* The optimiser of a table on n rows idx with gradients g. */
@@ -347,14 +330,11 @@ optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n, size_t d,
 	return -1;
 }
 
-/*
- * One chunk of len positives tri (corrupting side), chunk number c of the
- * epoch at position start: everything after the index upload runs on the
- * device.  0 or -1.
- */
-static int
-step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len, int side,
-    uint64_t c, uint64_t start)
+/* One chunk (train_device_impl.h): everything after the index upload
+ * runs on the device. */
+int
+kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
+    int side, uint64_t c, uint64_t start)
 {
 	struct kg_trainer *tr = dt->tr;
 	struct kg_backend *be = dt->be;
@@ -371,9 +351,9 @@ step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len, int side,
 
 	rlr = kg_train_lr(tr, start, o->rel_lr > 0.0 ? o->rel_lr :
 	    o->rel_optim == KG_OPTIM_ADAM ? 0.001 : o->lr);
-	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, 0, 0,
-	    tr->chunk_base + c);
-	kg_sampler_draw(&tr->samplers[0], &rng, N, dt->neg);
+	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, dt->ph,
+	    dt->pt, tr->chunk_base + c);
+	kg_sampler_draw(&tr->samplers[dt->neg_part], &rng, N, dt->neg);
 	index_batch(dt, tri, len, side, &nu, &nr);
 	if (kg_be_upload(be, v->idx, dt->hidx, dt->n_idx * sizeof(int64_t)) <
 	    0)
@@ -456,7 +436,7 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 			int side = tr->o.reciprocal ? KG_SIDE_TAIL :
 			    (int)(c % 2);
 
-			rc = step(dt, buf + 3 * k, len, side, c, k);
+			rc = kg_dev_step(dt, buf + 3 * k, len, side, c, k);
 			done += len;
 		}
 	}

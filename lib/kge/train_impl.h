@@ -147,6 +147,14 @@ double kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_store_part *pf, const struct kg_store_part *pc,
     uint32_t pc_index);
 
+/* A bucket driver's chunks (tr->bucket_chunks) of n positives of bucket
+ * number ph * P + pt: ceil(n / chunk size) of even size into c, sides
+ * alternating from the parity of the bucket, the epoch and the pass
+ * (train_bucket.c; the device's partition buffer cuts alike).  Returns
+ * their count. */
+size_t kg_train_plan_even(const struct kg_trainer *tr, uint64_t n,
+    uint32_t bucket, struct kg_chunk *c);
+
 /* The epoch's positives: the n triples and, with reciprocal relations,
  * their inverses, shuffled from the seed and the epoch, and in a grouped
  * 1-vs-all epoch ordered by query; *np gets their count (train_bucket.c;

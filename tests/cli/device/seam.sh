@@ -68,8 +68,8 @@ expect_fail "TransR is refused" 2 \
 expect_fail "gradient clipping is refused" 2 \
     "^kg-train: gradient clipping \(--max_grad_norm\) is not supported on a device" \
     env KG_TRAIN_SEAM=cpu $t --model_name DistMult --max_grad_norm 1 ds no2
-expect_fail "partitions are refused" 2 \
-    "^kg-train: cpu: --partitions and --dist train on the CPU only$" \
-    env KG_TRAIN_SEAM=cpu $t --model_name DistMult --partitions ds ds no3
+expect_fail "data-parallel SGD is refused" 2 \
+    "^kg-train: cpu: --dist ssgd trains on the CPU only$" \
+    env KG_TRAIN_SEAM=cpu $t --model_name DistMult --dist ssgd ds no3
 check "the refusals wrote nothing" sh -c \
     'test ! -e no1 && test ! -e no2 && test ! -e no3 && test ! -e no1.ckpt'

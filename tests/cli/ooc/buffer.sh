@@ -6,7 +6,7 @@
 # the same bits, a full disk refused with nothing half-written, and the
 # bad combinations refused.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 21
+plan 22
 
 py=$(numpy_python)
 if [ -z "$py" ]; then
@@ -111,6 +111,14 @@ kg-train $ck --epochs 3 --partitions p5 --buffer_capacity 2 ds whole 2>/dev/null
 check "ooc: resumed after kill -9 equals the uninterrupted run" eval \
     'cmp -s killed/entities.npy whole/entities.npy &&
     cmp -s killed/relations.npy whole/relations.npy'
+# Killed in epoch 3: the resumed run rebuilds the orders of epochs 1 and
+# 2 in turn to start where epoch 2 ended (it once skipped epoch 2's).
+KG_TEST_KILL_STATE=3:2 kg-train $ck --epochs 3 --partitions p5 \
+    --buffer_capacity 2 ds killed3 2>/dev/null
+kg-train $ck --epochs 3 --partitions p5 --buffer_capacity 2 --resume ds \
+    killed3 2>/dev/null
+check "ooc: resumed in epoch 3 equals the uninterrupted run" cmp -s \
+    killed3/entities.npy whole/entities.npy
 
 # A full disk (here the file size limit): a clear error, exit 1, no model
 # dir, the last checkpoint intact and nothing half-written left behind.

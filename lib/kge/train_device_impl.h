@@ -1,0 +1,94 @@
+/*
+ * train_device_impl: the device trainer's state, shared by its two
+ * drivers (lib/kge only): train_device.c (the whole table on the device)
+ * and train_device_buf.c (the partition buffer).
+ */
+#ifndef KG_TRAIN_DEVICE_IMPL_H
+#define KG_TRAIN_DEVICE_IMPL_H
+
+#include "kge/train_device.h"
+#include "kge/train_impl.h"
+
+/* Device buffers: tables, a chunk's rows and gradients. */
+struct dev_bufs {
+	float *W, *Ws;		/* entity rows, their optimiser state */
+	float *R, *Rs;		/* relation rows, their optimiser state */
+	float *rows;		/* M x d: fixed | positive candidates | negatives */
+	float *rel;		/* B x rw, one per positive */
+	float *q, *gq;		/* B x d */
+	float *pos, *pdist, *gpos;	/* B */
+	float *S, *dist, *G;	/* B x N */
+	float *work;		/* kg_be_work_size */
+	float *grows;		/* M x d, as rows */
+	float *grel;		/* B x rw */
+	float *ug;		/* M x d: the distinct entity rows' sums */
+	float *ugr;		/* B x rw: the distinct relation rows' sums */
+	double *lrow;		/* B: each positive's loss */
+	double *lsum;		/* 1: the epoch's loss sum */
+	int64_t *idx;		/* the index batch (below) */
+};
+
+struct kg_dev_trainer {
+	struct kg_trainer *tr;
+	struct kg_backend *be;
+	const struct kg_store_part *part;
+	enum kg_qform form;
+	enum kg_kern_sim sim;
+	size_t d, rw, esw, rsw;	/* widths: rows, relation rows, states */
+	size_t B, N, M;		/* capacities: positives, negatives, rows */
+	struct dev_bufs dv;
+	/*
+	 * The index batch, host side (pinned for a GPU): at fixed offsets
+	 * of capacity, the entity rows to gather (M), each one's slot among
+	 * the distinct rows (M), the distinct rows (M), then the same for
+	 * relations (B each).
+	 */
+	int64_t *hidx;
+	size_t n_idx;
+	uint32_t *neg;		/* N drawn local IDs */
+	uint32_t stamp;
+	uint32_t *ent_stamp, *ent_slot;	/* n_entities */
+	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
+	/*
+	 * Where a chunk's rows are.  The whole table (kg_dev_trainer_open):
+	 * row_shift NULL (entity e is device row e), negatives from sampler 0
+	 * offset by part->base, the chunk's random stream (epoch, 0, 0,
+	 * chunk_base + c).  The partition buffer (train_device_buf.c) sets
+	 * them per bucket: entity e of partition p (resident) is device row
+	 * e + row_shift[p], the negatives come from the corrupted
+	 * partition's sampler neg_part offset by neg_base, the stream is
+	 * (epoch, ph, pt, chunk_base + c) as the CPU bucket trainer's.
+	 */
+	const int64_t *row_shift;
+	uint32_t ph, pt, neg_part;
+	uint64_t neg_base;
+};
+
+/* Offsets into the index batch. */
+#define I_ENT(dt) 0
+#define I_ESLOT(dt) ((dt)->M)
+#define I_UENT(dt) (2 * (dt)->M)
+#define I_REL(dt) (3 * (dt)->M)
+#define I_RSLOT(dt) (3 * (dt)->M + (dt)->B)
+#define I_UREL(dt) (3 * (dt)->M + 2 * (dt)->B)
+
+/*
+ * A trainer for tr on be with a device entity table (rows and optimiser
+ * state) of table_rows rows, every other buffer allocated, nothing
+ * uploaded and no partition pinned (part NULL): the partition buffer's
+ * start.  NULL after kg_error() (options refused, device memory).  Free
+ * with kg_dev_trainer_free.
+ */
+struct kg_dev_trainer *kg_dev_trainer_alloc(struct kg_trainer *tr,
+    struct kg_backend *be, uint64_t table_rows);
+
+/*
+ * One chunk of len positives tri corrupting side, chunk number c of its
+ * bucket (or epoch) at position start: the index batch is built and
+ * uploaded, everything after runs on the device, the loss added to
+ * dv.lsum.  0 or -1 after kg_error().
+ */
+int kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
+    int side, uint64_t c, uint64_t start);
+
+#endif
