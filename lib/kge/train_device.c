@@ -90,8 +90,8 @@ kg_train_device_check(const struct kg_train_opts *o)
 	return -1;
 }
 
-static enum kg_qform
-qform_of(enum kg_model_kind k)
+enum kg_qform
+kg_train_device_qform(enum kg_model_kind k)
 {
 	switch (k) {
 	case KG_MODEL_DISTMULT:
@@ -196,7 +196,7 @@ kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
 	dt = kg_xcalloc(1, sizeof(*dt));
 	dt->tr = tr;
 	dt->be = be;
-	dt->form = qform_of(tr->model.kind);
+	dt->form = kg_train_device_qform(tr->model.kind);
 	dt->sim = kg_score_sim(&tr->model);
 	dt->d = tr->model.dim;
 	dt->rw = tr->model.rel_width;
