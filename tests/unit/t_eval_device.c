@@ -6,6 +6,8 @@
  * tables and on a fixture of 2500 entities (three tiles, the last one
  * partial) whose tables hold only -1, 0 and 1, so that thousands of
  * candidates tie with the truth; the metrics of each tie policy follow.
+ * The exactness rests on the seam's query forms and TransR's projections
+ * giving lib/kge/score.c's bits on the CPU backend, checked bit for bit.
  * The options it does not take are refused.
  */
 #include <math.h>
@@ -20,6 +22,8 @@
 #include "eval/eval_device.h"
 #include "kge/model.h"
 #include "kge/modeldir.h"
+#include "kge/score.h"
+#include "kge/train_device.h"
 #include "store/store.h"
 #include "test.h"
 #include "umls_fixture.h"
@@ -128,6 +132,69 @@ compare(const struct kg_modeldir *md, const struct kg_triples *test,
 	kg_eval_ranks_release(&a);
 	kg_eval_ranks_release(&b);
 	return bad;
+}
+
+/*
+ * The query forms (kg_be_query, TransR's kg_be_transr) and TransR's
+ * candidate projection on the CPU backend: the bits of score.c's
+ * kg_score_query and of kernels.h's kg_kern_matvec, every model, both
+ * sides, widths with and without a tail past the eight lanes.
+ */
+static void
+test_query_bits(void)
+{
+	static const uint32_t ds[] = { 8, 18, 40 };
+	struct kg_rng rng;
+	size_t k, c, i;
+	int side;
+
+	kg_rng_seed(&rng, 17, 0);
+	for (k = 0; k < KG_ARRAY_LEN(kinds); k++)
+		for (c = 0; c < KG_ARRAY_LEN(ds); c++)
+			for (side = 0; side < 2; side++) {
+	enum { N = 5 };
+	struct kg_model m;
+	uint32_t d = ds[c];
+	size_t qd, rw;
+	float *f, *rel, *q, *ref;
+
+	T_CHECK(kg_model_init(&m, kinds[k], d, kinds[k] == KG_MODEL_TRANSR ?
+	    d / 2 + 1 : 0, 6.0f) == 0);
+	qd = kg_score_qdim(&m);
+	rw = m.rel_width;
+	f = kg_xmallocarray(N * d, sizeof(float));
+	rel = kg_xmallocarray(N * rw, sizeof(float));
+	q = kg_xmallocarray(N * d, sizeof(float));
+	ref = kg_xmallocarray(N * d, sizeof(float));
+	for (i = 0; i < N * d; i++)
+		f[i] = (float)kg_rng_normal(&rng);
+	for (i = 0; i < N * rw; i++)
+		rel[i] = (float)kg_rng_normal(&rng);
+	for (i = 0; i < N; i++)
+		kg_score_query(&m, (enum kg_side)side, f + i * d, rel + i * rw,
+		    ref + i * qd);
+	if (kinds[k] == KG_MODEL_TRANSR)
+		T_CHECK(kg_be_transr(cpu, side == KG_SIDE_TAIL ? 1 : -1, N, d,
+		    qd, f, rel, q) == 0);
+	else
+		T_CHECK(kg_be_query(cpu, kg_train_device_qform(kinds[k]), side,
+		    N, d, f, rel, q) == 0);
+	T_CHECKF(memcmp(q, ref, N * qd * sizeof(float)) == 0,
+	    "%s d %u side %d: the query's bits differ",
+	    kg_model_name(kinds[k]), d, side);
+	if (kinds[k] == KG_MODEL_TRANSR) {
+		T_CHECK(kg_be_transr(cpu, 0, N, d, qd, f, rel, q) == 0);
+		for (i = 0; i < N; i++)
+			kg_kern_matvec(KG_NO_TRANS, qd, d, rel + i * rw + qd,
+			    f + i * d, ref + i * qd);
+		T_CHECKF(memcmp(q, ref, N * qd * sizeof(float)) == 0,
+		    "TransR d %u: the projection's bits differ", d);
+	}
+	free(f);
+	free(rel);
+	free(q);
+	free(ref);
+			}
 }
 
 /* UMLS (135 entities, 46 relations, 661 test triples), random tables. */
@@ -273,6 +340,7 @@ main(void)
 	cpu = kg_backend_open(&d);
 	if (cpu == NULL)
 		return 1;
+	T_RUN(test_query_bits);
 	T_RUN(test_umls_every_model);
 	T_RUN(test_many_ties);
 	T_RUN(test_nan_truth);
