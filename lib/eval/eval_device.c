@@ -56,7 +56,7 @@ int
 kg_eval_device_check(const struct kg_eval_opts *opts)
 {
 	if (opts->neg_sample > 0) {
-		kg_error("sampled ranking (--neg_sample_size) does not run on a "
+		kg_error("sampled ranking (--neg-sample) does not run on a "
 		    "device yet (use --device cpu)");
 		return -1;
 	}
