@@ -5,12 +5,13 @@
 # zlib, METIS, libcsv, Open MPI's mpi.h) and the shared libraries the
 # GPU test programs load, found with ldd (OpenBLAS and what it needs;
 # Jansson and xxHash, which the trainer's checkpoint code pulls into
-# gpu_train).
+# gpu_train), and FB15k-237's splits for gpu_eval when ../shared/data
+# has them.
 # That machine has nvcc and gcc but none of these packages.  Run from
 # the repository root after `make` (make gpu-carry does both).
 set -eu
 cd "$(dirname "$0")/.."
-progs=${*:-build/gpu/gpu_ops build/gpu/gpu_train}
+progs=${*:-build/gpu/gpu_ops build/gpu/gpu_train build/gpu/gpu_eval}
 for prog in $progs; do
 	[ -x "$prog" ] || { echo "gpu_carry: $prog not built (run make)" >&2; exit 1; }
 done
@@ -39,6 +40,12 @@ while read -r soname path; do
 	esac
 	cp -L "$path" "gpu-carry.tmp/lib/$soname"
 done
+# FB15k-237's splits for tests/gpu/gpu_eval.c (3.4 MB), when this
+# checkout has the shared data beside it.
+if [ -f ../shared/data/fb15k-237/test.txt.gz ]; then
+	mkdir -p gpu-carry.tmp/data/fb15k-237
+	cp ../shared/data/fb15k-237/*.txt.gz gpu-carry.tmp/data/fb15k-237/
+fi
 rm -rf gpu-carry
 mv gpu-carry.tmp gpu-carry
 du -sh gpu-carry

@@ -4,7 +4,8 @@
 # the CUDA backend and the GPU test program there with its nvcc and gcc
 # (no mpicc, no Debian packages: headers and libraries from gpu-carry/),
 # then `make test-gpu`.  Logs go to $OUT (or bench/work/gpu when unset):
-# env.txt (GPU, driver, compilers), build.log, test-gpu.log.  Within the
+# env.txt (GPU, driver, compilers), build.log, test-gpu.log, eval.txt
+# (tests/gpu/gpu_eval.c's timings of filtered ranking, device and CPU).  Within the
 # device tool's 10 minutes: the build is about 100 C files and one .cu on
 # 16 cores.  Without GNU make there (or with KG_NO_MAKE=1) it compiles
 # by hand.
@@ -65,6 +66,8 @@ build_by_hand() {
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_ops" tests/gpu/gpu_ops.c \
 	    "$build/libkg.a" $libs || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_train" tests/gpu/gpu_train.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_eval" tests/gpu/gpu_eval.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -73,7 +76,7 @@ command -v make >/dev/null 2>&1 && [ -z "${KG_NO_MAKE:-}" ] || have_make=0
 start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
-	    "$build/gpu/gpu_train" \
+	    "$build/gpu/gpu_train" "$build/gpu/gpu_eval" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"
@@ -93,3 +96,10 @@ if [ $have_make -eq 1 ]; then
 else
 	tests/gpu/run.sh "$build" 2>&1 | tee "$out/test-gpu.log"
 fi
+rc=$?
+# The filtered evaluation timings (issue 31's target: FB15k-237's test
+# split, both sides, all entities, in 0.1 s): gpu_eval's "# eval" lines.
+grep '^# eval ' "$out/test-gpu.log" | sed 's/^# eval //' >"$out/eval.txt"
+echo "eval timings: $out/eval.txt"
+cat "$out/eval.txt"
+exit $rc

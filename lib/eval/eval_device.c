@@ -88,8 +88,8 @@ dalloc(struct ranker *rk, void *p, size_t n)
 static size_t
 max_exclusions(struct ranker *rk)
 {
-	const struct kg_filter *f = rk->opts->filter;
-	uint64_t n = rk->test->n, i, first, best = 0;
+	const struct kg_filter *f = rk->opts != NULL ? rk->opts->filter : NULL;
+	uint64_t n = rk->test != NULL ? rk->test->n : 0, i, first, best = 0;
 
 	for (first = 0; first < n; first += rk->B) {
 		uint64_t end = first + rk->B < n ? first + rk->B : n, c[2] = { 0 };
@@ -229,6 +229,31 @@ upload_tables(struct ranker *rk)
 	return rc;
 }
 
+/* TransR: the runs of equal relation rows among the block's nb queries
+ * (relation rows at hidx + B), as kg_score_run_end finds them in the CPU
+ * evaluator's block: run[start] is the end of the run from start. */
+static void
+find_runs(struct ranker *rk, size_t nb)
+{
+	const float *R = rk->md->relations;
+	const int64_t *x = rk->hidx + rk->B;
+	size_t w = rk->rw, start, end;
+
+	if (!rk->transr)
+		return;
+	for (start = 0; start < nb; start = end) {
+		const float *r = R + x[start] * w;
+
+		for (end = start + 1; end < nb; end++) {
+			const float *y = R + x[end] * w;
+
+			if (y != r && memcmp(y, r, w * sizeof(*r)) != 0)
+				break;
+		}
+		rk->run[start] = end;
+	}
+}
+
 /*
  * The block's indices on the host: fixed rows, relation rows (the
  * inverse's for head queries of reciprocal models), true entities; the
@@ -262,21 +287,7 @@ index_block(struct ranker *rk, enum kg_side side, uint64_t first,
 			    kg_filter_heads(f, t[1], t[2], &rk->nknown[i]);
 		rk->kpos[i] = 0;
 	}
-	if (rk->transr) {
-		size_t w = rk->rw, start, end;
-
-		for (start = 0; start < nb; start = end) {
-			const float *r = md->relations + x[B + start] * w;
-
-			for (end = start + 1; end < nb; end++) {
-				const float *y = md->relations + x[B + end] * w;
-
-				if (y != r && memcmp(y, r, w * sizeof(*r)) != 0)
-					break;
-			}
-			rk->run[start] = end;
-		}
-	}
+	find_runs(rk, nb);
 	return recip ? KG_SIDE_TAIL : side;
 }
 
@@ -313,9 +324,10 @@ exclusions(struct ranker *rk, size_t nb, size_t j0, size_t j1)
 	}
 }
 
-/* The queries and the true scores of the block (nb gathered). */
+/* The queries of the block (nb gathered), and unless only_q the true
+ * triples' scores. */
 static int
-queries(struct ranker *rk, enum kg_side sside, size_t nb)
+queries(struct ranker *rk, enum kg_side sside, size_t nb, int only_q)
 {
 	struct kg_backend *be = rk->be;
 	struct dev_bufs *v = &rk->v;
@@ -324,6 +336,10 @@ queries(struct ranker *rk, enum kg_side sside, size_t nb)
 	const float *tail = sside == KG_SIDE_TAIL ? v->target : v->fixed;
 	size_t d = rk->d, k = rk->qd;
 
+	if (only_q)
+		return rk->transr ? kg_be_transr(be, sside == KG_SIDE_TAIL ? 1 :
+		    -1, nb, d, k, v->fixed, v->rel, v->q) : kg_be_query(be,
+		    rk->form, sside, nb, d, v->fixed, v->rel, v->q);
 	if (rk->transr)
 		return kg_be_transr(be, sside == KG_SIDE_TAIL ? 1 : -1, nb, d, k,
 		    v->fixed, v->rel, v->q) < 0 ||
@@ -339,13 +355,14 @@ queries(struct ranker *rk, enum kg_side sside, size_t nb)
 	    v->sdist) < 0 ? -1 : 0;
 }
 
-/* Scores of the block's nb queries against tile j (nc entities) into S. */
+/* Scores of the block's nb queries against entities [t0, t0 + nc) into
+ * S (nb x nc). */
 static int
-score_tile(struct ranker *rk, size_t nb, size_t j, size_t nc)
+score_tile(struct ranker *rk, size_t nb, uint64_t t0, size_t nc)
 {
 	struct kg_backend *be = rk->be;
 	struct dev_bufs *v = &rk->v;
-	const float *cand = v->W + j * KG_EVAL_TILE * rk->d;
+	const float *cand = v->W + t0 * rk->d;
 	float gamma = rk->md->model.gamma;
 	size_t d = rk->d, k = rk->qd, start, end;
 
@@ -380,7 +397,7 @@ rank_block(struct ranker *rk, enum kg_side side, uint64_t first, size_t nb,
 	    kg_be_gather(be, nb, rk->d, v->W, ix, v->fixed) < 0 ||
 	    kg_be_gather(be, nb, rk->rw, v->R, ix + B, v->rel) < 0 ||
 	    kg_be_gather(be, nb, rk->d, v->W, ix + 2 * B, v->target) < 0 ||
-	    queries(rk, sside, nb) < 0 ||
+	    queries(rk, sside, nb, 0) < 0 ||
 	    kg_be_zero(be, v->g, nb * sizeof(uint64_t)) < 0 ||
 	    kg_be_zero(be, v->e, nb * sizeof(uint64_t)) < 0)
 		return -1;
@@ -399,7 +416,7 @@ rank_block(struct ranker *rk, enum kg_side side, uint64_t first, size_t nb,
 			size_t nc = ne - t0 < KG_EVAL_TILE ? (size_t)(ne - t0) :
 			    KG_EVAL_TILE;
 
-			if (score_tile(rk, nb, j, nc) < 0 ||
+			if (score_tile(rk, nb, t0, nc) < 0 ||
 			    kg_be_rank_counts(be, nb, nc, v->S, v->s,
 			    v->off + (j - j0) * (nb + 1), v->excl, v->g,
 			    v->e) < 0)
@@ -447,12 +464,43 @@ run_blocks(struct ranker *rk, struct kg_eval_ranks *ranks)
 	return 0;
 }
 
+/* The widths, kernels and block sizes of md's ranking in blocks of at
+ * most batch queries. */
+static void
+ranker_init(struct ranker *rk, struct kg_backend *be,
+    const struct kg_modeldir *md, size_t batch)
+{
+	const struct kg_model *m = &md->model;
+
+	memset(rk, 0, sizeof(*rk));
+	rk->be = be;
+	rk->md = md;
+	rk->transr = m->kind == KG_MODEL_TRANSR;
+	rk->form = kg_train_device_qform(m->kind);
+	rk->sim = kg_score_sim(m);
+	/* Ranking's similarity (score.h's kg_score_rank). */
+	rk->rsim = m->kind == KG_MODEL_TRANSR ? KG_KERN_L2 :
+	    m->kind == KG_MODEL_ROTATE ? KG_KERN_CMOD : rk->sim;
+	rk->d = m->dim;
+	rk->rw = m->rel_width;
+	rk->qd = kg_score_qdim(m);
+	rk->B = batch < KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE ? batch :
+	    KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
+	if (rk->B == 0)
+		rk->B = 1;
+	rk->T = (md->n_entities + KG_EVAL_TILE - 1) / KG_EVAL_TILE;
+	rk->G = GROUP_OFFSETS / (rk->B + 1);
+	if (rk->G < 1)
+		rk->G = 1;
+	if (rk->G > rk->T)
+		rk->G = rk->T;
+}
+
 int
 kg_eval_rank_device(struct kg_backend *be, const struct kg_modeldir *md,
     const struct kg_triples *test, const struct kg_eval_opts *opts,
     struct kg_eval_ranks *ranks)
 {
-	const struct kg_model *m = &md->model;
 	struct ranker rk;
 	int s, rc;
 
@@ -460,28 +508,9 @@ kg_eval_rank_device(struct kg_backend *be, const struct kg_modeldir *md,
 	if (kg_eval_device_check(opts) < 0 ||
 	    kg_eval_rank_check(md, test, opts) < 0)
 		return -1;
-	memset(&rk, 0, sizeof(rk));
-	rk.be = be;
-	rk.md = md;
+	ranker_init(&rk, be, md, opts->batch);
 	rk.test = test;
 	rk.opts = opts;
-	rk.transr = m->kind == KG_MODEL_TRANSR;
-	rk.form = kg_train_device_qform(m->kind);
-	rk.sim = kg_score_sim(m);
-	/* Ranking's similarity (score.h's kg_score_rank). */
-	rk.rsim = m->kind == KG_MODEL_TRANSR ? KG_KERN_L2 :
-	    m->kind == KG_MODEL_ROTATE ? KG_KERN_CMOD : rk.sim;
-	rk.d = m->dim;
-	rk.rw = m->rel_width;
-	rk.qd = kg_score_qdim(m);
-	rk.B = opts->batch < KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE ?
-	    opts->batch : KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
-	rk.T = (md->n_entities + KG_EVAL_TILE - 1) / KG_EVAL_TILE;
-	rk.G = GROUP_OFFSETS / (rk.B + 1);
-	if (rk.G < 1)
-		rk.G = 1;
-	if (rk.G > rk.T)
-		rk.G = rk.T;
 	rk.order = kg_eval_order_by_relation(test, md->n_relations);
 	ranks->n = test->n;
 	ranks->n_candidates = md->n_entities;
@@ -496,4 +525,83 @@ kg_eval_rank_device(struct kg_backend *be, const struct kg_modeldir *md,
 	if (rc < 0)
 		kg_eval_ranks_release(ranks);
 	return rc;
+}
+
+/* ---- Scoring for kg-predict. ---- */
+
+struct kg_dev_scorer {
+	struct ranker rk;
+	size_t nb;		/* queries of the current block */
+};
+
+struct kg_dev_scorer *
+kg_dev_scorer_open(struct kg_backend *be, const struct kg_modeldir *md,
+    size_t batch)
+{
+	struct kg_dev_scorer *sc = kg_xcalloc(1, sizeof(*sc));
+
+	ranker_init(&sc->rk, be, md, batch);
+	if (alloc_all(&sc->rk) < 0 || upload_tables(&sc->rk) < 0) {
+		kg_dev_scorer_free(sc);
+		return NULL;
+	}
+	return sc;
+}
+
+size_t
+kg_dev_scorer_batch(const struct kg_dev_scorer *sc)
+{
+	return sc->rk.B;
+}
+
+int
+kg_dev_scorer_block(struct kg_dev_scorer *sc, enum kg_side sside, size_t nb,
+    const int64_t *fixed, const int64_t *rel)
+{
+	struct ranker *rk = &sc->rk;
+	struct dev_bufs *v = &rk->v;
+	size_t B = rk->B;
+
+	if (nb > B) {
+		kg_error("a block of %zu queries is over the scorer's %zu", nb,
+		    B);
+		return -1;
+	}
+	sc->nb = nb;
+	memcpy(rk->hidx, fixed, nb * sizeof(*fixed));
+	memcpy(rk->hidx + B, rel, nb * sizeof(*rel));
+	find_runs(rk, nb);
+	if (kg_be_upload(rk->be, v->idx, rk->hidx, 2 * B * sizeof(int64_t)) <
+	    0 || kg_be_gather(rk->be, nb, rk->d, v->W, v->idx, v->fixed) < 0 ||
+	    kg_be_gather(rk->be, nb, rk->rw, v->R, v->idx + B, v->rel) < 0)
+		return -1;
+	return queries(rk, sside, nb, 1);
+}
+
+int
+kg_dev_scorer_tile(struct kg_dev_scorer *sc, uint64_t t0, size_t nc,
+    float *out)
+{
+	struct ranker *rk = &sc->rk;
+
+	if (nc > KG_EVAL_TILE || t0 + nc > rk->md->n_entities) {
+		kg_error("entities %llu to %llu are not a tile of the model",
+		    (unsigned long long)t0, (unsigned long long)(t0 + nc));
+		return -1;
+	}
+	if (sc->nb == 0 || nc == 0)
+		return 0;
+	if (score_tile(rk, sc->nb, t0, nc) < 0)
+		return -1;
+	return kg_be_download(rk->be, out, rk->v.S, sc->nb * nc *
+	    sizeof(float));
+}
+
+void
+kg_dev_scorer_free(struct kg_dev_scorer *sc)
+{
+	if (sc == NULL)
+		return;
+	free_all(&sc->rk);
+	free(sc);
 }

@@ -54,4 +54,37 @@ int kg_eval_rank_device(struct kg_backend *be, const struct kg_modeldir *md,
     const struct kg_triples *test, const struct kg_eval_opts *opts,
     struct kg_eval_ranks *ranks);
 
+/*
+ * Scoring without ranking, for kg-predict: the scores of a block of
+ * queries against tiles of entities, computed on the device as above and
+ * read back, so that the host keeps the top k.  On the CPU backend the
+ * bits of kg_model_score_many (kg-predict's CPU scores).
+ */
+struct kg_dev_scorer;
+
+/* Upload md's tables (md must outlive the scorer) for blocks of at most
+ * batch queries (capped as the ranker's blocks: kg_dev_scorer_batch).
+ * NULL after kg_error(). */
+struct kg_dev_scorer *kg_dev_scorer_open(struct kg_backend *be,
+    const struct kg_modeldir *md, size_t batch);
+size_t kg_dev_scorer_batch(const struct kg_dev_scorer *sc);
+
+/*
+ * Start a block of nb queries, scored on side sside (kg_model_score_many's
+ * side; head queries of reciprocal models are tail queries of the inverse
+ * relation): fixed[i] the entity row, rel[i] the relation row of query i.
+ * Queries with equal relation rows should be next to each other (TransR
+ * projects the candidates once per run).  0, or -1 after kg_error().
+ */
+int kg_dev_scorer_block(struct kg_dev_scorer *sc, enum kg_side sside,
+    size_t nb, const int64_t *fixed, const int64_t *rel);
+
+/* The block's scores against entities [t0, t0 + nc), nc <= KG_EVAL_TILE,
+ * into out (host, nb x nc, out[i * nc + j]).  0, or -1 after kg_error(). */
+int kg_dev_scorer_tile(struct kg_dev_scorer *sc, uint64_t t0, size_t nc,
+    float *out);
+
+/* Free the device memory and the scorer; NULL: no-op. */
+void kg_dev_scorer_free(struct kg_dev_scorer *sc);
+
 #endif
