@@ -92,22 +92,19 @@ max_exclusions(struct ranker *rk)
 	uint64_t n = rk->test != NULL ? rk->test->n : 0, i, first, best = 0;
 
 	for (first = 0; first < n; first += rk->B) {
-		uint64_t end = first + rk->B < n ? first + rk->B : n, c[2] = { 0 };
-		int side;
+		uint64_t end = first + rk->B < n ? first + rk->B : n;
+		uint64_t c[2] = { 0 };
 
 		for (i = first; i < end; i++) {
 			const int32_t *x = rk->test->hrt + 3 * rk->order[i];
-			size_t k = 0;
+			size_t kt = 0, kh = 0;
 
-			for (side = 0; side < 2; side++) {
-				if (f != NULL) {
-					if (side == KG_SIDE_TAIL)
-						kg_filter_tails(f, x[0], x[1], &k);
-					else
-						kg_filter_heads(f, x[1], x[2], &k);
-				}
-				c[side] += 1 + k;
+			if (f != NULL) {
+				kg_filter_tails(f, x[0], x[1], &kt);
+				kg_filter_heads(f, x[1], x[2], &kh);
 			}
+			c[0] += 1 + kt;
+			c[1] += 1 + kh;
 		}
 		if (c[0] > best)
 			best = c[0];
@@ -341,12 +338,12 @@ queries(struct ranker *rk, enum kg_side sside, size_t nb, int only_q)
 		    -1, nb, d, k, v->fixed, v->rel, v->q) : kg_be_query(be,
 		    rk->form, sside, nb, d, v->fixed, v->rel, v->q);
 	if (rk->transr)
-		return kg_be_transr(be, sside == KG_SIDE_TAIL ? 1 : -1, nb, d, k,
-		    v->fixed, v->rel, v->q) < 0 ||
+		return kg_be_transr(be, sside == KG_SIDE_TAIL ? 1 : -1, nb, d,
+		    k, v->fixed, v->rel, v->q) < 0 ||
 		    kg_be_transr(be, 1, nb, d, k, head, v->rel, v->qt) < 0 ||
 		    kg_be_transr(be, 0, nb, d, k, tail, v->rel, v->pt) < 0 ||
-		    kg_be_pairs(be, rk->sim, nb, k, m->gamma, v->qt, v->pt, v->s,
-		    v->sdist) < 0 ? -1 : 0;
+		    kg_be_pairs(be, rk->sim, nb, k, m->gamma, v->qt, v->pt,
+		    v->s, v->sdist) < 0 ? -1 : 0;
 	return kg_be_query(be, rk->form, sside, nb, d, v->fixed, v->rel,
 	    v->q) < 0 ||
 	    kg_be_query(be, rk->form, KG_SIDE_TAIL, nb, d, head, v->rel,
