@@ -5,13 +5,13 @@
 # zlib, METIS, libcsv, Open MPI's mpi.h) and the shared libraries the
 # GPU test programs load, found with ldd (OpenBLAS and what it needs;
 # Jansson and xxHash, which the trainer's checkpoint code pulls into
-# gpu_train), and FB15k-237 from the shared data when it is there
-# (tests/gpu/gpu_buf.c; about 3.5 MB).
+# gpu_train), FB15k-237 from the shared data when it is there
+# (tests/gpu/gpu_buf.c and gpu_eval.c; about 3.5 MB).
 # That machine has nvcc and gcc but none of these packages.  Run from
 # the repository root after `make` (make gpu-carry does both).
 set -eu
 cd "$(dirname "$0")/.."
-progs=${*:-build/gpu/gpu_ops build/gpu/gpu_train build/gpu/gpu_buf}
+progs=${*:-build/gpu/gpu_ops build/gpu/gpu_train build/gpu/gpu_buf build/gpu/gpu_eval}
 for prog in $progs; do
 	[ -x "$prog" ] || { echo "gpu_carry: $prog not built (run make)" >&2; exit 1; }
 done

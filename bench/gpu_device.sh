@@ -4,8 +4,9 @@
 # the CUDA backend and the GPU test program there with its nvcc and gcc
 # (no mpicc, no Debian packages: headers and libraries from gpu-carry/),
 # then `make test-gpu`.  Logs go to $OUT (or bench/work/gpu when unset):
-# env.txt (GPU, driver, compilers), build.log, test-gpu.log, and
-# gpu_buf.json: a table 10x the device's memory budget (FB15k-237 in 40
+# env.txt (GPU, driver, compilers), build.log, test-gpu.log, eval.txt
+# (tests/gpu/gpu_eval.c's timings of filtered ranking, device and CPU),
+# and gpu_buf.json: a table 10x the device's memory budget (FB15k-237 in 40
 # partitions, carried in gpu-carry/data) through the partition buffer,
 # positives/s beside the same table in GPU memory and the swaps against
 # the BETA order's lower bound (tests/gpu/gpu_buf.c).  Within the
@@ -71,6 +72,8 @@ build_by_hand() {
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_train" tests/gpu/gpu_train.c \
 	    "$build/libkg.a" $libs || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_buf" tests/gpu/gpu_buf.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_eval" tests/gpu/gpu_eval.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -79,7 +82,7 @@ command -v make >/dev/null 2>&1 && [ -z "${KG_NO_MAKE:-}" ] || have_make=0
 start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
-	    "$build/gpu/gpu_train" "$build/gpu/gpu_buf" \
+	    "$build/gpu/gpu_train" "$build/gpu/gpu_buf" "$build/gpu/gpu_eval" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"
@@ -105,3 +108,10 @@ if [ $have_make -eq 1 ]; then
 else
 	tests/gpu/run.sh "$build" 2>&1 | tee "$out/test-gpu.log"
 fi
+rc=$?
+# The filtered evaluation timings (issue 31's target: FB15k-237's test
+# split, both sides, all entities, in 0.1 s): gpu_eval's "# eval" lines.
+grep '^# eval ' "$out/test-gpu.log" | sed 's/^# eval //' >"$out/eval.txt"
+echo "eval timings: $out/eval.txt"
+cat "$out/eval.txt"
+exit $rc

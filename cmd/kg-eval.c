@@ -5,10 +5,12 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli/device_opt.h"
+#include "eval/eval_device.h"
 #include "cli/tool.h"
 #include "core/progress.h"
 #include "core/util.h"
@@ -44,8 +46,7 @@ usage(FILE *f)
 "      --batch n         queries per block (default 1024)\n"
 "      --stream          read entity rows from disk as needed (tables\n"
 "                        larger than memory)\n"
-"      --device d        cpu (default), or cuda, cuda:N for GPU N: refused\n"
-"                        (exit 2) until evaluation runs on GPUs\n"
+"      --device d        cpu (default), or cuda, cuda:N: rank on GPU N\n"
 "  -o, --output file     write the report to file, not stdout\n"
 "      --force           replace an existing file\n"
 "      --entities file   entity embeddings (.npy; float64 is converted to\n"
@@ -103,6 +104,27 @@ static const struct option long_opts[] = {
 
 /* --device: where the ranking runs. */
 static struct kg_device device = KG_DEVICE_INIT;
+
+/*
+ * Where the ranking runs (--device): the CPU evaluator, or the device
+ * ranker (eval/eval_device.h) on a visible GPU for the options it takes;
+ * one line and KG_EXIT_USAGE otherwise, before any work.  KG_EVAL_SEAM=cpu,
+ * a test hook, runs the device ranker on the CPU backend.
+ */
+static int
+device_ready(struct kg_eval_run_opts *o)
+{
+	const char *seam = getenv("KG_EVAL_SEAM");
+
+	o->device = device;
+	o->seam = device.kind == KG_DEVICE_CPU && seam != NULL &&
+	    strcmp(seam, "cpu") == 0;
+	if (device.kind == KG_DEVICE_CPU && !o->seam)
+		return KG_EXIT_OK;
+	if (kg_backend_check(&device) < 0 || kg_eval_device_check(&o->ev) < 0)
+		return KG_EXIT_USAGE;
+	return KG_EXIT_OK;
+}
 
 /* Index of s in names[n], or -1 after an error naming the option. */
 static int
@@ -284,7 +306,7 @@ main(int argc, char *argv[])
 	if (rc < 0) {
 		return kg_tool_usage_error();
 	}
-	if ((rc = kg_cli_device_ready(&device, "evaluation")) != KG_EXIT_OK)
+	if ((rc = device_ready(&o)) != KG_EXIT_OK)
 		return rc;
 	return kg_tool_exit(kg_eval_run(&o, &argc, &argv));
 }

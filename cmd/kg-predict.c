@@ -5,6 +5,7 @@
  */
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/device_opt.h"
@@ -60,8 +61,7 @@ usage(FILE *f)
 "      --no-header       no header line in TSV\n"
 "      --batch n         queries per matrix product (default 1024)\n"
 "      --threads n       OpenMP threads (default: one per core)\n"
-"      --device d        cpu (default), or cuda, cuda:N for GPU N: refused\n"
-"                        (exit 2) until prediction runs on GPUs\n"
+"      --device d        cpu (default), or cuda, cuda:N: score on GPU N\n"
 "  -o, --output file     write to file, not stdout\n"
 "      --force           replace an existing file\n"
 "      --entities file   entity embeddings (.npy, float32 or float64) ...\n"
@@ -237,6 +237,7 @@ int
 main(int argc, char *argv[])
 {
 	struct kg_predict_run_opts o = KG_PREDICT_RUN_OPTS_INIT;
+	const char *seam;
 	int ch, asked = 0;
 
 	kg_setprogname(argv[0]);
@@ -263,8 +264,14 @@ main(int argc, char *argv[])
 	if (check(argc - optind, argv + optind, &o) < 0) {
 		return kg_tool_usage_error();
 	}
-	if ((ch = kg_cli_device_ready(&device, "prediction")) != KG_EXIT_OK)
-		return ch;
+	/* --device: entity queries scored on the device (KG_PREDICT_SEAM=cpu,
+	 * a test hook: on the CPU backend through the same path). */
+	seam = getenv("KG_PREDICT_SEAM");
+	o.device = device;
+	o.seam = device.kind == KG_DEVICE_CPU && seam != NULL &&
+	    strcmp(seam, "cpu") == 0;
+	if (device.kind != KG_DEVICE_CPU && kg_backend_check(&device) < 0)
+		return KG_EXIT_USAGE;
 	o.src.quiet = o.quiet;
 	o.progress = kg_progress_wanted(o.quiet, asked & 1);
 	return kg_tool_exit(kg_predict_run(&o, &argc, &argv));

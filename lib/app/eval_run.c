@@ -8,6 +8,7 @@
 #include "compute/compute.h"
 #include "core/util.h"
 #include "dist/dist.h"
+#include "eval/eval_device.h"
 #include "io/stage.h"
 #include "predict/modelsrc.h"
 #include "report/label.h"
@@ -144,6 +145,27 @@ prepare(struct eval_state *s)
 	}
 }
 
+/* Rank on the device o->device (or the CPU backend, o->seam) through
+ * lib/eval/eval_device.h; the report names the backend. */
+static int
+rank_device(struct eval_state *s, const struct kg_triples *test,
+    struct kg_eval_ranks *rk)
+{
+	struct kg_backend *be = kg_backend_open(&s->o->device);
+	int rc;
+
+	if (be == NULL)
+		return -1;
+	if (!s->o->quiet)
+		fprintf(stderr, "%s: ranking on %s\n", kg_progname(),
+		    kg_backend_name(be));
+	json_object_set_new(s->rep, "backend",
+	    json_string(kg_backend_name(be)));
+	rc = kg_eval_rank_device(be, &s->md, test, &s->ev, rk);
+	kg_backend_free(be);
+	return rc;
+}
+
 /*
  * Rank the split and put the metrics into the report.  Under mpirun
  * every rank ranks its share of the blocks; the sums are the ranks one
@@ -162,7 +184,9 @@ rank(struct eval_state *s, struct kg_dist *dist)
 	s->ev.nshards = dist->size;
 	if (dist->rank != 0)
 		s->ev.progress = NULL;
-	if (kg_eval_rank(&s->md, test, &s->ev, &rk) < 0)
+	if ((o->device.kind == KG_DEVICE_CPU && !o->seam ?
+	    kg_eval_rank(&s->md, test, &s->ev, &rk) :
+	    rank_device(s, test, &rk)) < 0)
 		return -1;
 	for (i = 0; i < 2; i++) {
 		kg_dist_sum_u64(dist, rk.opt[i], rk.n);

@@ -21,6 +21,7 @@
 
 #include <stdint.h>
 
+#include "compute/backend.h"
 #include "eval/eval.h"
 
 struct kg_eval_run_opts {
@@ -45,6 +46,14 @@ struct kg_eval_run_opts {
 	struct kg_eval_opts ev;	/* batch, threads, sampling, progress */
 	int stream;		/* read entity rows from disk as they are
 				 * needed (kg_store_open_npy_stream) */
+	/*
+	 * Where the ranking runs: the CPU evaluator, or the device ranker
+	 * (lib/eval/eval_device.h) on a CUDA device, or with seam set on
+	 * the CPU backend (kg-eval's test hook KG_EVAL_SEAM=cpu).  The
+	 * report then names the backend ("backend").
+	 */
+	struct kg_device device;
+	int seam;
 };
 
 #define KG_EVAL_RUN_OPTS_INIT { .gamma = 12.0, .split = KG_SPLIT_TEST, \

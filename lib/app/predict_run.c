@@ -35,6 +35,7 @@ struct run {
 	float *score;		/* triples to score: per query of a chunk */
 	double *trank, *hrank;
 	struct kg_topk best;	/* cartesian: the k best combinations */
+	struct kg_backend *be;	/* --device: the backend and the scorer */
 	size_t chunk;
 	int interactive;	/* queries from a pipe or terminal */
 	uint64_t answered;
@@ -83,6 +84,36 @@ is_interactive(const char *path)
 	return rc == 0 && !S_ISREG(st.st_mode);
 }
 
+/* The device entity queries are scored on (o->device, or the CPU
+ * backend with o->seam), in one process; 0, or -1 after kg_error(). */
+static int
+open_device(struct run *r)
+{
+	const struct kg_predict_run_opts *o = r->o;
+	size_t cap;
+
+	if (o->device.kind == KG_DEVICE_CPU && !o->seam)
+		return 0;
+	if (r->dist.size > 1) {
+		kg_error("answering shared by %d MPI ranks does not run on a "
+		    "device (run one process)", r->dist.size);
+		return -1;
+	}
+	if ((r->be = kg_backend_open(&o->device)) == NULL)
+		return -1;
+	if (!o->quiet)
+		fprintf(stderr, "%s: scoring on %s\n", kg_progname(),
+		    kg_backend_name(r->be));
+	r->po.dev = kg_dev_scorer_open(r->be, &r->md, r->po.batch > 0 ?
+	    r->po.batch : 1024);
+	if (r->po.dev == NULL)
+		return -1;
+	cap = kg_dev_scorer_batch(r->po.dev);
+	if (r->po.batch == 0 || r->po.batch > cap)
+		r->po.batch = cap;
+	return 0;
+}
+
 /* Dataset, model and filter, on every rank; names and I/O on rank 0. */
 static int
 setup(struct run *r)
@@ -96,7 +127,7 @@ setup(struct run *r)
 		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
 	if (rc < 0)
 		return rc;
-	if (kg_predict_check(&r->md, &r->po) < 0)
+	if (kg_predict_check(&r->md, &r->po) < 0 || open_device(r) < 0)
 		return -1;
 	if (o->typed) {
 		if (kg_typed_build(&r->typed, &r->ds) < 0)
@@ -318,7 +349,9 @@ answer_all(struct run *r)
 		}
 		kg_topk_reset(&r->top, (size_t)n);
 		r->po.progress_base = r->answered;
-		kg_predict_answer(&r->md, &r->po, r->q, (size_t)n, &r->top);
+		if (kg_predict_answer(&r->md, &r->po, r->q, (size_t)n,
+		    &r->top) < 0)
+			return -1;
 		merge(r, (size_t)n);
 		r->answered += (uint64_t)n;
 		if (r->dist.rank != 0)
@@ -413,6 +446,8 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 	else
 		next_chunk(&r, 1);
 	kg_outfile_abort(&r.out);
+	kg_dev_scorer_free(r.po.dev);
+	kg_backend_free(r.be);
 	kg_topk_release(&r.top);
 	kg_topk_release(&r.best);
 	free(r.q);

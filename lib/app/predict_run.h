@@ -29,6 +29,8 @@
 
 #include <stddef.h>
 
+#include "compute/backend.h"
+
 #include "predict/modelsrc.h"
 #include "predict/predict.h"
 
@@ -55,6 +57,14 @@ struct kg_predict_run_opts {
 				 * best are written */
 	int typed;		/* answers of the types the relation has in
 				 * that position (lib/predict/typed.h) */
+	/*
+	 * Where entity queries are scored: the CPU, or a CUDA device
+	 * (lib/eval/eval_device.h's scorer; the top k is kept on the host),
+	 * or with seam set the CPU backend through the same path (kg-predict's
+	 * test hook KG_PREDICT_SEAM=cpu).  One process only.
+	 */
+	struct kg_device device;
+	int seam;
 };
 
 #define KG_PREDICT_RUN_OPTS_INIT { .src = KG_MODELSRC_INIT, .queries = "-", \

@@ -398,3 +398,22 @@ kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 	return be->ops->rank_counts(be, nq, nc, scores, s, excl_off, excl,
 	    greater, equal);
 }
+
+int
+kg_be_transr(struct kg_backend *be, int sign, size_t n, size_t d, size_t k,
+    const float *x, const float *rel, float *y)
+{
+	return n == 0 || k == 0 ? 0 : be->ops->transr(be, sign, n, d, k, x,
+	    rel, y);
+}
+
+int
+kg_be_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
+    size_t k, const float *x, const float *rel, const float *gy, float *gx,
+    float *grel)
+{
+	if (n == 0 || k == 0 || (gx == NULL && grel == NULL))
+		return 0;
+	return be->ops->transr_backward(be, sign, n, d, k, x, rel, gy, gx,
+	    grel);
+}

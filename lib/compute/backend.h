@@ -272,4 +272,27 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
  */
 int kg_backend_cpu_defer_copies(struct kg_backend *be, int on);
 
+/* ---- TransR's projections (issue 31, item 3; devops.h's
+ * kg_dev_transr_*).  A TransR relation row is [r (k) | M (k x d,
+ * row-major)], k + k d floats (lib/kge/model.h).  Candidates projected
+ * by one shared M are one kg_be_sgemm: P = C M^T, as kernels.h's
+ * kg_kern_project. ---- */
+
+/*
+ * y[i] = M_i x[i] + sign r_i for n rows: x n x d, rel n x (k + k d)
+ * (row i's relation row), y n x k.  sign +1: the tail query M h + r,
+ * -1: the head query M t - r, 0: a candidate's projection M c.  On the
+ * CPU backend the bits of lib/kge/score.c's TransR query and pairs
+ * projection.
+ */
+int kg_be_transr(struct kg_backend *be, int sign, size_t n, size_t d,
+    size_t k, const float *x, const float *rel, float *y);
+
+/* Given gy = dL/dy (n x k) of kg_be_transr with the same arguments, ADD
+ * dL/dx to gx (n x d) and dL/drel to grel (n x (k + k d)); gx or grel
+ * may be NULL (not computed). */
+int kg_be_transr_backward(struct kg_backend *be, int sign, size_t n,
+    size_t d, size_t k, const float *x, const float *rel, const float *gy,
+    float *gx, float *grel);
+
 #endif

@@ -335,6 +335,43 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 	return 0;
 }
 
+/* TransR: devops.h's element functions in row order (the bits of
+ * score.c's TransR query and projection, which they mirror). */
+static int
+cpu_transr(struct kg_backend *be, int sign, size_t n, size_t d, size_t k,
+    const float *x, const float *rel, float *y)
+{
+	size_t rw = k + k * d, i, a;
+
+	(void)be;
+	for (i = 0; i < n; i++)
+		for (a = 0; a < k; a++)
+			y[i * k + a] = kg_dev_transr_elem(sign, d, k, x + i * d,
+			    rel + i * rw, a);
+	return 0;
+}
+
+static int
+cpu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
+    size_t k, const float *x, const float *rel, const float *gy, float *gx,
+    float *grel)
+{
+	size_t rw = k + k * d, i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		if (gx != NULL)
+			for (l = 0; l < d; l++)
+				gx[i * d + l] += kg_dev_transr_dx(d, k,
+				    rel + i * rw, gy + i * k, l);
+		if (grel != NULL)
+			for (l = 0; l < rw; l++)
+				grel[i * rw + l] += kg_dev_transr_drel(sign, d,
+				    k, x + i * d, gy + i * k, l);
+	}
+	return 0;
+}
+
 static const struct kg_backend_ops cpu_ops = {
 	.release = cpu_release,
 	.alloc = cpu_alloc,
@@ -360,6 +397,8 @@ static const struct kg_backend_ops cpu_ops = {
 	.optim = cpu_optim,
 	.regularise = cpu_regularise,
 	.rank_counts = cpu_rank_counts,
+	.transr = cpu_transr,
+	.transr_backward = cpu_transr_backward,
 };
 
 const char *

@@ -68,6 +68,12 @@ struct kg_backend_ops {
 	int (*rank_counts)(struct kg_backend *be, size_t nq, size_t nc,
 	    const float *scores, const float *s, const int64_t *excl_off,
 	    const int64_t *excl, uint64_t *greater, uint64_t *equal);
+	/* TransR (backend.h's kg_be_transr*): gx, grel may be NULL. */
+	int (*transr)(struct kg_backend *be, int sign, size_t n, size_t d,
+	    size_t k, const float *x, const float *rel, float *y);
+	int (*transr_backward)(struct kg_backend *be, int sign, size_t n,
+	    size_t d, size_t k, const float *x, const float *rel,
+	    const float *gy, float *gx, float *grel);
 };
 
 struct kg_backend {

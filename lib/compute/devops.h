@@ -387,6 +387,27 @@ kg_dev_dsdc(int sim, const float *q, const float *c, size_t d, size_t l,
 	return sim == KG_DEV_DOT ? q[l] : -kg_dev_dsdq(sim, q, c, d, l, dist);
 }
 
+/*
+ * sum_k a[k] b[k] over n floats in the CPU kernels' order (lanes.h's
+ * sum_dot: eight lanes, the tail in lane 0, the lanes in order), so a
+ * row product here gives the bits kg_kern_matvec's does.
+ */
+KG_HD float
+kg_dev_dot(const float *a, const float *b, size_t n)
+{
+	float L[KG_DEV_LANES] = { 0 }, s = 0.0f;
+	size_t k = 0, l;
+
+	for (; k + KG_DEV_LANES <= n; k += KG_DEV_LANES)
+		for (l = 0; l < KG_DEV_LANES; l++)
+			L[l] += a[k + l] * b[k + l];
+	for (; k < n; k++)
+		L[0] += a[k] * b[k];
+	for (l = 0; l < KG_DEV_LANES; l++)
+		s += L[l];
+	return s;
+}
+
 /* ---- Element functions: query forms (as lib/kge/score.c, grad.c). ---- */
 
 /* Must match enum kg_qform (backend.h). */
@@ -440,9 +461,12 @@ kg_dev_query_elem(int form, int side, size_t d, const float *f,
 			s = -s;
 		return l < h ? a * c - b * s : a * s + b * c;
 	default:	/* RESCAL, M row-major d x d */
+		/* Tails: column l of M in row order, as kg_kern_matvec's
+		 * transposed loop; heads: row l, as its sum_dot. */
+		if (side != KG_DEV_TAIL)
+			return kg_dev_dot(rel + l * d, f, d);
 		for (i = 0; i < d; i++)
-			acc += side == KG_DEV_TAIL ? f[i] * rel[i * d + l] :
-			    rel[l * d + i] * f[i];
+			acc += f[i] * rel[i * d + l];
 		return acc;
 	}
 }
@@ -948,6 +972,94 @@ kg_dev_t_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
 		g[e] += (float)(scale * coef * 3.0 * a * x[e]);
 		kg_dev_atomic_add_d(value, coef * a * a * a);
 	}
+}
+
+/* ---- TransR: the projection y = M x (+- r) (issue 31, item 3). ---- */
+
+/*
+ * TransR's relation row is [r (k floats) | M (k x d, row-major)], k + k d
+ * floats (lib/kge/model.h).  One function serves its query and its
+ * candidates: y = M x + sign r, sign +1 (the tail query M h + r), -1
+ * (the head query M t - r) or 0 (a candidate's projection M c, r unused).
+ * Element a (< k) of y: the row product in kg_kern_matvec's order, then
+ * r added as score.c's transr_query adds it, so the CPU backend gives
+ * score.c's bits.
+ */
+KG_HD float
+kg_dev_transr_elem(int sign, size_t d, size_t k, const float *x,
+    const float *rel, size_t a)
+{
+	float y = kg_dev_dot(rel + k + a * d, x, d);
+
+	return sign > 0 ? y + rel[a] : sign < 0 ? y - rel[a] : y;
+}
+
+/* dL/dx_b (b < d) given gy = dL/dy (k floats): (M^T gy)_b. */
+KG_HD float
+kg_dev_transr_dx(size_t d, size_t k, const float *rel, const float *gy,
+    size_t b)
+{
+	float acc = 0.0f;
+	size_t a;
+
+	for (a = 0; a < k; a++)
+		acc += rel[k + a * d + b] * gy[a];
+	return acc;
+}
+
+/* dL/drel_l (l < k + k d) given gy: sign gy_l on r, gy_a x_b on M_ab. */
+KG_HD float
+kg_dev_transr_drel(int sign, size_t d, size_t k, const float *x,
+    const float *gy, size_t l)
+{
+	if (l < k)
+		return sign > 0 ? gy[l] : sign < 0 ? -gy[l] : 0.0f;
+	l -= k;
+	return gy[l / d] * x[l % d];
+}
+
+/* y[i] = M_i x[i] + sign r_i for n rows (x n x d, rel n x (k + k d),
+ * y n x k): one thread per element of y. */
+KG_HD void
+kg_dev_t_transr(unsigned b, unsigned t, unsigned bdim, int sign, size_t n,
+    size_t d, size_t k, const float *x, const float *rel, float *y)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i;
+
+	if (e >= n * k)
+		return;
+	i = e / k;
+	y[e] = kg_dev_transr_elem(sign, d, k, x + i * d, rel + i * (k + k * d),
+	    e % k);
+}
+
+/* gx[i] += M_i^T gy[i] (gx n x d): one thread per element. */
+KG_HD void
+kg_dev_t_transr_bwd_x(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t d, size_t k, const float *rel, const float *gy, float *gx)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	gx[e] += kg_dev_transr_dx(d, k, rel + i * (k + k * d), gy + i * k,
+	    e % d);
+}
+
+/* grel[i] += dL/drel_i (grel n x (k + k d)): one thread per element. */
+KG_HD void
+kg_dev_t_transr_bwd_r(unsigned b, unsigned t, unsigned bdim, int sign,
+    size_t n, size_t d, size_t k, const float *x, const float *gy,
+    float *grel)
+{
+	size_t e = kg_dev_tid(b, t, bdim), rw = k + k * d, i;
+
+	if (e >= n * rw)
+		return;
+	i = e / rw;
+	grel[e] += kg_dev_transr_drel(sign, d, k, x + i * d, gy + i * k,
+	    e % rw);
 }
 
 /* ---- Thread functions: ranking. ---- */

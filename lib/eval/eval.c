@@ -11,11 +11,6 @@
 #include "kge/score.h"
 #include "store/store.h"
 
-/* Output rows of one block stay below this many floats per thread, so a
- * graph with millions of entities gets small blocks instead of gigabytes
- * of scores. */
-#define EVAL_BLOCK_FLOATS ((size_t)1 << 24)
-
 /* ---- ranking ---- */
 
 const char *
@@ -432,10 +427,9 @@ run_blocks(struct rank_job *job)
 		o->progress(total, total, kg_now() - start, o->progress_arg);
 }
 
-/* Triple indices sorted by relation (counting sort, stable), so TransR
- * blocks share candidate projections. */
-static uint64_t *
-order_by_relation(const struct kg_triples *test, uint64_t n_relations)
+uint64_t *
+kg_eval_order_by_relation(const struct kg_triples *test,
+    uint64_t n_relations)
 {
 	uint64_t *count = kg_xcalloc(n_relations + 1, sizeof(*count));
 	uint64_t *order = kg_xmallocarray(test->n + 1, sizeof(*order));
@@ -501,9 +495,8 @@ entity_store(const struct kg_modeldir *md, struct kg_store **own)
 	return *own;
 }
 
-/* The options and IDs can be ranked; 0 or -1 after kg_error(). */
-static int
-rank_check(const struct kg_modeldir *md, const struct kg_triples *test,
+int
+kg_eval_rank_check(const struct kg_modeldir *md, const struct kg_triples *test,
     const struct kg_eval_opts *opts)
 {
 	if (md->n_entities == 0 || md->n_entities > INT32_MAX) {
@@ -567,8 +560,8 @@ rank_candidates(struct rank_job *job, const struct kg_modeldir *md,
 		/* The out buffer holds one tile per query.  Blocks do not
 		 * depend on the shard, so neither do the GEMMs. */
 		job->nc = KG_EVAL_TILE;
-		if (job->batch > EVAL_BLOCK_FLOATS / KG_EVAL_TILE)
-			job->batch = EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
+		if (job->batch > KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE)
+			job->batch = KG_EVAL_BLOCK_FLOATS / KG_EVAL_TILE;
 		job->lo = tiles * sh / ns * KG_EVAL_TILE;
 		job->hi = tiles * (sh + 1) / ns * KG_EVAL_TILE;
 		if (job->lo > md->n_entities)
@@ -592,7 +585,7 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 	int s, bad;
 
 	*ranks = (struct kg_eval_ranks)KG_EVAL_RANKS_INIT;
-	if (rank_check(md, test, opts) < 0)
+	if (kg_eval_rank_check(md, test, opts) < 0)
 		return -1;
 	cumdeg = rank_cumdeg(md, opts, &bad);
 	if (bad)
@@ -615,7 +608,7 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 		ranks->pess[s] = kg_xcalloc(test->n + 1, sizeof(uint64_t));
 	}
 	if (test->n > 0) {
-		job.order = order_by_relation(test, md->n_relations);
+		job.order = kg_eval_order_by_relation(test, md->n_relations);
 		job.nblocks = (test->n + job.batch - 1) / job.batch;
 		run_blocks(&job);
 		free((void *)job.order);

@@ -15,9 +15,7 @@ kg_train_device_check(const struct kg_train_opts *o)
 {
 	const char *what = NULL;
 
-	if (o->model == KG_MODEL_TRANSR)
-		what = "TransR";
-	else if (o->one_vs_all || o->one_vs_all_after > 0)
+	if (o->one_vs_all || o->one_vs_all_after > 0)
 		what = "1-vs-all (--one_vs_all, --one_vs_all_after)";
 	else if (o->filter_negatives)
 		what = "filtered negatives (--neg_filter)";
@@ -40,8 +38,8 @@ kg_train_device_check(const struct kg_train_opts *o)
 	return -1;
 }
 
-static enum kg_qform
-qform_of(enum kg_model_kind k)
+enum kg_qform
+kg_train_device_qform(enum kg_model_kind k)
 {
 	switch (k) {
 	case KG_MODEL_DISTMULT:
@@ -76,7 +74,8 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	const struct kg_trainer *tr = dt->tr;
 	size_t d = dt->d, rw = dt->rw, B = dt->B, N = dt->N, M = dt->M;
 	size_t R = tr->n_rel_rows, fs = sizeof(float);
-	size_t ws = kg_be_work_size(dt->be, dt->sim, B, N);
+	size_t ws = kg_be_work_size(dt->be, dt->sim, B, N), qd = dt->qd;
+	size_t X = dt->transr ? B * N * qd : 1, i;
 
 	if (dalloc(dt, &v->W, E * d * fs) < 0 ||
 	    dalloc(dt, &v->Ws, E * dt->esw * fs) < 0 ||
@@ -84,8 +83,8 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	    dalloc(dt, &v->Rs, R * dt->rsw * fs) < 0 ||
 	    dalloc(dt, &v->rows, M * d * fs) < 0 ||
 	    dalloc(dt, &v->rel, B * rw * fs) < 0 ||
-	    dalloc(dt, &v->q, B * d * fs) < 0 ||
-	    dalloc(dt, &v->gq, B * d * fs) < 0 ||
+	    dalloc(dt, &v->q, B * qd * fs) < 0 ||
+	    dalloc(dt, &v->gq, B * qd * fs) < 0 ||
 	    dalloc(dt, &v->pos, B * fs) < 0 ||
 	    dalloc(dt, &v->pdist, B * fs) < 0 ||
 	    dalloc(dt, &v->gpos, B * fs) < 0 ||
@@ -99,10 +98,32 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	    dalloc(dt, &v->ugr, B * rw * fs) < 0 ||
 	    dalloc(dt, &v->lrow, B * sizeof(double)) < 0 ||
 	    dalloc(dt, &v->lsum, sizeof(double)) < 0 ||
-	    dalloc(dt, &v->idx, dt->n_idx * sizeof(int64_t)) < 0)
+	    dalloc(dt, &v->idx, dt->n_idx * sizeof(int64_t)) < 0 ||
+	    dalloc(dt, &v->pp, (dt->transr ? B * qd : 1) * fs) < 0 ||
+	    dalloc(dt, &v->gpp, (dt->transr ? B * qd : 1) * fs) < 0 ||
+	    dalloc(dt, &v->Pn, X * fs) < 0 ||
+	    dalloc(dt, &v->gPn, X * fs) < 0 ||
+	    dalloc(dt, &v->qx, X * fs) < 0 ||
+	    dalloc(dt, &v->gqx, X * fs) < 0 ||
+	    dalloc(dt, &v->rep, (dt->transr ? B * N : 1) *
+	    sizeof(int64_t)) < 0)
 		return -1;
 	dt->hidx = kg_be_host_alloc(dt->be, dt->n_idx * sizeof(int64_t));
-	return dt->hidx == NULL ? -1 : 0;
+	if (dt->hidx == NULL)
+		return -1;
+	if (!dt->transr)
+		return 0;
+	/* TransR's repeat index, once: it does not change. */
+	for (i = 0; i < B * N; i += dt->n_idx) {
+		size_t n = B * N - i < dt->n_idx ? B * N - i : dt->n_idx, j;
+
+		for (j = 0; j < n; j++)
+			dt->hidx[j] = (int64_t)((i + j) / N);
+		if (kg_be_upload(dt->be, v->rep + i, dt->hidx,
+		    n * sizeof(int64_t)) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* Copy the tables one way: to the device (up) or back; the entity
@@ -147,10 +168,12 @@ kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
 	dt = kg_xcalloc(1, sizeof(*dt));
 	dt->tr = tr;
 	dt->be = be;
-	dt->form = qform_of(tr->model.kind);
+	dt->form = kg_train_device_qform(tr->model.kind);
 	dt->sim = kg_score_sim(&tr->model);
 	dt->d = tr->model.dim;
 	dt->rw = tr->model.rel_width;
+	dt->transr = tr->model.kind == KG_MODEL_TRANSR;
+	dt->qd = kg_score_qdim(&tr->model);
 	dt->esw = tr->ents->state_width;
 	dt->rsw = tr->rel_state_width;
 	dt->B = kg_train_chunk_size(&tr->o);
@@ -224,6 +247,13 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_free(dt->be, v->lrow);
 	kg_be_free(dt->be, v->lsum);
 	kg_be_free(dt->be, v->idx);
+	kg_be_free(dt->be, v->pp);
+	kg_be_free(dt->be, v->gpp);
+	kg_be_free(dt->be, v->Pn);
+	kg_be_free(dt->be, v->gPn);
+	kg_be_free(dt->be, v->qx);
+	kg_be_free(dt->be, v->gqx);
+	kg_be_free(dt->be, v->rep);
 	kg_be_host_free(dt->be, dt->hidx);
 	if (dt->part != NULL)
 		kg_store_release(dt->tr->ents, 0, 1);
@@ -330,6 +360,102 @@ optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n, size_t d,
 	return -1;
 }
 
+/* The scores of every model but TransR (the rows and relation rows of
+ * the chunk gathered): the queries, the positives by pairs, the shared
+ * negatives by chunk.  0 or -1. */
+static int
+query_forward(struct kg_dev_trainer *dt, size_t len, int side)
+{
+	struct kg_backend *be = dt->be;
+	struct dev_bufs *v = &dt->dv;
+	size_t d = dt->d, N = dt->N;
+	const float *fixed = v->rows, *posc = v->rows + len * d;
+	const float *negc = v->rows + 2 * len * d;
+	float gamma = dt->tr->model.gamma;
+
+	return kg_be_query(be, dt->form, side, len, d, fixed, v->rel,
+	    v->q) < 0 ||
+	    kg_be_pairs(be, dt->sim, len, d, gamma, v->q, posc, v->pos,
+	    v->pdist) < 0 ||
+	    kg_be_chunk(be, dt->sim, len, N, d, gamma, v->q, negc, v->S,
+	    v->dist, v->work) < 0 ? -1 : 0;
+}
+
+/*
+ * TransR's scores (the rows and relation rows of the chunk gathered): the
+ * queries q = M h + r (M t - r), the positives' projections M c, and per
+ * query the shared negatives projected by its own M (one strided-batched
+ * GEMM) and compared with its query repeated, all as L2_DIFF pairs:
+ * score[i][j] = gamma - |q_i - M_i c_j|.  0 or -1.
+ */
+static int
+transr_forward(struct kg_dev_trainer *dt, size_t len, int side)
+{
+	struct kg_backend *be = dt->be;
+	struct dev_bufs *v = &dt->dv;
+	size_t d = dt->d, k = dt->qd, rw = dt->rw, N = dt->N;
+	const float *fixed = v->rows, *posc = v->rows + len * d;
+	const float *negc = v->rows + 2 * len * d;
+	float gamma = dt->tr->model.gamma;
+
+	return kg_be_transr(be, side == KG_SIDE_TAIL ? 1 : -1, len, d, k,
+	    fixed, v->rel, v->q) < 0 ||
+	    kg_be_transr(be, 0, len, d, k, posc, v->rel, v->pp) < 0 ||
+	    kg_be_pairs(be, KG_KERN_L2_DIFF, len, k, gamma, v->q, v->pp,
+	    v->pos, v->pdist) < 0 ||
+	    kg_be_sgemm_batched(be, KG_NO_TRANS, KG_TRANS, N, k, d, 1.0f, negc,
+	    d, 0, v->rel + k, d, rw, 0.0f, v->Pn, k, N * k, len) < 0 ||
+	    kg_be_gather(be, len * N, k, v->q, v->rep, v->qx) < 0 ||
+	    kg_be_pairs(be, KG_KERN_L2_DIFF, len * N, k, gamma, v->qx, v->Pn,
+	    v->S, v->dist) < 0 ? -1 : 0;
+}
+
+/*
+ * TransR's backward from G (dL/dscore of the negatives) and gpos: into
+ * the rows' gradients grows (fixed | positives | negatives) and grel.
+ * 0 or -1.
+ */
+static int
+transr_backward(struct kg_dev_trainer *dt, size_t len, int side)
+{
+	struct kg_backend *be = dt->be;
+	struct dev_bufs *v = &dt->dv;
+	size_t d = dt->d, k = dt->qd, rw = dt->rw, N = dt->N, i;
+	const float *fixed = v->rows, *posc = v->rows + len * d;
+	const float *negc = v->rows + 2 * len * d;
+	float *gfixed = v->grows, *gposc = v->grows + len * d;
+	float *gneg = v->grows + 2 * len * d;
+	int sign = side == KG_SIDE_TAIL ? 1 : -1;
+
+	/* The negatives: dL/dq by pairs, summed per query; dL/dM_i =
+	 * gP_i^T C (batched); dL/dC = sum_i gP_i M_i (one GEMM a query,
+	 * into the shared rows). */
+	if (kg_be_zero(be, v->gPn, len * N * k * sizeof(float)) < 0 ||
+	    kg_be_zero(be, v->gq, len * k * sizeof(float)) < 0 ||
+	    kg_be_pairs_backward(be, KG_KERN_L2_DIFF, len * N, k, v->qx, v->Pn,
+	    v->G, v->dist, v->gqx, v->gPn) < 0 ||
+	    kg_be_scatter_add(be, len * N, k, v->gqx, v->rep, v->gq) < 0 ||
+	    kg_be_sgemm_batched(be, KG_TRANS, KG_NO_TRANS, k, d, N, 1.0f,
+	    v->gPn, k, N * k, negc, d, 0, 1.0f, v->grel + k, d, rw, len) < 0)
+		return -1;
+	for (i = 0; i < len; i++)
+		if (kg_be_sgemm(be, KG_NO_TRANS, KG_NO_TRANS, N, d, k, 1.0f,
+		    v->gPn + i * N * k, k, v->rel + i * rw + k, d, 1.0f, gneg,
+		    d) < 0)
+			return -1;
+	if (kg_be_transr_backward(be, sign, len, d, k, fixed, v->rel, v->gq,
+	    gfixed, v->grel) < 0)
+		return -1;
+	/* The positives: through q and through their own projections. */
+	return kg_be_zero(be, v->gpp, len * k * sizeof(float)) < 0 ||
+	    kg_be_pairs_backward(be, KG_KERN_L2_DIFF, len, k, v->q, v->pp,
+	    v->gpos, v->pdist, v->gq, v->gpp) < 0 ||
+	    kg_be_transr_backward(be, 0, len, d, k, posc, v->rel, v->gpp,
+	    gposc, v->grel) < 0 ||
+	    kg_be_transr_backward(be, sign, len, d, k, fixed, v->rel, v->gq,
+	    gfixed, v->grel) < 0 ? -1 : 0;
+}
+
 /* One chunk (train_device_impl.h): everything after the index upload
  * runs on the device. */
 int
@@ -345,7 +471,7 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	float *fixed = v->rows, *posc = v->rows + len * d;
 	float *negc = v->rows + 2 * len * d, *gfixed = v->grows;
 	float *gposc = v->grows + len * d, *gneg = v->grows + 2 * len * d;
-	float inv = (float)(1.0 / (double)len), gamma = tr->model.gamma;
+	float inv = (float)(1.0 / (double)len);
 	float lr = kg_train_lr(tr, start, o->lr), rlr;
 	struct kg_rng rng;
 
@@ -361,11 +487,8 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	/* Forward: rows, queries, scores, the loss. */
 	if (kg_be_gather(be, m, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
 	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
-	    kg_be_query(be, dt->form, side, len, d, fixed, v->rel, v->q) < 0 ||
-	    kg_be_pairs(be, dt->sim, len, d, gamma, v->q, posc, v->pos,
-	    v->pdist) < 0 ||
-	    kg_be_chunk(be, dt->sim, len, N, d, gamma, v->q, negc, v->S,
-	    v->dist, v->work) < 0 ||
+	    (dt->transr ? transr_forward(dt, len, side) :
+	    query_forward(dt, len, side)) < 0 ||
 	    kg_be_loss(be, &o->loss, len, N, v->pos, v->S, NULL, v->gpos, v->G,
 	    v->lrow) < 0 ||
 	    kg_be_dsum(be, len, v->lrow, v->lsum) < 0 ||
@@ -383,8 +506,11 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	    o->reg_norm, inv, v->lsum) < 0))
 		return -1;
 	/* Backward: the negatives, then the positives, each through Q. */
-	if (kg_be_chunk_backward(be, dt->sim, len, N, d, v->q, negc, v->G,
-	    v->dist, v->gq, gneg, v->work) < 0 ||
+	if (dt->transr) {
+		if (transr_backward(dt, len, side) < 0)
+			return -1;
+	} else if (kg_be_chunk_backward(be, dt->sim, len, N, d, v->q, negc,
+	    v->G, v->dist, v->gq, gneg, v->work) < 0 ||
 	    kg_be_query_backward(be, dt->form, side, len, d, fixed, v->rel,
 	    v->gq, gfixed, v->grel) < 0 ||
 	    kg_be_pairs_backward(be, dt->sim, len, d, v->q, posc, v->gpos,

@@ -26,8 +26,15 @@
  * sums run in other orders (atomics on a GPU), so results agree within
  * rounding, not bit for bit; MRR after a few epochs within 0.005.
  *
+ * TransR compares its query M h + r (M t - r) with the candidates
+ * projected by the query's own M: the positives by kg_be_transr, the
+ * shared negatives by one strided-batched GEMM per chunk (each query
+ * projects all N; the CPU trainer projects them once per run of equal
+ * relations, the same scores), and the negatives' gradient back through
+ * one GEMM per query.
+ *
  * The options it does not support are refused by kg_train_device_check,
- * one line each: TransR, 1-vs-all, filtered or typed or in-batch
+ * one line each: 1-vs-all, filtered or typed or in-batch
  * negatives, relation prediction, DURA, subsampling weights, gradient
  * clipping.
  */
@@ -42,6 +49,10 @@
 /* Whether options o can train through the seam: 0, or -1 after
  * kg_error() naming the first option it does not support. */
 int kg_train_device_check(const struct kg_train_opts *o);
+
+/* The device seam's query form of model kind k (TransE: ADD, DistMult:
+ * MUL, ...); TransR, which has none (backend.h's kg_be_transr), gets ADD. */
+enum kg_qform kg_train_device_qform(enum kg_model_kind k);
 
 struct kg_dev_trainer;
 

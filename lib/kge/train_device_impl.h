@@ -15,7 +15,7 @@ struct dev_bufs {
 	float *R, *Rs;		/* relation rows, their optimiser state */
 	float *rows;		/* M x d: fixed | positive candidates | negatives */
 	float *rel;		/* B x rw, one per positive */
-	float *q, *gq;		/* B x d */
+	float *q, *gq;		/* B x qd */
 	float *pos, *pdist, *gpos;	/* B */
 	float *S, *dist, *G;	/* B x N */
 	float *work;		/* kg_be_work_size */
@@ -26,6 +26,12 @@ struct dev_bufs {
 	double *lrow;		/* B: each positive's loss */
 	double *lsum;		/* 1: the epoch's loss sum */
 	int64_t *idx;		/* the index batch (below) */
+	/* TransR (queries of k floats): the positives' projections and
+	 * their gradients (B x k); each query's projection of the shared
+	 * negatives, its query repeated, and their gradients (B x N x k);
+	 * rep[i N + j] = i. */
+	float *pp, *gpp, *Pn, *gPn, *qx, *gqx;
+	int64_t *rep;
 };
 
 struct kg_dev_trainer {
@@ -35,6 +41,8 @@ struct kg_dev_trainer {
 	enum kg_qform form;
 	enum kg_kern_sim sim;
 	size_t d, rw, esw, rsw;	/* widths: rows, relation rows, states */
+	size_t qd;		/* a query's floats: d, or TransR's k */
+	int transr;
 	size_t B, N, M;		/* capacities: positives, negatives, rows */
 	struct dev_bufs dv;
 	/*

@@ -106,11 +106,13 @@ struct job {
 	uint64_t lo, hi;	/* candidates of this shard */
 	float *ident;		/* identity relation row (sim model) */
 	struct kg_topk *top;
+	int *failed;		/* a device call failed */
 };
 
 /* Per thread, allocated once per call. */
 struct buf {
 	float *fixed, *rel, *out, *work, *qn, *cn;
+	int64_t *fid, *rid;	/* a block's entity and relation rows (dev) */
 	const int32_t **known;
 	size_t *nknown, *kpos;
 };
@@ -196,6 +198,8 @@ buf_init(struct buf *b, const struct job *j)
 	b->known = kg_xcalloc(B + 1, sizeof(*b->known));
 	b->nknown = kg_xcalloc(B + 1, sizeof(*b->nknown));
 	b->kpos = kg_xcalloc(B + 1, sizeof(*b->kpos));
+	b->fid = kg_xcalloc(B + 1, sizeof(*b->fid));
+	b->rid = kg_xcalloc(B + 1, sizeof(*b->rid));
 }
 
 static void
@@ -210,6 +214,8 @@ buf_release(struct buf *b)
 	free(b->known);
 	free(b->nknown);
 	free(b->kpos);
+	free(b->fid);
+	free(b->rid);
 }
 
 /*
@@ -230,6 +236,9 @@ gather(const struct job *j, const struct task *t, struct buf *b)
 
 		memcpy(b->fixed + i * d, md->entities + (uint64_t)fixed * d,
 		    d * sizeof(float));
+		b->fid[i] = fixed;
+		b->rid[i] = q->kind == KG_QUERY_NEAR ? 0 :
+		    (int64_t)rel_row(md, q);
 		if (q->kind == KG_QUERY_NEAR)
 			memcpy(b->rel + i * w, j->ident, w * sizeof(float));
 		else
@@ -346,8 +355,14 @@ entity_block(const struct job *j, const struct task *t, struct buf *b)
 	const struct kg_modeldir *md = j->md;
 	size_t d = md->model.dim, i;
 	enum kg_side sside = gather(j, t, b);
+	int dev = j->o->dev != NULL && t->cls != CLS_NEAR;
 	uint64_t t0;
 
+	if (dev && kg_dev_scorer_block(j->o->dev, sside, t->n, b->fid,
+	    b->rid) < 0) {
+		*j->failed = 1;
+		return;
+	}
 	for (t0 = j->lo; t0 < j->hi; t0 += KG_EVAL_TILE) {
 		size_t nc = j->hi - t0 < KG_EVAL_TILE ? (size_t)(j->hi - t0) :
 		    KG_EVAL_TILE;
@@ -355,9 +370,13 @@ entity_block(const struct job *j, const struct task *t, struct buf *b)
 
 		if (t->cls == CLS_NEAR)
 			near_scores(j, b, t->n, cand, nc);
-		else
+		else if (!dev)
 			kg_model_score_many(&md->model, sside, t->n, b->fixed,
 			    b->rel, cand, nc, b->out, b->work);
+		else if (kg_dev_scorer_tile(j->o->dev, t0, nc, b->out) < 0) {
+			*j->failed = 1;
+			return;
+		}
 		for (i = 0; i < t->n; i++) {
 			size_t qi = j->order[t->first + i];
 			float *row = b->out + i * nc;
@@ -418,7 +437,8 @@ static void
 run_tasks(const struct job *j)
 {
 	const struct kg_predict_opts *o = j->o;
-	int nthreads = o->threads > 0 ? o->threads : omp_get_max_threads();
+	int nthreads = o->dev != NULL ? 1 : o->threads > 0 ? o->threads :
+	    omp_get_max_threads();
 	uint64_t done = 0;
 	size_t t;
 
@@ -447,14 +467,16 @@ run_tasks(const struct job *j)
 	}
 }
 
-void
+int
 kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
     struct kg_topk *top)
 {
 	struct job j;
+	int failed = 0;
 
 	memset(&j, 0, sizeof(j));
+	j.failed = &failed;
 	j.md = md;
 	j.o = o;
 	j.q = q;
@@ -469,6 +491,7 @@ kg_predict_answer(const struct kg_modeldir *md,
 	free(j.order);
 	free(j.tasks);
 	free(j.ident);
+	return failed ? -1 : 0;
 }
 
 void

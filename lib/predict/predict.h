@@ -11,6 +11,10 @@
  * relations (?, r, t) is scored as (t, r + n_relations, ?), as kg-eval
  * does.  Relation queries (h, ?, t) score every relation with
  * kg_model_score (reciprocal models: the forward relations only).
+ * With o->dev the entity queries' tiles of scores are computed on a
+ * device (eval_device.h's scorer, the same blocks and tiles, so on the
+ * CPU backend the same bits) and read back; masking and the top k stay
+ * on the host.
  *
  * Nearest entities compare an entity's row with every other entity's:
  *   cosine  x.y / (|x| |y|)  (a zero row scores NaN and never appears)
@@ -43,6 +47,7 @@
 
 #include "core/progress.h"
 #include "eval/eval.h"
+#include "eval/eval_device.h"
 #include "kge/modeldir.h"
 #include "predict/query.h"
 #include "predict/topk.h"
@@ -66,6 +71,10 @@ struct kg_predict_opts {
 	struct kg_progress *progress;	/* NULL: none */
 	uint64_t progress_base;	/* queries answered before this call */
 	const struct kg_typed *typed;	/* NULL: answers of any type */
+	/* Where entity queries are scored: NULL, the CPU; else a device
+	 * (eval/eval_device.h, one thread on the host; nearest and relation
+	 * queries stay on the CPU). */
+	struct kg_dev_scorer *dev;
 };
 
 #define KG_PREDICT_OPTS_INIT { .sim = KG_SIM_COSINE, .batch = 1024, \
@@ -81,10 +90,11 @@ int kg_predict_check(const struct kg_modeldir *md,
 /*
  * Offer this shard's candidates for queries q[0..nq) to top (reset by
  * the caller to at least nq queries; query i goes to top's query i).
- * IDs in q must be in range of md.  Never fails (allocation failure
+ * IDs in q must be in range of md.  0, or -1 after kg_error() when a
+ * device call failed (o->dev; the CPU never fails, allocation failure
  * exits).
  */
-void kg_predict_answer(const struct kg_modeldir *md,
+int kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
     struct kg_topk *top);
 

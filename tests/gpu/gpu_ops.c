@@ -424,6 +424,46 @@ test_rank_counts(void)
 	free(deh);
 }
 
+/* TransR's projection, every sign, forward and backward (gx and grel
+ * added to, as on the CPU). */
+static void
+test_transr(void)
+{
+	static const int signs[] = { 1, -1, 0 };
+	size_t n = 301, d = 37, k = 13, rw = k + k * d, t;
+
+	NEED_GPU();
+	for (t = 0; t < KG_ARRAY_LEN(signs); t++) {
+		float *x = rnd(n * d, -1, 1), *rel = rnd(n * rw, -1, 1);
+		float *gy = rnd(n * k, -1, 1), *y = rnd(n * k, 0, 0);
+		float *gx = rnd(n * d, -1, 1), *gr = rnd(n * rw, -1, 1);
+		void *dx = up(x, n * d * 4), *dr = up(rel, n * rw * 4);
+		void *dgy = up(gy, n * k * 4), *dy = up(y, n * k * 4);
+		void *dgx = up(gx, n * d * 4), *dgr = up(gr, n * rw * 4);
+
+		T_CHECK(kg_be_transr(cpu, signs[t], n, d, k, x, rel, y) == 0);
+		T_CHECK(kg_be_transr(gpu, signs[t], n, d, k, dx, dr, dy) == 0);
+		T_CHECKF(same(dy, y, n * k, "transr"), "sign %d", signs[t]);
+		T_CHECK(kg_be_transr_backward(cpu, signs[t], n, d, k, x, rel,
+		    gy, gx, gr) == 0);
+		T_CHECK(kg_be_transr_backward(gpu, signs[t], n, d, k, dx, dr,
+		    dgy, dgx, dgr) == 0);
+		T_CHECKF(same(dgx, gx, n * d, "transr gx"), "sign %d",
+		    signs[t]);
+		T_CHECKF(same(dgr, gr, n * rw, "transr grel"), "sign %d",
+		    signs[t]);
+		kg_be_free(gpu, dx);
+		kg_be_free(gpu, dr);
+		kg_be_free(gpu, dgy);
+		free(x);
+		free(rel);
+		free(gy);
+		free(y);
+		free(gx);
+		free(gr);
+	}
+}
+
 static void
 test_copies(void)
 {
@@ -484,6 +524,7 @@ main(void)
 	T_RUN(test_optimisers);
 	T_RUN(test_regularise);
 	T_RUN(test_rank_counts);
+	T_RUN(test_transr);
 	kg_backend_free(gpu);
 	kg_backend_free(cpu);
 	return T_DONE();

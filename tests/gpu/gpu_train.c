@@ -1,6 +1,6 @@
 /*
  * The device trainer (lib/kge/train_device.h) end to end on a GPU: each
- * shallow model the seam has a query form for trains a few epochs on the
+ * shallow model (TransR included) trains a few epochs on the
  * bundled UMLS data with its tables on cuda:0 (or $KG_GPU_DEVICE), and
  * its filtered test MRR must be within 0.005 (TransE_l1: 0.01, tol below)
  * of the CPU trainer's (kg_trainer_epoch, one thread) at the same
@@ -208,6 +208,7 @@ static const struct {
 	{ KG_MODEL_TRANSE_L1, 32, 6.0, 1.0, 6 },
 	{ KG_MODEL_ROTATE, 32, 6.0, 1.0, 6 },
 	{ KG_MODEL_RESCAL, 32, 0.0, 0.0, 6 },
+	{ KG_MODEL_TRANSR, 32, 6.0, 1.0, 6 },
 };
 
 /*

@@ -108,7 +108,7 @@ load_umls(void)
 }
 
 /* Filtered test MRR (both sides, realistic ties) through lib/eval/eval.h. */
-static double
+static inline double
 test_mrr(const struct kg_trainer *tr)
 {
 	struct kg_triples sets[3];

@@ -577,12 +577,56 @@ cu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 	    scores, s, excl_off, excl, greater, equal);
 }
 
+__global__ void
+k_transr(int sign, size_t n, size_t d, size_t k, const float *x,
+    const float *rel, float *y)
+{
+	kg_dev_t_transr(TID, sign, n, d, k, x, rel, y);
+}
+
+__global__ void
+k_transr_bwd_x(size_t n, size_t d, size_t k, const float *rel,
+    const float *gy, float *gx)
+{
+	kg_dev_t_transr_bwd_x(TID, n, d, k, rel, gy, gx);
+}
+
+__global__ void
+k_transr_bwd_r(int sign, size_t n, size_t d, size_t k, const float *x,
+    const float *gy, float *grel)
+{
+	kg_dev_t_transr_bwd_r(TID, sign, n, d, k, x, gy, grel);
+}
+
+int
+cu_transr(struct kg_backend *be, int sign, size_t n, size_t d, size_t k,
+    const float *x, const float *rel, float *y)
+{
+	return launch(be, "transr", n * k, k_transr, sign, n, d, k, x, rel,
+	    y);
+}
+
+int
+cu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
+    size_t k, const float *x, const float *rel, const float *gy, float *gx,
+    float *grel)
+{
+	if (gx != NULL && d > 0 && launch(be, "transr_backward", n * d,
+	    k_transr_bwd_x, n, d, k, rel, gy, gx) < 0)
+		return -1;
+	if (grel == NULL)
+		return 0;
+	return launch(be, "transr_backward", n * (k + k * d), k_transr_bwd_r,
+	    sign, n, d, k, x, gy, grel);
+}
+
 const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
 	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
 	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
 	cu_pairs_backward, cu_query, cu_query_backward, cu_scale, cu_dsum,
-	cu_loss, cu_optim, cu_regularise, cu_rank_counts,
+	cu_loss, cu_optim, cu_regularise, cu_rank_counts, cu_transr,
+	cu_transr_backward,
 };
 
 } /* namespace */
