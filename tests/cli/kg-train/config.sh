@@ -1,7 +1,10 @@
 # Options: DGL-KE spellings (dashes or underscores, -adv, -rc/-rn), JSON
 # config files with the same keys, and the command line winning over them.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 51
+# 15 fixed checks, one per example config, two per tta config.
+n_ex=$(ls "$KG_TOP"/examples/configs/*.json | wc -l)
+n_tta=$(ls "$KG_TOP"/examples/configs/tta/*.json | wc -l)
+plan $((15 + n_ex + 2 * n_tta))
 d=$(fixture_data nations)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" || { notok "kg-ingest nations"; exit 0; }
