@@ -249,7 +249,9 @@ score_chunk(struct run *r, size_t n, const struct kg_answers_fmt *fmt)
 	if (o->cartesian) {
 		if (r->dist.rank != 0)
 			return 0;
-		kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+		if (kg_predict_score(&r->md, o->threads, r->q, n, r->score) <
+		    0)
+			return -1;
 		for (i = 0; i < n; i++)
 			if (!o->filter || !kg_filter_contains(&r->filter,
 			    r->q[i].h, r->q[i].r, r->q[i].t))
@@ -261,7 +263,8 @@ score_chunk(struct run *r, size_t n, const struct kg_answers_fmt *fmt)
 		return -1;
 	if (r->dist.rank != 0)
 		return 0;
-	kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+	if (kg_predict_score(&r->md, o->threads, r->q, n, r->score) < 0)
+		return -1;
 	kg_answers_write_scores(r->out.f, fmt, &r->names, r->q, n, r->score,
 	    r->trank, r->hrank);
 	return written(r);
@@ -303,6 +306,7 @@ answer_all(struct run *r)
 	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim, 0,
 	    o->rank };
 	int failed = 0, header = !o->no_header;
+	uint64_t fails;
 	int64_t n;
 
 	while ((n = next_chunk(r, failed)) > 0) {
@@ -318,10 +322,12 @@ answer_all(struct run *r)
 		}
 		kg_topk_reset(&r->top, (size_t)n);
 		r->po.progress_base = r->answered;
-		kg_predict_answer(&r->md, &r->po, r->q, (size_t)n, &r->top);
+		if (kg_predict_answer(&r->md, &r->po, r->q, (size_t)n,
+		    &r->top) < 0)
+			failed = 1;
 		merge(r, (size_t)n);
 		r->answered += (uint64_t)n;
-		if (r->dist.rank != 0)
+		if (r->dist.rank != 0 || failed)
 			continue;
 		kg_topk_sort(&r->top);
 		/* After the first chunk parsed: a bad first line leaves stdout
@@ -340,6 +346,11 @@ answer_all(struct run *r)
 		}
 	}
 	if (n < 0)
+		return -1;
+	/* A rank whose rows could not be read: no output anywhere. */
+	fails = (uint64_t)failed;
+	kg_dist_sum_u64(&r->dist, &fails, 1);
+	if (fails > 0)
 		return -1;
 	if (o->cartesian || o->lists[0] != NULL)
 		fmt.score = 1;
