@@ -12,6 +12,7 @@
 #include "eval/eval.h"
 #include "predict/answers.h"
 #include "predict/outfile.h"
+#include "store/store.h"
 
 /* Queries per chunk: the top-k lists of a chunk stay under 2^24 entries. */
 #define CHUNK_ENTRIES ((size_t)1 << 24)
@@ -23,6 +24,7 @@ struct run {
 	struct kg_dist dist;
 	struct kg_dataset ds;
 	struct kg_modeldir md;
+	struct kg_store *own;	/* --stream's store over entities.npy */
 	struct kg_filter filter;
 	struct kg_typed typed;
 	struct kg_names names;
@@ -96,6 +98,8 @@ setup(struct run *r)
 		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
 	if (rc < 0)
 		return rc;
+	if (o->stream && kg_modelsrc_stream(&r->md, &o->src, &r->own) < 0)
+		return -1;
 	if (kg_predict_check(&r->md, &r->po) < 0)
 		return -1;
 	if (o->typed) {
@@ -435,6 +439,7 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 	kg_filter_release(&r.filter);
 	kg_typed_release(&r.typed);
 	kg_modeldir_release(&r.md);
+	kg_store_free(r.own);
 	kg_dataset_release(&r.ds);
 	kg_dist_finalize(&r.dist);
 	return rc;

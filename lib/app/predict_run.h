@@ -55,6 +55,8 @@ struct kg_predict_run_opts {
 				 * best are written */
 	int typed;		/* answers of the types the relation has in
 				 * that position (lib/predict/typed.h) */
+	int stream;		/* entity rows read from disk as needed
+				 * (kg_modelsrc_stream) */
 };
 
 #define KG_PREDICT_RUN_OPTS_INIT { .src = KG_MODELSRC_INIT, .queries = "-", \
