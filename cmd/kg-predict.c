@@ -22,7 +22,7 @@ usage(FILE *f)
 "usage: kg-predict [-q] [-k n] [--filter] [--typed] [--rank]\n"
 "                  [--format tsv|json] [--no-header] [--batch n]\n"
 "                  [--threads n] [--device cpu|cuda[:N]] [--progress]\n"
-"                  [-o file [--force]] dataset model [queries]\n"
+"                  [--stream] [-o file [--force]] dataset model [queries]\n"
 "       kg-predict [--rank] [options] --head-file f --rel-file f --tail-file f\n"
 "                  dataset model\n"
 "       kg-predict --cartesian [-k n] [--filter] [--rank] [options]\n"
@@ -61,6 +61,8 @@ usage(FILE *f)
 "      --no-header       no header line in TSV\n"
 "      --batch n         queries per matrix product (default 1024)\n"
 "      --threads n       OpenMP threads (default: one per core)\n"
+"      --stream          read entity rows from disk as needed (tables\n"
+"                        larger than memory)\n"
 "      --device d        cpu (default), or cuda, cuda:N: score on GPU N\n"
 "  -o, --output file     write to file, not stdout\n"
 "      --force           replace an existing file\n"
@@ -82,7 +84,7 @@ enum {
 	OPT_RANK = 200, OPT_HEADS, OPT_RELS, OPT_TAILS, OPT_CARTESIAN, OPT_TYPED,
 	OPT_FILTER = 256, OPT_NEAREST, OPT_SIM, OPT_FORMAT, OPT_NO_HEADER,
 	OPT_BATCH, OPT_THREADS, OPT_FORCE, OPT_PROGRESS, OPT_VERSION,
-	OPT_DEVICE
+	OPT_DEVICE, OPT_STREAM
 };
 
 static const struct option long_opts[] = {
@@ -100,6 +102,7 @@ static const struct option long_opts[] = {
 	{ "no-header", no_argument, NULL, OPT_NO_HEADER },
 	{ "batch", required_argument, NULL, OPT_BATCH },
 	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "stream", no_argument, NULL, OPT_STREAM },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "output", required_argument, NULL, 'o' },
 	{ "force", no_argument, NULL, OPT_FORCE },
@@ -159,6 +162,7 @@ apply(int ch, const char *arg, struct kg_predict_run_opts *o, int *asked)
 		return 0;
 	case 'o': o->output = arg; return 0;
 	case OPT_FORCE: o->force = 1; return 0;
+	case OPT_STREAM: o->stream = 1; return 0;
 	case 'q': o->quiet = 1; return 0;
 	case OPT_PROGRESS: *asked |= 1; return 0;
 	case OPT_DEVICE: return kg_cli_device(arg, &device);

@@ -66,39 +66,6 @@ check_output(const struct kg_eval_run_opts *o)
 	return 0;
 }
 
-/* The entity rows read from disk as needed, for a table larger than
- * memory: what loading mapped (and checked) is given back. */
-static int
-stream_entities(struct eval_state *s)
-{
-	const struct kg_eval_run_opts *o = s->o;
-	char *path;
-
-	/* The file's rows are the model's only in the dataset's order. */
-	if (o->modeldir == NULL && o->entity_map != NULL) {
-		kg_error("--stream reads '%s' in its own row order; it cannot "
-		    "be combined with --entity-map", o->entities);
-		return -1;
-	}
-	if (s->md.reordered) {
-		kg_error("--stream reads '%s' in its own row order, that of "
-		    "another dataset; evaluate on the dataset it was trained "
-		    "on, or without --stream", o->modeldir);
-		return -1;
-	}
-	path = o->modeldir ? kg_path_join(o->modeldir, "entities.npy") :
-	    kg_xstrdup(o->entities);
-
-	s->own = kg_store_open_npy_stream(path);
-	free(path);
-	if (s->own == NULL)
-		return -1;
-	s->md.ents = s->own;
-	if (s->md.ent.map != NULL)
-		madvise(s->md.ent.map, s->md.ent.maplen, MADV_DONTNEED);
-	return 0;
-}
-
 static int
 load_model(struct eval_state *s)
 {
@@ -121,7 +88,7 @@ load_model(struct eval_state *s)
 
 	if (rc < 0)
 		return rc;
-	return o->stream ? stream_entities(s) : 0;
+	return o->stream ? kg_modelsrc_stream(md, &src, &s->own) : 0;
 }
 
 /* The filter and, for degree-proportional negatives, the degrees. */

@@ -12,6 +12,7 @@
 #include "eval/eval.h"
 #include "predict/answers.h"
 #include "predict/outfile.h"
+#include "store/store.h"
 
 /* Queries per chunk: the top-k lists of a chunk stay under 2^24 entries. */
 #define CHUNK_ENTRIES ((size_t)1 << 24)
@@ -23,6 +24,7 @@ struct run {
 	struct kg_dist dist;
 	struct kg_dataset ds;
 	struct kg_modeldir md;
+	struct kg_store *own;	/* --stream's store over entities.npy */
 	struct kg_filter filter;
 	struct kg_typed typed;
 	struct kg_names names;
@@ -127,6 +129,8 @@ setup(struct run *r)
 		rc = kg_modelsrc_load(&r->md, &o->src, &r->ds);
 	if (rc < 0)
 		return rc;
+	if (o->stream && kg_modelsrc_stream(&r->md, &o->src, &r->own) < 0)
+		return -1;
 	if (kg_predict_check(&r->md, &r->po) < 0 || open_device(r) < 0)
 		return -1;
 	if (o->typed) {
@@ -280,7 +284,9 @@ score_chunk(struct run *r, size_t n, const struct kg_answers_fmt *fmt)
 	if (o->cartesian) {
 		if (r->dist.rank != 0)
 			return 0;
-		kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+		if (kg_predict_score(&r->md, o->threads, r->q, n, r->score) <
+		    0)
+			return -1;
 		for (i = 0; i < n; i++)
 			if (!o->filter || !kg_filter_contains(&r->filter,
 			    r->q[i].h, r->q[i].r, r->q[i].t))
@@ -292,7 +298,8 @@ score_chunk(struct run *r, size_t n, const struct kg_answers_fmt *fmt)
 		return -1;
 	if (r->dist.rank != 0)
 		return 0;
-	kg_predict_score(&r->md, o->threads, r->q, n, r->score);
+	if (kg_predict_score(&r->md, o->threads, r->q, n, r->score) < 0)
+		return -1;
 	kg_answers_write_scores(r->out.f, fmt, &r->names, r->q, n, r->score,
 	    r->trank, r->hrank);
 	return written(r);
@@ -334,6 +341,7 @@ answer_all(struct run *r)
 	struct kg_answers_fmt fmt = { o->json, o->nearest, o->sim, 0,
 	    o->rank };
 	int failed = 0, header = !o->no_header;
+	uint64_t fails;
 	int64_t n;
 
 	while ((n = next_chunk(r, failed)) > 0) {
@@ -351,10 +359,10 @@ answer_all(struct run *r)
 		r->po.progress_base = r->answered;
 		if (kg_predict_answer(&r->md, &r->po, r->q, (size_t)n,
 		    &r->top) < 0)
-			return -1;
+			failed = 1;
 		merge(r, (size_t)n);
 		r->answered += (uint64_t)n;
-		if (r->dist.rank != 0)
+		if (r->dist.rank != 0 || failed)
 			continue;
 		kg_topk_sort(&r->top);
 		/* After the first chunk parsed: a bad first line leaves stdout
@@ -373,6 +381,11 @@ answer_all(struct run *r)
 		}
 	}
 	if (n < 0)
+		return -1;
+	/* A rank whose rows could not be read: no output anywhere. */
+	fails = (uint64_t)failed;
+	kg_dist_sum_u64(&r->dist, &fails, 1);
+	if (fails > 0)
 		return -1;
 	if (o->cartesian || o->lists[0] != NULL)
 		fmt.score = 1;
@@ -459,6 +472,7 @@ kg_predict_run(const struct kg_predict_run_opts *o, int *argc, char ***argv)
 	kg_filter_release(&r.filter);
 	kg_typed_release(&r.typed);
 	kg_modeldir_release(&r.md);
+	kg_store_free(r.own);
 	kg_dataset_release(&r.ds);
 	kg_dist_finalize(&r.dist);
 	return rc;

@@ -65,6 +65,8 @@ struct kg_predict_run_opts {
 	 */
 	struct kg_device device;
 	int seam;
+	int stream;		/* entity rows read from disk as needed
+				 * (kg_modelsrc_stream) */
 };
 
 #define KG_PREDICT_RUN_OPTS_INIT { .src = KG_MODELSRC_INIT, .queries = "-", \

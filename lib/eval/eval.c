@@ -479,22 +479,6 @@ kg_eval_ranks_release(struct kg_eval_ranks *ranks)
 	*ranks = (struct kg_eval_ranks)KG_EVAL_RANKS_INIT;
 }
 
-/* md's entity store: the one it lends, or a new read-only one over its
- * array (*own gets it, to free). */
-static struct kg_store *
-entity_store(const struct kg_modeldir *md, struct kg_store **own)
-{
-	*own = NULL;
-	if (md->ents != NULL)
-		return md->ents;
-	if (md->entities == NULL) {
-		kg_error("the model has no entity rows");
-		return NULL;
-	}
-	*own = kg_store_open_rows(md->entities, md->n_entities, md->model.dim);
-	return *own;
-}
-
 int
 kg_eval_rank_check(const struct kg_modeldir *md, const struct kg_triples *test,
     const struct kg_eval_opts *opts)
@@ -592,7 +576,7 @@ kg_eval_rank(const struct kg_modeldir *md, const struct kg_triples *test,
 		return -1;
 	memset(&job, 0, sizeof(job));
 	job.md = md;
-	if ((job.ents = entity_store(md, &own)) == NULL) {
+	if ((job.ents = kg_modeldir_ents(md, &own)) == NULL) {
 		free(cumdeg);
 		return -1;
 	}
@@ -708,7 +692,7 @@ kg_eval_auc(const struct kg_modeldir *md, const struct kg_triples *test,
 		    "negatives");
 		return -1;
 	}
-	if ((st = entity_store(md, &own)) == NULL)
+	if ((st = kg_modeldir_ents(md, &own)) == NULL)
 		return -1;
 	pos = kg_xmallocarray(test->n, sizeof(float));
 	neg = kg_xmallocarray(test->n, k * sizeof(float));

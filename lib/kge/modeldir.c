@@ -7,6 +7,7 @@
 #include "core/util.h"
 #include "io/dataset.h"
 #include "io/stage.h"
+#include "store/store.h"
 
 int
 kg_check_finite(const char *what, const float *x, uint64_t rows,
@@ -224,6 +225,20 @@ kg_modeldir_release(struct kg_modeldir *md)
 	kg_npy_release(&md->rel);
 	kg_manifest_release(&md->manifest);
 	*md = (struct kg_modeldir)KG_MODELDIR_INIT;
+}
+
+struct kg_store *
+kg_modeldir_ents(const struct kg_modeldir *md, struct kg_store **own)
+{
+	*own = NULL;
+	if (md->ents != NULL)
+		return md->ents;
+	if (md->entities == NULL) {
+		kg_error("the model has no entity rows");
+		return NULL;
+	}
+	*own = kg_store_open_rows(md->entities, md->n_entities, md->model.dim);
+	return *own;
 }
 
 /* The config keys every model dir has (see modeldir.h). */

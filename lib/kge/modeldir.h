@@ -85,6 +85,15 @@ int kg_modeldir_from_arrays(struct kg_modeldir *md, const char *ent_path,
 void kg_modeldir_release(struct kg_modeldir *md);
 
 /*
+ * The store the model's entity rows are read through: the one md lends
+ * (md->ents), or a new read-only one over md->entities, which *own gets
+ * for the caller to free (NULL when md lends one).  NULL after kg_error()
+ * when the model has no entity rows.
+ */
+struct kg_store *kg_modeldir_ents(const struct kg_modeldir *md,
+    struct kg_store **own);
+
+/*
  * Writing a model dir, the one writer of every trainer.  begin creates
  * the temporary sibling of spec->dir (lib/io/outdir.h) and opens
  * entities.npy, and entity_state.npy when state_width > 0, as a table

@@ -234,11 +234,11 @@ struct kg_trainer {
 	/*
 	 * The epoch loop (kge/epochs.h; NULL outside one, as in unit
 	 * tests): its state is saved with checkpoints, and so are the best
-	 * epoch's parameters, one array per partition and the relation
-	 * table (kg_trainer_snapshot).
+	 * epoch's parameters (kg_trainer_snapshot): the entities' in the
+	 * store's snapshot (store.h), the relation table's in best_rel.
 	 */
 	struct kg_epochs *ep;
-	float **best_ent, *best_rel;
+	float *best_rel;
 	/*
 	 * Synchronous data parallel (set by lib/dist/ssgd.c; 0, 1 and NULL
 	 * otherwise).  With shard_size > 1 every chunk is cut into
@@ -370,8 +370,9 @@ int kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log);
 
 /*
  * Keep the current parameters as the best epoch's (back 0), or put the
- * kept ones back (back 1): every partition of the store and the relation
- * table.  With tr->ep set, checkpoints hold the kept parameters
+ * kept ones back (back 1): the entity rows through the store's snapshot
+ * (kg_store_snapshot, kg_store_restore: a partition buffer keeps its
+ * files, not a copy in memory) and the relation table.  With tr->ep set, checkpoints hold the kept parameters
  * (best_part-NNN.npy, best_relations.npy) and the loop's state, and
  * kg_trainer_load restores both.  0, or -1 after kg_error().
  */

@@ -10,72 +10,62 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Rows of partition p of the trainer's store. */
-static uint64_t
-part_rows(const struct kg_trainer *tr, uint32_t p)
-{
-	return tr->ents->off[p + 1] - tr->ents->off[p];
-}
-
-/* The snapshot's arrays, allocated once: one per partition and the
- * relation table. */
+/* The relation table's snapshot, allocated once (the entities' is the
+ * store's). */
 static void
 best_alloc(struct kg_trainer *tr)
 {
-	size_t nr = tr->n_rel_rows * tr->model.rel_width;
-	uint32_t p;
-
-	if (tr->best_ent != NULL)
-		return;
-	tr->best_ent = kg_xcalloc(tr->n_parts, sizeof(*tr->best_ent));
-	for (p = 0; p < tr->n_parts; p++)
-		tr->best_ent[p] = kg_xmallocarray(part_rows(tr, p) *
-		    tr->model.dim + 1, sizeof(float));
-	tr->best_rel = kg_xmallocarray(nr + 1, sizeof(float));
+	if (tr->best_rel == NULL)
+		tr->best_rel = kg_xmallocarray(tr->n_rel_rows *
+		    tr->model.rel_width + 1, sizeof(float));
 }
 
 int
 kg_trainer_snapshot(struct kg_trainer *tr, int back)
 {
-	size_t d = tr->model.dim, nr = tr->n_rel_rows * tr->model.rel_width;
-	uint32_t p;
+	size_t nr = tr->n_rel_rows * tr->model.rel_width;
 
 	best_alloc(tr);
-	for (p = 0; p < tr->n_parts; p++) {
-		const struct kg_store_part *a = kg_store_acquire(tr->ents, p);
-
-		if (a == NULL)
+	if (back) {
+		if (kg_store_restore(tr->ents) < 0)
 			return -1;
-		if (back)
-			memcpy(a->w, tr->best_ent[p], a->rows * d * sizeof(float));
-		else
-			memcpy(tr->best_ent[p], a->w, a->rows * d * sizeof(float));
-		kg_store_release(tr->ents, p, back);
-	}
-	if (back)
 		memcpy(tr->rel, tr->best_rel, nr * sizeof(float));
-	else
+	} else {
+		if (kg_store_snapshot(tr->ents) < 0)
+			return -1;
 		memcpy(tr->best_rel, tr->rel, nr * sizeof(float));
+	}
 	return 0;
+}
+
+/* The path of the best parameters' file of partition p in dir, a new
+ * string. */
+static char *
+best_part_path(const char *dir, uint32_t p)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "best_part-%03u.npy", p);
+	return kg_path_join(dir, name);
 }
 
 /* The kept best parameters into dir, when there are any; 0 or -1. */
 static int
 save_best(const struct kg_trainer *tr, const char *dir)
 {
-	char name[32];
 	uint32_t p;
+	int rc = 0;
 
-	if (tr->ep == NULL || tr->ep->best < 0.0 || tr->best_ent == NULL)
+	if (tr->ep == NULL || tr->ep->best < 0.0 || tr->best_rel == NULL)
 		return 0;
-	for (p = 0; p < tr->n_parts; p++) {
-		snprintf(name, sizeof(name), "best_part-%03u.npy", p);
-		if (kg_ckpt_put_f32(dir, name, part_rows(tr, p),
-		    tr->model.dim, tr->best_ent[p]) < 0)
-			return -1;
+	for (p = 0; rc == 0 && p < tr->n_parts; p++) {
+		char *path = best_part_path(dir, p);
+
+		rc = kg_store_snapshot_save(tr->ents, p, path);
+		free(path);
 	}
-	return kg_ckpt_put_f32(dir, "best_relations.npy", tr->n_rel_rows,
-	    tr->model.rel_width, tr->best_rel);
+	return rc < 0 ? -1 : kg_ckpt_put_f32(dir, "best_relations.npy",
+	    tr->n_rel_rows, tr->model.rel_width, tr->best_rel);
 }
 
 /* The loop's state, and the best parameters when the checkpoint has a
@@ -83,20 +73,20 @@ save_best(const struct kg_trainer *tr, const char *dir)
 static int
 load_best(struct kg_trainer *tr, const struct kg_ckpt *c)
 {
-	char name[32];
 	uint32_t p;
+	int rc = 0;
 
 	if (tr->ep == NULL || kg_epochs_state_get(tr->ep, c) == 0)
 		return 0;
 	best_alloc(tr);
-	for (p = 0; p < tr->n_parts; p++) {
-		snprintf(name, sizeof(name), "best_part-%03u.npy", p);
-		if (kg_ckpt_get_f32(c, name, part_rows(tr, p), tr->model.dim,
-		    tr->best_ent[p]) < 0)
-			return -1;
+	for (p = 0; rc == 0 && p < tr->n_parts; p++) {
+		char *path = best_part_path(c->dir, p);
+
+		rc = kg_store_snapshot_load(tr->ents, p, path);
+		free(path);
 	}
-	return kg_ckpt_get_f32(c, "best_relations.npy", tr->n_rel_rows,
-	    tr->model.rel_width, tr->best_rel);
+	return rc < 0 ? -1 : kg_ckpt_get_f32(c, "best_relations.npy",
+	    tr->n_rel_rows, tr->model.rel_width, tr->best_rel);
 }
 
 const char *const kg_trainer_shape_hints[][2] = {

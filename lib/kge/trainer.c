@@ -407,10 +407,6 @@ kg_trainer_release(struct kg_trainer *tr)
 			kg_defer_release(&tr->defer[i]);
 	free(tr->defer);
 	tr->defer = NULL;
-	if (tr->best_ent != NULL)
-		for (i = 0; i < tr->n_parts; i++)
-			free(tr->best_ent[i]);
-	free(tr->best_ent);
 	free(tr->best_rel);
 	if (tr->own_store)
 		kg_store_free(tr->ents);

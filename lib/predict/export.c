@@ -7,6 +7,7 @@
 #include "io/dict.h"
 #include "io/stage.h"
 #include "predict/outfile.h"
+#include "store/store.h"
 
 static const char *const format_names[] = { "tsv", "word2vec", "projector" };
 
@@ -24,13 +25,27 @@ kg_export_format_parse(const char *s, enum kg_export_format *out)
 	return -1;
 }
 
-/* The table to export: rows of width floats, with a name each. */
+/* The table to export: rows of width floats, with a name each; the
+ * entity rows through the model's store, the relation rows in memory. */
 struct table {
+	struct kg_store *st;	/* entities; NULL: relations in x */
+	struct kg_store *own;	/* st, when opened here */
 	const float *x;
+	float *scratch;		/* a row read from the store */
 	uint64_t rows, width;
 	char **names;
 	uint64_t n_names;
 };
+
+/* Row i of the table: in the store or a copy in t->scratch; NULL after
+ * kg_error() when it cannot be read. */
+static const float *
+table_row(const struct table *t, uint64_t i)
+{
+	if (t->st == NULL)
+		return t->x + i * t->width;
+	return kg_store_view(t->st, i, 1, t->scratch);
+}
 
 /* Names of the table's rows (relations of a reciprocal model get their
  * inverses as "name^-1").  0 or -1. */
@@ -114,6 +129,7 @@ write_text(const struct kg_export_opts *o, const struct table *t)
 	    o->src.relations };
 	struct kg_outfile out;
 	char sep = o->format == KG_EXPORT_WORD2VEC ? ' ' : '\t';
+	const float *x;
 	uint64_t i;
 
 	if (kg_outfile_open(&out, o->output, o->force, inputs, 4) < 0)
@@ -121,9 +137,13 @@ write_text(const struct kg_export_opts *o, const struct table *t)
 	if (o->format == KG_EXPORT_WORD2VEC)
 		fprintf(out.f, "%llu %llu\n", (unsigned long long)t->rows,
 		    (unsigned long long)t->width);
-	for (i = 0; i < t->rows && !ferror(out.f); i++)
-		put_row(out.f, t->names[i], t->x + i * t->width, t->width,
-		    sep);
+	for (i = 0; i < t->rows && !ferror(out.f); i++) {
+		if ((x = table_row(t, i)) == NULL) {
+			kg_outfile_abort(&out);
+			return -1;
+		}
+		put_row(out.f, t->names[i], x, t->width, sep);
+	}
 	if (ferror(out.f)) {
 		kg_error_errno("cannot write '%s'", out.path ? out.path :
 		    "stdout");
@@ -140,15 +160,23 @@ projector_file(const char *dir, const char *name, const struct table *t,
 {
 	char *path;
 	FILE *f = kg_wfile_open(dir, name, &path);
+	const float *x;
 	uint64_t i;
 
 	if (f == NULL)
 		return -1;
 	for (i = 0; i < t->rows; i++) {
-		if (vectors)
-			put_row(f, NULL, t->x + i * t->width, t->width, '\t');
-		else
+		if (!vectors) {
 			fprintf(f, "%s\n", t->names[i]);
+			continue;
+		}
+		if ((x = table_row(t, i)) == NULL) {
+			/* The stage's temporary directory goes with it. */
+			fclose(f);
+			free(path);
+			return -1;
+		}
+		put_row(f, NULL, x, t->width, '\t');
 	}
 	return kg_wfile_close(f, path, 0);
 }
@@ -194,9 +222,13 @@ static int
 pick_table(const struct kg_export_opts *o, const struct kg_dataset *ds,
     const struct kg_modeldir *md, struct table *t)
 {
-	t->x = o->relations ? md->relations : md->entities;
 	t->rows = o->relations ? md->n_rel_rows : md->n_entities;
 	t->width = o->relations ? md->model.rel_width : md->model.dim;
+	if (o->relations)
+		t->x = md->relations;
+	else if ((t->st = kg_modeldir_ents(md, &t->own)) == NULL)
+		return -1;
+	t->scratch = kg_xmallocarray(t->width + 1, sizeof(float));
 	if (table_names(t, ds, o->relations, md->reciprocal) < 0)
 		return -1;
 	if (t->n_names != t->rows) {
@@ -228,6 +260,8 @@ kg_export_run(const struct kg_export_opts *o)
 		rc = o->format == KG_EXPORT_PROJECTOR ? write_projector(o, &t) :
 		    write_text(o, &t);
 	kg_names_free(t.names, t.n_names);
+	kg_store_free(t.own);
+	free(t.scratch);
 	kg_modeldir_release(&md);
 	kg_dataset_release(&ds);
 	return rc;

@@ -6,12 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "core/util.h"
 #include "io/dict.h"
 #include "io/npy.h"
 #include "io/tabread.h"
 #include "report/label.h"
+#include "store/store.h"
 
 /* A mapping file read: names and the array row of each. */
 struct rowmap {
@@ -526,4 +528,35 @@ kg_modelsrc_title(const struct kg_modeldir *md, char *buf, size_t cap)
 
 	return kg_label_model(json_is_string(e) ? json_string_value(e) : NULL,
 	    kg_model_name(md->model.kind), buf, cap);
+}
+
+int
+kg_modelsrc_stream(struct kg_modeldir *md, const struct kg_modelsrc *src,
+    struct kg_store **own)
+{
+	char *path;
+
+	*own = NULL;
+	/* The file's rows are the model's only in the dataset's order. */
+	if (src->modeldir == NULL && src->entity_map != NULL) {
+		kg_error("--stream reads '%s' in its own row order; it cannot "
+		    "be combined with --entity-map", src->entities);
+		return -1;
+	}
+	if (md->reordered) {
+		kg_error("--stream reads '%s' in its own row order, that of "
+		    "another dataset; use the dataset it was trained on, or "
+		    "leave --stream out", src->modeldir);
+		return -1;
+	}
+	path = src->modeldir ? kg_path_join(src->modeldir, "entities.npy") :
+	    kg_xstrdup(src->entities);
+	*own = kg_store_open_npy_stream(path);
+	free(path);
+	if (*own == NULL)
+		return -1;
+	md->ents = *own;
+	if (md->ent.map != NULL)
+		madvise(md->ent.map, md->ent.maplen, MADV_DONTNEED);
+	return 0;
 }

@@ -61,6 +61,20 @@ int kg_modelsrc_load(struct kg_modeldir *md, const struct kg_modelsrc *src,
     const struct kg_dataset *ds);
 
 /*
+ * Read the entity rows of md (loaded from src by kg_modelsrc_load) from
+ * their file a piece at a time (kg_store_open_npy_stream) instead of the
+ * mapping, whose pages are given back: for a model larger than memory.
+ * md->ents lends the store, which *own gets for the caller to free after
+ * md is done with.  The file's rows must be md's: refused (-1 after
+ * kg_error()) with an entity map, or when loading put the rows in
+ * another dataset's order (md->reordered; the messages name
+ * --stream, the option of kg-eval and kg-predict that asks for this).
+ * 0 or -1.
+ */
+int kg_modelsrc_stream(struct kg_modeldir *md, const struct kg_modelsrc *src,
+    struct kg_store **own);
+
+/*
  * What to call the model in headings (report/label.h): the decoder's
  * name ("ComplEx"), or the encoder's and the decoder's for a GNN model
  * directory ("R-GCN + DistMult").  Written into buf[cap]; returns buf.

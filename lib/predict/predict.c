@@ -8,6 +8,7 @@
 #include "compute/compute.h"
 #include "core/util.h"
 #include "kge/score.h"
+#include "store/store.h"
 
 /* Query classes, each scored in blocks of its own. */
 enum { CLS_TAIL, CLS_HEAD, CLS_NEAR, CLS_REL, NCLS };
@@ -106,12 +107,15 @@ struct job {
 	uint64_t lo, hi;	/* candidates of this shard */
 	float *ident;		/* identity relation row (sim model) */
 	struct kg_topk *top;
-	int *failed;		/* a device call failed */
+	struct kg_store *ents;	/* the entity rows (kg_modeldir_ents) */
+	int failed;		/* a read from it failed */
 };
 
 /* Per thread, allocated once per call. */
 struct buf {
 	float *fixed, *rel, *out, *work, *qn, *cn;
+	float *tile;		/* candidate rows not in memory in one piece */
+	float *pair;		/* a relation query's two rows */
 	int64_t *fid, *rid;	/* a block's entity and relation rows (dev) */
 	const int32_t **known;
 	size_t *nknown, *kpos;
@@ -195,6 +199,9 @@ buf_init(struct buf *b, const struct job *j)
 	    KG_EVAL_TILE) + 1, sizeof(float));
 	b->qn = kg_xmallocarray(B + 1, sizeof(float));
 	b->cn = kg_xmallocarray(KG_EVAL_TILE + 1, sizeof(float));
+	b->tile = kg_xmallocarray(KG_EVAL_TILE * (size_t)m->dim + 1,
+	    sizeof(float));
+	b->pair = kg_xmallocarray(2 * (size_t)m->dim + 1, sizeof(float));
 	b->known = kg_xcalloc(B + 1, sizeof(*b->known));
 	b->nknown = kg_xcalloc(B + 1, sizeof(*b->nknown));
 	b->kpos = kg_xcalloc(B + 1, sizeof(*b->kpos));
@@ -206,6 +213,8 @@ static void
 buf_release(struct buf *b)
 {
 	free(b->fixed);
+	free(b->tile);
+	free(b->pair);
 	free(b->rel);
 	free(b->out);
 	free(b->work);
@@ -216,6 +225,29 @@ buf_release(struct buf *b)
 	free(b->kpos);
 	free(b->fid);
 	free(b->rid);
+}
+
+/* Record in the job that a read of entity rows failed (kg_error() has
+ * the message). */
+static void
+fail(const struct job *j)
+{
+	int *failed = (int *)&j->failed;
+
+#pragma omp atomic write
+	*failed = 1;
+}
+
+/* Entity rows [first, first + n): a pointer into the store, or a copy in
+ * scratch; NULL after a failed read (recorded in the job). */
+static const float *
+rows_of(const struct job *j, uint64_t first, uint64_t n, float *scratch)
+{
+	const float *x = kg_store_view(j->ents, first, n, scratch);
+
+	if (x == NULL)
+		fail(j);
+	return x;
 }
 
 /*
@@ -234,8 +266,9 @@ gather(const struct job *j, const struct task *t, struct buf *b)
 		const struct kg_query *q = &j->q[j->order[t->first + i]];
 		int32_t fixed = q->kind == KG_QUERY_HEAD ? q->t : q->h;
 
-		memcpy(b->fixed + i * d, md->entities + (uint64_t)fixed * d,
-		    d * sizeof(float));
+		if (kg_store_read(j->ents, (uint64_t)fixed, 1, b->fixed +
+		    i * d) < 0)
+			fail(j);
 		b->fid[i] = fixed;
 		b->rid[i] = q->kind == KG_QUERY_NEAR ? 0 :
 		    (int64_t)rel_row(md, q);
@@ -353,30 +386,34 @@ static void
 entity_block(const struct job *j, const struct task *t, struct buf *b)
 {
 	const struct kg_modeldir *md = j->md;
-	size_t d = md->model.dim, i;
+	size_t i;
 	enum kg_side sside = gather(j, t, b);
 	int dev = j->o->dev != NULL && t->cls != CLS_NEAR;
 	uint64_t t0;
 
 	if (dev && kg_dev_scorer_block(j->o->dev, sside, t->n, b->fid,
 	    b->rid) < 0) {
-		*j->failed = 1;
+		fail(j);
 		return;
 	}
 	for (t0 = j->lo; t0 < j->hi; t0 += KG_EVAL_TILE) {
 		size_t nc = j->hi - t0 < KG_EVAL_TILE ? (size_t)(j->hi - t0) :
 		    KG_EVAL_TILE;
-		const float *cand = md->entities + t0 * d;
+		/* The device holds its own copy of the table. */
+		const float *cand = dev ? NULL : rows_of(j, t0, nc, b->tile);
 
+		if (!dev && cand == NULL)
+			return;
 		if (t->cls == CLS_NEAR)
 			near_scores(j, b, t->n, cand, nc);
-		else if (!dev)
+		else if (dev) {
+			if (kg_dev_scorer_tile(j->o->dev, t0, nc, b->out) < 0) {
+				fail(j);
+				return;
+			}
+		} else
 			kg_model_score_many(&md->model, sside, t->n, b->fixed,
 			    b->rel, cand, nc, b->out, b->work);
-		else if (kg_dev_scorer_tile(j->o->dev, t0, nc, b->out) < 0) {
-			*j->failed = 1;
-			return;
-		}
 		for (i = 0; i < t->n; i++) {
 			size_t qi = j->order[t->first + i];
 			float *row = b->out + i * nc;
@@ -389,7 +426,7 @@ entity_block(const struct job *j, const struct task *t, struct buf *b)
 
 /* Relation queries: every forward relation, scored one by one. */
 static void
-relation_block(const struct job *j, const struct task *t)
+relation_block(const struct job *j, const struct task *t, struct buf *b)
 {
 	const struct kg_modeldir *md = j->md;
 	const struct kg_filter *f = j->o->filter;
@@ -399,9 +436,11 @@ relation_block(const struct job *j, const struct task *t)
 	for (i = 0; i < t->n; i++) {
 		size_t qi = j->order[t->first + i];
 		const struct kg_query *q = &j->q[qi];
-		const float *h = md->entities + (uint64_t)q->h * d;
-		const float *tl = md->entities + (uint64_t)q->t * d;
+		const float *h = rows_of(j, (uint64_t)q->h, 1, b->pair);
+		const float *tl = rows_of(j, (uint64_t)q->t, 1, b->pair + d);
 
+		if (h == NULL || tl == NULL)
+			return;
 		for (r = 0; r < md->n_relations; r++) {
 			if (f != NULL && kg_filter_contains(f, q->h,
 			    (int32_t)r, q->t))
@@ -454,7 +493,7 @@ run_tasks(const struct job *j)
 
 			if (tk->cls == CLS_REL) {
 				if (o->nshards <= 1 || o->shard == 0)
-					relation_block(j, tk);
+					relation_block(j, tk, &b);
 			} else
 				entity_block(j, tk, &b);
 #pragma omp atomic capture
@@ -472,15 +511,16 @@ kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
     struct kg_topk *top)
 {
+	struct kg_store *own;
 	struct job j;
-	int failed = 0;
 
 	memset(&j, 0, sizeof(j));
-	j.failed = &failed;
 	j.md = md;
 	j.o = o;
 	j.q = q;
 	j.top = top;
+	if ((j.ents = kg_modeldir_ents(md, &own)) == NULL)
+		return -1;
 	kg_compute_init();
 	shard_range(md, o, &j.lo, &j.hi);
 	j.ident = kg_xmallocarray(md->model.rel_width + 1, sizeof(float));
@@ -491,21 +531,45 @@ kg_predict_answer(const struct kg_modeldir *md,
 	free(j.order);
 	free(j.tasks);
 	free(j.ident);
-	return failed ? -1 : 0;
+	kg_store_free(own);
+	return j.failed ? -1 : 0;
 }
 
-void
+int
 kg_predict_score(const struct kg_modeldir *md, int threads,
     const struct kg_query *q, size_t nq, float *out)
 {
 	const struct kg_model *m = &md->model;
 	size_t d = m->dim, w = m->rel_width;
-	int64_t i;
+	struct kg_store *own, *st = kg_modeldir_ents(md, &own);
+	int failed = 0;
 
-#pragma omp parallel for num_threads(threads > 0 ? threads : \
-    omp_get_max_threads()) schedule(static)
-	for (i = 0; i < (int64_t)nq; i++)
-		out[i] = kg_model_score(m, md->entities + (uint64_t)q[i].h * d,
-		    md->relations + (uint64_t)q[i].r * w,
-		    md->entities + (uint64_t)q[i].t * d);
+	if (st == NULL)
+		return -1;
+#pragma omp parallel num_threads(threads > 0 ? threads : \
+    omp_get_max_threads())
+	{
+		float *pair = kg_xmallocarray(2 * d, sizeof(float));
+		int64_t i;
+
+#pragma omp for schedule(static)
+		for (i = 0; i < (int64_t)nq; i++) {
+			const float *h = kg_store_view(st, (uint64_t)q[i].h, 1,
+			    pair);
+			const float *t = kg_store_view(st, (uint64_t)q[i].t, 1,
+			    pair + d);
+
+			if (h == NULL || t == NULL) {
+#pragma omp atomic write
+				failed = 1;
+				out[i] = NAN;
+				continue;
+			}
+			out[i] = kg_model_score(m, h, md->relations +
+			    (uint64_t)q[i].r * w, t);
+		}
+		free(pair);
+	}
+	kg_store_free(own);
+	return failed ? -1 : 0;
 }

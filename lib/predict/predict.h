@@ -90,9 +90,12 @@ int kg_predict_check(const struct kg_modeldir *md,
 /*
  * Offer this shard's candidates for queries q[0..nq) to top (reset by
  * the caller to at least nq queries; query i goes to top's query i).
- * IDs in q must be in range of md.  0, or -1 after kg_error() when a
- * device call failed (o->dev; the CPU never fails, allocation failure
- * exits).
+ * IDs in q must be in range of md.  The entity rows are read through
+ * md's store (kg_modeldir_ents: the mapped array, or a store md lends,
+ * such as one that reads a table larger than memory from disk), or, with
+ * o->dev, scored on the device from its own copy of the table.  0, or -1
+ * after kg_error() when a read or a device call failed (top then holds
+ * part of the answers).
  */
 int kg_predict_answer(const struct kg_modeldir *md,
     const struct kg_predict_opts *o, const struct kg_query *q, size_t nq,
@@ -101,9 +104,11 @@ int kg_predict_answer(const struct kg_modeldir *md,
 /*
  * The scores of the triples (h, r, t) of q[0..nq) (any kind; the asked
  * parts must be filled) into out[0..nq), with kg_model_score: the
- * forward relation, also for reciprocal models.  In OpenMP threads.
+ * forward relation, also for reciprocal models; entity rows through
+ * md's store as above.  In OpenMP threads.  0, or -1 after kg_error()
+ * when a read failed.
  */
-void kg_predict_score(const struct kg_modeldir *md, int threads,
+int kg_predict_score(const struct kg_modeldir *md, int threads,
     const struct kg_query *q, size_t nq, float *out);
 
 #endif

@@ -144,8 +144,10 @@ kg_store_buf_del(struct kg_store *st, uint32_t p, float *buf)
 void
 kg_store_free(struct kg_store *st)
 {
-	if (st != NULL)
-		st->ops->free(st);
+	if (st == NULL)
+		return;
+	kg_store_snap_free(st);
+	st->ops->free(st);
 }
 
 /* A partition number the store has, or an error. */

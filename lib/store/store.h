@@ -117,9 +117,11 @@ struct kg_store_stats {
 	uint64_t bytes_read;		/* from parking and sources */
 	uint64_t bytes_written;		/* to parking */
 	uint64_t evictions;
+	uint64_t bytes_snapshot;	/* the snapshot's rows in memory */
 };
 
 struct kg_store_ops;
+struct kg_store_snap;
 
 /* Every field is read-only for callers. */
 struct kg_store {
@@ -130,6 +132,7 @@ struct kg_store {
 	struct kg_store_init init;
 	struct kg_store_stats stats;
 	int read_only;
+	struct kg_store_snap *snap;	/* kg_store_snapshot; NULL: none */
 };
 
 /*
@@ -243,5 +246,40 @@ int kg_store_buf_load(const struct kg_store *st, uint32_t p, float *buf,
 int kg_store_write_part(struct kg_store *st, uint32_t p,
     struct kg_table_writer *w);
 int kg_store_write(struct kg_store *st, struct kg_table_writer *w);
+
+/*
+ * The snapshot: the rows (not the optimiser state) of every partition as
+ * they were at one moment, kept by the store for an early-stopping run's
+ * best epoch (lib/kge/epochs.h), so that the whole table need not fit in
+ * memory twice.
+ *
+ *   kg_store_snapshot  keep the rows of every partition as they are now,
+ *                      in place of the snapshot kept before.  The memory
+ *                      and parking stores copy them into memory (counted
+ *                      in stats.bytes_snapshot); the buffer store writes
+ *                      its changed partitions home and keeps its current
+ *                      partition files (a write-back makes new ones, so a
+ *                      kept file never changes): no copy in memory, no
+ *                      partition read.
+ *   kg_store_restore   put the snapshot's rows back into every partition,
+ *                      one partition in memory at a time; the state stays
+ *                      as it is now.  The snapshot is kept.
+ *   kg_store_snapshot_save  write partition p's snapshot rows as float32
+ *                      [rows, dim] in path (a new file: a link of the
+ *                      kept partition file where the filesystem allows).
+ *   kg_store_snapshot_load  make the rows in path (checked against that
+ *                      shape) partition p's snapshot rows (read into
+ *                      memory, or kept open by the buffer store), as a
+ *                      resumed run does with every partition; one not
+ *                      loaded has no snapshot rows until kg_store_snapshot.
+ *
+ * No partition may be pinned, or taken (the rows must all be here).  0,
+ * or -1 after kg_error() (restore and save without a snapshot too); a
+ * failed snapshot leaves none.  From the thread that drives the store.
+ */
+int kg_store_snapshot(struct kg_store *st);
+int kg_store_restore(struct kg_store *st);
+int kg_store_snapshot_save(struct kg_store *st, uint32_t p, const char *path);
+int kg_store_snapshot_load(struct kg_store *st, uint32_t p, const char *path);
 
 #endif

@@ -140,15 +140,14 @@ buf_prefetch(struct kg_store *st, uint32_t p)
 	pthread_mutex_unlock(&b->mu);
 }
 
-static int
-buf_flush(struct kg_store *st)
+/* Queue the write-back of every changed resident partition, which
+ * stays resident (mu held). */
+static void
+queue_dirty(struct buf *b)
 {
-	struct buf *b = (struct buf *)st;
 	uint32_t p;
-	int rc;
 
-	pthread_mutex_lock(&b->mu);
-	for (p = 0; p < st->n_parts && !b->failed; p++) {
+	for (p = 0; p < b->st.n_parts && !b->failed; p++) {
 		struct buf_part *q = &b->parts[p];
 
 		if (q->st == BS_RESIDENT && q->dirty) {
@@ -157,6 +156,16 @@ buf_flush(struct kg_store *st)
 			q->dirty = 0;
 		}
 	}
+}
+
+static int
+buf_flush(struct kg_store *st)
+{
+	struct buf *b = (struct buf *)st;
+	int rc;
+
+	pthread_mutex_lock(&b->mu);
+	queue_dirty(b);
 	rc = kg_buf_wait_idle(b);
 	pthread_mutex_unlock(&b->mu);
 	return rc;
@@ -326,6 +335,40 @@ buf_save_part(struct kg_store *st, uint32_t p, const char *rows,
 	return kg_store_save_part_copy(st, p, rows, state);
 }
 
+/* The snapshot is the partition files: the changed partitions written
+ * home, then each home's rows file kept open (a write-back makes new
+ * files, so a kept one never changes). */
+static int
+buf_snapshot(struct kg_store *st, struct kg_store_snap_part *sp)
+{
+	struct buf *b = (struct buf *)st;
+	uint32_t p;
+	int rc;
+
+	pthread_mutex_lock(&b->mu);
+	queue_dirty(b);
+	rc = kg_buf_wait_idle(b);
+	for (p = 0; rc == 0 && p < st->n_parts; p++) {
+		struct buf_part *q = &b->parts[p];
+
+		if (q->home == BH_FRESH) {
+			sp[p].kind = SNAP_FRESH;
+			continue;
+		}
+		sp[p].fd = dup(q->home == BH_FILE ? q->fd[0] : q->src[0].fd);
+		sp[p].off = q->home == BH_FILE ? q->data_off[0] :
+		    q->src[0].data_off;
+		if (sp[p].fd < 0) {
+			kg_error_errno("cannot keep partition %u for the "
+			    "snapshot", p);
+			rc = -1;
+		} else
+			sp[p].kind = SNAP_FILE;
+	}
+	pthread_mutex_unlock(&b->mu);
+	return rc;
+}
+
 static void
 buf_free(struct kg_store *st)
 {
@@ -346,9 +389,11 @@ buf_free(struct kg_store *st)
 }
 
 static const struct kg_store_ops buf_ops = {
-	buf_acquire, buf_release, buf_prefetch, NULL, NULL, NULL,
-	buf_set_source, buf_resident, buf_view, buf_free, buf_flush,
-	buf_save_part, buf_read
+	.acquire = buf_acquire, .release = buf_release,
+	.prefetch = buf_prefetch, .set_source = buf_set_source,
+	.resident = buf_resident, .part_view = buf_view, .free = buf_free,
+	.flush = buf_flush, .save_part = buf_save_part, .read = buf_read,
+	.snapshot = buf_snapshot
 };
 
 /* Whether dir takes nameless files; 0, or -1 after kg_error() when it

@@ -11,6 +11,23 @@
 
 #include "store/store.h"
 
+/* Where partition p's snapshot rows are (lib/store/store_snap.c). */
+enum { SNAP_NONE, SNAP_RAM, SNAP_FRESH, SNAP_FILE };
+
+struct kg_store_snap_part {
+	uint8_t kind;		/* SNAP_* */
+	float *rows;		/* SNAP_RAM: rows x dim floats */
+	int fd;			/* SNAP_FILE: an .npy of [rows, dim] */
+	uint64_t off;		/* where its data starts */
+};
+
+struct kg_store_snap {
+	struct kg_store_snap_part *parts;	/* n_parts */
+};
+
+/* Drop the snapshot (kg_store_free does). */
+void kg_store_snap_free(struct kg_store *st);
+
 struct kg_store_ops {
 	const struct kg_store_part *(*acquire)(struct kg_store *, uint32_t p);
 	void (*release)(struct kg_store *, uint32_t p, int dirty);
@@ -39,6 +56,11 @@ struct kg_store_ops {
 	 * in its original order.  opt. */
 	int (*read)(struct kg_store *, uint32_t p, uint64_t first,
 	    uint64_t n, float *rows, float *state);
+	/* kg_store_snapshot without a copy in memory: record in sp[p],
+	 * for every p, where the rows are now (SNAP_FRESH, or SNAP_FILE
+	 * with a file descriptor of its own); opt. (without it the rows
+	 * are copied into memory). */
+	int (*snapshot)(struct kg_store *, struct kg_store_snap_part *sp);
 };
 
 /* Fill the common fields from a layout (checked); 0 or -1. */

@@ -299,8 +299,9 @@ tab_free(struct kg_store *st)
 }
 
 static const struct kg_store_ops tab_ops = {
-	tab_acquire, tab_release, NULL, tab_take, tab_put, tab_reserve,
-	tab_set_source, tab_resident, tab_view, tab_free, NULL, NULL, NULL
+	.acquire = tab_acquire, .release = tab_release, .take = tab_take,
+	.put = tab_put, .reserve = tab_reserve, .set_source = tab_set_source,
+	.resident = tab_resident, .part_view = tab_view, .free = tab_free
 };
 
 static struct kg_store *

@@ -92,13 +92,14 @@ rows_free(struct kg_store *st)
 }
 
 static const struct kg_store_ops rows_ops = {
-	rows_acquire, rows_release, NULL, NULL, NULL, NULL, NULL,
-	rows_resident, rows_view, rows_free, NULL, NULL, NULL
+	.acquire = rows_acquire, .release = rows_release,
+	.resident = rows_resident, .part_view = rows_view, .free = rows_free
 };
 
 static const struct kg_store_ops stream_ops = {
-	stream_acquire, rows_release, NULL, NULL, NULL, NULL, NULL,
-	stream_resident, stream_view, rows_free, NULL, NULL, NULL
+	.acquire = stream_acquire, .release = rows_release,
+	.resident = stream_resident, .part_view = stream_view,
+	.free = rows_free
 };
 
 struct kg_store *

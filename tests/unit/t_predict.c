@@ -1,16 +1,21 @@
 /*
  * Unit tests of lib/predict/topk (against a full sort), of shard merging,
- * of the answers' JSON escaping and of lib/core/progress's lines.
+ * of the answers' JSON escaping, of lib/core/progress's lines, and of
+ * answers read through the model's entity store.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/progress.h"
 #include "core/util.h"
+#include "io/npy.h"
 #include "predict/answers.h"
+#include "predict/predict.h"
 #include "predict/topk.h"
+#include "store/store.h"
 #include "test.h"
 
 struct pair {
@@ -163,6 +168,108 @@ t_progress_format(void)
 	T_CHECKF(strcmp(b, "x 7 y in 0.0 s, 0.0 y/s") == 0, "%s", b);
 }
 
+/* The answers of q[0..nq) (k each) and the scores of the triples (a
+ * relation query's with relation 0). */
+static int
+answers(const struct kg_modeldir *md, const struct kg_query *q, size_t nq,
+    struct kg_topk *top, float *score)
+{
+	struct kg_predict_opts o = KG_PREDICT_OPTS_INIT;
+	struct kg_query qs[16];
+	size_t i;
+
+	o.batch = 3;
+	o.threads = 2;
+	kg_topk_reset(top, nq);
+	if (kg_predict_answer(md, &o, q, nq, top) < 0)
+		return -1;
+	kg_topk_sort(top);
+	for (i = 0; i < nq && i < 16; i++) {
+		qs[i] = q[i];
+		if (qs[i].r < 0)
+			qs[i].r = 0;
+	}
+	return kg_predict_score(md, 2, qs, i, score);
+}
+
+/*
+ * kg-predict reads entity rows through the store a model lends (here a
+ * table read from its file a piece at a time, over 1024-row tiles, while
+ * md->entities holds other rows): tail, head, relation and nearest
+ * answers and triple scores equal those of a model holding the file's
+ * rows in memory.  A read that fails (the file cut short) is an error.
+ */
+static void
+t_answers_through_store(void)
+{
+	enum { NE = 2500, NR = 7, D = 8, NQ = 8, K = 5 };
+	struct kg_modeldir a = KG_MODELDIR_INIT, b = KG_MODELDIR_INIT;
+	char *path = kg_path_join(t_tmpdir(), "ents.npy");
+	float *ents = kg_xmallocarray(NE * D, sizeof(float));
+	float *other = kg_xmallocarray(NE * D, sizeof(float));
+	float *rel = kg_xmallocarray(NR * D, sizeof(float));
+	float sa[NQ], sb[NQ];
+	uint64_t shape[2] = { NE, D };
+	struct kg_query q[NQ];
+	struct kg_topk ta, tb;
+	struct kg_store *st;
+	struct kg_rng rng;
+	size_t i;
+
+	kg_rng_seed(&rng, 11, 0);
+	for (i = 0; i < NE * D; i++) {
+		ents[i] = (float)kg_rng_normal(&rng);
+		other[i] = (float)kg_rng_normal(&rng);
+	}
+	for (i = 0; i < NR * D; i++)
+		rel[i] = (float)kg_rng_normal(&rng);
+	T_CHECK(kg_npy_write(path, KG_DT_F4, 2, shape, ents) == 0);
+	st = kg_store_open_npy_stream(path);
+	T_CHECK(st != NULL);
+	if (st == NULL)
+		return;
+	T_CHECK(kg_model_init(&a.model, KG_MODEL_DISTMULT, D, 0, 12.0f) ==
+	    0);
+	a.n_entities = NE;
+	a.n_relations = a.n_rel_rows = NR;
+	a.relations = rel;
+	b = a;
+	a.entities = ents;
+	b.entities = other;
+	b.ents = st;
+	for (i = 0; i < NQ; i++) {
+		q[i].kind = (int32_t)(i % 4);
+		q[i].h = (int32_t)((i * 977) % NE);
+		q[i].r = q[i].kind == KG_QUERY_REL ? -1 : (int32_t)(i % NR);
+		q[i].t = (int32_t)((i * 1511 + 3) % NE);
+		q[i].line = i + 1;
+	}
+	kg_topk_init(&ta, NQ, K);
+	kg_topk_init(&tb, NQ, K);
+	T_CHECK(answers(&a, q, NQ, &ta, sa) == 0);
+	T_CHECK(answers(&b, q, NQ, &tb, sb) == 0);
+	for (i = 0; i < NQ; i++)
+		T_CHECKF(ta.n[i] == K && tb.n[i] == K && memcmp(ta.id + i * K,
+		    tb.id + i * K, K * sizeof(*ta.id)) == 0 &&
+		    memcmp(ta.score + i * K, tb.score + i * K, K *
+		    sizeof(float)) == 0, "query %zu", i);
+	for (i = 0; i < NQ; i++)
+		T_CHECKF(!isnan(sa[i]) && memcmp(&sa[i], &sb[i],
+		    sizeof(float)) == 0, "score %zu", i);
+	T_CHECK(truncate(path, 4096) == 0);
+	kg_error_mute(1);
+	T_CHECK(answers(&b, q, NQ, &tb, sb) < 0 && strstr(kg_error_last(),
+	    "cannot read") != NULL);
+	kg_error_mute(0);
+	kg_topk_release(&ta);
+	kg_topk_release(&tb);
+	kg_store_free(st);
+	free(ents);
+	free(other);
+	free(rel);
+	free(path);
+}
+
 int
 main(void)
 {
@@ -170,5 +277,6 @@ main(void)
 	T_RUN(t_topk_merge);
 	T_RUN(t_json_string);
 	T_RUN(t_progress_format);
+	T_RUN(t_answers_through_store);
 	return T_DONE();
 }

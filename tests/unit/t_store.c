@@ -667,6 +667,116 @@ t_buffer_equals_memory(void)
 	kg_store_free(b);
 }
 
+/* Poke partitions 0 and 1 of stores[0..n) alike, k times. */
+static void
+poke_all(struct kg_store **st, int n, uint64_t seed, int k)
+{
+	int i, j;
+
+	for (j = 0; j < n; j++) {
+		struct kg_rng r;
+
+		kg_rng_seed(&r, seed, 0);
+		for (i = 0; i < k; i++) {
+			uint32_t p = (uint32_t)kg_rng_below(&r, 2);
+
+			poke(st[j], p, &r);
+		}
+	}
+}
+
+/*
+ * The snapshot of an early-stopping run's best epoch: the buffer store
+ * (one partition in memory, so partitions swap between the snapshot and
+ * the restore; partition 2 still fresh at the snapshot) puts back the
+ * same rows as the memory and parking stores, keeps the current state,
+ * holds no copy in memory and no more than its two frames; a saved
+ * snapshot (a link of the buffer's file) has the memory store's bytes
+ * and loads back into a new store.  Restoring without one is refused.
+ */
+static void
+t_snapshot_restore(void)
+{
+	struct kg_store *st[3] = { open_kind(0, 3, KG_INIT_UNIFORM),
+	    open_kind(1, 3, KG_INIT_UNIFORM), open_buffer(1) };
+	struct kg_store *fresh[2] = { open_kind(0, 3, KG_INIT_UNIFORM),
+	    open_buffer(1) };
+	float *w0, *s0, *w1, *s1, *w, *s;
+	char *path[2][3];
+	uint32_t p;
+	int j, k;
+
+	poke_all(st, 3, 5, 40);
+	w0 = snapshot(st[0], &s0);
+	for (j = 0; j < 3; j++)
+		T_CHECK(kg_store_snapshot(st[j]) == 0);
+	poke_all(st, 3, 6, 40);
+	w1 = snapshot(st[0], &s1);
+	T_CHECK(memcmp(w0, w1, N * DIM * sizeof(float)) != 0);
+	for (j = 0; j < 2; j++)
+		for (p = 0; p < 3; p++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "snap%d-%u.npy", j, p);
+			path[j][p] = kg_path_join(t_tmpdir(), name);
+			T_CHECK(kg_store_snapshot_save(st[j ? 2 : 0], p,
+			    path[j][p]) == 0);
+		}
+	for (j = 0; j < 3; j++) {
+		T_CHECK(kg_store_restore(st[j]) == 0);
+		w = snapshot(st[j], &s);
+		T_CHECKF(memcmp(w, w0, N * DIM * sizeof(float)) == 0 &&
+		    memcmp(s, s1, N * SW * sizeof(float)) == 0, "store %d", j);
+		free(w);
+		free(s);
+	}
+	T_CHECK(st[0]->stats.bytes_snapshot == N * DIM * sizeof(float));
+	T_CHECK(st[2]->stats.bytes_snapshot == 0 &&
+	    st[2]->stats.bytes_held_max == 2 * 9 * (DIM + SW) *
+	    sizeof(float));
+	for (p = 0; p < 3; p++) {
+		size_t la, lb;
+		char *a = slurp(path[0][p], &la), *b = slurp(path[1][p], &lb);
+
+		T_CHECKF(a != NULL && b != NULL && la == lb &&
+		    memcmp(a, b, la) == 0, "partition %u", p);
+		free(a);
+		free(b);
+	}
+	/* A resumed run: its snapshot from the saved files. */
+	for (j = 0; j < 2; j++) {
+		for (p = 0; p < 3; p++)
+			T_CHECK(kg_store_snapshot_load(fresh[j], p,
+			    path[1][p]) == 0);
+		T_CHECK(kg_store_restore(fresh[j]) == 0);
+		w = snapshot(fresh[j], &s);
+		T_CHECK(memcmp(w, w0, N * DIM * sizeof(float)) == 0);
+		free(w);
+		free(s);
+	}
+	kg_error_mute(1);
+	kg_store_free(fresh[0]);
+	fresh[0] = open_kind(0, 3, KG_INIT_UNIFORM);
+	T_CHECK(kg_store_snapshot_load(fresh[0], 0, path[1][0]) == 0);
+	T_CHECK(kg_store_restore(fresh[0]) < 0 && strstr(kg_error_last(),
+	    "partition 1 has no snapshot") != NULL);
+	T_CHECK(kg_store_snapshot_load(fresh[0], 1, path[1][0]) < 0 &&
+	    strstr(kg_error_last(), "is not float32 [9, 5]") != NULL);
+	kg_error_mute(0);
+	for (k = 0; k < 2; k++) {
+		kg_store_free(fresh[k]);
+		for (p = 0; p < 3; p++)
+			free(path[k][p]);
+	}
+	for (j = 0; j < 3; j++)
+		kg_store_free(st[j]);
+	T_CHECK(count_entries(t_tmpdir(), ".kgpipe-part") == 0);
+	free(w0);
+	free(s0);
+	free(w1);
+	free(s1);
+}
+
 /* Inode of path (0 when absent). */
 static ino_t
 inode_of(const char *path)
@@ -807,6 +917,7 @@ main(void)
 	T_RUN(t_buffer_equals_memory);
 	T_RUN(t_buffer_save_and_stream);
 	T_RUN(t_buffer_disk_full);
+	T_RUN(t_snapshot_restore);
 	T_RUN(t_npy_stream);
 	return T_DONE();
 }

@@ -10,6 +10,7 @@
 
 #include "eval/eval.h"
 #include "kge/modeldir.h"
+#include "kge/epochs.h"
 #include "kge/grad.h"
 #include "kge/train_impl.h"
 #include "core/util.h"
@@ -782,6 +783,176 @@ t_partition_buckets(void)
 	kg_error_mute(0);
 }
 
+#define ES_P 4
+
+/* An early-stopping run of a trainer of four partitions, bucket by
+ * bucket, over the store given; its valid MRRs are set so that epoch 2
+ * is the best and epoch 5 the last. */
+struct es_run {
+	struct kg_trainer tr;
+	int32_t *bucket[ES_P * ES_P];
+	uint64_t nb[ES_P * ES_P];
+	uint32_t calls;
+	float *at_best;		/* the table after epoch 2 */
+};
+
+static const double es_mrr[] = { 0.10, 0.30, 0.20, 0.25, 0.15 };
+
+static int
+es_train(void *ctx, struct kg_epoch_report *r)
+{
+	struct es_run *x = ctx;
+	uint64_t done;
+	double loss;
+	uint32_t b;
+
+	r->trained = 0;
+	for (b = 0; b < ES_P * ES_P; b++) {
+		if (kg_trainer_bucket(&x->tr, b / ES_P, b % ES_P, x->bucket[b],
+		    x->nb[b], 0, &loss, &done) < 0)
+			return -1;
+		r->trained += done;
+	}
+	x->tr.epoch++;
+	r->whole = 1;
+	r->seconds = 0.0;
+	return 0;
+}
+
+static int
+es_valid(void *ctx, double *mrr)
+{
+	struct es_run *x = ctx;
+	struct kg_store *st = x->tr.ents;
+
+	if (x->calls == 1) {
+		x->at_best = kg_xmallocarray(st->n_rows * st->dim,
+		    sizeof(float));
+		if (kg_store_read(st, 0, st->n_rows, x->at_best) < 0)
+			return -1;
+	}
+	*mrr = es_mrr[x->calls++];
+	return 0;
+}
+
+static int
+es_snapshot(void *ctx, int back)
+{
+	return kg_trainer_snapshot(&((struct es_run *)ctx)->tr, back);
+}
+
+/* Run the loop over st (the run owns it); 0 or -1. */
+static int
+es_run(struct es_run *x, struct kg_store *st, const struct kg_train_opts *o)
+{
+	struct kg_epochs_opts eo = KG_EPOCHS_OPTS_INIT;
+	struct kg_epochs e;
+	struct kg_epoch_hooks h = {
+		.ctx = x, .train = es_train, .valid = es_valid,
+		.snapshot = es_snapshot, .epoch = &x->tr.epoch,
+		.step = &x->tr.step, .loss = &x->tr.last_loss
+	};
+	uint64_t i;
+	uint32_t b, part = (uint32_t)umls.ent.n / ES_P;
+	int rc;
+
+	memset(x, 0, sizeof(*x));
+	if (st == NULL || kg_trainer_init_store(&x->tr, o, st, umls.rel.n,
+	    umls.split[0], umls.n[0], NULL, 0, NULL, 0) < 0)
+		return -1;
+	for (b = 0; b < ES_P * ES_P; b++)
+		x->bucket[b] = kg_xmallocarray(3 * umls.n[0] + 1,
+		    sizeof(int32_t));
+	for (i = 0; i < umls.n[0]; i++) {
+		const int32_t *t = umls.split[0] + 3 * i;
+		uint32_t ph = (uint32_t)t[0] / part, pt = (uint32_t)t[2] / part;
+
+		b = (ph < ES_P ? ph : ES_P - 1) * ES_P + (pt < ES_P ? pt :
+		    ES_P - 1);
+		memcpy(x->bucket[b] + 3 * x->nb[b]++, t, 3 * sizeof(int32_t));
+	}
+	eo.epochs = 10;
+	eo.valid_every = 1;
+	eo.patience = 3;
+	kg_epochs_init(&e, &eo);
+	rc = kg_epochs_run(&e, &h);
+	if (rc == 0 && (e.best_epoch != 2 || x->tr.epoch != 5 ||
+	    strcmp(e.stopped_by, "early_stopping") != 0)) {
+		kg_error("best epoch %u, last %u", e.best_epoch, x->tr.epoch);
+		rc = -1;
+	}
+	kg_epochs_release(&e);
+	return rc;
+}
+
+static void
+es_release(struct es_run *x)
+{
+	struct kg_store *st = x->tr.ents;
+	uint32_t b;
+
+	for (b = 0; b < ES_P * ES_P; b++)
+		free(x->bucket[b]);
+	free(x->at_best);
+	kg_trainer_release(&x->tr);
+	kg_store_free(st);
+}
+
+/*
+ * Early stopping over the partition buffer (two partitions of four in
+ * memory, so they swap between the best epoch and the end): the kept
+ * best epoch's parameters come back bit for bit as over the memory
+ * store, and the buffer holds no copy of the table to keep them (its
+ * snapshot is its partition files), nor more than its three frames.
+ */
+static void
+t_best_epoch_buffer(void)
+{
+	struct kg_train_opts o;
+	struct kg_store_layout l;
+	struct kg_store_init in;
+	struct es_run a, b;
+	int64_t off[ES_P + 1];
+	float *wa, *wb;
+	uint64_t n, most;
+	int k;
+
+	if (load_umls() < 0)
+		T_SKIP("examples/data/umls not readable");
+	small_opts(&o, KG_MODEL_DISTMULT);
+	o.dim = 16;
+	for (k = 0; k < ES_P; k++)
+		off[k] = k * ((int64_t)umls.ent.n / ES_P);
+	off[ES_P] = (int64_t)umls.ent.n;
+	l = kg_train_layout(&o, umls.ent.n, ES_P, off);
+	in = kg_train_init_rule(&o, KG_STREAM_ENTITY_INIT);
+	T_CHECKF(es_run(&a, kg_store_open_mem(&l, &in), &o) == 0, "%s",
+	    kg_error_last());
+	T_CHECKF(es_run(&b, kg_store_open_buffer(&l, &in, t_tmpdir(), 2),
+	    &o) == 0, "%s", kg_error_last());
+	n = umls.ent.n * o.dim;
+	wa = kg_xmallocarray(n, sizeof(float));
+	wb = kg_xmallocarray(n, sizeof(float));
+	T_CHECK(kg_store_read(a.tr.ents, 0, umls.ent.n, wa) == 0 &&
+	    kg_store_read(b.tr.ents, 0, umls.ent.n, wb) == 0);
+	T_CHECK(a.at_best != NULL && memcmp(wa, a.at_best, n *
+	    sizeof(float)) == 0);
+	T_CHECK(memcmp(wa, wb, n * sizeof(float)) == 0);
+	T_CHECK(memcmp(a.tr.rel, b.tr.rel, a.tr.n_rel_rows *
+	    a.tr.model.rel_width * sizeof(float)) == 0);
+	T_CHECK(a.tr.ents->stats.bytes_snapshot == n * sizeof(float));
+	most = (umls.ent.n - (uint64_t)off[ES_P - 1]) * (o.dim + 1) *
+	    sizeof(float);
+	T_CHECKF(b.tr.ents->stats.bytes_snapshot == 0 &&
+	    b.tr.ents->stats.bytes_held_max <= 3 * most &&
+	    b.tr.ents->stats.evictions > 0, "held %llu, %llu evictions",
+	    (unsigned long long)b.tr.ents->stats.bytes_held_max,
+	    (unsigned long long)b.tr.ents->stats.evictions);
+	free(wa);
+	free(wb);
+	es_release(&a);
+	es_release(&b);
+}
 
 /* The four buckets of two partitions split at half. */
 static void
@@ -1260,6 +1431,7 @@ main(void)
 	T_RUN(t_bad_options);
 	T_RUN(t_partition_buckets);
 	T_RUN(t_neg_pool);
+	T_RUN(t_best_epoch_buffer);
 	T_RUN(t_bucket_sides);
 	T_RUN(t_in_batch);
 	T_RUN(t_one_vs_all_every_model);

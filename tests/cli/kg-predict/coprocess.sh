@@ -28,12 +28,14 @@ ask() {
 
 # Default --batch: a pipe is answered as far as it has arrived.
 coproc P { timeout 60 kg-predict -q -k 3 umls m; }
+# Bash unsets P_PID once the coprocess has ended: keep it now.
+ppid=$P_PID
 ask "${P[1]}" "${P[0]}" q1.tsv 4 >got.tsv
 check "first answer (header + 3) before the input ends" test $? -eq 0
 ask "${P[1]}" "${P[0]}" q2.tsv 3 >>got.tsv
 check "second answer after the second query" test $? -eq 0
 exec {P[1]}>&-
-wait "$P_PID"
+wait "$ppid"
 check "exit 0 when the input ends" test $? -eq 0
 check "answers equal those of a file" cmp -s got.tsv want.tsv
 
