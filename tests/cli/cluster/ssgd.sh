@@ -5,10 +5,11 @@
 # shipped to rank 0, lands on rank 0's host alone, and a run killed there
 # resumes to the uninterrupted result; a lost host ends the run with rank
 # 0's line naming the epoch and the checkpoint; kg-eval on 2 hosts reports
-# what one process reports.
+# what one process reports; a part missing on host 2 is named, with the
+# host.
 . "$KG_TOP/tests/cli/lib.sh"
 . "$KG_TOP/tests/cluster/cluster.sh"
-plan 10
+plan 11
 if ! why=$(cluster_usable); then
 	skip_all "cluster ssgd: $why"
 fi
@@ -81,3 +82,12 @@ check "cluster ssgd: kg-eval on 2 hosts ran" test -s got.json
 strip() { jq -S 'del(.seconds_rank, .seconds_auc, .threads, .ranks, .dataset, .model_dir)' "$1"; }
 check "cluster ssgd: kg-eval on 2 hosts = one process" \
     test "$(strip want.json)" = "$(strip got.json)"
+
+# Host 2 lacks rank 1's part: rank 1 says which file and which host.
+rm -rf "$h2/x2/part-001"
+err=$(cluster_mpirun -np 2 $T $b $S/ds $S/nopart 2>&1)
+rc=$?
+check "cluster ssgd: a part missing on host 2: exit 1, one line naming it and the host" \
+    test $rc -eq 1 -a "$(grep -c '^kg-train: ' <<<"$err")" -eq 1 -a \
+    -n "$(grep -F "kg-train: '$S/x2/part-001' does not exist on host kg${CLUSTER_ID}h2 (rank 1 of 2): run one rank per part" <<<"$err")" \
+    -a ! -e "$h1/nopart"
