@@ -2,7 +2,8 @@
  * kg-encode-attrs: encode node attributes for the model's per-attribute
  * embedding matrices.  fit (once) learns bin edges, vocabularies and the
  * text encoder; transform --shard i/n encodes one contiguous range of
- * entities (independent processes); merge joins the shards.
+ * entities (independent processes); merge joins the shards; transform
+ * --merge does both, alone or as the ranks of an MPI job.
  */
 #include <getopt.h>
 #include <omp.h>
@@ -28,6 +29,13 @@ usage(FILE *f)
 	    "           [--tables-dir dir] [--text-command cmd] "
 	    "[--max-errors n] [-j threads]\n"
 	    "           [-f] [-q] [--progress]\n"
+	    "       [mpirun ...] kg-encode-attrs transform --merge -d dataset "
+	    "-m model\n"
+	    "           -o features [--shards n] [--ship-inputs] "
+	    "[--tables-dir dir]\n"
+	    "           [--text-command cmd] [--max-errors n] [-j threads] "
+	    "[-f] [-q]\n"
+	    "           [--progress]\n"
 	    "       kg-encode-attrs merge -m model -o features [-f] [-q] "
 	    "shard ...\n"
 	    "       kg-encode-attrs -h | --help | --version\n"
@@ -48,6 +56,18 @@ usage(FILE *f)
 	    "(default 0)\n"
 	    "      --shard i/n        encode entities [N*i/n, N*(i+1)/n) "
 	    "(default 0/1)\n"
+	    "      --merge            encode every shard and write the merged "
+	    "features;\n"
+	    "                         under mpirun the ranks share the shards "
+	    "and rank 0\n"
+	    "                         writes the features\n"
+	    "      --shards n         --merge: encode n shards (default: one "
+	    "a rank)\n"
+	    "      --ship-inputs      --merge: rank 0 sends the dataset, model "
+	    "and tables\n"
+	    "                         to the other ranks over MPI (hosts that "
+	    "share no\n"
+	    "                         directory)\n"
 	    "  -j, --threads n        threads for text encoding (default: "
 	    "OpenMP's)\n"
 	    "  -f, --force            replace an existing output\n"
@@ -76,13 +96,13 @@ parse_shard(const char *s, uint32_t *i, uint32_t *n)
 }
 
 enum { OPT_TABLES = 256, OPT_TEXTCMD, OPT_MAXERR, OPT_SHARD, OPT_PROGRESS,
-	OPT_VERSION };
+	OPT_VERSION, OPT_MERGE, OPT_SHARDS, OPT_SHIP };
 
 /* The options after the subcommand into o; 0, or an exit status to
  * return (usage, or 0 after --help / --version). */
 static int
 parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
-    uint32_t *threads, int *done)
+    uint32_t *threads, int *shard_given, int *shards_given, int *done)
 {
 	static const struct option longopts[] = {
 		{ "dataset", required_argument, NULL, 'd' },
@@ -93,6 +113,9 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 		{ "text-command", required_argument, NULL, OPT_TEXTCMD },
 		{ "max-errors", required_argument, NULL, OPT_MAXERR },
 		{ "shard", required_argument, NULL, OPT_SHARD },
+		{ "merge", no_argument, NULL, OPT_MERGE },
+		{ "shards", required_argument, NULL, OPT_SHARDS },
+		{ "ship-inputs", no_argument, NULL, OPT_SHIP },
 		{ "threads", required_argument, NULL, 'j' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -122,7 +145,16 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 		case OPT_SHARD:
 			if (parse_shard(optarg, &o->shard, &o->n_shards) < 0)
 				return KG_EXIT_USAGE;
+			*shard_given = 1;
 			break;
+		case OPT_MERGE: o->merge = 1; break;
+		case OPT_SHARDS:
+			if (kg_parse_u32("--shards", optarg, 1, 1u << 16,
+			    &o->n_shards) < 0)
+				return KG_EXIT_USAGE;
+			*shards_given = 1;
+			break;
+		case OPT_SHIP: o->ship = 1; break;
 		case 'j':
 			if (kg_parse_u32("--threads", optarg, 1, 4096,
 			    threads) < 0)
@@ -172,13 +204,41 @@ check_opts(const char *cmd, const struct kg_attrs_opts *o, int is_fit,
 	return 0;
 }
 
+/*
+ * transform --merge takes --shards and --ship-inputs, not --shard;
+ * nothing else takes them.  0 or KG_EXIT_USAGE after the message.
+ */
+static int
+check_merge(struct kg_attrs_opts *o, int is_transform, int shard_given,
+    int shards_given)
+{
+	if (o->merge && !is_transform) {
+		kg_error("--merge is an option of transform (merge joins "
+		    "shard directories)");
+		return kg_tool_usage_error();
+	}
+	if (o->merge && shard_given) {
+		kg_error("transform --merge encodes every shard: --shard i/n "
+		    "is for one shard (--shards n sets how many)");
+		return kg_tool_usage_error();
+	}
+	if (!o->merge && (shards_given || o->ship)) {
+		kg_error("--shards and --ship-inputs need transform --merge");
+		return kg_tool_usage_error();
+	}
+	if (o->merge && !shards_given)
+		o->n_shards = 0;
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
 	struct kg_attrs_opts o;
 	const char *cmd;
 	uint32_t threads = 0;
-	int rc, done, is_fit, is_transform, is_merge;
+	int rc, done, is_fit, is_transform, is_merge, shard_given = 0;
+	int shards_given = 0;
 
 	kg_setprogname(argv[0]);
 	/*
@@ -210,14 +270,19 @@ main(int argc, char *argv[])
 		    cmd);
 		return kg_tool_usage_error();
 	}
-	rc = parse_opts(argc, argv, &o, &threads, &done);
+	rc = parse_opts(argc, argv, &o, &threads, &shard_given, &shards_given,
+	    &done);
 	if (rc != 0 || done)
 		return rc;
 	rc = check_opts(cmd, &o, is_fit, is_transform, is_merge);
+	if (rc == 0)
+		rc = check_merge(&o, is_transform, shard_given, shards_given);
 	if (rc != 0)
 		return rc;
 	if (threads > 0)
 		omp_set_num_threads((int)threads);
+	if (o.merge)
+		return kg_tool_exit(kg_attrs_run_transform_merge(&o));
 	return kg_tool_exit(is_fit ? kg_attrs_run_fit(&o) : is_transform ?
 	    kg_attrs_run_transform(&o) : kg_attrs_run_merge(&o));
 }

@@ -9,8 +9,9 @@
 #       directory with train.tsv valid.tsv test.tsv types.tsv schema.json
 #       (and the attribute tables the schema names)
 #   make -f pipelines/enterprise.mk plot                # PNG and SVG plots
-#   make -f pipelines/enterprise.mk RANKS=4 HOSTFILE=hosts  # train on the
-#       hosts of an Open MPI hostfile, inputs sent to them over MPI
+#   make -f pipelines/enterprise.mk RANKS=4 HOSTFILE=hosts  # encode and
+#       train on the hosts of an Open MPI hostfile, inputs sent to them
+#       over MPI
 #
 # MODEL=RGCN (default) or RelGNN trains a GNN encoder over the attribute
 # features: with RANKS > 1 one rank per expanded partition (PARTS defaults
@@ -172,14 +173,27 @@ TRANSFORM_CMD = $(BIN)/kg-encode-attrs transform -q -f -j 1 -d $(DS) \
 TRANSFORM_ANY = $(call TRANSFORM_CMD,i)
 MERGE_CMD = $(BIN)/kg-encode-attrs merge -q -f -m $(ENC) -o $(FEAT) \
 	$(SHARD_DIRS)
+# HOSTFILE=hosts: the SHARDS transforms and the merge are one job of RANKS
+# ranks on the hostfile's hosts (transform --merge --ship-inputs: rank 0
+# sends the inputs, gathers the shards and writes the features here).
+ifdef HOSTFILE
+FEAT_CMD = $(MPIRUN) $(MPI_HOSTS) -np $(RANKS) $(BIN)/kg-encode-attrs \
+	transform --merge --ship-inputs -q -f -j 1 --shards $(SHARDS) \
+	-d $(DS) -m $(ENC) -o $(FEAT)
+FEAT_DEPS = $(ENC)/manifest.json
+else
+FEAT_CMD = $(MERGE_CMD)
+FEAT_DEPS = $(SHARD_DIRS:%=%/manifest.json)
+endif
 PART_CMD = $(BIN)/kg-partition -f -p $(PARTS) -m $(PART_METHOD) \
 	-s $(SEED) -o $(PARTDIR) $(DS)
 EXPAND_CMD = $(BIN)/kg-expand -f -k $(HOPS) $(if $(FANOUT),-c $(FANOUT)) \
 	-s $(SEED) $(if $(USE_FEAT),-F $(FEAT)) -p $(PARTDIR) -o $(EXP) $(DS)
 # HOSTFILE=hosts: the ranks on the hosts of an Open MPI hostfile (this
-# host first: rank 0 writes the model here).  Only this host needs the
-# pipeline's directories: kg-train --ship_inputs sends each rank what it
-# reads over MPI; kg-eval runs here.
+# host first: rank 0 writes the features and the model here).  Only this
+# host needs the pipeline's directories: kg-encode-attrs --ship-inputs
+# and kg-train --ship_inputs send each rank what it reads over MPI;
+# fit, kg-partition, kg-expand and kg-eval run here.
 MPI_HOSTS = $(if $(HOSTFILE),--hostfile $(HOSTFILE))
 SHIP = $(if $(HOSTFILE),--ship_inputs)
 ifeq ($(RANKS),1)
@@ -222,8 +236,9 @@ $(OUT)/attr-shard-%/manifest.json: $(ENC)/manifest.json \
     $(SETTINGS)/attr-shard.cmd | $(BIN)/kg-encode-attrs
 	$(call TRANSFORM_CMD,$*)
 
-$(FEAT)/manifest.json: $(SHARD_DIRS:%=%/manifest.json) $(SETTINGS)/features.cmd
-	$(MERGE_CMD)
+$(FEAT)/manifest.json: $(FEAT_DEPS) $(SETTINGS)/features.cmd \
+    | $(BIN)/kg-encode-attrs
+	$(FEAT_CMD)
 
 $(PARTDIR)/manifest.json: $(DS)/manifest.json $(SETTINGS)/partitions.cmd \
     | $(BIN)/kg-partition
@@ -249,7 +264,7 @@ $(METRICS): $(MDL)/manifest.json $(SETTINGS)/metrics.cmd | $(BIN)/kg-eval
 $(eval $(call kg_settings_rule,dataset,INGEST_CMD))
 $(eval $(call kg_settings_rule,attr-model,FIT_CMD))
 $(eval $(call kg_settings_rule,attr-shard,TRANSFORM_ANY))
-$(eval $(call kg_settings_rule,features,MERGE_CMD))
+$(eval $(call kg_settings_rule,features,FEAT_CMD))
 $(eval $(call kg_settings_rule,partitions,PART_CMD))
 $(eval $(call kg_settings_rule,expanded,EXPAND_CMD))
 $(eval $(call kg_settings_rule,model,TRAIN_CMD))

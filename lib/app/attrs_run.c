@@ -1,5 +1,6 @@
 /* The kg-encode-attrs subcommands end to end (declared in attrs.h). */
 #include "app/attrs_run.h"
+#include "app/attrs_run_impl.h"
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -59,8 +60,8 @@ table_path(const char *base, const char *path)
 	return kg_path_join(base, path);
 }
 
-static void
-free_paths(char **paths, size_t n)
+void
+kg_attrs_run_free_paths(char **paths, size_t n)
 {
 	size_t i;
 
@@ -74,9 +75,9 @@ free_paths(char **paths, size_t n)
  * covered, its time and rate.  Each step is one call, so there is no
  * ETA within it.  *t is the step's start and becomes the next's.
  */
-static void
-progress(const struct kg_attrs_opts *o, const char *what, uint64_t n,
-    double *t)
+void
+kg_attrs_run_progress(const struct kg_attrs_opts *o, const char *what,
+    uint64_t n, double *t)
 {
 	char line[160];
 	double now = kg_now();
@@ -153,8 +154,8 @@ stage_inputs(const struct kg_attrs_opts *o, char *const *tables,
 	return in;
 }
 
-static int
-begin(struct kg_stage *st, const struct kg_attrs_opts *o,
+int
+kg_attrs_run_begin(struct kg_stage *st, const struct kg_attrs_opts *o,
     char *const *tables, size_t n_tables)
 {
 	size_t n;
@@ -257,7 +258,7 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	paths = kg_xcalloc(schema.n_tables, sizeof(char *));
 	for (i = 0; i < schema.n_tables; i++)
 		paths[i] = table_path(base, schema.tables[i].path);
-	rc = begin(&st, o, paths, schema.n_tables);
+	rc = kg_attrs_run_begin(&st, o, paths, schema.n_tables);
 	if (rc < 0)
 		goto out;
 	rc = -1;
@@ -265,23 +266,23 @@ kg_attrs_run_fit(const struct kg_attrs_opts *o)
 	    0, ds.n_entities, o->max_errors) < 0 ||
 	    check_attrs_named(&schema, &data) < 0)
 		goto out;
-	progress(o, "read the tables of", ds.n_entities, &t1);
+	kg_attrs_run_progress(o, "read the tables of", ds.n_entities, &t1);
 	if (kg_attrs_fit(&model, &schema, &data, ds.n_entities,
 	    o->text_command) < 0)
 		goto out;
-	progress(o, "fitted the encoders to", ds.n_entities, &t1);
+	kg_attrs_run_progress(o, "fitted the encoders to", ds.n_entities, &t1);
 	if (record_tables(&model, paths, schema.n_tables) < 0 ||
 	    kg_attrs_model_write(&model, st.dir) < 0 ||
 	    kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
 	fit_manifest(&st.manifest, o, &model, &data, ds.n_entities, t0);
 	rc = kg_stage_commit(&st);
-	progress(o, "wrote the model of", ds.n_entities, &t1);
+	kg_attrs_run_progress(o, "wrote the model of", ds.n_entities, &t1);
 out:
 	kg_stage_release(&st);
 	kg_attrs_model_release(&model);
 	kg_attrs_data_release(&data);
-	free_paths(paths, schema.n_tables);
+	kg_attrs_run_free_paths(paths, schema.n_tables);
 	free(sdir);
 	kg_dict_release(&ents);
 	kg_dataset_release(&ds);
@@ -289,9 +290,9 @@ out:
 	return rc;
 }
 
-/* Load a model directory: its manifest (version), then the model. */
-static int
-load_model(const char *dir, struct kg_attrs_model *m, char sum[32])
+int
+kg_attrs_run_load_model(const char *dir, struct kg_attrs_model *m,
+    char sum[32])
 {
 	struct kg_manifest man = KG_MANIFEST_INIT;
 	char *path;
@@ -315,14 +316,11 @@ load_model(const char *dir, struct kg_attrs_model *m, char sum[32])
 	return kg_attrs_model_read(m, dir);
 }
 
-/*
- * Where the model's tables are (the fitted paths, or the schema's names
- * under --tables-dir), each checked against its checksum at fit.  A new
- * array of model->schema.n_tables paths, or NULL after kg_error().
- */
-static char **
-model_tables(const struct kg_attrs_model *model, const char *tables_dir)
+char **
+kg_attrs_run_tables(const struct kg_attrs_model *model,
+    const struct kg_attrs_opts *o)
 {
+	const char *tables_dir = o->tables_dir;
 	size_t n = model->schema.n_tables, i;
 	char **paths = kg_xcalloc(n, sizeof(char *)), sum[32];
 
@@ -332,8 +330,13 @@ model_tables(const struct kg_attrs_model *model, const char *tables_dir)
 		const char *want = json_string_value(json_object_get(t,
 		    "checksum"));
 
-		paths[i] = tables_dir != NULL ? table_path(tables_dir,
-		    model->schema.tables[i].path) : kg_xstrdup(rec ? rec : "");
+		if (o->table_paths != NULL)
+			paths[i] = kg_xstrdup(o->table_paths[i]);
+		else if (tables_dir != NULL)
+			paths[i] = table_path(tables_dir,
+			    model->schema.tables[i].path);
+		else
+			paths[i] = kg_xstrdup(rec ? rec : "");
 		if (kg_checksum_file(paths[i], sum) < 0)
 			goto fail;
 		if (want == NULL || strcmp(want, sum) != 0) {
@@ -345,7 +348,7 @@ model_tables(const struct kg_attrs_model *model, const char *tables_dir)
 	}
 	return paths;
 fail:
-	free_paths(paths, n);
+	kg_attrs_run_free_paths(paths, n);
 	return NULL;
 }
 
@@ -393,7 +396,7 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	uint64_t lo, hi;
 	int rc;
 
-	rc = load_model(o->model, &model, msum);
+	rc = kg_attrs_run_load_model(o->model, &model, msum);
 	if (rc < 0)
 		return rc;
 	rc = load_entities(o->dataset, &ds, &ents);
@@ -406,23 +409,23 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 		    (unsigned long long)model.n_entities);
 		goto out;
 	}
-	paths = model_tables(&model, o->tables_dir);
+	paths = kg_attrs_run_tables(&model, o);
 	if (paths == NULL)
 		goto out;
 	lo = ds.n_entities * o->shard / o->n_shards;
 	hi = ds.n_entities * (o->shard + 1) / o->n_shards;
-	rc = begin(&st, o, paths, model.schema.n_tables);
+	rc = kg_attrs_run_begin(&st, o, paths, model.schema.n_tables);
 	if (rc < 0)
 		goto out;
 	rc = -1;
 	if (kg_attrs_collect(&data, &model.schema, (const char *const *)paths,
 	    &ents, lo, hi, o->max_errors) < 0)
 		goto out;
-	progress(o, "read the tables of", hi - lo, &t1);
+	kg_attrs_run_progress(o, "read the tables of", hi - lo, &t1);
 	figs = json_object();
 	if (kg_attrs_encode(&model, &data, o->text_command, st.dir, figs) < 0)
 		goto out;
-	progress(o, "encoded", hi - lo, &t1);
+	kg_attrs_run_progress(o, "encoded", hi - lo, &t1);
 	if (kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
 	transform_manifest(&st.manifest, o, &model, &data, msum, t0);
@@ -434,7 +437,7 @@ out:
 		json_decref(figs);
 	kg_stage_release(&st);
 	kg_attrs_data_release(&data);
-	free_paths(paths, model.schema.n_tables);
+	kg_attrs_run_free_paths(paths, model.schema.n_tables);
 	kg_attrs_model_release(&model);
 	kg_dict_release(&ents);
 	kg_dataset_release(&ds);
@@ -489,41 +492,29 @@ read_shard(const char *dir, const char *msum, struct shard_info *s)
 }
 
 int
-kg_attrs_run_merge(const struct kg_attrs_opts *o)
+kg_attrs_run_order_shards(const struct kg_attrs_model *model,
+    const char *msum, const char *const *inputs, size_t n, const char **dirs)
 {
-	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
-	struct kg_stage st = KG_STAGE_INIT;
-	struct kg_stage_input *in = NULL;
-	struct shard_info *sh;
-	const char **dirs;
-	char msum[32];
-	double t0 = kg_now();
+	struct shard_info *sh = kg_xcalloc(n, sizeof(*sh));
 	size_t i;
-	int rc;
+	int rc = 0;
 
-	rc = load_model(o->model, &model, msum);
+	for (i = 0; rc == 0 && i < n; i++)
+		rc = read_shard(inputs[i], msum, &sh[i]);
 	if (rc < 0)
-		return rc;
-	sh = kg_xcalloc(o->n_inputs, sizeof(*sh));
-	dirs = kg_xcalloc(o->n_inputs, sizeof(char *));
-	for (i = 0; i < o->n_inputs; i++) {
-		rc = read_shard(o->inputs[i], msum, &sh[i]);
-		if (rc < 0)
-			goto out;
-	}
+		goto out;
 	rc = -1;
-	qsort(sh, o->n_inputs, sizeof(*sh), cmp_shard);
-	for (i = 0; i < o->n_inputs; i++) {
-		if (sh[i].count != o->n_inputs || sh[i].index != i) {
+	qsort(sh, n, sizeof(*sh), cmp_shard);
+	for (i = 0; i < n; i++) {
+		if (sh[i].count != n || sh[i].index != i) {
 			kg_error("%s is shard %llu/%llu; merge needs shards "
 			    "0/%zu to %zu/%zu, each once", sh[i].dir,
 			    (unsigned long long)sh[i].index,
-			    (unsigned long long)sh[i].count, o->n_inputs,
-			    o->n_inputs - 1, o->n_inputs);
+			    (unsigned long long)sh[i].count, n, n - 1, n);
 			goto out;
 		}
-		if (sh[i].lo != (i == 0 ? 0 : sh[i - 1].hi) || (i + 1 ==
-		    o->n_inputs && sh[i].hi != model.n_entities)) {
+		if (sh[i].lo != (i == 0 ? 0 : sh[i - 1].hi) || (i + 1 == n &&
+		    sh[i].hi != model->n_entities)) {
 			kg_error("%s: entity range [%llu, %llu) does not "
 			    "continue the previous shard", sh[i].dir,
 			    (unsigned long long)sh[i].lo,
@@ -532,6 +523,53 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 		}
 		dirs[i] = sh[i].dir;
 	}
+	rc = 0;
+out:
+	free(sh);
+	return rc;
+}
+
+int
+kg_attrs_run_merge_into(struct kg_stage *st,
+    const struct kg_attrs_model *model, const char *msum,
+    const char *const *dirs, size_t n, double t0)
+{
+	if (kg_attrs_merge_arrays(model, dirs, n, st->dir) < 0 ||
+	    kg_manifest_add_dir(&st->manifest, st->dir) < 0)
+		return -1;
+	kg_manifest_set_config(&st->manifest, "shards",
+	    json_integer((json_int_t)n));
+	kg_manifest_set_config(&st->manifest, "model_checksum",
+	    json_string(msum));
+	kg_manifest_set_config(&st->manifest, "attributes",
+	    kg_attrs_describe(model));
+	kg_manifest_set_figure(&st->manifest, "entities",
+	    json_integer((json_int_t)model->n_entities));
+	kg_manifest_set_figure(&st->manifest, "seconds",
+	    json_real(kg_now() - t0));
+	return 0;
+}
+
+int
+kg_attrs_run_merge(const struct kg_attrs_opts *o)
+{
+	struct kg_attrs_model model = KG_ATTRS_MODEL_INIT;
+	struct kg_stage st = KG_STAGE_INIT;
+	struct kg_stage_input *in = NULL;
+	const char **dirs;
+	char msum[32];
+	double t0 = kg_now();
+	size_t i;
+	int rc;
+
+	rc = kg_attrs_run_load_model(o->model, &model, msum);
+	if (rc < 0)
+		return rc;
+	dirs = kg_xcalloc(o->n_inputs, sizeof(char *));
+	rc = kg_attrs_run_order_shards(&model, msum, o->inputs, o->n_inputs,
+	    dirs);
+	if (rc < 0)
+		goto out;
 	in = kg_xcalloc(o->n_inputs + 1, sizeof(*in));
 	in[0].role = "model";
 	in[0].path = o->model;
@@ -544,24 +582,12 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 	if (rc < 0)
 		goto out;
 	rc = -1;
-	if (kg_attrs_merge_arrays(&model, dirs, o->n_inputs, st.dir) < 0 ||
-	    kg_manifest_add_dir(&st.manifest, st.dir) < 0)
-		goto out;
-	kg_manifest_set_config(&st.manifest, "shards",
-	    json_integer((json_int_t)o->n_inputs));
-	kg_manifest_set_config(&st.manifest, "model_checksum",
-	    json_string(msum));
-	kg_manifest_set_config(&st.manifest, "attributes",
-	    kg_attrs_describe(&model));
-	kg_manifest_set_figure(&st.manifest, "entities",
-	    json_integer((json_int_t)model.n_entities));
-	kg_manifest_set_figure(&st.manifest, "seconds",
-	    json_real(kg_now() - t0));
-	rc = kg_stage_commit(&st);
+	if (kg_attrs_run_merge_into(&st, &model, msum, dirs, o->n_inputs,
+	    t0) == 0)
+		rc = kg_stage_commit(&st);
 out:
 	kg_stage_release(&st);
 	free(in);
-	free(sh);
 	free(dirs);
 	kg_attrs_model_release(&model);
 	return rc;

@@ -16,4 +16,15 @@ int kg_attrs_run_fit(const struct kg_attrs_opts *o);
 int kg_attrs_run_transform(const struct kg_attrs_opts *o);
 int kg_attrs_run_merge(const struct kg_attrs_opts *o);
 
+/*
+ * transform --merge (attrs_gather.c): every shard of o->n_shards (0: one
+ * a rank) encoded and merged into the features directory o->output, as
+ * transform and merge write it.  Under mpirun the ranks share the shards
+ * (shard k on rank k mod size) and rank 0 gathers them over MPI and
+ * writes the output; with o->ship, rank 0's dataset, model and tables
+ * are sent to the other ranks' own disks first.  Collective: the same
+ * result on every rank, one message (printed by rank 0) on failure.
+ */
+int kg_attrs_run_transform_merge(const struct kg_attrs_opts *o);
+
 #endif

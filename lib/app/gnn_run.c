@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "app/gnn_run.h"
 #include "eval/eval.h"
@@ -44,20 +45,33 @@ part_dir(const char *expanded, int k)
 }
 
 /* One rank per part: every rank checks the same two paths, so all fail
- * alike rather than some waiting in a collective. */
+ * alike rather than some waiting in a collective.  On hosts that share no
+ * directory the last part may be missing on one host only: the message
+ * names it and the host. */
 static int
 check_parts(const char *expanded, const struct kg_dist *d)
 {
 	char *beyond = part_dir(expanded, d->size);
 	char *last = part_dir(expanded, d->size - 1);
-	int ok = !kg_path_exists(beyond) && kg_path_exists(last);
+	char host[256];
+	int rc = 0;
 
+	if (kg_path_exists(beyond)) {
+		kg_error("'%s' holds more parts than the %d ranks: run one "
+		    "rank per part", expanded, d->size);
+		rc = -1;
+	} else if (!kg_path_exists(last)) {
+		if (gethostname(host, sizeof(host)) != 0)
+			snprintf(host, sizeof(host), "unknown");
+		host[sizeof(host) - 1] = '\0';
+		kg_error("'%s' does not exist on host %s (rank %d of %d): run "
+		    "one rank per part, with the parts on every rank's host "
+		    "(or --ship_inputs)", last, host, d->rank, d->size);
+		rc = -1;
+	}
 	free(beyond);
 	free(last);
-	if (!ok)
-		kg_error("'%s': run one rank per part (%d ranks)", expanded,
-		    d->size);
-	return ok ? 0 : -1;
+	return rc;
 }
 
 /* This rank's kg-expand part, and its slice of the features. */

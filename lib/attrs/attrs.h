@@ -155,9 +155,16 @@ struct kg_attrs_opts {
 	const char *tables_dir;	/* --tables-dir, or NULL */
 	const char *text_command;	/* --text-command, or NULL */
 	uint64_t max_errors;
-	uint32_t shard, n_shards;
+	uint32_t shard, n_shards;	/* --shard i/n; --merge: --shards n
+					 * (0: one shard a rank) */
 	const char *const *inputs;	/* merge: shard directories */
 	size_t n_inputs;
+	/* The model's tables, one a schema table, read in place of the
+	 * fitted paths and tables_dir (still checked against their
+	 * checksums); NULL for those. */
+	char *const *table_paths;
+	int merge;		/* transform --merge: every shard, merged */
+	int ship;		/* --ship-inputs */
 	int force, quiet, progress;
 	int argc;
 	char *const *argv;

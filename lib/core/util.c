@@ -14,7 +14,7 @@
 
 static const char *progname = "kgpipe";
 static char last_error[1024];
-static int muted;
+static int muted, held;
 
 void
 kg_setprogname(const char *argv0)
@@ -45,7 +45,7 @@ verror(int with_errno, const char *fmt, va_list ap)
 		snprintf(last_error + len, sizeof(last_error) - len, ": %s",
 		    strerror(saved));
 	}
-	if (!muted)
+	if (!muted && !held)
 		fprintf(stderr, "%s: %s\n", progname, last_error);
 	errno = saved;
 }
@@ -94,6 +94,12 @@ void
 kg_error_mute(int mute)
 {
 	muted = mute;
+}
+
+void
+kg_error_hold(int hold)
+{
+	held = hold;
 }
 
 static void

@@ -62,6 +62,10 @@ void kg_warn(const char *fmt, ...) KG_PRINTF(1, 2);
 const char *kg_error_last(void);
 /* Mute (1) or unmute (0) printing of errors and warnings; for unit tests. */
 void kg_error_mute(int mute);
+/* Hold (1) or print again (0) errors: held ones are only recorded, for
+ * kg_error_last(); warnings still print.  For a caller that reports
+ * another process's error in place of its own. */
+void kg_error_hold(int hold);
 
 /* Allocation that never returns NULL; sizes are overflow-checked. */
 void *kg_xmalloc(size_t size);

@@ -475,6 +475,8 @@ train_epochs(struct kg_buckets *v)
 		v->mine.len = 0;
 		if (v->mine.s != NULL)
 			v->mine.s[0] = '\0';
+		kg_dist_note_epoch(d, v->tr.epoch + 1, v->j->no_checkpoint ||
+		    v->tr.epoch == 0 ? NULL : v->ckpt, v->tr.epoch);
 		rc = run_epoch(v, st, &secs);
 		/* Peers may be waiting for our partitions: stop them. */
 		if (rc < 0)
@@ -502,6 +504,7 @@ train_epochs(struct kg_buckets *v)
 		if (!v->j->no_checkpoint && kg_buckets_save(v) < 0)
 			return -1;
 	}
+	kg_dist_note_epoch(d, 0, NULL, 0);
 	return 0;
 }
 

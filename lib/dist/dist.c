@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include "core/util.h"
+#include "io/fatal.h"
 
 /* Elements per collective call and bytes per message piece: MPI counts
  * are int. */
@@ -103,6 +104,33 @@ kg_dist_abort(const struct kg_dist *d, int code)
 		fflush(stderr);
 		MPI_Abort(MPI_COMM_WORLD, code);
 	}
+}
+
+void
+kg_dist_note_epoch(const struct kg_dist *d, uint32_t epoch, const char *ckpt,
+    uint32_t ckpt_epoch)
+{
+	char host[256], *line, *where;
+
+	if (!d->mpi || d->size < 2 || d->rank != 0)
+		return;
+	if (epoch == 0) {
+		kg_fatal_set_note(NULL);
+		return;
+	}
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "unknown");
+	host[sizeof(host) - 1] = '\0';
+	where = ckpt != NULL ? kg_xasprintf("the last checkpoint is '%s', "
+	    "after epoch %u", ckpt, ckpt_epoch) :
+	    kg_xstrdup("no checkpoint was written");
+	line = kg_xasprintf("%s: rank 0 (host %s) of %d ended by a signal "
+	    "during epoch %u: Open MPI stops every rank so when a rank or "
+	    "its host is lost, and its report names it; %s", kg_progname(),
+	    host, d->size, epoch, where);
+	kg_fatal_set_note(line);
+	free(line);
+	free(where);
 }
 
 void

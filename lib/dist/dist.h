@@ -71,6 +71,25 @@ void kg_dist_finalize(struct kg_dist *d);
 void kg_dist_abort(const struct kg_dist *d, int code);
 
 /*
+ * Where a run stands, for a signal that ends it: under mpirun with more
+ * than one rank, rank 0 keeps ready (lib/io/fatal.h's note) the line
+ *
+ *   kg-train: rank 0 (host H) of N ended by a signal during epoch E: Open
+ *   MPI stops every rank so when a rank or its host is lost, and its
+ *   report names it; the last checkpoint is 'DIR', after epoch K
+ *
+ * ("no checkpoint was written" when ckpt is NULL), printed if a signal
+ * ends it during epoch E.  Open MPI 4 (without ULFM) ends the surviving
+ * ranks of a job that lost a rank or a host with SIGTERM before any MPI
+ * call returns an error, even with MPI_ERRORS_RETURN, so this line is
+ * all that kgpipe can say then; which rank was lost is in Open MPI's
+ * report.  epoch 0 removes the line (the epochs are over).  Other ranks,
+ * and one rank, do nothing.
+ */
+void kg_dist_note_epoch(const struct kg_dist *d, uint32_t epoch,
+    const char *ckpt, uint32_t ckpt_epoch);
+
+/*
  * Test hook: when KG_TEST_DIE_RANK equals this rank and the job has more
  * than one rank and "when" equals KG_TEST_DIE_AT (default 1), print a
  * message and _exit(1), as a crashed node would.

@@ -314,3 +314,66 @@ fail:
 	}
 	return -1;
 }
+
+/* The list of a tree travels from "from" to "to" under this tag, which
+ * no file's messages use. */
+#define TAG_LIST 0
+
+int
+kg_dist_ship_tree(struct kg_dist *d, int from, int to, const char *src,
+    const char *dst)
+{
+	struct kg_strbuf b = { 0 };
+	struct kg_dist_xfer xf;
+	uint64_t len = ABSENT;
+	size_t n = 0, cap = 0, i;
+	char **names = NULL, *p, *q;
+	int rc = 0;
+
+	if (from == to || (d->rank != from && d->rank != to))
+		return 0;
+	if (d->rank == from) {
+		if (list_tree(src, "", &names, &n, &cap) == 0) {
+			for (i = 0; i < n; i++) {
+				kg_strbuf_add(&b, names[i]);
+				kg_strbuf_add(&b, "\n");
+			}
+			len = b.len;
+		} else {
+			rc = -1;
+		}
+	}
+	xf = (struct kg_dist_xfer){ &len, sizeof(len), d->rank == from ? to :
+	    from, TAG_LIST, d->rank == from };
+	kg_dist_exchange(d, &xf, 1);
+	if (len == ABSENT)
+		goto out;
+	if (d->rank == to) {
+		b.s = kg_xmalloc(len + 1);
+		b.s[len] = '\0';
+	}
+	if (len > 0) {
+		xf = (struct kg_dist_xfer){ b.s, len, d->rank == from ? to :
+		    from, TAG_LIST, d->rank == from };
+		kg_dist_exchange(d, &xf, 1);
+	}
+	if (d->rank == to)
+		for (p = b.s; p < b.s + len; p = q + 1) {
+			q = strchr(p, '\n');
+			*q = '\0';
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				names = kg_xreallocarray(names, cap,
+				    sizeof(*names));
+			}
+			names[n++] = kg_xstrdup(p);
+		}
+	rc = kg_dist_ship_files(d, from, to, src, dst,
+	    (const char *const *)names, n, 0);
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(b.s);
+	return rc;
+}

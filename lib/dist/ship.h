@@ -46,4 +46,15 @@ int kg_dist_ship_trees(struct kg_dist *d, const char *const *dirs, size_t n,
     int (*keep)(size_t i, const char *rel, int rank), char **local,
     char **out);
 
+/*
+ * Rank from's directory tree src copied to directory dst on rank to
+ * (point to point; every other rank returns 0 at once, and from == to
+ * copies nothing): the regular files below src, in sorted order, with the
+ * directories they need.  0, or -1 after kg_error() on the rank that
+ * failed (src unreadable on from, dst unwritable on to); the other rank
+ * may return 0, so callers agree afterwards, as for kg_dist_ship_files.
+ */
+int kg_dist_ship_tree(struct kg_dist *d, int from, int to, const char *src,
+    const char *dst);
+
 #endif

@@ -280,7 +280,11 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 	struct kg_dist *d = ts->d;
 	uint64_t steps = ts->steps_per_epoch, step, done = 0, npos = 0;
 	double loss = 0.0, te = kg_now(), secs;
+	int saved = o->ckpt != NULL && o->ckpt->save && o->ckpt->dir != NULL &&
+	    ts->epoch > 0;
 
+	kg_dist_note_epoch(d, ts->epoch + 1, saved ? o->ckpt->dir : NULL,
+	    ts->epoch);
 	for (step = 0; step < steps; step++) {
 		ts->estep = step;
 		loss += kg_gnn_step(ts);
@@ -348,6 +352,7 @@ run_epochs(struct kg_gnn_tstate *ts)
 	ts->t_run = kg_now();
 	if (kg_epochs_run(&ts->ep, &h) < 0)
 		return -1;
+	kg_dist_note_epoch(ts->d, 0, NULL, 0);
 	out->seconds_per_epoch = (kg_now() - ts->t_run) / (ts->ep.ran ?
 	    ts->ep.ran : 1);
 	out->epochs_run = ts->epoch;

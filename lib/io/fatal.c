@@ -41,6 +41,10 @@ static struct path_slot slots[MAX_PATHS];
 static atomic_int children[MAX_CHILDREN];
 static atomic_int dying;
 static atomic_int installed;
+/* The line the handler prints first (kg_fatal_set_note); note_len 0:
+ * none.  Changed only by the owner with the fatal signals blocked. */
+static char note[1024];
+static atomic_int note_len;
 static pthread_t owner;		/* the thread that cleans up */
 
 static const int fatal_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
@@ -166,6 +170,8 @@ on_signal(int sig)
 		return;
 	}
 	atomic_store(&dying, 1);
+	if (atomic_load(&note_len) > 0)
+		(void)!write(STDERR_FILENO, note, (size_t)atomic_load(&note_len));
 	clean_up();
 	/* Still blocked here: it arrives with the default action once the
 	 * handler returns and the mask is restored. */
@@ -339,4 +345,24 @@ void
 kg_fatal_unblock(const sigset_t *old)
 {
 	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+void
+kg_fatal_set_note(const char *text)
+{
+	size_t len = text != NULL ? strlen(text) : 0;
+	sigset_t old;
+
+	install();
+	if (len >= sizeof(note) - 1)
+		len = sizeof(note) - 2;	/* room for the newline */
+	kg_fatal_block(&old);
+	atomic_store(&note_len, 0);
+	if (len > 0) {
+		memcpy(note, text, len);
+		if (note[len - 1] != '\n')
+			note[len++] = '\n';
+		atomic_store(&note_len, (int)len);
+	}
+	kg_fatal_unblock(&old);
 }

@@ -73,6 +73,15 @@ void kg_fatal_untrack_child(pid_t pgid);
 void kg_fatal_stop_child(pid_t pgid);
 
 /*
+ * A line the handler writes to stderr first, before it cleans up ("kg-train:
+ * stopped during epoch 4; ..."), so that a run ended by a signal says
+ * where it stood.  The text is copied (up to 1022 bytes; a newline is
+ * added when it has none); NULL or "" removes it.  Installs the handlers
+ * as a registration does; call it from the thread that registers.
+ */
+void kg_fatal_set_note(const char *text);
+
+/*
  * Block the fatal signals in the calling thread (for a fork whose child
  * must be registered before a signal can come); *old receives the mask
  * that kg_fatal_unblock gives back.

@@ -3,7 +3,7 @@
  * temporaries, runs with every signal blocked, OpenMP workers block the
  * fatal signals, and a signal that lands on another thread while the
  * owner tracks and untracks paths is handled by the owner (issue 32,
- * item 6).
+ * item 6); the note it prints first.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -231,6 +231,66 @@ t_signal_on_another_thread(void)
 	free(base);
 }
 
+/* The child's stderr goes to fd; it sets a note, replaces it, and
+ * dies of SIGTERM. */
+static void
+note_raise(void *arg)
+{
+	int fd = *(int *)arg;
+
+	dup2(fd, STDERR_FILENO);
+	kg_fatal_set_note("first note");
+	kg_fatal_set_note("kg-test: during epoch 4; the last checkpoint is x");
+	raise(SIGTERM);
+}
+
+static void
+note_cleared_raise(void *arg)
+{
+	int fd = *(int *)arg;
+
+	dup2(fd, STDERR_FILENO);
+	kg_fatal_set_note("a note");
+	kg_fatal_set_note(NULL);
+	raise(SIGTERM);
+}
+
+/* What the child wrote on stderr before it died (up to 255 bytes). */
+static int
+note_of(void (*fn)(void *), char out[256])
+{
+	int fd[2], status;
+	ssize_t n;
+
+	if (pipe(fd) != 0)
+		return -1;
+	status = in_child(fn, &fd[1]);
+	close(fd[1]);
+	n = read(fd[0], out, 255);
+	close(fd[0]);
+	out[n > 0 ? n : 0] = '\0';
+	return status;
+}
+
+/* The handler writes the last note, with a newline, and still dies of
+ * the signal; a cleared note writes nothing. */
+static void
+t_note(void)
+{
+	char out[256];
+	int status;
+
+	status = note_of(note_raise, out);
+	T_CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+	    "status %d", status);
+	T_CHECKF(strcmp(out, "kg-test: during epoch 4; the last checkpoint "
+	    "is x\n") == 0, "wrote '%s'", out);
+	status = note_of(note_cleared_raise, out);
+	T_CHECKF(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM,
+	    "status %d", status);
+	T_CHECKF(out[0] == '\0', "wrote '%s'", out);
+}
+
 int
 main(void)
 {
@@ -241,5 +301,6 @@ main(void)
 	T_RUN(t_handler_mask);
 	T_RUN(t_workers_block);
 	T_RUN(t_signal_on_another_thread);
+	T_RUN(t_note);
 	return T_DONE();
 }

@@ -1,14 +1,14 @@
 # A host lost mid-run, and a slow link, on 2 hosts of tests/cluster:
 # killing every process of host 2 during training ends the job in bounded
-# time, non-zero, with Open MPI's report; rank 0's last checkpoint is
-# intact, and --resume with the host back ends where an uninterrupted run
+# time, non-zero, with Open MPI's report and kg-train's line (the epoch
+# and the last checkpoint); rank 0's last checkpoint is intact, and --resume with the host back ends where an uninterrupted run
 # ends, bit for bit.  Links limited to 100 Mbit/s (tc tbf) change the
 # time, not the result.
 . "$KG_TOP/tests/cli/lib.sh"
 . "$KG_TOP/tests/cluster/cluster.sh"
-echo "1..7"
-names="stops-bounded names-host ckpt-intact resumes resumed-equal slow-link
-slow-equal"
+echo "1..8"
+names="stops-bounded names-host kgpipe-line ckpt-intact resumes resumed-equal
+slow-link slow-equal"
 if ! why=$(cluster_usable); then
 	for n in $names; do skip "cluster lost host $n: $why"; done
 	exit 0
@@ -51,9 +51,19 @@ else
 fi
 # Open MPI reports the loss, in one of two ways depending on which of its
 # processes notices first: naming the lost host's address, or saying that
-# a daemon could not be kept (kgpipe adds no message of its own yet).
+# a daemon could not be kept.  It ends rank 0 with SIGTERM before any MPI
+# call returns an error, so kg-train's own line says only where the run
+# stood: the epoch it was in and the checkpoint it left, the one on disk
+# (or the one before, when the signal came as the next was committed).
 check "cluster lost host: Open MPI's report names the lost host, or a lost daemon" \
     grep -Eq "$CLUSTER_NET\.2|unable to reliably start one or more daemons" err
+k=$(jq -r '.epoch' "$h1/m.ckpt/state.json" 2>/dev/null || echo -1)
+line=$(grep "^kg-train: rank 0 (host kg${CLUSTER_ID}h1) of 2 ended by a signal during epoch [0-9]*: Open MPI stops every rank so when a rank or its host is lost, and its report names it; the last checkpoint is '$S/m.ckpt', after epoch [0-9]*\$" err)
+e=$(sed -n 's/.* during epoch \([0-9]*\):.*/\1/p' <<<"$line")
+c=$(sed -n 's/.*, after epoch \([0-9]*\)$/\1/p' <<<"$line")
+check "cluster lost host: kg-train's line: epoch ${e:-?}, checkpoint after ${c:-?} (on disk: $k)" \
+    test -n "$line" -a "${e:-0}" -eq "$(( ${c:-0} + 1 ))" -a \
+    \( "${c:-x}" = "$k" -o "${c:-x}" = "$(( k - 1 ))" \)
 check "cluster lost host: rank 0's checkpoint is whole" sh -c \
     "jq -e '.epoch >= 3' '$h1/m.ckpt/state.json' >/dev/null &&
     test \$(ls '$h1'/m.ckpt/entities-p*.npy | wc -l) = 4 && test ! -e '$h1/m'"

@@ -1,10 +1,12 @@
 # make -f pipelines/enterprise.mk HOSTFILE=...: the pipeline started on
-# host 1 of tests/cluster trains on 2 hosts (kg-train --ship_inputs: host
-# 2 gets its inputs over MPI) and evaluates on host 1; the metrics equal
-# the same pipeline's on one host, and host 2's disk is left as it was.
+# host 1 of tests/cluster encodes the attributes and trains on 2 hosts
+# (kg-encode-attrs --ship-inputs, kg-train --ship_inputs: host 2 gets its
+# inputs over MPI) and evaluates on host 1; the features and the metrics
+# equal the same pipeline's on one host, and host 2's disk is left as it
+# was.
 . "$KG_TOP/tests/cli/lib.sh"
 . "$KG_TOP/tests/cluster/cluster.sh"
-plan 4
+plan 6
 if ! why=$(cluster_usable); then
 	skip_all "cluster pipeline: $why"
 fi
@@ -30,6 +32,14 @@ check "cluster pipeline: HOSTFILE= trains and evaluates" \
     test -s "$h1/out/metrics.json"
 check "cluster pipeline: kg-train ran on the hostfile's hosts with shipped inputs" \
     grep -q -- "--hostfile $CLUSTER/hostfile.*--ship_inputs" "$h1/out/settings/model.cmd"
+check "cluster pipeline: the attributes were encoded on the hostfile's hosts, inputs shipped" \
+    grep -q -- "--hostfile $CLUSTER/hostfile.*transform --merge --ship-inputs" "$h1/out/settings/features.cmd"
+same=1
+for f in ref/features/*.npy; do
+	cmp -s "$f" "$h1/out/features/$(basename "$f")" || same=0
+done
+check "cluster pipeline: the features equal the one-host pipeline's, byte for byte" \
+    test $same = 1 -a "$(ls "$h1"/out/features/*.npy 2>/dev/null | wc -l)" -eq "$(ls ref/features/*.npy | wc -l)"
 check "cluster pipeline: the metrics equal the one-host pipeline's" test \
     "$(jq -c .metrics.both ref/metrics.json)" = "$(jq -c .metrics.both "$h1/out/metrics.json" 2>/dev/null)"
 check "cluster pipeline: host 2's disk is as it was" \

@@ -2,7 +2,7 @@
 # Every bad input is rejected with a clear message (file:line for tables),
 # the right exit status, and no output left behind.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 39
+plan 45
 
 printf 'a\tr\tb\nb\tr\tc\nc\tr\ta\n' >triples.tsv
 kg-ingest -q -o ds --train triples.tsv || notok "ingest"
@@ -112,3 +112,19 @@ sed 's/"format_version": 1/"format_version": 99/' model/manifest.json >m.json &&
 expect_fail "model of an unknown format version" 3 "99" \
     kg-encode-attrs transform -d ds -m model99 -o out
 check "no output left (version)" nothing_left out
+
+# transform --merge: its options, and a failure in one process.
+expect_fail "--merge with --shard" 2 \
+    "transform --merge encodes every shard: --shard i/n is for one shard" \
+    kg-encode-attrs transform --merge --shard 0/2 -d ds -m model -o out
+expect_fail "--ship-inputs without --merge" 2 \
+    "^kg-encode-attrs: --shards and --ship-inputs need transform --merge$" \
+    kg-encode-attrs transform --ship-inputs -d ds -m model -o out
+expect_fail "merge --merge" 2 "^kg-encode-attrs: --merge is an option of transform" \
+    kg-encode-attrs merge --merge -m model -o out s0
+expect_fail "--shards 0" 2 "--shards" \
+    kg-encode-attrs transform --merge --shards 0 -d ds -m model -o out
+expect_fail "transform --merge: a table changed since fit" 1 \
+    "good.csv: table changed since fit" \
+    kg-encode-attrs transform --merge --shards 2 -d ds -m model -o out
+check "transform --merge: no output left" nothing_left out
