@@ -55,10 +55,11 @@ exec {r}<&-
 # Nearest entities with a one-letter answer pending: names of any length.
 cut -f2 umls/entities.tsv | head -1 >n1.txt
 coproc N { timeout 60 kg-predict -q --nearest -k 2 --no-header umls m; }
+npid=$N_PID		# (unset by bash once the coprocess ends)
 ask "${N[1]}" "${N[0]}" n1.txt 2 >near.tsv
 check "nearest: answered before the input ends" test $? -eq 0
 exec {N[1]}>&-
-wait "$N_PID"
+wait "$npid"
 
 gzip -c q12.tsv | kg-predict -q -k 3 umls m >gz.tsv
 check "gzip through a pipe: exit 0" test $? -eq 0
