@@ -329,6 +329,7 @@ kg_backend_cpu_init(struct kg_backend *be)
 {
 	kg_compute_init();
 	be->ops = &cpu_ops;
+	be->gnn = &kg_backend_cpu_gnn_ops;
 	snprintf(be->name, sizeof(be->name), "%s", kg_backend_cpu_name());
 	be->impl = NULL;
 	return 0;
