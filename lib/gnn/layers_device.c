@@ -11,8 +11,8 @@
 
 /* ---- device memory that grows ---- */
 
-static int
-dgrow(struct kg_backend *be, void **p, uint64_t *cap, uint64_t need,
+int
+kg_gnn_dgrow(struct kg_backend *be, void **p, uint64_t *cap, uint64_t need,
     size_t size)
 {
 	void *q;
@@ -33,7 +33,7 @@ fgrow(struct kg_backend *be, float **p, size_t *cap, size_t need)
 {
 	void *q = *p;
 	uint64_t c = *cap;
-	int rc = dgrow(be, &q, &c, need, sizeof(float));
+	int rc = kg_gnn_dgrow(be, &q, &c, need, sizeof(float));
 
 	*p = q;
 	*cap = (size_t)c;
@@ -57,7 +57,7 @@ grow_set(struct kg_backend *be, int64_t **p[], size_t n, uint64_t *cap,
 		void *q = *p[i];
 
 		c = 0;
-		if (dgrow(be, &q, &c, need, sizeof(int64_t)) < 0)
+		if (kg_gnn_dgrow(be, &q, &c, need, sizeof(int64_t)) < 0)
 			return -1;
 		*p[i] = q;
 	}

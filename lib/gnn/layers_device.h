@@ -26,6 +26,12 @@
 #include "compute/backend.h"
 #include "gnn/gnn.h"
 
+/* Make *p (device memory of be, or NULL) hold need elements of size
+ * bytes: unless *cap >= need already, a new allocation with a quarter
+ * of headroom replaces it (contents lost) and *cap gets its size. */
+int kg_gnn_dgrow(struct kg_backend *be, void **p, uint64_t *cap,
+    uint64_t need, size_t size);
+
 struct kg_gnn_dgraph {
 	uint64_t n_dst, n_src, n_msgs, n_pairs;
 	uint32_t n_types;

@@ -11,6 +11,13 @@
  *     and kg_gnn_rgcn_backward): output, input gradient and parameter
  *     gradients within a relative 1e-5.
  *   - Its backward against central finite differences of its forward.
+ *   - A whole batch's gradient on the backend (gnn/step_device.h: the
+ *     encoder of two R-GCN layers, basis or block, on the whole graph
+ *     or on sampled blocks, dropout on or off, the DistMult decoder,
+ *     logistic or self-adversarial loss) against the CPU's passes on
+ *     the same batch, masks and parameters (kg_gnn_forward_blocks,
+ *     kg_gnn_decode, kg_gnn_backward, as gnntrain/step.c runs them):
+ *     the loss and every gradient within a relative 1e-5.
  */
 #include <math.h>
 #include <stdint.h>
@@ -23,7 +30,9 @@
 #include "core/util.h"
 #include "gnn/layers.h"
 #include "gnn/layers_device.h"
+#include "gnn/gnn_decode.h"
 #include "gnn/sample.h"
+#include "gnn/step_device.h"
 #include "test.h"
 
 #define EMU(bdim, n, fn, ...) do {					\
@@ -688,6 +697,151 @@ layers_finite_differences(void)
 	check_fd(KG_GNN_BLOCK, 1);
 }
 
+/* ---- a whole batch against the CPU's ---- */
+
+static void
+check_step(enum kg_gnn_decomp dc, int blocks, float drop, double adv)
+{
+	enum { NB = 4, NEG = 3 };
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_state s = KG_GNN_STATE_INIT;
+	struct kg_gnn_decode_work dw = KG_GNN_DECODE_WORK_INIT;
+	struct kg_gnn_dstep ds = KG_GNN_DSTEP_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	struct kg_loss l = KG_LOSS_INIT;
+	struct fixture f;
+	struct kg_rng r, r1, r2;
+	uint64_t n_dst[2], nout;
+	const uint64_t *nd = NULL;
+	const struct kg_gnn_graph *g;
+	const int32_t *lrow = NULL;
+	int32_t pos[NB * 3], negs[NB * NEG * 3];
+	size_t P, k, nrel, dl, nz = 0;
+	float *rel, *gh, *g1, *g2, scale = 1.0f / NB;
+	double loss1, loss2 = 0.0;
+
+	fixture_init(&f, blocks);
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RGCN;
+	c.decomp = dc;
+	c.n_layers = 2;
+	c.dims[0] = 4;
+	c.dims[1] = 6;
+	c.dims[2] = 4;
+	c.n_bases = 2;
+	c.n_relations = GR;
+	c.n_learned = GN;
+	c.learned_only = 1;
+	c.dropout = drop;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 42) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	l.adv_temp = adv;
+	P = m.n_params;
+	dl = c.dims[2];
+	nrel = GR * (size_t)dec.rel_width;
+	kg_rng_seed(&r, 8, 8);
+	rel = rnd(&r, nrel, -1, 1);
+	if (blocks) {
+		n_dst[0] = f.sb.hop_end[1];
+		n_dst[1] = f.sb.hop_end[0];
+		nd = n_dst;
+		g = &f.sb.g;
+		lrow = f.sb.lrow;
+	} else
+		g = &f.full;
+	nout = blocks ? n_dst[1] : GN;
+	for (k = 0; k < NB * 3; k += 3) {
+		pos[k] = (int32_t)kg_rng_below(&r, nout);
+		pos[k + 1] = (int32_t)kg_rng_below(&r, GR);
+		pos[k + 2] = (int32_t)kg_rng_below(&r, nout);
+	}
+	for (k = 0; k < NB * NEG; k++) {
+		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
+		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, nout);
+	}
+	/* The CPU: step.c's encode_decode. */
+	gh = kg_xcalloc(nout * dl + 1, sizeof(float));
+	g1 = rnd(&r, P + nrel, 0, 0);
+	g2 = dup(g1, P + nrel);
+	kg_rng_seed(&r1, 5, 5);
+	kg_gnn_forward_blocks(&m, g, nd, NULL, NULL, lrow, &r1, &s);
+	T_CHECK(s.rows[2] == nout);
+	loss1 = kg_gnn_decode(&dec, &l, s.h[2], nout, rel, GR, pos, NB, negs,
+	    NEG, scale, gh, g1 + P, &dw);
+	kg_gnn_backward(&m, g, NULL, NULL, lrow, &s, gh, g1);
+	/* The device, from the same stream. */
+	kg_rng_seed(&r2, 5, 5);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, nrel) == 0);
+	T_CHECK(kg_gnn_dstep_grad(&ds, &m, &dec, &l, g, nd, lrow, &r2, pos, NB,
+	    negs, NEG, scale, &loss2) == 0);
+	T_CHECK(kg_gnn_dstep_download_grad(&ds, g2) == 0);
+	T_CHECKF(fabs(loss2 - loss1) <= 1e-5 * fmax(1.0, fabs(loss1)),
+	    "loss %.9g against %.9g", loss2, loss1);
+	T_CHECK(close_rel(g2, g1, P, 0, "encoder gradients"));
+	T_CHECK(close_rel(g2 + P, g1 + P, nrel, 1, "relation gradients"));
+	/* Same streams: the same masks were drawn. */
+	T_CHECK(kg_rng_uniform(&r1) == kg_rng_uniform(&r2));
+	for (k = 0; k < P + nrel; k++)
+		nz += g1[k] != 0.0f;
+	T_CHECKF(nz > P / 10, "%zu of %zu gradients non-zero", nz, P + nrel);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_decode_work_release(&dw);
+	kg_gnn_state_release(&s);
+	kg_gnn_release(&m);
+	free(rel);
+	free(gh);
+	free(g1);
+	free(g2);
+	fixture_release(&f);
+}
+
+static void
+step_against_cpu(void)
+{
+	int blocks;
+
+	for (blocks = 0; blocks < 2; blocks++) {
+		check_step(KG_GNN_BASIS, blocks, 0.0f, 0.0);
+		check_step(KG_GNN_BASIS, blocks, 0.3f, 1.0);
+		check_step(KG_GNN_BLOCK, blocks, 0.3f, 0.0);
+	}
+}
+
+static void
+step_refuses(void)
+{
+	struct kg_gnn_dstep ds = KG_GNN_DSTEP_INIT;
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	float rel[GR * 4] = { 0 };
+
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RELGNN;
+	c.n_layers = 1;
+	c.dims[0] = c.dims[1] = 4;
+	c.n_relations = GR;
+	c.n_learned = 4;
+	c.learned_only = 1;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 1) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == -1);
+	T_CHECK(strstr(kg_error_last(), "R-GCN encoders only") != NULL);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_release(&m);
+	c.encoder = KG_GNN_RGCN;
+	c.n_bases = 2;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 1) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_COMPLEX, 4, 0, 0.0f) == 0);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == -1);
+	T_CHECK(strstr(kg_error_last(), "DistMult only, not ComplEx") != NULL);
+	kg_error_mute(0);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_release(&m);
+}
+
 int
 main(void)
 {
@@ -701,6 +855,8 @@ main(void)
 	T_RUN(layers_cpu_backend);
 	T_RUN(layers_emulated_grid);
 	T_RUN(layers_finite_differences);
+	T_RUN(step_against_cpu);
+	T_RUN(step_refuses);
 	kg_backend_free(cpu);
 	return T_DONE();
 }
