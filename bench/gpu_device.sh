@@ -65,6 +65,8 @@ build_by_hand() {
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_ops" tests/gpu/gpu_ops.c \
 	    "$build/libkg.a" $libs || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_train" tests/gpu/gpu_train.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_gnn" tests/gpu/gpu_gnn.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -73,7 +75,7 @@ command -v make >/dev/null 2>&1 && [ -z "${KG_NO_MAKE:-}" ] || have_make=0
 start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
-	    "$build/gpu/gpu_train" \
+	    "$build/gpu/gpu_train" "$build/gpu/gpu_gnn" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"

@@ -1,10 +1,11 @@
 #!/bin/sh
 # make test-gpu: the CUDA backend on a GPU: its operations against the CPU
-# backend (tests/gpu/gpu_ops.c) and the device trainer end to end on UMLS
-# against the CPU trainer (tests/gpu/gpu_train.c).  Where they cannot run
-# (a build without the CUDA backend, or no GPU visible) it prints one
-# line saying so and succeeds; otherwise every case's line and "N passed,
-# N failed, N skipped", failing when a case fails.
+# backend (tests/gpu/gpu_ops.c), the device trainer end to end on UMLS
+# against the CPU trainer (tests/gpu/gpu_train.c) and GNN training's
+# device step against the CPU backend's (tests/gpu/gpu_gnn.c).  Where they
+# cannot run (a build without the CUDA backend, or no GPU visible) it
+# prints one line saying so and succeeds; otherwise every case's line and
+# "N passed, N failed, N skipped", failing when a case fails.
 #
 # Usage: tests/gpu/run.sh BUILD_DIR
 build=${1:?usage: tests/gpu/run.sh BUILD_DIR}
@@ -15,7 +16,7 @@ fi
 build=$(cd "$build" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 p=0 f=0 s=0
-for prog in gpu_ops gpu_train; do
+for prog in gpu_ops gpu_train gpu_gnn; do
 	out=$(KG_TOP=$top "$build/gpu/$prog" 2>&1)
 	rc=$?
 	case "$out" in
