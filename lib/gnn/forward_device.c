@@ -81,15 +81,6 @@ reserve(struct kg_backend *be, const struct kg_gnn *m,
 			return -1;
 		p->cap_dh = c;
 	}
-	q = p->lrow;
-	if (kg_gnn_dgrow(be, &q, &p->cap_lrow, p->rows[0], sizeof(int64_t)) <
-	    0)
-		return -1;
-	p->lrow = q;
-	q = p->hlrow;
-	if (grow_host(be, &q, &p->cap_hlrow, p->rows[0], sizeof(int64_t)) < 0)
-		return -1;
-	p->hlrow = q;
 	q = p->hmask;
 	if (grow_host(be, &q, &p->cap_hmask, p->rows[0] * md, sizeof(float)) <
 	    0)
@@ -149,11 +140,11 @@ layer_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 int
 kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
     const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
-    const int32_t *lrow, struct kg_rng *rng, struct kg_gnn_state *s,
+    const float *h0, struct kg_rng *rng, struct kg_gnn_state *s,
     struct kg_gnn_dpass *p)
 {
 	uint32_t l, L = m->c.n_layers;
-	uint64_t i, n0 = g->n_nodes;
+	uint64_t n0 = g->n_nodes;
 
 	if (kg_gnn_device_check(m) < 0)
 		return -1;
@@ -164,12 +155,9 @@ kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
 	p->blocks = n_dst != NULL;
 	if (reserve(be, m, p) < 0)
 		return -1;
-	/* The attribute layer of a learned-only encoder: row lookups. */
-	for (i = 0; i < n0; i++)
-		p->hlrow[i] = lrow != NULL ? lrow[i] : (int64_t)i;
-	if (kg_be_upload(be, p->lrow, p->hlrow, n0 * sizeof(int64_t)) < 0 ||
-	    kg_be_gather(be, n0, m->c.dims[0], dw + m->learned, p->lrow,
-	    p->h[0]) < 0)
+	/* The attribute layer of a learned-only encoder: its rows. */
+	if (kg_be_upload(be, p->h[0], h0, n0 * m->c.dims[0] *
+	    sizeof(float)) < 0)
 		return -1;
 	for (l = 0; l < L; l++)
 		if (layer_forward(be, m, l, dw, g, rng, s, p) < 0)
@@ -183,8 +171,8 @@ kg_gnn_dpass_output(const struct kg_gnn_dpass *p)
 	return p->L == 0 ? p->h[0] : p->pre[p->L - 1];
 }
 
-/* kg_gnn_backward: ReLU's and dropout's gradients around each layer's,
- * then the learned rows'. */
+/* kg_gnn_backward: ReLU's and dropout's gradients around each layer's;
+ * the learned rows' are the host's. */
 int
 kg_gnn_dbackward(struct kg_backend *be, const struct kg_gnn *m,
     const float *dw, struct kg_gnn_dpass *p, float *dout, float *dgrad)
@@ -208,8 +196,8 @@ kg_gnn_dbackward(struct kg_backend *be, const struct kg_gnn *m,
 			return -1;
 		G = dx;
 	}
-	return kg_be_scatter_add(be, p->rows[0], m->c.dims[0], G, p->lrow,
-	    dgrad + m->learned);
+	p->gin = G;
+	return 0;
 }
 
 void
@@ -227,9 +215,7 @@ kg_gnn_dpass_release(struct kg_backend *be, struct kg_gnn_dpass *p)
 	}
 	kg_be_free(be, p->dh);
 	kg_be_free(be, p->dh2);
-	kg_be_free(be, p->lrow);
 	kg_gnn_dwork_release(be, &p->wk);
 	kg_be_host_free(be, p->hmask);
-	kg_be_host_free(be, p->hlrow);
 	memset(p, 0, sizeof(*p));
 }

@@ -1,10 +1,12 @@
 /*
  * gnntrain/device: GNN training steps on a compute backend (gnn_train.h's
  * kg_gnn_train_device_check; train_state.h).  Each step uploads the
- * host's parameters, runs the encoder, the decoder and the backward pass
- * on the device (gnn/step_device.h) from the batch, graph and masks the
- * host drew, and downloads the gradients into the buffer the CPU step
- * fills, so the update that follows (step.c's) is the CPU's.  The host's
+ * host's dense parameters and the learned rows of the step's nodes, runs
+ * the encoder, the decoder and the backward pass on the device
+ * (gnn/step_device.h) from the batch, graph and masks the host drew, and
+ * downloads the gradients into the buffer the CPU step fills (the
+ * learned rows' added where learned_sync left zeros), so the update that
+ * follows (step.c's) is the CPU's.  The host's
  * parameters stay the run's: validation, checkpoints and the model dir
  * read them as before.
  */
@@ -99,8 +101,7 @@ kg_gnn_device_encode_decode(struct kg_gnn_tstate *ts,
 	if (kg_gnn_dstep_upload(ts->dev, &out->enc, out->rel) < 0 ||
 	    kg_gnn_dstep_grad(ts->dev, &out->enc, &out->dec, &o->loss, g,
 	    n_dst, lrow, &ts->rng, w->pos, w->nb, w->negs, o->neg, scale,
-	    &loss) < 0 ||
-	    kg_gnn_dstep_download_grad(ts->dev, w->grad) < 0) {
+	    w->grad, &loss) < 0) {
 		ts->dev_err = 1;
 		return 0.0;
 	}

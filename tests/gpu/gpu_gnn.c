@@ -43,8 +43,7 @@ step_on(struct kg_backend *be, const struct kg_gnn *m,
 	kg_rng_seed(&r, 5, 5);
 	rc = kg_gnn_dstep_open(&ds, be, m, dec, rel, nrel) < 0 ||
 	    kg_gnn_dstep_grad(&ds, m, dec, &l, g, n_dst, lrow, &r, pos, NB,
-	    negs, NEG, 1.0f / NB, loss) < 0 ||
-	    kg_gnn_dstep_download_grad(&ds, grad) < 0 ? -1 : 0;
+	    negs, NEG, 1.0f / NB, grad, loss) < 0 ? -1 : 0;
 	if (rc < 0)
 		fprintf(stderr, "%s: %s\n", kg_backend_name(be),
 		    kg_error_last());
@@ -116,8 +115,8 @@ check(enum kg_gnn_decomp dc, int blocks)
 		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
 		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, nout);
 	}
-	g1 = kg_xmallocarray(P + nrel, sizeof(float));
-	g2 = kg_xmallocarray(P + nrel, sizeof(float));
+	g1 = kg_xcalloc(P + nrel, sizeof(float));
+	g2 = kg_xcalloc(P + nrel, sizeof(float));
 	t0 = kg_now();
 	T_CHECK(step_on(cpu, &m, &dec, rel, nrel, g, blocks ? n_dst : NULL,
 	    lrow, pos, negs, &l1, g1) == 0);
