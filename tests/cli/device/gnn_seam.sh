@@ -3,10 +3,11 @@
 # CPU backend through the path --device cuda takes.  On the generated
 # enterprise graph (learned embeddings), R-GCN + DistMult on the whole
 # graph and on sampled blocks: test AUC within 0.01 of the CPU step's at
-# the same settings and seed; the manifest names the device trainer; what
+# the same settings and seed; the manifest names the device trainer; a run
+# cut at a checkpoint and resumed gives the uninterrupted run's bits; what
 # the device step does not run is refused with one line, writing nothing.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 12
+plan 16
 if ! command -v jq >/dev/null; then
 	skip_all "GNN device step: jq is not installed"
 fi
@@ -38,6 +39,18 @@ check "the manifest names the device trainer and backend" test \
     seam_full/manifest.json)" = "device cpu cpu:"
 check "and the CPU step's manifest has no trainer key" test \
     "$(jq -r '.figures.trainer' cpu_full/manifest.json)" = null
+
+# Checkpoints and --resume (the host keeps the state): the same bits.
+r="$t --fanout 5,3 --epochs 4"
+r=${r/--no_checkpoint/}
+check "uninterrupted 4 epochs" env KG_TRAIN_SEAM=cpu $r --no_checkpoint ds whole
+check "2 epochs, checkpoint kept" env KG_TRAIN_SEAM=cpu $r --epochs 2 \
+    --keep_checkpoint ds half
+check "resumed to 4 epochs" env KG_TRAIN_SEAM=cpu $r --resume \
+    --checkpoint_dir half.ckpt ds resumed
+check "resumed weights and relations bit-identical" sh -c \
+    'cmp -s whole/gnn_weights.npy resumed/gnn_weights.npy &&
+    cmp -s whole/relations.npy resumed/relations.npy'
 
 expect_fail "RelGNN is refused" 2 \
     "^kg-train: GNN training on a device runs R-GCN only, not relgnn$" \
