@@ -74,6 +74,8 @@ build_by_hand() {
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_buf" tests/gpu/gpu_buf.c \
 	    "$build/libkg.a" $libs || return 1
 	gcc $KG_CFLAGS -o "$build/gpu/gpu_eval" tests/gpu/gpu_eval.c \
+	    "$build/libkg.a" $libs || return 1
+	gcc $KG_CFLAGS -o "$build/gpu/gpu_gnn" tests/gpu/gpu_gnn.c \
 	    "$build/libkg.a" $libs
 }
 
@@ -83,6 +85,7 @@ start=$(date +%s)
 if [ $have_make -eq 1 ]; then
 	make -j"$(nproc)" "${make_vars[@]}" "$build/gpu/gpu_ops" \
 	    "$build/gpu/gpu_train" "$build/gpu/gpu_buf" "$build/gpu/gpu_eval" \
+	    "$build/gpu/gpu_gnn" \
 	    >"$out/build.log" 2>&1
 else
 	echo "no make: building by hand" >"$out/build.log"

@@ -50,6 +50,7 @@
 #include <stdint.h>
 
 #include "compute/compute.h"
+#include "compute/devops.h"
 #include "compute/kernels.h"
 #include "compute/rowops.h"
 
@@ -294,5 +295,46 @@ int kg_be_transr(struct kg_backend *be, int sign, size_t n, size_t d,
 int kg_be_transr_backward(struct kg_backend *be, int sign, size_t n,
     size_t d, size_t k, const float *x, const float *rel, const float *gy,
     float *gx, float *grel);
+
+/* ---- GNN message passing (lib/gnn/layers_device.h): the R-GCN layers'
+ * per-message work.  Each output element is summed by one thread in an
+ * order fixed by the arguments, on a GPU too (no atomics), so these give
+ * the same bits on every run. ---- */
+
+/*
+ * out[i * ldo + k] = (beta ? out[i * ldo + k] : 0) + sum_q sum_c
+ * w_c(e) x_c[idx(e)][k] for the n_seg segments i and k < d, sg as
+ * devops.h's struct kg_dev_seg (item q of segment i in off[i] ..
+ * off[i + 1), e = perm[q], rows idx[e] of the sg->nb blocks of x,
+ * weights w[c * ws + e]; perm, idx, w may be NULL), summed over q in
+ * order and, for each q, over c in order.  ldo >= d.  Every pointer in
+ * sg is device memory.
+ */
+int kg_be_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
+    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
+    size_t ldo);
+
+/* w[c * n + e] = norm[e] a[type[e] * nb + c] for e < n, c < nb. */
+int kg_be_edge_coef(struct kg_backend *be, size_t n, size_t nb,
+    const float *norm, const int64_t *type, const float *a, float *w);
+
+/* out[e] = a[ia[e]] . b[ib[e]] for n items, rows of d floats (ia, ib
+ * NULL: row e), summed as lib/gnn/kernels.h's dot. */
+int kg_be_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
+    const int64_t *ia, const float *b, const int64_t *ib, float *out);
+
+/* out[i] = row (d floats) for n rows. */
+int kg_be_fill_rows(struct kg_backend *be, size_t n, size_t d,
+    const float *row, float *out);
+
+/* y = a * x element-wise over n floats (y may be a or x). */
+int kg_be_mul(struct kg_backend *be, size_t n, const float *a,
+    const float *x, float *y);
+
+/* y = x < 0 ? 0 : x over n floats (y may be x); the backward sets g to 0
+ * where pre < 0. */
+int kg_be_relu(struct kg_backend *be, size_t n, const float *x, float *y);
+int kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
+    float *g);
 
 #endif

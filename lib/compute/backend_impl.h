@@ -76,8 +76,33 @@ struct kg_backend_ops {
 	    const float *gy, float *gx, float *grel);
 };
 
+/* The GNN message-passing operations (backend.h's last section): a table
+ * of its own, so that the shallow operations above stay as they are. */
+struct kg_backend_gnn_ops {
+	int (*seg_sum)(struct kg_backend *be, size_t n_seg, size_t d,
+	    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
+	    size_t ldo);
+	int (*edge_coef)(struct kg_backend *be, size_t n, size_t nb,
+	    const float *norm, const int64_t *type, const float *a, float *w);
+	int (*edge_dot)(struct kg_backend *be, size_t n, size_t d,
+	    const float *a, const int64_t *ia, const float *b,
+	    const int64_t *ib, float *out);
+	int (*fill_rows)(struct kg_backend *be, size_t n, size_t d,
+	    const float *row, float *out);
+	int (*mul)(struct kg_backend *be, size_t n, const float *a,
+	    const float *x, float *y);
+	int (*relu)(struct kg_backend *be, size_t n, const float *x,
+	    float *y);
+	int (*relu_backward)(struct kg_backend *be, size_t n,
+	    const float *pre, float *g);
+};
+
+/* The CPU backend's (backend_cpu_gnn.c). */
+extern const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops;
+
 struct kg_backend {
 	const struct kg_backend_ops *ops;
+	const struct kg_backend_gnn_ops *gnn;
 	struct kg_device dev;
 	char name[160];
 	void *impl;		/* the backend's own state */

@@ -1114,4 +1114,145 @@ kg_dev_t_rank_counts(unsigned b, unsigned t, unsigned bdim, size_t nq,
 		kg_dev_atomic_add_u64(&equal[i], eq);
 }
 
+/* ---- Thread functions: GNN message passing (lib/gnn/layers_device.h). ---- */
+
+/*
+ * A segmented weighted sum of rows (backend.h's kg_be_seg_sum): segment
+ * i is the items q in off[i] .. off[i + 1); item q names e = perm[q]
+ * (perm NULL: q), which reads row idx[e] (idx NULL: e) of each of nb
+ * blocks of x, block c at x + c * xs floats, rows of d floats, with the
+ * weight w[c * ws + e] (w NULL: 1).
+ */
+struct kg_dev_seg {
+	const int64_t *off, *perm, *idx;
+	const float *w;
+	size_t nb, ws, xs;
+};
+
+/*
+ * out[i * ldo + k] = (beta ? out[i * ldo + k] : 0) + sum over the items
+ * q of segment i, in order, and for each over the blocks c, in order, of
+ * w_c(e) x_c[idx(e)][k]: one thread per (i, k) of n_seg x d, so each
+ * output element is summed by one thread in a fixed order (no atomics).
+ */
+KG_HD void
+kg_dev_t_seg_sum(unsigned b, unsigned t, unsigned bdim, size_t n_seg,
+    size_t d, struct kg_dev_seg sg, const float *x, int beta, float *out,
+    size_t ldo)
+{
+	size_t el = kg_dev_tid(b, t, bdim), i, k, c;
+	int64_t q;
+	float acc;
+
+	if (el >= n_seg * d)
+		return;
+	i = el / d;
+	k = el % d;
+	acc = beta ? out[i * ldo + k] : 0.0f;
+	for (q = sg.off[i]; q < sg.off[i + 1]; q++) {
+		size_t e = sg.perm != NULL ? (size_t)sg.perm[q] : (size_t)q;
+		size_t r = sg.idx != NULL ? (size_t)sg.idx[e] : e;
+
+		for (c = 0; c < sg.nb; c++)
+			acc += (sg.w != NULL ? sg.w[c * sg.ws + e] : 1.0f) *
+			    x[c * sg.xs + r * d + k];
+	}
+	out[i * ldo + k] = acc;
+}
+
+/* w[c * n + e] = norm[e] a[type[e] nb + c] for e < n, c < nb (R-GCN's
+ * basis coefficient of message e, its normaliser folded in): one thread
+ * per (c, e). */
+KG_HD void
+kg_dev_t_edge_coef(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t nb, const float *norm, const int64_t *type, const float *a,
+    float *w)
+{
+	size_t el = kg_dev_tid(b, t, bdim), c, e;
+
+	if (el >= n * nb)
+		return;
+	c = el / n;
+	e = el % n;
+	w[el] = norm[e] * a[(size_t)type[e] * nb + c];
+}
+
+/* The dot product of lib/gnn/kernels.h: eight partial sums, combined in
+ * pairs, then the tail. */
+KG_HD float
+kg_dev_dot8(size_t n, const float *x, const float *y)
+{
+	float acc[8] = { 0 }, s;
+	size_t k = 0, j;
+
+	for (; k + 8 <= n; k += 8)
+		for (j = 0; j < 8; j++)
+			acc[j] += x[k + j] * y[k + j];
+	s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) +
+	    ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+	for (; k < n; k++)
+		s += x[k] * y[k];
+	return s;
+}
+
+/* out[e] = a[ia[e]] . b[ib[e]] over rows of d floats (ia, ib NULL: e):
+ * one thread per item. */
+KG_HD void
+kg_dev_t_edge_dot(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    const float *a, const int64_t *ia, const float *bb, const int64_t *ib,
+    float *out)
+{
+	size_t e = kg_dev_tid(b, t, bdim), ra, rb;
+
+	if (e >= n)
+		return;
+	ra = ia != NULL ? (size_t)ia[e] : e;
+	rb = ib != NULL ? (size_t)ib[e] : e;
+	out[e] = kg_dev_dot8(d, a + ra * d, bb + rb * d);
+}
+
+/* out[i] = row for n rows of d floats: one thread per element. */
+KG_HD void
+kg_dev_t_fill_rows(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    const float *row, float *out)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n * d)
+		out[e] = row[e % d];
+}
+
+/* y[e] = a[e] x[e] for n floats (y may be a or x). */
+KG_HD void
+kg_dev_t_mul(unsigned b, unsigned t, unsigned bdim, size_t n, const float *a,
+    const float *x, float *y)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		y[e] = a[e] * x[e];
+}
+
+/* ReLU as lib/gnn's layers take it: y = x < 0 ? 0 : x (a NaN passes). */
+KG_HD void
+kg_dev_t_relu(unsigned b, unsigned t, unsigned bdim, size_t n, const float *x,
+    float *y)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		y[e] = x[e] < 0.0f ? 0.0f : x[e];
+}
+
+/* Its backward: g[e] = 0 where pre[e] < 0. */
+KG_HD void
+kg_dev_t_relu_bwd(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const float *pre, float *g)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n && pre[e] < 0.0f)
+		g[e] = 0.0f;
+}
+
 #endif

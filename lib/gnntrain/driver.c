@@ -288,6 +288,8 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 	for (step = 0; step < steps; step++) {
 		ts->estep = step;
 		loss += kg_gnn_step(ts);
+		if (ts->dev_err)
+			return -1;
 		npos += ts->step_pos;
 		out->steps++;
 		done++;
@@ -381,6 +383,7 @@ epochs_init(struct kg_gnn_tstate *ts)
 void
 kg_gnn_tstate_release(struct kg_gnn_tstate *ts)
 {
+	kg_gnn_device_close(ts);
 	kg_gnn_work_release(&ts->w);
 	kg_gnn_graph_release(&ts->full);
 	free(ts->st_enc);
@@ -425,7 +428,7 @@ kg_gnn_tstate_init(struct kg_gnn_tstate *ts, struct kg_gnn_trained *out,
 		return -1;
 	setup_state(ts);
 	epochs_init(ts);
-	return 0;
+	return kg_gnn_any_rank(d, kg_gnn_device_open(ts) < 0) ? -1 : 0;
 }
 
 int

@@ -139,6 +139,7 @@
 
 #include <jansson.h>
 
+#include "compute/backend.h"
 #include "dist/dist.h"
 #include "gnn/gnn.h"
 #include "kge/loss.h"
@@ -211,6 +212,11 @@ struct kg_gnn_train_opts {
 					 * it (training seconds); 0: off */
 	double target_mrr;		/* stop at a valid MRR >= it (needs
 					 * valid_every); 0: off */
+	struct kg_device device;	/* where each step's encoder and
+					 * decoder run (gnn/step_device.h);
+					 * the CPU: OpenMP, as always */
+	int seam;			/* tests: that device path on the
+					 * CPU backend (KG_TRAIN_SEAM=cpu) */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \
@@ -280,12 +286,27 @@ struct kg_gnn_trained {
 	double train_seconds;	/* the epochs' steps, validation excluded,
 				 * resumed ones included (rank 0's) */
 	uint32_t epochs_run;	/* epochs trained, resumed ones included */
+	/* Steps on a device (o->device CUDA, or o->seam): its name and
+	 * backend's (backend.h), for the manifest; "" on the CPU path. */
+	char device[32], backend[160];
 };
 
 #define KG_GNN_TRAINED_INIT { .enc = KG_GNN_INIT, .best_valid_mrr = -1.0 }
 
 /* Check option values; 0 or -1 after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
+
+/*
+ * Whether the options can train on a device (o->device CUDA, or o->seam):
+ * 0, or -1 after kg_error() naming the first thing the device step
+ * (gnn/step_device.h) does not run: RelGNN, a decoder other than
+ * DistMult, shared or adaptive negatives.  Attribute features and
+ * several ranks are refused when the run starts (kg_gnn_train).  The
+ * device takes each step's encoder, decoder and gradients; the host
+ * keeps sampling, the regulariser, the learned rows' and the dense Adam
+ * steps, and uploads the parameters before each step.
+ */
+int kg_gnn_train_device_check(const struct kg_gnn_train_opts *o);
 
 /*
  * Train on p (one rank's share; d may be NULL for a plain process).

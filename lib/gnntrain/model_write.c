@@ -121,6 +121,13 @@ figures_json(const struct kg_gnn_train_opts *o,
 		    json_integer(t->best_epoch));
 	}
 	json_object_set_new(f, "epochs", json_integer(t->epochs_run));
+	/* Steps on a device say which; the CPU path's manifest is as it
+	 * was. */
+	if (t->device[0] != '\0') {
+		json_object_set_new(f, "device", json_string(t->device));
+		json_object_set_new(f, "backend", json_string(t->backend));
+		json_object_set_new(f, "trainer", json_string("device"));
+	}
 	if (t->comm != NULL)
 		json_object_update(f, t->comm);
 	json_object_set_new(f, "train_seconds", json_real(t->train_seconds));

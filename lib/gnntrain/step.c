@@ -400,6 +400,8 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	const float *h;
 	double loss, t0 = kg_now(), t1, t2;
 
+	if (ts->dev != NULL)
+		return kg_gnn_device_encode_decode(ts, g, n_dst, lrow, scale);
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
 	    &ts->rng, &w->st);
 	t1 = kg_now();

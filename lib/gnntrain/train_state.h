@@ -157,6 +157,11 @@ struct kg_gnn_tstate {
 	 * local IDs; NULL in every run. */
 	void (*draw)(struct kg_gnn_tstate *ts, void *ctx);
 	void *draw_ctx;
+	/* The device step (device.c; NULL: the CPU's) on its backend, and
+	 * whether a step on it failed (kg_error() said why). */
+	struct kg_backend *be;
+	struct kg_gnn_dstep *dev;
+	int dev_err;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -189,6 +194,18 @@ void kg_gnn_work_release(struct kg_gnn_work *w);
  * positives.  With batches_per_epoch, ts->step_pos gets the step's
  * positives over all ranks (0: the step was empty and skipped). */
 double kg_gnn_step(struct kg_gnn_tstate *ts);
+
+/* device.c */
+/* Open the backend and the device step when o->device is CUDA or o->seam
+ * (after the models are set up): 0, or -1 after kg_error(). */
+int kg_gnn_device_open(struct kg_gnn_tstate *ts);
+void kg_gnn_device_close(struct kg_gnn_tstate *ts);
+/* step.c's encode_decode on the device: the gradients into ts->w.grad
+ * (every parameter's), the encoded rows into ts->w.st.rows; returns the
+ * summed loss, or 0 with ts->dev_err set after kg_error(). */
+double kg_gnn_device_encode_decode(struct kg_gnn_tstate *ts,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    float scale);
 
 /* learned.c */
 /* ts->map from the problem's global IDs; 0, or -1 after kg_error() when

@@ -3,9 +3,10 @@
 # backend (tests/gpu/gpu_ops.c), the device trainer end to end on UMLS
 # against the CPU trainer (tests/gpu/gpu_train.c), the partition buffer
 # on FB15k-237 against the whole table (tests/gpu/gpu_buf.c, when the
-# shared data is there), and the device ranker's filtered ranks on
+# shared data is there), the device ranker's filtered ranks on
 # FB15k-237 (UMLS without it) against the CPU evaluator's
-# (tests/gpu/gpu_eval.c).  Where they cannot run
+# (tests/gpu/gpu_eval.c), and GNN training's device step against the CPU
+# backend's (tests/gpu/gpu_gnn.c).  Where they cannot run
 # (a build without the CUDA backend, or no GPU visible) it prints one
 # line saying so and succeeds; otherwise every case's line and "N passed,
 # N failed, N skipped", failing when a case fails.
@@ -19,7 +20,7 @@ fi
 build=$(cd "$build" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 p=0 f=0 s=0
-for prog in gpu_ops gpu_train gpu_buf gpu_eval; do
+for prog in gpu_ops gpu_train gpu_buf gpu_eval gpu_gnn; do
 	out=$(KG_TOP=$top "$build/gpu/$prog" 2>&1)
 	rc=$?
 	case "$out" in

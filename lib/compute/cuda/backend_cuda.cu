@@ -629,6 +629,109 @@ const struct kg_backend_ops cuda_ops = {
 	cu_transr_backward,
 };
 
+/* ---- GNN message passing (backend.h's last section). ---- */
+
+__global__ void
+k_seg_sum(size_t n_seg, size_t d, kg_dev_seg sg, const float *x, int beta,
+    float *out, size_t ldo)
+{
+	kg_dev_t_seg_sum(TID, n_seg, d, sg, x, beta, out, ldo);
+}
+
+__global__ void
+k_edge_coef(size_t n, size_t nb, const float *norm, const int64_t *type,
+    const float *a, float *w)
+{
+	kg_dev_t_edge_coef(TID, n, nb, norm, type, a, w);
+}
+
+__global__ void
+k_edge_dot(size_t n, size_t d, const float *a, const int64_t *ia,
+    const float *b, const int64_t *ib, float *out)
+{
+	kg_dev_t_edge_dot(TID, n, d, a, ia, b, ib, out);
+}
+
+__global__ void
+k_fill_rows(size_t n, size_t d, const float *row, float *out)
+{
+	kg_dev_t_fill_rows(TID, n, d, row, out);
+}
+
+__global__ void
+k_mul(size_t n, const float *a, const float *x, float *y)
+{
+	kg_dev_t_mul(TID, n, a, x, y);
+}
+
+__global__ void
+k_relu(size_t n, const float *x, float *y)
+{
+	kg_dev_t_relu(TID, n, x, y);
+}
+
+__global__ void
+k_relu_bwd(size_t n, const float *pre, float *g)
+{
+	kg_dev_t_relu_bwd(TID, n, pre, g);
+}
+
+int
+cu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
+    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
+    size_t ldo)
+{
+	return launch(be, "seg_sum", n_seg * d, k_seg_sum, n_seg, d, *sg, x,
+	    beta, out, ldo);
+}
+
+int
+cu_edge_coef(struct kg_backend *be, size_t n, size_t nb, const float *norm,
+    const int64_t *type, const float *a, float *w)
+{
+	return launch(be, "edge_coef", n * nb, k_edge_coef, n, nb, norm, type,
+	    a, w);
+}
+
+int
+cu_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
+    const int64_t *ia, const float *b, const int64_t *ib, float *out)
+{
+	return launch(be, "edge_dot", n, k_edge_dot, n, d, a, ia, b, ib, out);
+}
+
+int
+cu_fill_rows(struct kg_backend *be, size_t n, size_t d, const float *row,
+    float *out)
+{
+	return launch(be, "fill_rows", n * d, k_fill_rows, n, d, row, out);
+}
+
+int
+cu_mul(struct kg_backend *be, size_t n, const float *a, const float *x,
+    float *y)
+{
+	return launch(be, "mul", n, k_mul, n, a, x, y);
+}
+
+int
+cu_relu(struct kg_backend *be, size_t n, const float *x, float *y)
+{
+	return launch(be, "relu", n, k_relu, n, x, y);
+}
+
+int
+cu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
+    float *g)
+{
+	return launch(be, "relu_backward", n, k_relu_bwd, n, pre, g);
+}
+
+const struct kg_backend_gnn_ops cuda_gnn_ops = {
+	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
+	cu_relu_backward,
+};
+
 } /* namespace */
 
 extern "C" int
@@ -678,6 +781,7 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		return blas_fail(be, "cublasCreate", s);
 	}
 	be->ops = &cuda_ops;
+	be->gnn = &cuda_gnn_ops;
 	be->impl = c;
 	snprintf(be->name, sizeof(be->name), "cuda:%d:%.120s", index, prop.name);
 	return 0;

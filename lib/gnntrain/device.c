@@ -1,0 +1,113 @@
+/*
+ * gnntrain/device: GNN training steps on a compute backend (gnn_train.h's
+ * kg_gnn_train_device_check; train_state.h).  Each step uploads the
+ * host's dense parameters and the learned rows of the step's nodes, runs
+ * the encoder, the decoder and the backward pass on the device
+ * (gnn/step_device.h) from the batch, graph and masks the host drew, and
+ * downloads the gradients into the buffer the CPU step fills (the
+ * learned rows' added where learned_sync left zeros), so the update that
+ * follows (step.c's) is the CPU's.  The host's
+ * parameters stay the run's: validation, checkpoints and the model dir
+ * read them as before.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gnn/step_device.h"
+#include "gnntrain/train_state.h"
+
+int
+kg_gnn_train_device_check(const struct kg_gnn_train_opts *o)
+{
+	if (o->enc.encoder != KG_GNN_RGCN) {
+		kg_error("GNN training on a device runs R-GCN only, not %s",
+		    kg_gnn_encoder_name(o->enc.encoder));
+		return -1;
+	}
+	if (o->decoder != KG_MODEL_DISTMULT) {
+		kg_error("GNN training on a device decodes with DistMult only, "
+		    "not %s", kg_model_name(o->decoder));
+		return -1;
+	}
+	if (o->neg_chunk > 0) {
+		kg_error("shared negatives (--neg_chunk_size) are not "
+		    "supported by GNN training on a device yet");
+		return -1;
+	}
+	if (o->neg_candidates > 1) {
+		kg_error("adaptive negatives (--neg_candidates) are not "
+		    "supported by GNN training on a device yet");
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_gnn_device_open(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	struct kg_device cpu = KG_DEVICE_INIT;
+
+	if (o->device.kind == KG_DEVICE_CPU && !o->seam)
+		return 0;
+	if (kg_gnn_train_device_check(o) < 0)
+		return -1;
+	if (ts->d->size > 1) {
+		kg_error("GNN training on a device runs in one process, not "
+		    "on %d ranks", ts->d->size);
+		return -1;
+	}
+	if (ts->out->enc.n_attrs > 0) {
+		kg_error("GNN training on a device reads learned embeddings "
+		    "only: leave out --features or add --learned_only");
+		return -1;
+	}
+	if ((ts->be = kg_backend_open(o->seam ? &cpu : &o->device)) == NULL)
+		return -1;
+	kg_device_format(o->seam ? &cpu : &o->device, ts->out->device,
+	    sizeof(ts->out->device));
+	snprintf(ts->out->backend, sizeof(ts->out->backend), "%s",
+	    kg_backend_name(ts->be));
+	ts->dev = kg_xcalloc(1, sizeof(*ts->dev));
+	return kg_gnn_dstep_open(ts->dev, ts->be, &ts->out->enc,
+	    &ts->out->dec, ts->out->rel, ts->n_rel_f);
+}
+
+void
+kg_gnn_device_close(struct kg_gnn_tstate *ts)
+{
+	if (ts->dev != NULL)
+		kg_gnn_dstep_release(ts->dev);
+	free(ts->dev);
+	kg_backend_free(ts->be);
+	ts->dev = NULL;
+	ts->be = NULL;
+}
+
+double
+kg_gnn_device_encode_decode(struct kg_gnn_tstate *ts,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    float scale)
+{
+	struct kg_gnn_trained *out = ts->out;
+	struct kg_gnn_work *w = &ts->w;
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint32_t l, L = out->enc.c.n_layers;
+	double loss = 0.0, t0 = kg_now();
+
+	/* As step.c's decode() without adaptive selection. */
+	memcpy(w->negs, w->cand, 3 * w->nb * w->nc * sizeof(*w->negs));
+	if (kg_gnn_dstep_upload(ts->dev, &out->enc, out->rel) < 0 ||
+	    kg_gnn_dstep_grad(ts->dev, &out->enc, &out->dec, &o->loss, g,
+	    n_dst, lrow, &ts->rng, w->pos, w->nb, w->negs, o->neg, scale,
+	    w->grad, &loss) < 0) {
+		ts->dev_err = 1;
+		return 0.0;
+	}
+	for (l = 0; l <= L; l++)
+		w->st.rows[l] = ts->dev->pass.rows[l];
+	/* One phase: the device's work is not timed apart. */
+	out->phase_seconds[KG_GNN_PHASE_FORWARD] += kg_now() - t0;
+	return loss;
+}

@@ -1,0 +1,861 @@
+/*
+ * GNN layers on the device seam without a GPU (issue 31, step d).
+ *   - The GNN thread functions of lib/compute/devops.h (the CUDA kernels'
+ *     bodies) over an emulated grid, 256 and 32 threads a block, sizes
+ *     that leave the last block partial, against the CPU backend's
+ *     operations, relative 1e-5, guard floats untouched.
+ *   - The R-GCN layer as backend calls (lib/gnn/layers_device.h), basis
+ *     and block-diagonal, on a whole graph and on a sampled block, on the
+ *     CPU backend and on a backend whose GNN operations are the emulated
+ *     thread functions, against lib/gnn's CPU layer (kg_gnn_rgcn_forward
+ *     and kg_gnn_rgcn_backward): output, input gradient and parameter
+ *     gradients within a relative 1e-5.
+ *   - Its backward against central finite differences of its forward.
+ *   - A whole batch's gradient on the backend (gnn/step_device.h: the
+ *     encoder of two R-GCN layers, basis or block, on the whole graph
+ *     or on sampled blocks, dropout on or off, the DistMult decoder,
+ *     logistic or self-adversarial loss) against the CPU's passes on
+ *     the same batch, masks and parameters (kg_gnn_forward_blocks,
+ *     kg_gnn_decode, kg_gnn_backward, as gnntrain/step.c runs them):
+ *     the loss and every gradient within a relative 1e-5.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute/backend_impl.h"
+#include "compute/devops.h"
+#include "core/rng.h"
+#include "core/util.h"
+#include "gnn/layers.h"
+#include "gnn/layers_device.h"
+#include "gnn/gnn_decode.h"
+#include "gnn/sample.h"
+#include "gnn/step_device.h"
+#include "test.h"
+
+#define EMU(bdim, n, fn, ...) do {					\
+	size_t emu_nb_ = kg_dev_nblocks((n), (bdim)), emu_b_;		\
+	unsigned emu_t_;						\
+	for (emu_b_ = 0; emu_b_ < emu_nb_; emu_b_++)			\
+		for (emu_t_ = 0; emu_t_ < (bdim); emu_t_++)		\
+			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
+} while (0)
+
+#define GUARD 8
+#define POISON 12345.0f
+
+static const unsigned bdims[] = { KG_DEV_BLOCK, 32 };
+static struct kg_backend *cpu;
+
+static float *
+rnd(struct kg_rng *r, size_t n, float lo, float hi)
+{
+	float *x = kg_xmallocarray(n + GUARD, sizeof(*x));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(r);
+	for (i = 0; i < GUARD; i++)
+		x[n + i] = POISON;
+	return x;
+}
+
+static float *
+dup(const float *x, size_t n)
+{
+	float *y = kg_xmallocarray(n + GUARD, sizeof(*y));
+
+	memcpy(y, x, (n + GUARD) * sizeof(*y));
+	return y;
+}
+
+/* |a - b| <= 1e-5 max(1, |b|) for n floats; guards (if any) intact. */
+static int
+close_rel(const float *a, const float *b, size_t n, int guards,
+    const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(fabsf(a[i] - b[i]) <= 1e-5f * fmaxf(1.0f, fabsf(b[i])))) {
+			fprintf(stderr, "%s[%zu]: %.9g against %.9g\n", what, i,
+			    (double)a[i], (double)b[i]);
+			return 0;
+		}
+	for (i = n; guards && i < n + GUARD; i++)
+		if (a[i] != POISON) {
+			fprintf(stderr, "%s: guard %zu written\n", what, i - n);
+			return 0;
+		}
+	return 1;
+}
+
+/* ---- the thread functions against the CPU backend ---- */
+
+/* Segments of random lengths (some empty) over n items. */
+static int64_t *
+segments(struct kg_rng *r, size_t n_seg, size_t n)
+{
+	int64_t *off = kg_xmallocarray(n_seg + 1, sizeof(*off));
+	size_t i;
+
+	off[0] = 0;
+	for (i = 1; i < n_seg; i++)
+		off[i] = (int64_t)kg_rng_below(r, n + 1);
+	off[n_seg] = (int64_t)n;
+	/* Sort the inner bounds (insertion sort: n_seg is small). */
+	for (i = 2; i < n_seg; i++) {
+		int64_t v = off[i];
+		size_t j = i;
+
+		while (j > 1 && off[j - 1] > v) {
+			off[j] = off[j - 1];
+			j--;
+		}
+		off[j] = v;
+	}
+	return off;
+}
+
+static void
+test_seg_sum(void)
+{
+	static const size_t nsegs[] = { 1, 7, 300 }, ds[] = { 1, 5, 17 };
+	static const size_t nbs[] = { 1, 3 };
+	struct kg_rng r;
+	size_t a, b, c, k, v, i;
+
+	kg_rng_seed(&r, 31, 0);
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+	for (a = 0; a < KG_ARRAY_LEN(nsegs); a++)
+	for (b = 0; b < KG_ARRAY_LEN(ds); b++)
+	for (c = 0; c < KG_ARRAY_LEN(nbs); c++)
+	for (v = 0; v < 8; v++) {
+		/* v's bits: perm, idx and w present or NULL; beta and ldo
+		 * follow v too. */
+		size_t ns = nsegs[a], d = ds[b], nb = nbs[c], n = 3 * ns + 2;
+		size_t rows = 11, ldo = d + (v & 1), xs = rows * d + 3;
+		int64_t *off = segments(&r, ns, n);
+		int64_t *perm = kg_xmallocarray(n, sizeof(*perm));
+		int64_t *idx = kg_xmallocarray(n, sizeof(*idx));
+		float *w = rnd(&r, nb * n, -1, 1);
+		float *x = rnd(&r, nb * xs, -1, 1);
+		float *o1 = rnd(&r, ns * ldo, -1, 1), *o2 = dup(o1, ns * ldo);
+		struct kg_dev_seg sg;
+		int beta = (int)(v >> 1 & 1);
+
+		for (i = 0; i < n; i++) {
+			perm[i] = (int64_t)((i * 7 + 3) % n);
+			idx[i] = (int64_t)kg_rng_below(&r, rows);
+		}
+		sg.off = off;
+		sg.perm = v & 1 ? perm : NULL;
+		sg.idx = v & 2 ? idx : (n <= rows ? NULL : idx);
+		sg.w = v & 4 ? w : NULL;
+		sg.nb = nb;
+		sg.ws = n;
+		sg.xs = xs;
+		T_CHECK(kg_be_seg_sum(cpu, ns, d, &sg, x, beta, o1, ldo) == 0);
+		EMU(bdims[k], ns * d, kg_dev_t_seg_sum, ns, d, sg, x, beta, o2,
+		    ldo);
+		T_CHECK(close_rel(o2, o1, ns * ldo, 1, "seg_sum"));
+		free(off);
+		free(perm);
+		free(idx);
+		free(w);
+		free(x);
+		free(o1);
+		free(o2);
+	}
+	/* By hand: segment 0 = items 1, 0 (perm) of rows 2, 0 with weights
+	 * 2, 3; segment 1 empty; beta 1 keeps what out held. */
+	{
+		int64_t off[3] = { 0, 2, 2 }, perm[2] = { 1, 0 },
+		    idx[2] = { 0, 2 };
+		float w[2] = { 3, 2 }, x[3 * 2] = { 1, 10, 0, 0, 100, 1000 };
+		float out[2 * 2] = { 5, 6, 7, 8 };
+		struct kg_dev_seg sg = { off, perm, idx, w, 1, 0, 0 };
+
+		EMU(32u, (size_t)4, kg_dev_t_seg_sum, (size_t)2, (size_t)2, sg,
+		    x, 1, out, (size_t)2);
+		T_CHECK(out[0] == 5 + 200 + 3 && out[1] == 6 + 2000 + 30 &&
+		    out[2] == 7 && out[3] == 8);
+		EMU(32u, (size_t)4, kg_dev_t_seg_sum, (size_t)2, (size_t)2, sg,
+		    x, 0, out, (size_t)2);
+		T_CHECK(out[0] == 203 && out[2] == 0 && out[3] == 0);
+	}
+}
+
+static void
+test_edge_ops(void)
+{
+	static const size_t ns[] = { 1, 5, 300 }, ds[] = { 1, 7, 19 };
+	struct kg_rng r;
+	size_t a, b, k, i;
+
+	kg_rng_seed(&r, 32, 0);
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+	for (a = 0; a < KG_ARRAY_LEN(ns); a++)
+	for (b = 0; b < KG_ARRAY_LEN(ds); b++) {
+		size_t n = ns[a], d = ds[b], nb = 3, T = 4, rows = 9;
+		float *norm = rnd(&r, n, 0, 1), *A = rnd(&r, T * nb, -1, 1);
+		float *w1 = rnd(&r, n * nb, 0, 0), *w2 = dup(w1, n * nb);
+		float *xa = rnd(&r, rows * d, -1, 1);
+		float *xb = rnd(&r, rows * d, -1, 1);
+		float *d1 = rnd(&r, n, 0, 0), *d2 = dup(d1, n);
+		float *row = rnd(&r, d, -1, 1);
+		float *f1 = rnd(&r, n * d, 0, 0), *f2 = dup(f1, n * d);
+		float *xm = rnd(&r, n * d, -1, 1);
+		float *y = rnd(&r, n * d, -1, 1), *m1 = dup(y, n * d);
+		float *m2 = dup(y, n * d);
+		int64_t *type = kg_xmallocarray(n, sizeof(*type));
+		int64_t *ia = kg_xmallocarray(n, sizeof(*ia));
+		int64_t *ib = kg_xmallocarray(n, sizeof(*ib));
+
+		for (i = 0; i < n; i++) {
+			type[i] = (int64_t)kg_rng_below(&r, T);
+			ia[i] = (int64_t)kg_rng_below(&r, rows);
+			ib[i] = (int64_t)kg_rng_below(&r, rows);
+		}
+		T_CHECK(kg_be_edge_coef(cpu, n, nb, norm, type, A, w1) == 0);
+		EMU(bdims[k], n * nb, kg_dev_t_edge_coef, n, nb, norm, type, A,
+		    w2);
+		T_CHECK(close_rel(w2, w1, n * nb, 1, "edge_coef"));
+		/* Coefficient (c, e) is norm[e] A[type[e], c]. */
+		T_CHECK(w1[2 * n + n - 1] == norm[n - 1] *
+		    A[type[n - 1] * nb + 2]);
+		T_CHECK(kg_be_edge_dot(cpu, n, d, xa, ia, xb, ib, d1) == 0);
+		EMU(bdims[k], n, kg_dev_t_edge_dot, n, d, xa, ia, xb, ib, d2);
+		T_CHECK(close_rel(d2, d1, n, 1, "edge_dot"));
+		{
+			double s = 0.0;
+
+			for (i = 0; i < d; i++)
+				s += (double)xa[ia[0] * d + i] *
+				    xb[ib[0] * d + i];
+			T_NEAR(d1[0], s, 1e-5);
+		}
+		T_CHECK(kg_be_fill_rows(cpu, n, d, row, f1) == 0);
+		EMU(bdims[k], n * d, kg_dev_t_fill_rows, n, d, row, f2);
+		T_CHECK(close_rel(f2, f1, n * d, 1, "fill_rows"));
+		T_CHECK(f1[(n - 1) * d + d - 1] == row[d - 1]);
+		T_CHECK(kg_be_mul(cpu, n * d, xm, y, m1) == 0);
+		EMU(bdims[k], n * d, kg_dev_t_mul, n * d, xm, y, m2);
+		T_CHECK(close_rel(m2, m1, n * d, 1, "mul"));
+		T_CHECK(m1[n * d - 1] == xm[n * d - 1] * y[n * d - 1]);
+		T_CHECK(kg_be_relu(cpu, n * d, y, m1) == 0);
+		EMU(bdims[k], n * d, kg_dev_t_relu, n * d, y, m2);
+		T_CHECK(close_rel(m2, m1, n * d, 1, "relu"));
+		for (i = 0; i < n * d; i++)
+			T_CHECK(m1[i] == (y[i] < 0.0f ? 0.0f : y[i]));
+		memcpy(m1, xm, n * d * sizeof(float));
+		memcpy(m2, xm, n * d * sizeof(float));
+		T_CHECK(kg_be_relu_backward(cpu, n * d, y, m1) == 0);
+		EMU(bdims[k], n * d, kg_dev_t_relu_bwd, n * d, y, m2);
+		T_CHECK(close_rel(m2, m1, n * d, 1, "relu_backward"));
+		for (i = 0; i < n * d; i++)
+			T_CHECK(y[i] >= 0.0f || m1[i] == 0.0f);
+		free(norm);
+		free(A);
+		free(w1);
+		free(w2);
+		free(xa);
+		free(xb);
+		free(d1);
+		free(d2);
+		free(row);
+		free(f1);
+		free(f2);
+		free(xm);
+		free(y);
+		free(m1);
+		free(m2);
+		free(type);
+		free(ia);
+		free(ib);
+	}
+}
+
+/* ---- a backend whose GNN operations are the emulated thread
+ * functions ---- */
+
+static unsigned emu_bdim = KG_DEV_BLOCK;
+
+static int
+emu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
+    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
+    size_t ldo)
+{
+	(void)be;
+	EMU(emu_bdim, n_seg * d, kg_dev_t_seg_sum, n_seg, d, *sg, x, beta, out,
+	    ldo);
+	return 0;
+}
+
+static int
+emu_edge_coef(struct kg_backend *be, size_t n, size_t nb, const float *norm,
+    const int64_t *type, const float *a, float *w)
+{
+	(void)be;
+	EMU(emu_bdim, n * nb, kg_dev_t_edge_coef, n, nb, norm, type, a, w);
+	return 0;
+}
+
+static int
+emu_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
+    const int64_t *ia, const float *b, const int64_t *ib, float *out)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_edge_dot, n, d, a, ia, b, ib, out);
+	return 0;
+}
+
+static int
+emu_fill_rows(struct kg_backend *be, size_t n, size_t d, const float *row,
+    float *out)
+{
+	(void)be;
+	EMU(emu_bdim, n * d, kg_dev_t_fill_rows, n, d, row, out);
+	return 0;
+}
+
+static int
+emu_mul(struct kg_backend *be, size_t n, const float *a, const float *x,
+    float *y)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_mul, n, a, x, y);
+	return 0;
+}
+
+static int
+emu_relu(struct kg_backend *be, size_t n, const float *x, float *y)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_relu, n, x, y);
+	return 0;
+}
+
+static int
+emu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
+    float *g)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_relu_bwd, n, pre, g);
+	return 0;
+}
+
+static const struct kg_backend_gnn_ops emu_gnn_ops = {
+	.seg_sum = emu_seg_sum,
+	.edge_coef = emu_edge_coef,
+	.edge_dot = emu_edge_dot,
+	.fill_rows = emu_fill_rows,
+	.mul = emu_mul,
+	.relu = emu_relu,
+	.relu_backward = emu_relu_backward,
+};
+
+/* ---- the layer against lib/gnn's ---- */
+
+enum { GN = 60, GR = 3, GT = 300, NSEED = 6 };
+
+static int32_t ghrt[GT * 3];
+
+static void
+make_triples(void)
+{
+	struct kg_rng r;
+	int i;
+
+	kg_rng_seed(&r, 17, 0);
+	for (i = 0; i < GT; i++) {
+		/* A fifth of the triples touch 4 hubs. */
+		ghrt[3 * i] = (int32_t)kg_rng_below(&r, i % 5 ? GN : 4);
+		ghrt[3 * i + 1] = (int32_t)kg_rng_below(&r, GR);
+		ghrt[3 * i + 2] = (int32_t)kg_rng_below(&r, GN);
+	}
+}
+
+/* One layer's graph: the whole graph (sampled 0), or the seeds of a
+ * two-hop sample as destinations of every sampled node (a block). */
+struct fixture {
+	struct kg_gnn_graph full, view;
+	struct kg_gnn_sampler sb;
+	uint64_t n_src;
+};
+
+static void
+fixture_init(struct fixture *f, int sampled)
+{
+	static const uint32_t fan[2] = { 4, 3 };
+	int32_t seeds[NSEED] = { 0, 3, 7, 11, 30, 45 };
+	uint64_t mn, mm;
+	struct kg_rng r;
+
+	memset(f, 0, sizeof(*f));
+	make_triples();
+	kg_gnn_graph_build(&f->full, GN, GR, ghrt, GT);
+	if (!sampled) {
+		f->view = f->full;
+		f->n_src = GN;
+		return;
+	}
+	kg_gnn_sample_bounds(NSEED, fan, 2, &f->full, &mn, &mm);
+	kg_gnn_sampler_init(&f->sb, &f->full, mn, mm, 4);
+	kg_rng_seed(&r, 2, 2);
+	kg_gnn_sample(&f->sb, &f->full, fan, 2, NULL, seeds, NSEED, &r);
+	/* Destinations: the nodes within one hop of the seeds. */
+	f->view = f->sb.g;
+	f->view.n_nodes = f->sb.hop_end[1];
+	f->view.n_msgs = f->sb.g.off[f->view.n_nodes];
+	f->n_src = f->sb.g.n_nodes;
+}
+
+static void
+fixture_release(struct fixture *f)
+{
+	kg_gnn_sampler_release(&f->sb);
+	kg_gnn_graph_release(&f->full);
+}
+
+static void
+layer_model(struct kg_gnn *m, enum kg_gnn_decomp dc, uint32_t L)
+{
+	struct kg_gnn_config c;
+	struct kg_rng r;
+	size_t k;
+
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RGCN;
+	c.decomp = dc;
+	c.n_layers = L;
+	c.dims[0] = 4;
+	c.dims[1] = 6;
+	c.dims[2] = 4;
+	c.n_bases = 2;
+	c.n_relations = GR;
+	c.n_learned = 1;
+	c.learned_only = 1;
+	T_CHECK(kg_gnn_init(m, &c, NULL, 42) == 0);
+	/* Biases too, so that every parameter matters. */
+	kg_rng_seed(&r, 9, 9);
+	for (k = 0; k < m->n_params; k++)
+		m->w[k] = (float)(kg_rng_uniform(&r) - 0.5);
+}
+
+/* The device pass of layer l on backend be: out, dx and grad (which
+ * starts from grad0). */
+static int
+device_layer(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
+    const struct fixture *f, struct kg_gnn_state *s, const float *x,
+    const float *G, const float *grad0, float *out, float *dx, float *grad)
+{
+	struct kg_gnn_dgraph dg = KG_GNN_DGRAPH_INIT;
+	struct kg_gnn_dwork wk = KG_GNN_DWORK_INIT;
+	size_t din = m->c.dims[l], dout = m->c.dims[l + 1];
+	size_t nd = f->view.n_nodes, ns = f->n_src, P = m->n_params;
+	float *dw = kg_be_alloc(be, P * sizeof(float));
+	float *dgr = kg_be_alloc(be, P * sizeof(float));
+	float *dx_ = kg_be_alloc(be, ns * din * sizeof(float));
+	float *dG = kg_be_alloc(be, nd * dout * sizeof(float));
+	float *dout_ = kg_be_alloc(be, nd * dout * sizeof(float));
+	float *dxin = kg_be_alloc(be, ns * din * sizeof(float));
+	int rc;
+
+	kg_gnn_index_build(m, &f->view, ns, s);
+	rc = kg_gnn_dgraph_upload(be, &dg, m, &f->view, ns, s) < 0 ||
+	    kg_be_upload(be, dw, m->w, P * sizeof(float)) < 0 ||
+	    kg_be_upload(be, dgr, grad0, P * sizeof(float)) < 0 ||
+	    kg_be_upload(be, dxin, x, ns * din * sizeof(float)) < 0 ||
+	    kg_be_upload(be, dG, G, nd * dout * sizeof(float)) < 0 ||
+	    /* dx is overwritten: start it from junk. */
+	    kg_be_upload(be, dx_, G, (nd * dout < ns * din ? nd * dout :
+	    ns * din) * sizeof(float)) < 0 ||
+	    kg_gnn_drgcn_forward(be, m, l, dw, &dg, dxin, dout_, &wk) < 0 ||
+	    kg_gnn_drgcn_backward(be, m, l, dw, &dg, dxin, dG, dx_, &wk,
+	    dgr) < 0 ||
+	    kg_be_download(be, out, dout_, nd * dout * sizeof(float)) < 0 ||
+	    kg_be_download(be, dx, dx_, ns * din * sizeof(float)) < 0 ||
+	    kg_be_download(be, grad, dgr, P * sizeof(float)) < 0 ? -1 : 0;
+	kg_gnn_dgraph_release(be, &dg);
+	kg_gnn_dwork_release(be, &wk);
+	kg_be_free(be, dw);
+	kg_be_free(be, dgr);
+	kg_be_free(be, dx_);
+	kg_be_free(be, dG);
+	kg_be_free(be, dout_);
+	kg_be_free(be, dxin);
+	return rc;
+}
+
+/* Layer l of a model of L layers over fixture f: lib/gnn's CPU layer
+ * against the device layer on be. */
+static void
+check_layer(struct kg_backend *be, enum kg_gnn_decomp dc, uint32_t L,
+    uint32_t l, int sampled)
+{
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_state s = KG_GNN_STATE_INIT;
+	struct fixture f;
+	uint64_t rows[KG_GNN_MAX_LAYERS + 1];
+	struct kg_rng r;
+	size_t din, dout, nd, ns, P, k, nz = 0;
+	float *x, *G, *g0, *o1, *o2, *dx1, *dx2, *gr1, *gr2;
+
+	fixture_init(&f, sampled);
+	layer_model(&m, dc, L);
+	din = m.c.dims[l];
+	dout = m.c.dims[l + 1];
+	nd = f.view.n_nodes;
+	ns = f.n_src;
+	P = m.n_params;
+	T_CHECK(sampled ? ns > nd : ns == nd);
+	kg_rng_seed(&r, 4, l);
+	x = rnd(&r, ns * din, -1, 1);
+	G = rnd(&r, nd * dout, -1, 1);
+	g0 = rnd(&r, P, -1, 1);
+	o1 = rnd(&r, nd * dout, 0, 0);
+	o2 = dup(o1, nd * dout);
+	dx1 = rnd(&r, ns * din, 0, 0);
+	dx2 = dup(dx1, ns * din);
+	gr1 = dup(g0, P);
+	gr2 = dup(g0, P);
+	for (k = 0; k <= L; k++)
+		rows[k] = k == l ? ns : nd;
+	kg_gnn_state_reserve_rows(&m, &s, rows, f.view.n_msgs);
+	kg_gnn_index_build(&m, &f.view, ns, &s);
+	kg_gnn_rgcn_forward(&m, l, &f.view, ns, x, o1, &s);
+	kg_gnn_rgcn_backward(&m, l, &f.view, ns, x, G, dx1, &s, gr1);
+	T_CHECK(device_layer(be, &m, l, &f, &s, x, G, g0, o2, dx2, gr2) == 0);
+	T_CHECK(close_rel(o2, o1, nd * dout, 1, "layer output"));
+	T_CHECK(close_rel(dx2, dx1, ns * din, 1, "input gradient"));
+	T_CHECK(close_rel(gr2, gr1, P, 1, "parameter gradients"));
+	/* Not vacuous: the layer's parameters took gradients. */
+	for (k = 0; k < P; k++)
+		nz += gr1[k] != g0[k];
+	T_CHECKF(nz > P / 3, "%zu of %zu gradients changed", nz, P);
+	free(x);
+	free(G);
+	free(g0);
+	free(o1);
+	free(o2);
+	free(dx1);
+	free(dx2);
+	free(gr1);
+	free(gr2);
+	kg_gnn_state_release(&s);
+	kg_gnn_release(&m);
+	fixture_release(&f);
+}
+
+static void
+layers_cpu_backend(void)
+{
+	int sampled;
+
+	for (sampled = 0; sampled < 2; sampled++) {
+		check_layer(cpu, KG_GNN_BASIS, 1, 0, sampled);
+		check_layer(cpu, KG_GNN_BASIS, 2, 1, sampled);
+		check_layer(cpu, KG_GNN_BLOCK, 1, 0, sampled);
+		check_layer(cpu, KG_GNN_BLOCK, 2, 1, sampled);
+	}
+}
+
+static void
+layers_emulated_grid(void)
+{
+	struct kg_backend emu = *cpu;
+	size_t k;
+	int sampled;
+
+	emu.gnn = &emu_gnn_ops;
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++) {
+		emu_bdim = bdims[k];
+		for (sampled = 0; sampled < 2; sampled++) {
+			check_layer(&emu, KG_GNN_BASIS, 2, 1, sampled);
+			check_layer(&emu, KG_GNN_BLOCK, 1, 0, sampled);
+		}
+	}
+}
+
+/* ---- the backward against finite differences ---- */
+
+/* sum_k c_k out_k in double of the device forward. */
+static double
+objective(const struct kg_gnn *m, uint32_t l, const struct kg_gnn_dgraph *dg,
+    float *dw, float *dx, float *dout, struct kg_gnn_dwork *wk,
+    const float *c, float *out)
+{
+	size_t n = dg->n_dst * m->c.dims[l + 1], k;
+	double s = 0.0;
+
+	if (kg_be_upload(cpu, dw, m->w, m->n_params * sizeof(float)) < 0 ||
+	    kg_gnn_drgcn_forward(cpu, m, l, dw, dg, dx, dout, wk) < 0 ||
+	    kg_be_download(cpu, out, dout, n * sizeof(float)) < 0)
+		return NAN;
+	for (k = 0; k < n; k++)
+		s += (double)c[k] * out[k];
+	return s;
+}
+
+static void
+check_fd(enum kg_gnn_decomp dc, int sampled)
+{
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_state s = KG_GNN_STATE_INIT;
+	struct kg_gnn_dgraph dg = KG_GNN_DGRAPH_INIT;
+	struct kg_gnn_dwork wk = KG_GNN_DWORK_INIT;
+	struct fixture f;
+	struct kg_rng r;
+	const float eps = 5e-4f;
+	size_t din, dout, nd, ns, P, k, bad = 0, nz = 0;
+	float *x, *c, *out, *dxg, *grad, *dw, *dgr, *ddx, *dxin, *dc_, *dout_;
+
+	fixture_init(&f, sampled);
+	layer_model(&m, dc, 1);
+	din = m.c.dims[0];
+	dout = m.c.dims[1];
+	nd = f.view.n_nodes;
+	ns = f.n_src;
+	P = m.n_params;
+	kg_rng_seed(&r, 6, 6);
+	x = rnd(&r, ns * din, -1, 1);
+	c = rnd(&r, nd * dout, -1, 1);
+	out = rnd(&r, nd * dout, 0, 0);
+	dxg = rnd(&r, ns * din, 0, 0);
+	grad = kg_xcalloc(P, sizeof(float));
+	dw = kg_be_alloc(cpu, P * sizeof(float));
+	dgr = kg_be_alloc(cpu, P * sizeof(float));
+	ddx = kg_be_alloc(cpu, ns * din * sizeof(float));
+	dxin = kg_be_alloc(cpu, ns * din * sizeof(float));
+	dc_ = kg_be_alloc(cpu, nd * dout * sizeof(float));
+	dout_ = kg_be_alloc(cpu, nd * dout * sizeof(float));
+	kg_gnn_state_reserve(&m, &s, ns, f.view.n_msgs);
+	kg_gnn_index_build(&m, &f.view, ns, &s);
+	T_CHECK(kg_gnn_dgraph_upload(cpu, &dg, &m, &f.view, ns, &s) == 0);
+	T_CHECK(kg_be_upload(cpu, dxin, x, ns * din * sizeof(float)) == 0);
+	T_CHECK(kg_be_upload(cpu, dc_, c, nd * dout * sizeof(float)) == 0);
+	T_CHECK(kg_be_zero(cpu, dgr, P * sizeof(float)) == 0);
+	T_CHECK(!isnan(objective(&m, 0, &dg, dw, dxin, dout_, &wk, c, out)));
+	T_CHECK(kg_gnn_drgcn_backward(cpu, &m, 0, dw, &dg, dxin, dc_, ddx, &wk,
+	    dgr) == 0);
+	T_CHECK(kg_be_download(cpu, grad, dgr, P * sizeof(float)) == 0);
+	T_CHECK(kg_be_download(cpu, dxg, ddx, ns * din * sizeof(float)) == 0);
+	/* Every parameter, then every input element. */
+	for (k = 0; k < P + ns * din; k++) {
+		float *p = k < P ? &m.w[k] : &x[k - P], v = *p;
+		double lp, lm, fd, an = k < P ? grad[k] : dxg[k - P];
+
+		*p = v + eps;
+		if (k >= P)
+			kg_be_upload(cpu, dxin, x, ns * din * sizeof(float));
+		lp = objective(&m, 0, &dg, dw, dxin, dout_, &wk, c, out);
+		*p = v - eps;
+		if (k >= P)
+			kg_be_upload(cpu, dxin, x, ns * din * sizeof(float));
+		lm = objective(&m, 0, &dg, dw, dxin, dout_, &wk, c, out);
+		*p = v;
+		if (k >= P)
+			kg_be_upload(cpu, dxin, x, ns * din * sizeof(float));
+		fd = (lp - lm) / (2.0 * (double)eps);
+		if (!(fabs(fd - an) <= 2e-3 + 1e-2 * fabs(fd)) && bad++ < 5)
+			fprintf(stderr, "%s %zu: backward %.6g, finite "
+			    "difference %.6g\n", k < P ? "param" : "input",
+			    k < P ? k : k - P, an, fd);
+		nz += an != 0.0;
+	}
+	T_CHECKF(bad == 0, "%zu gradients differ", bad);
+	/* The learned row is no input of the layer; nearly all else is. */
+	T_CHECKF(nz > (P + ns * din) / 2, "%zu of %zu gradients non-zero", nz,
+	    P + ns * din);
+	kg_gnn_dgraph_release(cpu, &dg);
+	kg_gnn_dwork_release(cpu, &wk);
+	kg_be_free(cpu, dw);
+	kg_be_free(cpu, dgr);
+	kg_be_free(cpu, ddx);
+	kg_be_free(cpu, dxin);
+	kg_be_free(cpu, dc_);
+	kg_be_free(cpu, dout_);
+	free(x);
+	free(c);
+	free(out);
+	free(dxg);
+	free(grad);
+	kg_gnn_state_release(&s);
+	kg_gnn_release(&m);
+	fixture_release(&f);
+}
+
+static void
+layers_finite_differences(void)
+{
+	check_fd(KG_GNN_BASIS, 0);
+	check_fd(KG_GNN_BASIS, 1);
+	check_fd(KG_GNN_BLOCK, 0);
+	check_fd(KG_GNN_BLOCK, 1);
+}
+
+/* ---- a whole batch against the CPU's ---- */
+
+static void
+check_step(enum kg_gnn_decomp dc, int blocks, float drop, double adv)
+{
+	enum { NB = 4, NEG = 3 };
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_state s = KG_GNN_STATE_INIT;
+	struct kg_gnn_decode_work dw = KG_GNN_DECODE_WORK_INIT;
+	struct kg_gnn_dstep ds = KG_GNN_DSTEP_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	struct kg_loss l = KG_LOSS_INIT;
+	struct fixture f;
+	struct kg_rng r, r1, r2;
+	uint64_t n_dst[2], nout;
+	const uint64_t *nd = NULL;
+	const struct kg_gnn_graph *g;
+	const int32_t *lrow = NULL;
+	int32_t pos[NB * 3], negs[NB * NEG * 3];
+	size_t P, k, nrel, dl, nz = 0;
+	float *rel, *gh, *g1, *g2, scale = 1.0f / NB;
+	double loss1, loss2 = 0.0;
+
+	fixture_init(&f, blocks);
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RGCN;
+	c.decomp = dc;
+	c.n_layers = 2;
+	c.dims[0] = 4;
+	c.dims[1] = 6;
+	c.dims[2] = 4;
+	c.n_bases = 2;
+	c.n_relations = GR;
+	c.n_learned = GN;
+	c.learned_only = 1;
+	c.dropout = drop;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 42) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	l.adv_temp = adv;
+	P = m.n_params;
+	dl = c.dims[2];
+	nrel = GR * (size_t)dec.rel_width;
+	kg_rng_seed(&r, 8, 8);
+	rel = rnd(&r, nrel, -1, 1);
+	if (blocks) {
+		n_dst[0] = f.sb.hop_end[1];
+		n_dst[1] = f.sb.hop_end[0];
+		nd = n_dst;
+		g = &f.sb.g;
+		lrow = f.sb.lrow;
+	} else
+		g = &f.full;
+	nout = blocks ? n_dst[1] : GN;
+	for (k = 0; k < NB * 3; k += 3) {
+		pos[k] = (int32_t)kg_rng_below(&r, nout);
+		pos[k + 1] = (int32_t)kg_rng_below(&r, GR);
+		pos[k + 2] = (int32_t)kg_rng_below(&r, nout);
+	}
+	for (k = 0; k < NB * NEG; k++) {
+		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
+		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, nout);
+	}
+	/* The CPU: step.c's encode_decode. */
+	gh = kg_xcalloc(nout * dl + 1, sizeof(float));
+	g1 = rnd(&r, P + nrel, 0, 0);
+	g2 = dup(g1, P + nrel);
+	kg_rng_seed(&r1, 5, 5);
+	kg_gnn_forward_blocks(&m, g, nd, NULL, NULL, lrow, &r1, &s);
+	T_CHECK(s.rows[2] == nout);
+	loss1 = kg_gnn_decode(&dec, &l, s.h[2], nout, rel, GR, pos, NB, negs,
+	    NEG, scale, gh, g1 + P, &dw);
+	kg_gnn_backward(&m, g, NULL, NULL, lrow, &s, gh, g1);
+	/* The device, from the same stream. */
+	kg_rng_seed(&r2, 5, 5);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, nrel) == 0);
+	T_CHECK(kg_gnn_dstep_grad(&ds, &m, &dec, &l, g, nd, lrow, &r2, pos, NB,
+	    negs, NEG, scale, g2, &loss2) == 0);
+	T_CHECKF(fabs(loss2 - loss1) <= 1e-5 * fmax(1.0, fabs(loss1)),
+	    "loss %.9g against %.9g", loss2, loss1);
+	T_CHECK(close_rel(g2, g1, P, 0, "encoder gradients"));
+	T_CHECK(close_rel(g2 + P, g1 + P, nrel, 1, "relation gradients"));
+	/* Same streams: the same masks were drawn. */
+	T_CHECK(kg_rng_uniform(&r1) == kg_rng_uniform(&r2));
+	for (k = 0; k < P + nrel; k++)
+		nz += g1[k] != 0.0f;
+	T_CHECKF(nz > P / 10, "%zu of %zu gradients non-zero", nz, P + nrel);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_decode_work_release(&dw);
+	kg_gnn_state_release(&s);
+	kg_gnn_release(&m);
+	free(rel);
+	free(gh);
+	free(g1);
+	free(g2);
+	fixture_release(&f);
+}
+
+static void
+step_against_cpu(void)
+{
+	int blocks;
+
+	for (blocks = 0; blocks < 2; blocks++) {
+		check_step(KG_GNN_BASIS, blocks, 0.0f, 0.0);
+		check_step(KG_GNN_BASIS, blocks, 0.3f, 1.0);
+		check_step(KG_GNN_BLOCK, blocks, 0.3f, 0.0);
+	}
+}
+
+static void
+step_refuses(void)
+{
+	struct kg_gnn_dstep ds = KG_GNN_DSTEP_INIT;
+	struct kg_gnn m = KG_GNN_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	float rel[GR * 4] = { 0 };
+
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RELGNN;
+	c.n_layers = 1;
+	c.dims[0] = c.dims[1] = 4;
+	c.n_relations = GR;
+	c.n_learned = 4;
+	c.learned_only = 1;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 1) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == -1);
+	T_CHECK(strstr(kg_error_last(), "R-GCN encoders only") != NULL);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_release(&m);
+	c.encoder = KG_GNN_RGCN;
+	c.n_bases = 2;
+	T_CHECK(kg_gnn_init(&m, &c, NULL, 1) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_COMPLEX, 4, 0, 0.0f) == 0);
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == -1);
+	T_CHECK(strstr(kg_error_last(), "DistMult only, not ComplEx") != NULL);
+	kg_error_mute(0);
+	kg_gnn_dstep_release(&ds);
+	kg_gnn_release(&m);
+}
+
+int
+main(void)
+{
+	struct kg_device d = KG_DEVICE_INIT;
+
+	cpu = kg_backend_open(&d);
+	if (cpu == NULL)
+		return 1;
+	T_RUN(test_seg_sum);
+	T_RUN(test_edge_ops);
+	T_RUN(layers_cpu_backend);
+	T_RUN(layers_emulated_grid);
+	T_RUN(layers_finite_differences);
+	T_RUN(step_against_cpu);
+	T_RUN(step_refuses);
+	kg_backend_free(cpu);
+	return T_DONE();
+}
