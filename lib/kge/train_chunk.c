@@ -233,6 +233,14 @@ mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
 		    x[2] : x[0]);
 		uint8_t *sk = ws->skip + i * nc;
 
+		if (!filter && !ova) {
+			/* Only in-batch candidates can be the target. */
+			memset(sk, 0, self);
+			for (j = self; j < nc; j++)
+				sk[j] = (uint64_t)ws->tri[3 * (j - self) +
+				    ccol] == target;
+			continue;
+		}
 		for (j = 0; j < nc; j++) {
 			uint64_t c = cand_id(tr, ws, pc, ccol, j);
 
