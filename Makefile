@@ -111,6 +111,13 @@ $(BUILD)/%.o: %.c $(CUDA_CFG)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The optimisers' per-element square roots (element-wise Adagrad, Adam)
+# vectorise only when sqrtf need not set errno, which nothing reads; the
+# vector square root and division round as the scalar ones do, so the
+# results are the same bits.  (GCC's optimize pragma does not pass this
+# flag on.)
+$(BUILD)/lib/compute/rowops.o: ALL_CFLAGS += -fno-math-errno
+
 $(BUILD)/%.cu.o: %.cu $(CUDA_CFG)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_ALL_FLAGS) -c -o $@ $<

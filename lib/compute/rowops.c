@@ -121,6 +121,59 @@ neg_weights(const struct kg_loss *l, const float *neg, size_t n,
 	return kept;
 }
 
+/*
+ * The softmax's shift: the largest of pos and the kept negatives (those
+ * with no skip mark), NaN ones passed over (a NaN pos is returned as it
+ * is), and w_j = 1 for a kept negative, 0 for a skipped one.  The maximum
+ * runs in LANES independent lanes, so it vectorises: the value is the
+ * one a single running maximum finds (only the sign of a zero maximum
+ * could differ, which no use of it sees).
+ */
+KG_HOT_CLONES
+static float
+softmax_shift(float pos, const float *restrict neg, size_t n,
+    const uint8_t *restrict skip, float *restrict w)
+{
+	float acc[LANES], mx;
+	size_t j = 0, k;
+
+	for (k = 0; k < LANES; k++)
+		acc[k] = pos;
+	if (skip == NULL) {
+		for (; j + LANES <= n; j += LANES)
+			for (k = 0; k < LANES; k++) {
+				acc[k] = neg[j + k] > acc[k] ? neg[j + k] :
+				    acc[k];
+				w[j + k] = 1.0f;
+			}
+		for (; j < n; j++) {
+			acc[0] = neg[j] > acc[0] ? neg[j] : acc[0];
+			w[j] = 1.0f;
+		}
+	} else {
+#pragma omp simd
+		for (j = 0; j < n; j++)
+			w[j] = skip[j] == 0 ? 1.0f : 0.0f;
+		/* A skipped one counts as -inf, never above acc. */
+		for (j = 0; j + LANES <= n; j += LANES)
+			for (k = 0; k < LANES; k++) {
+				float v = w[j + k] != 0.0f ? neg[j + k] :
+				    -INFINITY;
+
+				acc[k] = v > acc[k] ? v : acc[k];
+			}
+		for (; j < n; j++) {
+			float v = w[j] != 0.0f ? neg[j] : -INFINITY;
+
+			acc[0] = v > acc[0] ? v : acc[0];
+		}
+	}
+	mx = acc[0];
+	for (k = 1; k < LANES; k++)
+		mx = acc[k] > mx ? acc[k] : mx;
+	return mx;
+}
+
 double
 kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
     const uint8_t *skip, float *gpos, float *gneg)
@@ -130,12 +183,7 @@ kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
 	size_t j, kept;
 
 	if (l->kind == KG_LOSS_SOFTMAX) {
-		mx = pos;
-		for (j = 0; j < n; j++)
-			if ((skip == NULL || !skip[j]) && neg[j] > mx)
-				mx = neg[j];
-		for (j = 0; j < n; j++)
-			gneg[j] = skip != NULL && skip[j] ? 0.0f : 1.0f;
+		mx = softmax_shift(pos, neg, n, skip, gneg);
 		sum = exp(pos - mx) + exp_weights(neg, n, 1.0f, (float)mx, gneg);
 		loss = -pos + mx + log(sum);
 		*gpos = (float)(exp(pos - mx) / sum - 1.0);

@@ -42,11 +42,15 @@ part_of(const struct kg_trainer *tr, uint64_t e)
 	return e - a->base < a->rows ? a : tr->cur[1];
 }
 
-/* Add gradient row g of entity e (global; stamp slot "key") to the
- * chunk's distinct rows. */
+/*
+ * Add gradient row g of entity e (global; stamp slot "key") to the
+ * chunk's distinct rows.  A row's first gradient row becomes its sum:
+ * later ones are added into it in place (ws->ugp points at it), the same
+ * additions in the same order as into a copy, without the copy.
+ */
 static void
-add_ent_grad(struct kg_train_ws *ws, uint64_t e, uint64_t key,
-    const float *g, size_t d, size_t *nu)
+add_ent_grad(struct kg_train_ws *ws, uint64_t e, uint64_t key, float *g,
+    size_t d, size_t *nu)
 {
 	float *dst;
 	size_t i;
@@ -55,14 +59,25 @@ add_ent_grad(struct kg_train_ws *ws, uint64_t e, uint64_t key,
 		ws->ent_stamp[key] = ws->stamp;
 		ws->ent_slot[key] = (uint32_t)*nu;
 		ws->uent[*nu] = e;
-		memcpy(ws->ug + *nu * d, g, d * sizeof(float));
+		ws->ugp[*nu] = g;
 		(*nu)++;
 		return;
 	}
-	dst = ws->ug + (size_t)ws->ent_slot[key] * d;
+	dst = ws->ugp[ws->ent_slot[key]];
 #pragma omp simd
 	for (i = 0; i < d; i++)
 		dst[i] += g[i];
+}
+
+/* Copy the chunk's nu summed entity rows (ws->ugp) into dst, one after
+ * another. */
+static void
+pack_ent_grads(const struct kg_train_ws *ws, size_t nu, size_t d, float *dst)
+{
+	size_t i;
+
+	for (i = 0; i < nu; i++)
+		memcpy(dst + i * d, ws->ugp[i], d * sizeof(float));
 }
 
 static void
@@ -218,6 +233,14 @@ mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
 		    x[2] : x[0]);
 		uint8_t *sk = ws->skip + i * nc;
 
+		if (!filter && !ova) {
+			/* Only in-batch candidates can be the target. */
+			memset(sk, 0, self);
+			for (j = self; j < nc; j++)
+				sk[j] = (uint64_t)ws->tri[3 * (j - self) +
+				    ccol] == target;
+			continue;
+		}
 		for (j = 0; j < nc; j++) {
 			uint64_t c = cand_id(tr, ws, pc, ccol, j);
 
@@ -242,6 +265,8 @@ sync_chunk(struct kg_trainer *tr, const uint64_t *ent, size_t n_ent,
 {
 	struct kg_row_grads g;
 
+	if (ws != NULL)
+		pack_ent_grads(ws, n_ent, tr->model.dim, ws->ug);
 	g.n_ent = n_ent;
 	g.ent = ent;
 	g.ent_g = ws ? ws->ug : NULL;
@@ -516,8 +541,8 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 }
 
 /*
- * Sum the chunk's entity gradients per distinct row into ws->uent and
- * ws->ug; with one_vs_all, the rows of pc (every one has a gradient) are
+ * Sum the chunk's entity gradients per distinct row (ws->uent, ws->ugp:
+ * in place, in the first of its gradient rows); with one_vs_all, the rows of pc (every one has a gradient) are
  * updated here instead, with learning rate lr.  Returns the number of
  * distinct rows.
  */
@@ -627,7 +652,7 @@ defer_chunk(struct kg_train_ws *ws, size_t d, size_t rw, size_t nu,
 		    sizeof(float));
 	}
 	memcpy(df->ent, ws->uent, nu * sizeof(*df->ent));
-	memcpy(df->ent_g, ws->ug, nu * d * sizeof(float));
+	pack_ent_grads(ws, nu, d, df->ent_g);
 	memcpy(df->rel, rid, nrel * sizeof(*df->rel));
 	memcpy(df->rel_g, rg, nrel * rw * sizeof(float));
 	df->n_ent = nu;
@@ -713,7 +738,7 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 			    1);
 		}
 		p = part_of(tr, ws->uent[i]);
-		update_row(tr, p, ws->uent[i] - p->base, ws->ug + i * d, lr);
+		update_row(tr, p, ws->uent[i] - p->base, ws->ugp[i], lr);
 	}
 	if (ws->rp_grad != NULL)
 		apply_relations(tr, ws->rp_ids, ws->rp_grad, nrel, ch->start);

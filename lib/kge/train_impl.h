@@ -41,7 +41,9 @@ struct kg_train_ws {
 	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */
 	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
 	uint64_t *uent;		/* distinct entity rows (global IDs) */
-	float *ug;
+	float **ugp;		/* each one's summed gradient row: the first of
+				 * its rows in gfixed, gposc or gneg */
+	float *ug;		/* the sums packed, for the sync hook */
 	uint32_t *urel;
 	float *ugr;
 	/* Relation prediction (train_aux.c; NULL when off): the chunk's

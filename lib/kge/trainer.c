@@ -157,6 +157,7 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	ws->rel_stamp = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
 	ws->rel_slot = kg_xmallocarray(tr->n_rel_rows, sizeof(uint32_t));
 	ws->uent = kg_xmallocarray(2 * B + nc, sizeof(uint64_t));
+	ws->ugp = kg_xmallocarray(2 * B + nc, sizeof(*ws->ugp));
 	ws->ug = kg_xmallocarray((2 * B + nc) * d, sizeof(float));
 	ws->urel = kg_xmallocarray(B, sizeof(uint32_t));
 	ws->ugr = kg_xmallocarray(B * rw, sizeof(float));
@@ -195,6 +196,7 @@ kg_train_ws_free(struct kg_train_ws *ws)
 	free(ws->rel_stamp);
 	free(ws->rel_slot);
 	free(ws->uent);
+	free(ws->ugp);
 	free(ws->ug);
 	free(ws->urel);
 	free(ws->ugr);

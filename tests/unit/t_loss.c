@@ -109,6 +109,42 @@ t_fd_every_loss(void)
 			}
 }
 
+/*
+ * The softmax over more negatives than a block of lanes (lib/compute/
+ * rowops.c takes its shift, the largest kept score, in 8 lanes): a
+ * skipped score far above the rest (were it the shift, every kept term
+ * would underflow) and a kept one 94 above the rest (were it missed, its
+ * float exp would overflow), in a block or in the tail.
+ */
+static void
+t_softmax_lanes(void)
+{
+	enum { M = 21 };
+	static const size_t masked[3] = { 3, 19, 12 }, top[3] = { 11, 20, 20 };
+	struct kg_loss l = { KG_LOSS_SOFTMAX, 1.0, 0.0 };
+	float neg[M], g[M], gp;
+	uint8_t skip[M];
+	double sum, L;
+	size_t c, j;
+
+	for (c = 0; c < 3; c++) {
+		for (j = 0; j < M; j++) {
+			neg[j] = 0.1f * (float)j - 1.0f;
+			skip[j] = 0;
+		}
+		neg[masked[c]] = 300.0f;
+		skip[masked[c]] = 1;
+		neg[top[c]] = 95.0f;
+		L = kg_loss_eval(&l, 0.5f, neg, M, skip, &gp, g);
+		for (sum = exp(0.5), j = 0; j < M; j++)
+			if (!skip[j])
+				sum += exp((double)neg[j]);
+		T_NEAR(L, -0.5 + log(sum), 1e-4);
+		T_NEAR(g[top[c]], exp(95.0) / sum, 1e-5);
+		T_CHECK(g[masked[c]] == 0.0f);
+	}
+}
+
 /* Self-adversarial: gradient = weight x per-negative term gradient. */
 static void
 t_adversarial_weights(void)
@@ -218,6 +254,7 @@ int
 main(void)
 {
 	T_RUN(t_fd_every_loss);
+	T_RUN(t_softmax_lanes);
 	T_RUN(t_adversarial_weights);
 	T_RUN(t_values);
 	T_RUN(t_parse);

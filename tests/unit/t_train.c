@@ -1182,7 +1182,9 @@ t_in_batch(void)
 {
 	struct kg_train_opts o;
 	struct kg_trainer tr;
+	const struct kg_train_ws *ws;
 	double with, without;
+	size_t self, j, drawn_masked = 0;
 
 	if (load_umls() < 0)
 		T_SKIP("examples/data/umls not readable");
@@ -1196,6 +1198,16 @@ t_in_batch(void)
 	T_CHECK(train_umls(&tr, &o) == 0);
 	with = test_mrr(&tr);
 	T_CHECK(tr.ws[0].N == o.neg_sample_size + kg_train_chunk_size(&o));
+	/* The last chunk's mask of its first positive: its own corrupted
+	 * entity (the first in-batch candidate) masked, no drawn one
+	 * (nothing filters them). */
+	ws = &tr.ws[0];
+	self = ws->n_local + ws->n_other + ws->n_pool;
+	for (j = 0; j < self; j++)
+		drawn_masked += ws->skip[j];
+	T_CHECKF(self == o.neg_sample_size && ws->skip[self] == 1 &&
+	    drawn_masked == 0, "%zu drawn, %zu of them masked, own mask %u",
+	    self, drawn_masked, ws->skip[self]);
 	kg_trainer_release(&tr);
 	fprintf(stderr, "ComplEx in-batch negatives: MRR %.4f (without "
 	    "%.4f)\n", with, without);
