@@ -123,15 +123,17 @@ else
 	gset="R-GCN over attributes, enterprise graph of $GN nodes, kg-expand k=2 parts, fan-outs 10,5 on blocks, batch 1024, 1 thread a rank"
 fi
 
-# row KIND HOSTS RANKS LINK MODELDIR REFDIR LOAD0: one JSON object a run.
+# row KIND HOSTS RANKS LINK MODELDIR REFDIR LOAD0 [RSS]: one JSON object a
+# run (RSS.0, RSS.1, ...: each rank's peak RSS in KiB).
 rows=()
 row() {
-	local m=$5/manifest.json same=null
+	local m=$5/manifest.json same=null rss=null
+	[ -n "${8:-}" ] && rss=$(cat "$8".* | jq -s -c .)
 	[ -n "$6" ] && { cmp -s "$5/entities.npy" "$6/entities.npy" &&
 	    same=true || same=false; }
 	[ -f "$m" ] || { echo "bench/cluster.sh: no $m" >&2; return 1; }
 	rows+=("$(jq -c --arg k "$1" --argjson h "$2" --argjson r "$3" \
-	    --arg l "$4" --argjson same "$same" --arg load "$7 -> $(cut \
+	    --arg l "$4" --argjson same "$same" --argjson rss "$rss" --arg load "$7 -> $(cut \
 	    -d' ' -f1-3 /proc/loadavg)" --argjson n "$([ "$1" = gnn_ssgd ] &&
 	    echo "$GN" || echo null)" --arg set "$([ "$1" = gnn_ssgd ] &&
 	    echo "$GSET" || echo null)" '.figures as $f | {
@@ -142,8 +144,9 @@ row() {
 	    bytes_sent_per_rank_per_epoch: [$f.bytes_sent_per_rank[] / $f.epochs],
 	    bytes_received_per_rank_per_epoch: [$f.bytes_received_per_rank[] / $f.epochs],
 	    comm_seconds_per_rank_per_epoch: [$f.comm_seconds_per_rank[] / $f.epochs],
-	    final_loss: $f.final_loss, same_bits_as_one_host: $same,
-	    load_average_before_after: $load }' "$m")")
+	    final_loss: $f.final_loss, same_bits_as_one_host: $same} +
+	    (if $rss == null then {} else {peak_rss_kib_per_rank: $rss} end) +
+	    {load_average_before_after: $load}' "$m")")
 }
 S=
 h1=
@@ -152,7 +155,10 @@ local_run() {
 	local np=$1 kind=$2 m=$3 l
 	shift 3
 	l=$(cut -d' ' -f1-3 /proc/loadavg)
-	mpirun -np "$np" kg-train "$@" "$m" && row "$kind" 1 "$np" local "$m" "" "$l"
+	# Each rank's peak RSS, from /usr/bin/time, one file a rank.
+	mpirun -np "$np" sh -c 'exec /usr/bin/time -f %M \
+	    -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/rss-$m" kg-train "$@" \
+	    "$m" && row "$kind" 1 "$np" local "$m" "" "$l" "$work/rss-$m"
 }
 # hosts_run NP KIND LINK MODEL REF ARGS...: NP hosts of one rank each.
 hosts_run() {
