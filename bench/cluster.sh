@@ -6,10 +6,10 @@
 # each: the seconds per epoch, each rank's bytes sent and received per
 # epoch and its seconds inside communication calls per epoch (the
 # manifest's figures), whether the model equals the one-host run bit for
-# bit, and the load average before and after the run.  Merges its rows
-# into bench/results/cluster.json: each invocation is recorded once in
-# "invocations" (its command, setting and date) and each row names the
-# invocation that produced it.  Needs root and `ip netns`.
+# bit, each rank's peak RSS, and the load average before and after the
+# run.  Merges its rows into bench/results/cluster.json: each invocation
+# is recorded once in "invocations" (its command, setting and date) and
+# each row names the invocation that produced it.  Needs root and `ip netns`.
 #
 #   KG_CLUSTER_ONLY         buckets or gnn: that half only (default both)
 #   KG_CLUSTER_HOSTS        the multi-host shapes, "2 4" (each also runs
@@ -123,17 +123,15 @@ else
 	gset="R-GCN over attributes, enterprise graph of $GN nodes, kg-expand k=2 parts, fan-outs 10,5 on blocks, batch 1024, 1 thread a rank"
 fi
 
-# row KIND HOSTS RANKS LINK MODELDIR REFDIR LOAD0 [RSS]: one JSON object a
-# run (RSS.0, RSS.1, ...: each rank's peak RSS in KiB).
+# row KIND HOSTS RANKS LINK MODELDIR REFDIR LOAD0: one JSON object a run.
 rows=()
 row() {
-	local m=$5/manifest.json same=null rss=null
-	[ -n "${8:-}" ] && rss=$(cat "$8".* | jq -s -c .)
+	local m=$5/manifest.json same=null
 	[ -n "$6" ] && { cmp -s "$5/entities.npy" "$6/entities.npy" &&
 	    same=true || same=false; }
 	[ -f "$m" ] || { echo "bench/cluster.sh: no $m" >&2; return 1; }
 	rows+=("$(jq -c --arg k "$1" --argjson h "$2" --argjson r "$3" \
-	    --arg l "$4" --argjson same "$same" --argjson rss "$rss" --arg load "$7 -> $(cut \
+	    --arg l "$4" --argjson same "$same" --arg load "$7 -> $(cut \
 	    -d' ' -f1-3 /proc/loadavg)" --argjson n "$([ "$1" = gnn_ssgd ] &&
 	    echo "$GN" || echo null)" --arg set "$([ "$1" = gnn_ssgd ] &&
 	    echo "$GSET" || echo null)" '.figures as $f | {
@@ -145,7 +143,8 @@ row() {
 	    bytes_received_per_rank_per_epoch: [$f.bytes_received_per_rank[] / $f.epochs],
 	    comm_seconds_per_rank_per_epoch: [$f.comm_seconds_per_rank[] / $f.epochs],
 	    final_loss: $f.final_loss, same_bits_as_one_host: $same} +
-	    (if $rss == null then {} else {peak_rss_kib_per_rank: $rss} end) +
+	    (if $f.steps then {steps_per_rank_per_epoch: ($f.steps / $f.epochs)} else {} end) +
+	    (if $f.peak_rss_kib_per_rank then {peak_rss_kib_per_rank: $f.peak_rss_kib_per_rank} else {} end) +
 	    {load_average_before_after: $load}' "$m")")
 }
 S=
@@ -155,10 +154,7 @@ local_run() {
 	local np=$1 kind=$2 m=$3 l
 	shift 3
 	l=$(cut -d' ' -f1-3 /proc/loadavg)
-	# Each rank's peak RSS, from /usr/bin/time, one file a rank.
-	mpirun -np "$np" sh -c 'exec /usr/bin/time -f %M \
-	    -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' "$work/rss-$m" kg-train "$@" \
-	    "$m" && row "$kind" 1 "$np" local "$m" "" "$l" "$work/rss-$m"
+	mpirun -np "$np" kg-train "$@" "$m" && row "$kind" 1 "$np" local "$m" "" "$l"
 }
 # hosts_run NP KIND LINK MODEL REF ARGS...: NP hosts of one rank each.
 hosts_run() {
