@@ -237,7 +237,8 @@ inv=$(jq -n --arg date "$(date -u +%FT%TZ)" \
     machine: {cpu: $cpu, cores: $nproc},
     load_average_before_after: $load, setting: $setting}')
 printf '%s\n' "${rows[@]}" >"$work/rows.json"
-# An older file (one invocation, its fields at the top) becomes invocation 1.
+# An older file (one invocation, its fields at the top) becomes invocation
+# 1; other fields of the file (its "notes") are kept.
 old='{invocations: [], runs: []}'
 [ -s "$out" ] && old=$(jq 'if has("invocations") then . else
     {invocations: [{id: 1, command: "bench/cluster.sh", date, commit, machine,
@@ -247,7 +248,7 @@ old='{invocations: [], runs: []}'
       else {} end)]} end' "$out") || exit 1
 jq -n --argjson old "$old" --argjson inv "$inv" \
     --slurpfile rows "$work/rows.json" '
-    ($old.invocations | length + 1) as $id |
+    ($old.invocations | length + 1) as $id | $old +
     {invocations: ($old.invocations + [{id: $id} + $inv]),
      runs: ($old.runs + [$rows[] | . + {invocation: $id}])}' \
     >"$work/cluster.json" && mv -f "$work/cluster.json" "$out" || exit 1
