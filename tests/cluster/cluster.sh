@@ -143,7 +143,7 @@ AGENT
 # cluster_delay_links N NET: the namespaces of N hosts, each with a TUN
 # eth0, and this namespace's kg<ID>d at NET.254, wired by delay.py.
 cluster_delay_links() {
-	local n=$1 net=$2 i ns devs t
+	local n=$1 net=$2 i ns devs
 	case $CLUSTER_DELAY_MS in
 	*[!0-9.]* | "" | .* | *. | *.*.*)
 		echo "cluster: CLUSTER_DELAY_MS must be milliseconds, such" \
@@ -163,7 +163,7 @@ cluster_delay_links() {
 	python3 "$CLUSTER_HARNESS/delay.py" "$CLUSTER_DELAY_MS" \
 	    "${CLUSTER_MTU:-9000}" "$CLUSTER/delay.ready" $devs &
 	CLUSTER_DELAY_PID=$!
-	for t in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		[ -s "$CLUSTER/delay.ready" ] && break
 		kill -0 "$CLUSTER_DELAY_PID" 2>/dev/null ||
 		    { echo "cluster: delay.py failed" >&2; return 1; }
