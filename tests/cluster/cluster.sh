@@ -25,6 +25,17 @@
 # host has one slot): cluster_mpirun makes idle ranks yield the core
 # (mpi_yield_when_idle) instead of spinning on it.
 #
+# CLUSTER_DELAY_MS=D (set before cluster_up): links that hold every packet
+# D milliseconds (0.5, say) one way.  This kernel has no sch_netem, so tc
+# cannot delay packets; instead each host's eth0 is a TUN device and
+# tests/cluster/delay.py, a process of this shell's, is the wire between
+# them (and this namespace's kg<ID>d, which takes the bridge's place): it
+# reads each packet a host sends, holds it D ms and hands it to the host
+# it is addressed to.  The links' MTU is then CLUSTER_MTU (default 9000,
+# jumbo frames: the forwarder's cost is per packet).  D=0 gives the same
+# links without the wait, to tell the forwarder's cost from the delay's.
+# Needs python3 and /dev/net/tun.  Unset: veth links on a bridge.
+#
 # cluster_up installs cluster_down on EXIT, INT and TERM, so nothing is
 # left behind when a test fails or is interrupted.  Only the hosts'
 # addresses (a 10.231.X.0/24 no other interface here uses) and loopback
@@ -34,6 +45,9 @@
 # Why namespaces: each "host" gets its own network stack, so Open MPI
 # must use TCP between them (no shared memory), and its own view of the
 # scratch path, so nothing can rely on a shared filesystem there.
+
+# This file's folder: delay.py lives beside it.
+CLUSTER_HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 cluster_usable() {
 	if [ "$(id -u)" -ne 0 ]; then
@@ -74,6 +88,7 @@ cluster_up() {
 	CLUSTER_SCRATCH=$CLUSTER/scratch
 	CLUSTER_N=$n
 	CLUSTER_BR=kgb$CLUSTER_ID
+	CLUSTER_DELAY_PID=
 	net=$(cluster_subnet) || { echo "cluster: no free subnet" >&2; return 1; }
 	CLUSTER_NET=$net
 	# Keep a trap the test had on EXIT (a TAP plan printed at exit).
@@ -83,16 +98,22 @@ cluster_up() {
 	trap 'cluster_down; exit 143' TERM
 	mkdir -p "$CLUSTER_SCRATCH" || return 1
 	: >"$CLUSTER/hosts" && : >"$CLUSTER/hostfile" || return 1
-	ip link add "$CLUSTER_BR" type bridge || return 1
-	ip addr add "$net.254/24" dev "$CLUSTER_BR" || return 1
-	ip link set "$CLUSTER_BR" up || return 1
+	if [ -n "${CLUSTER_DELAY_MS:-}" ]; then
+		cluster_delay_links "$n" "$net" || return 1
+	else
+		ip link add "$CLUSTER_BR" type bridge || return 1
+		ip addr add "$net.254/24" dev "$CLUSTER_BR" || return 1
+		ip link set "$CLUSTER_BR" up || return 1
+	fi
 	for i in $(seq 1 "$n"); do
 		ns=kg${CLUSTER_ID}h$i
-		ip netns add "$ns" || return 1
-		ip link add "kg${CLUSTER_ID}v$i" type veth peer name eth0 \
-		    netns "$ns" || return 1
-		ip link set "kg${CLUSTER_ID}v$i" master "$CLUSTER_BR" up ||
-		    return 1
+		if [ -z "${CLUSTER_DELAY_MS:-}" ]; then
+			ip netns add "$ns" || return 1
+			ip link add "kg${CLUSTER_ID}v$i" type veth peer \
+			    name eth0 netns "$ns" || return 1
+			ip link set "kg${CLUSTER_ID}v$i" master \
+			    "$CLUSTER_BR" up || return 1
+		fi
 		ip -n "$ns" addr add "$net.$i/24" dev eth0 || return 1
 		ip -n "$ns" link set eth0 up || return 1
 		ip -n "$ns" link set lo up || return 1
@@ -117,6 +138,46 @@ exec ip netns exec "\$1" unshare -mu sh -c 'hostname "\$0" &&
     TMPDIR="$CLUSTER_SCRATCH/.tmp" && export TMPDIR && eval "\$2"' "\$@"
 AGENT
 	chmod +x "$CLUSTER/agent"
+}
+
+# cluster_delay_links N NET: the namespaces of N hosts, each with a TUN
+# eth0, and this namespace's kg<ID>d at NET.254, wired by delay.py.
+cluster_delay_links() {
+	local n=$1 net=$2 i ns devs
+	case $CLUSTER_DELAY_MS in
+	*[!0-9.]* | "" | .* | *. | *.*.*)
+		echo "cluster: CLUSTER_DELAY_MS must be milliseconds, such" \
+		    "as 0.5, not '$CLUSTER_DELAY_MS'" >&2
+		return 1 ;;
+	esac
+	command -v python3 >/dev/null 2>&1 ||
+	    { echo "cluster: CLUSTER_DELAY_MS needs python3" >&2; return 1; }
+	[ -c /dev/net/tun ] ||
+	    { echo "cluster: CLUSTER_DELAY_MS needs /dev/net/tun" >&2; return 1; }
+	devs="-,kg${CLUSTER_ID}d,$net.254"
+	for i in $(seq 1 "$n"); do
+		ns=kg${CLUSTER_ID}h$i
+		ip netns add "$ns" || return 1
+		devs="$devs $ns,eth0,$net.$i"
+	done
+	python3 "$CLUSTER_HARNESS/delay.py" "$CLUSTER_DELAY_MS" \
+	    "${CLUSTER_MTU:-9000}" "$CLUSTER/delay.ready" $devs &
+	CLUSTER_DELAY_PID=$!
+	for _ in $(seq 1 100); do
+		[ -s "$CLUSTER/delay.ready" ] && break
+		kill -0 "$CLUSTER_DELAY_PID" 2>/dev/null ||
+		    { echo "cluster: delay.py failed" >&2; return 1; }
+		sleep 0.1
+	done
+	[ -s "$CLUSTER/delay.ready" ] ||
+	    { echo "cluster: delay.py did not start" >&2; return 1; }
+	ip addr add "$net.254/24" dev "kg${CLUSTER_ID}d" &&
+	    ip link set "kg${CLUSTER_ID}d" mtu "${CLUSTER_MTU:-9000}" up ||
+	    return 1
+	for i in $(seq 1 "$n"); do
+		ip -n "kg${CLUSTER_ID}h$i" link set eth0 \
+		    mtu "${CLUSTER_MTU:-9000}" || return 1
+	done
 }
 
 cluster_dir() {
@@ -156,6 +217,12 @@ cluster_down() {
 		ip link del "kg${CLUSTER_ID}v$i" 2>/dev/null
 	done
 	ip link del "$CLUSTER_BR" 2>/dev/null
+	if [ -n "${CLUSTER_DELAY_PID:-}" ]; then
+		# Its TUN devices go with it.
+		kill "$CLUSTER_DELAY_PID" 2>/dev/null
+		wait "$CLUSTER_DELAY_PID" 2>/dev/null
+		CLUSTER_DELAY_PID=
+	fi
 	rm -rf "$CLUSTER"
 	CLUSTER_ID=
 }
