@@ -312,8 +312,7 @@ put_ent(struct kg_dev_trainer *dt, size_t k, uint64_t e, size_t *nu)
  * candidate at B' + i, negative j at 2 B' + j (B' = len): the n_local
  * drawn in neg_part, the n_other in other_part, then the pool's (their
  * slots at I_PSLOT, their rows in the banks at I_PBANK); the relation
- * row of positive i.  *nu, *nr:
- * distinct entity and relation rows.
+ * row of positive i.  *nu, *nr: distinct entity and relation rows.
  */
 static void
 index_batch(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
