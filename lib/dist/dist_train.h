@@ -97,7 +97,8 @@
  * and from the negative pool (neg_pool), which the device keeps
  * (kg_dev_buffer_pool_load each epoch).  The relation table stays on the
  * device; both tables, and the pool's waiting gradients, come back to
- * the host at every epoch's end (checkpoints, the model dir).  The log's and the figures' swaps are the device's.
+ * the host at every epoch's end (checkpoints, the model dir).  The log's
+ * and the figures' swaps are the device's.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H
