@@ -162,7 +162,7 @@ static const char shallow[] =
 "On a device (with --partitions and --device cuda, one process):\n"
 "      --gpu_buffer C     C partitions on the GPU (2 <= C <= P), one more\n"
 "                         to read ahead into; the buckets in the order\n"
-"                         for C, negatives inside the partitions\n"
+"                         for C, the negative pool on the GPU too\n"
 "      --gpu_mem_budget SIZE  C from a byte budget (suffix K, M, G or T)\n";
 
 static const char gnn[] =

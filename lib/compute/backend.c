@@ -417,3 +417,20 @@ kg_be_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
 	return be->ops->transr_backward(be, sign, n, d, k, x, rel, gy, gx,
 	    grel);
 }
+
+int
+kg_be_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
+    const float *src, const int64_t *idx, float *out)
+{
+	return n == 0 || d == 0 ? 0 : be->ops->scatter_sqnorm(be, n, d, src,
+	    idx, out);
+}
+
+int
+kg_be_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, const float *sq, float *table,
+    float *state)
+{
+	return n == 0 || d == 0 ? 0 : be->ops->adagrad_sq(be, n, d, lr, idx,
+	    grad, sq, table, state);
+}

@@ -337,4 +337,20 @@ int kg_be_relu(struct kg_backend *be, size_t n, const float *x, float *y);
 int kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
     float *g);
 
+/* ---- The negative pool of the partition buffer
+ * (lib/kge/train_device_buf.c; devops.h's kg_dev_t_scatter_sqnorm and
+ * kg_dev_t_adagrad_sq). ---- */
+
+/* out[idx[i]] += (the sum of the squares of src[i]) / d for n rows of d
+ * floats; repeated indices add up (in index order on the CPU). */
+int kg_be_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
+    const float *src, const int64_t *idx, float *out);
+
+/* Row-wise Adagrad (kg_be_adagrad) whose row idx[i] gains state sq[i]
+ * (n floats) instead of the mean square of grad[i]; sq[i] 0: the plain
+ * step.  Indices must be distinct within one call. */
+int kg_be_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, const float *sq, float *table,
+    float *state);
+
 #endif

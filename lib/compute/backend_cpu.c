@@ -372,6 +372,52 @@ cpu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
 	return 0;
 }
 
+/* As kg_neg_pool_add_grad sums a slot's squares. */
+static int
+cpu_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
+    const float *src, const int64_t *idx, float *out)
+{
+	size_t i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		const float *g = src + i * d;
+		float ss = 0.0f;
+
+#pragma omp simd reduction(+:ss)
+		for (l = 0; l < d; l++)
+			ss += g[l] * g[l];
+		out[idx[i]] += ss / (float)d;
+	}
+	return 0;
+}
+
+/* As lib/kge/train_bucket.c's apply_slots steps a pool slot. */
+static int
+cpu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, const float *sq, float *table,
+    float *state)
+{
+	size_t i, l;
+
+	(void)be;
+	for (i = 0; i < n; i++) {
+		size_t r = (size_t)idx[i];
+		float *w = table + r * d, step;
+		const float *g = grad + i * d;
+
+		if (sq[i] == 0.0f) {
+			kg_adagrad_row(w, state + r, g, d, lr);
+			continue;
+		}
+		state[r] += sq[i];
+		step = kg_dev_adagrad_step(state[r], lr);
+		for (l = 0; l < d; l++)
+			w[l] -= step * g[l];
+	}
+	return 0;
+}
+
 static const struct kg_backend_ops cpu_ops = {
 	.release = cpu_release,
 	.alloc = cpu_alloc,
@@ -399,6 +445,8 @@ static const struct kg_backend_ops cpu_ops = {
 	.rank_counts = cpu_rank_counts,
 	.transr = cpu_transr,
 	.transr_backward = cpu_transr_backward,
+	.scatter_sqnorm = cpu_scatter_sqnorm,
+	.adagrad_sq = cpu_adagrad_sq,
 };
 
 const char *

@@ -74,6 +74,12 @@ struct kg_backend_ops {
 	int (*transr_backward)(struct kg_backend *be, int sign, size_t n,
 	    size_t d, size_t k, const float *x, const float *rel,
 	    const float *gy, float *gx, float *grel);
+	/* The partition buffer's negative pool (backend.h). */
+	int (*scatter_sqnorm)(struct kg_backend *be, size_t n, size_t d,
+	    const float *src, const int64_t *idx, float *out);
+	int (*adagrad_sq)(struct kg_backend *be, size_t n, size_t d, float lr,
+	    const int64_t *idx, const float *grad, const float *sq,
+	    float *table, float *state);
 };
 
 /* The GNN message-passing operations (backend.h's last section): a table

@@ -359,7 +359,8 @@ static int
 load_pool(struct kg_buckets *v)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
-	int rc = kg_trainer_pool_load(&v->tr, v->buffered ? NULL : v->loc,
+	int rc = v->db != NULL ? kg_dev_buffer_pool_load(v->db) :
+	    kg_trainer_pool_load(&v->tr, v->buffered ? NULL : v->loc,
 	    v->d->rank);
 
 	if (v->d->size == 1 || np->k == 0 || v->tr.epoch == 0)
@@ -710,11 +711,6 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0 ||
 	    v.on_device;
-	if (v.on_device) {
-		v.o_dev = *o;
-		v.o_dev.neg_pool = 0;
-		v.o = &v.o_dev;
-	}
 	if (check_run(&v) < 0)
 		return -1;
 	rc = setup(&v);

@@ -67,11 +67,9 @@ struct kg_buckets {
 	struct kg_buckets_io io, io_total;
 	/* On a device (buffered too): the device's partition buffer over
 	 * the store, which holds host_capacity partitions in memory (0:
-	 * every one).  o points to o_dev, the options without a negative
-	 * pool. */
+	 * every one). */
 	int on_device;
 	uint32_t host_capacity;
-	struct kg_train_opts o_dev;
 	struct kg_backend *be;
 	struct kg_dev_buffer *db;
 };

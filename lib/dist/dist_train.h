@@ -94,9 +94,11 @@
  * partitions coming from the store: every partition in memory, or with
  * buffer_capacity or mem_budget the buffer over swap_dir as above (disk
  * -> RAM -> GPU).  Negatives are drawn inside the corrupted partition
- * (neg_pool is not used).  The relation table stays on the device; both
- * tables come back to the host at every epoch's end (checkpoints, the
- * model dir).  The log's and the figures' swaps are the device's.
+ * and from the negative pool (neg_pool), which the device keeps
+ * (kg_dev_buffer_pool_load each epoch).  The relation table stays on the
+ * device; both tables, and the pool's waiting gradients, come back to
+ * the host at every epoch's end (checkpoints, the model dir).  The log's
+ * and the figures' swaps are the device's.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H

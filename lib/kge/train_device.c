@@ -179,7 +179,7 @@ kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
 	dt->B = kg_train_chunk_size(&tr->o);
 	dt->N = tr->o.neg_sample_size;
 	dt->M = 2 * dt->B + dt->N;
-	dt->n_idx = 3 * dt->M + 3 * dt->B;
+	dt->n_idx = 3 * dt->M + 3 * dt->B + 2 * dt->N;
 	dt->neg = kg_xmallocarray(dt->N + 1, sizeof(*dt->neg));
 	dt->ent_stamp = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
 	dt->ent_slot = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
@@ -309,7 +309,9 @@ put_ent(struct kg_dev_trainer *dt, size_t k, uint64_t e, size_t *nu)
 
 /*
  * The chunk's index batch: positive i's fixed row at i, its true
- * candidate at B' + i, negative j at 2 B' + j (B' = len); the relation
+ * candidate at B' + i, negative j at 2 B' + j (B' = len): the n_local
+ * drawn in neg_part, the n_other in other_part, then the pool's (their
+ * slots at I_PSLOT, their rows in the banks at I_PBANK); the relation
  * row of positive i.  *nu, *nr: distinct entity and relation rows.
  */
 static void
@@ -337,14 +339,77 @@ index_batch(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 		x[I_REL(dt) + i] = r;
 		x[I_RSLOT(dt) + i] = dt->rel_slot[r];
 	}
-	for (j = 0; j < dt->N; j++)
+	for (j = 0; j < dt->n_local; j++)
 		put_ent(dt, 2 * len + j, dt->neg_base + dt->neg[j], nu);
+	for (; j < dt->n_local + dt->n_other; j++)
+		put_ent(dt, 2 * len + j, dt->tr->ents->off[dt->other_part] +
+		    dt->neg[j], nu);
+	for (; j < dt->N; j++) {
+		size_t k = j - dt->n_local - dt->n_other;
+
+		x[I_PSLOT(dt) + k] = dt->neg[j];
+		x[I_PBANK(dt) + k] = (int64_t)(dt->pool.bank[
+		    kg_neg_pool_part_of(dt->np, dt->neg[j])] *
+		    dt->pool.slots + dt->neg[j]);
+	}
 }
 
-/* The optimiser of a table on n rows idx with gradients g. */
-static int
-optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n, size_t d,
-    float lr, const int64_t *idx, const float *g, float *w, float *state)
+/*
+ * Of the n_pool slots drawn at neg + n_local, move those of rows in
+ * other_part to the front as its local IDs (n_other of them), as the CPU
+ * trainer's pool_to_other does, swap for swap: those rows are on the
+ * device, so they are scored as they are and updated at once.
+ */
+static void
+pool_to_other(struct kg_dev_trainer *dt)
+{
+	const struct kg_store *st = dt->tr->ents;
+	uint32_t *ids = dt->neg + dt->n_local, t;
+	uint64_t base = st->off[dt->other_part];
+	uint64_t rows = st->off[dt->other_part + 1] - base;
+	size_t j, k = 0;
+
+	dt->n_other = 0;
+	if (dt->other_part == dt->neg_part)
+		return;
+	for (j = 0; j < dt->n_pool; j++) {
+		uint64_t g = dt->np->gid[ids[j]];
+
+		if (g - base >= rows)
+			continue;
+		t = ids[k];
+		ids[k] = (uint32_t)(g - base);
+		ids[j] = k == j ? ids[k] : t;
+		k++;
+	}
+	dt->n_other = k;
+	dt->n_pool -= k;
+}
+
+/* The chunk's negatives from rng: inside neg_part, and with a pool its
+ * share from the pool (candidates() of train_chunk.c, draw for draw). */
+static void
+draw_negatives(struct kg_dev_trainer *dt, struct kg_rng *rng)
+{
+	size_t N = dt->N;
+
+	dt->n_pool = dt->np != NULL ? kg_neg_pool_share(dt->np, dt->neg_part,
+	    N) : 0;
+	dt->n_local = N - dt->n_pool;
+	dt->n_other = 0;
+	kg_sampler_draw(&dt->tr->samplers[dt->neg_part], rng, dt->n_local,
+	    dt->neg);
+	if (dt->n_pool == 0)
+		return;
+	kg_neg_pool_draw(dt->np, rng, dt->neg_part, dt->n_pool,
+	    dt->neg + dt->n_local);
+	pool_to_other(dt);
+}
+
+int
+kg_dev_optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n,
+    size_t d, float lr, const int64_t *idx, const float *g, float *w,
+    float *state)
 {
 	struct kg_adam a = KG_ADAM_INIT;
 
@@ -456,6 +521,23 @@ transr_backward(struct kg_dev_trainer *dt, size_t len, int side)
 	    gfixed, v->grel) < 0 ? -1 : 0;
 }
 
+/* The n_pool gradients past row me of grows into the pool's banks,
+ * their partitions marked pending (kg_neg_pool_add_grad).  0 or -1. */
+static int
+pool_grads(struct kg_dev_trainer *dt, size_t me)
+{
+	struct dev_bufs *v = &dt->dv;
+	const int64_t *ix = v->idx + I_PBANK(dt);
+	size_t j;
+
+	for (j = dt->N - dt->n_pool; j < dt->N; j++)
+		dt->np->pending[kg_neg_pool_part_of(dt->np, dt->neg[j])] = 1;
+	return kg_be_scatter_add(dt->be, dt->n_pool, dt->d, v->grows + me *
+	    dt->d, ix, dt->pool.grad) < 0 ||
+	    kg_be_scatter_sqnorm(dt->be, dt->n_pool, dt->d, v->grows + me *
+	    dt->d, ix, dt->pool.sq) < 0 ? -1 : 0;
+}
+
 /* One chunk (train_device_impl.h): everything after the index upload
  * runs on the device. */
 int
@@ -466,7 +548,7 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	struct kg_backend *be = dt->be;
 	struct dev_bufs *v = &dt->dv;
 	const struct kg_train_opts *o = &tr->o;
-	size_t d = dt->d, rw = dt->rw, N = dt->N, m = 2 * len + N, nu, nr;
+	size_t d = dt->d, rw = dt->rw, N = dt->N, m = 2 * len + N, nu, nr, me;
 	const int64_t *ix = v->idx;
 	float *fixed = v->rows, *posc = v->rows + len * d;
 	float *negc = v->rows + 2 * len * d, *gfixed = v->grows;
@@ -479,13 +561,16 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	    o->rel_optim == KG_OPTIM_ADAM ? 0.001 : o->lr);
 	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, dt->ph,
 	    dt->pt, tr->chunk_base + c);
-	kg_sampler_draw(&tr->samplers[dt->neg_part], &rng, N, dt->neg);
+	draw_negatives(dt, &rng);
 	index_batch(dt, tri, len, side, &nu, &nr);
 	if (kg_be_upload(be, v->idx, dt->hidx, dt->n_idx * sizeof(int64_t)) <
 	    0)
 		return -1;
-	/* Forward: rows, queries, scores, the loss. */
-	if (kg_be_gather(be, m, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
+	/* Forward: rows (the pool's last), queries, scores, the loss. */
+	me = m - dt->n_pool;
+	if (kg_be_gather(be, me, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
+	    kg_be_gather(be, dt->n_pool, d, dt->pool.rows, ix + I_PSLOT(dt),
+	    v->rows + me * d) < 0 ||
 	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
 	    (dt->transr ? transr_forward(dt, len, side) :
 	    query_forward(dt, len, side)) < 0 ||
@@ -518,16 +603,20 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	    kg_be_query_backward(be, dt->form, side, len, d, fixed, v->rel,
 	    v->gq, gfixed, v->grel) < 0)
 		return -1;
-	/* Each distinct row's sum, then one optimiser step per row. */
+	/* The pool negatives' gradients and squares wait in their bank;
+	 * each distinct row's sum, then one optimiser step per row. */
+	if (dt->n_pool > 0 && pool_grads(dt, me) < 0)
+		return -1;
 	if (kg_be_zero(be, v->ug, nu * d * sizeof(float)) < 0 ||
-	    kg_be_scatter_add(be, m, d, v->grows, ix + I_ESLOT(dt), v->ug) < 0 ||
-	    optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt), v->ug, v->W,
-	    v->Ws) < 0 ||
+	    kg_be_scatter_add(be, me, d, v->grows, ix + I_ESLOT(dt),
+	    v->ug) < 0 ||
+	    kg_dev_optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt), v->ug,
+	    v->W, v->Ws) < 0 ||
 	    kg_be_zero(be, v->ugr, nr * rw * sizeof(float)) < 0 ||
 	    kg_be_scatter_add(be, len, rw, v->grel, ix + I_RSLOT(dt),
 	    v->ugr) < 0 ||
-	    optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt), v->ugr, v->R,
-	    v->Rs) < 0)
+	    kg_dev_optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt),
+	    v->ugr, v->R, v->Rs) < 0)
 		return -1;
 	return 0;
 }

@@ -186,6 +186,227 @@ start_fetch(struct kg_dev_buffer *db, uint32_t p, uint32_t k)
 	return 0;
 }
 
+/* ---- The negative pool (train_device_impl.h's struct dev_pool). ---- */
+
+/* Allocate the pool's device buffers and take a resumed run's waiting
+ * gradients (the host pool's, from its checkpoint) into bank 0; 0 or
+ * -1. */
+static int
+pool_open(struct kg_dev_buffer *db)
+{
+	struct kg_dev_trainer *dt = db->dt;
+	struct kg_neg_pool *np = &db->tr->pool;
+	struct dev_pool *pl = &dt->pool;
+	struct kg_backend *be = db->be;
+	size_t d = db->d, fs = sizeof(float);
+	uint32_t q;
+
+	dt->np = np;
+	pl->slots = np->off[np->n_parts];
+	for (q = 0; q < np->n_parts; q++)
+		if (np->off[q + 1] - np->off[q] > pl->k)
+			pl->k = np->off[q + 1] - np->off[q];
+	pl->bank = kg_xcalloc(np->n_parts, 1);
+	pl->rows = kg_be_alloc(be, pl->slots * d * fs);
+	pl->grad = kg_be_alloc(be, 2 * pl->slots * d * fs);
+	pl->sq = kg_be_alloc(be, 2 * pl->slots * fs);
+	pl->tg = kg_be_alloc(be, pl->k * d * fs);
+	pl->tsq = kg_be_alloc(be, pl->k * fs);
+	pl->idx = kg_be_alloc(be, 2 * pl->k * sizeof(int64_t));
+	pl->hidx = kg_be_host_alloc(be, 2 * pl->k * sizeof(int64_t) + 1);
+	if (pl->rows == NULL || pl->grad == NULL || pl->sq == NULL ||
+	    pl->tg == NULL || pl->tsq == NULL || pl->idx == NULL ||
+	    pl->hidx == NULL)
+		return -1;
+	kg_neg_pool_fold(np, UINT32_MAX);
+	return kg_be_zero(be, pl->grad, 2 * pl->slots * d * fs) < 0 ||
+	    kg_be_zero(be, pl->sq, 2 * pl->slots * fs) < 0 ||
+	    kg_be_upload(be, pl->grad, np->grad, pl->slots * d * fs) < 0 ||
+	    kg_be_upload(be, pl->sq, np->sq, pl->slots * fs) < 0 ? -1 : 0;
+}
+
+static void
+pool_free(struct kg_dev_buffer *db)
+{
+	struct dev_pool *pl = &db->dt->pool;
+
+	kg_be_free(db->be, pl->rows);
+	kg_be_free(db->be, pl->grad);
+	kg_be_free(db->be, pl->sq);
+	kg_be_free(db->be, pl->tg);
+	kg_be_free(db->be, pl->tsq);
+	kg_be_free(db->be, pl->idx);
+	kg_be_host_free(db->be, pl->hidx);
+	free(pl->bank);
+	memset(pl, 0, sizeof(*pl));
+}
+
+/*
+ * Apply the summed gradients of partition q's n slots from slot o (IDs
+ * gid, sorted) in bank b to their rows, q on the device: lib/kge's
+ * apply_slots, row-wise Adagrad through kg_be_adagrad_sq, the other
+ * optimisers a plain step of every slot.  Equal IDs (a partition
+ * larger than the pool draws some twice) step one after another as on
+ * the CPU: round r takes the r-th of each, gathered.  0 or -1.
+ */
+static int
+pool_apply_slots(struct kg_dev_buffer *db, uint32_t q, const uint64_t *gid,
+    uint32_t b, uint64_t o, uint64_t n)
+{
+	struct kg_trainer *tr = db->tr;
+	struct kg_dev_trainer *dt = db->dt;
+	struct dev_pool *pl = &dt->pool;
+	struct kg_backend *be = db->be;
+	size_t d = db->d, k = pl->k, r, m, i, run;
+	uint64_t first = b * pl->slots + o;
+	float lr = kg_train_lr(tr, 0, tr->o.lr);
+	const float *g, *sq;
+
+	for (r = 0;; r++) {
+		for (m = 0, run = 0, i = 0; i < n; i++) {
+			run = i > 0 && gid[i] == gid[i - 1] ? run + 1 : 0;
+			if (run != r)
+				continue;
+			pl->hidx[m] = (int64_t)gid[i] + db->row_shift[q];
+			pl->hidx[k + m] = (int64_t)(first + i);
+			m++;
+		}
+		if (m == 0)
+			return 0;
+		if (kg_be_upload(be, pl->idx, pl->hidx, 2 * k *
+		    sizeof(int64_t)) < 0)
+			return -1;
+		g = pl->grad + first * d;
+		sq = pl->sq + first;
+		if (m < n) {
+			if (kg_be_gather(be, m, d, pl->grad, pl->idx + k,
+			    pl->tg) < 0 || kg_be_gather(be, m, 1, pl->sq,
+			    pl->idx + k, pl->tsq) < 0)
+				return -1;
+			g = pl->tg;
+			sq = pl->tsq;
+		}
+		if ((tr->o.ent_optim == KG_OPTIM_ADAGRAD ?
+		    kg_be_adagrad_sq(be, m, d, lr, pl->idx, g, sq,
+		    dt->dv.W, dt->dv.Ws) : kg_dev_optim(be, tr->o.ent_optim,
+		    m, d, lr, pl->idx, g, dt->dv.W, dt->dv.Ws)) < 0)
+			return -1;
+	}
+}
+
+/* Zero partition q's n slots from o in bank b. */
+static int
+pool_zero(struct kg_dev_buffer *db, uint32_t b, uint64_t o, uint64_t n)
+{
+	struct dev_pool *pl = &db->dt->pool;
+	uint64_t first = b * pl->slots + o;
+
+	return kg_be_zero(db->be, pl->grad + first * db->d, n * db->d *
+	    sizeof(float)) < 0 || kg_be_zero(db->be, pl->sq + first, n *
+	    sizeof(float)) < 0 ? -1 : 0;
+}
+
+/* The pool's waiting gradients of partition q (on the device): carried
+ * from the epoch before, then this epoch's (train_bucket.c's
+ * apply_pool).  0 or -1. */
+static int
+pool_apply(struct kg_dev_buffer *db, uint32_t q)
+{
+	struct kg_neg_pool *np = db->dt->np;
+	uint8_t b;
+	uint64_t o, n;
+
+	if (np == NULL)
+		return 0;
+	b = db->dt->pool.bank[q];
+	o = np->off[q];
+	n = np->off[q + 1] - o;
+	if (n > 0 && np->carry_pending[q]) {
+		if (pool_apply_slots(db, q, np->carry_gid + o, b ^ 1u, o, n) <
+		    0 || pool_zero(db, b ^ 1u, o, n) < 0)
+			return -1;
+		np->carry_pending[q] = 0;
+	}
+	if (n > 0 && np->pending[q]) {
+		if (pool_apply_slots(db, q, np->gid + o, b, o, n) < 0 ||
+		    pool_zero(db, b, o, n) < 0)
+			return -1;
+		np->pending[q] = 0;
+	}
+	return 0;
+}
+
+/* The pool's copies of partition q's chosen rows, as they are now on
+ * the device (kg_neg_pool_fill).  0 or -1. */
+static int
+pool_fill(struct kg_dev_buffer *db, uint32_t q)
+{
+	struct kg_neg_pool *np = db->dt->np;
+	struct dev_pool *pl = &db->dt->pool;
+	uint64_t o, n, i;
+
+	if (np == NULL)
+		return 0;
+	o = np->off[q];
+	n = np->off[q + 1] - o;
+	for (i = 0; i < n; i++)
+		pl->hidx[i] = (int64_t)np->gid[o + i] + db->row_shift[q];
+	if (kg_be_upload(db->be, pl->idx, pl->hidx, n * sizeof(int64_t)) <
+	    0 || kg_be_gather(db->be, n, db->d, db->dt->dv.W, pl->idx,
+	    pl->rows + o * db->d) < 0)
+		return -1;
+	np->valid[q] = 1;
+	return 0;
+}
+
+/* This epoch's gradients of every partition into the host pool's first
+ * copy (for a checkpoint: buckets_io.c saves them).  0 or -1. */
+static int
+pool_download(struct kg_dev_buffer *db)
+{
+	struct kg_neg_pool *np = db->dt->np;
+	struct dev_pool *pl = &db->dt->pool;
+	size_t d = db->d, fs = sizeof(float);
+	uint64_t o, n, first;
+	uint32_t q;
+
+	for (q = 0; np != NULL && q < np->n_parts; q++) {
+		o = np->off[q];
+		n = np->off[q + 1] - o;
+		first = pl->bank[q] * pl->slots + o;
+		if (kg_be_download(db->be, np->grad + o * d, pl->grad +
+		    first * d, n * d * fs) < 0 || kg_be_download(db->be,
+		    np->sq + o, pl->sq + first, n * fs) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+kg_dev_buffer_pool_load(struct kg_dev_buffer *db)
+{
+	struct kg_trainer *tr = db->tr;
+	struct kg_neg_pool *np = db->dt->np;
+	struct dev_pool *pl = &db->dt->pool;
+	uint32_t q;
+
+	if (np == NULL)
+		return kg_trainer_pool_load(tr, NULL, 0);
+	/* kg_neg_pool_choose's carry: the bank of the gradients waiting
+	 * becomes the carry, the carry's the new bank, emptied. */
+	for (q = 0; q < np->n_parts; q++)
+		if (np->pending[q]) {
+			pl->bank[q] ^= 1u;
+			if (pool_zero(db, pl->bank[q], np->off[q],
+			    np->off[q + 1] - np->off[q]) < 0)
+				return -1;
+		}
+	if (kg_trainer_pool_load(tr, NULL, 0) < 0)
+		return -1;
+	return tr->epoch == 0 ? 0 : kg_be_upload(db->be, pl->rows, np->rows,
+	    pl->slots * db->d * sizeof(float));
+}
+
 /* The copies of a state change, queued behind its first chunk. */
 static int
 run_io(struct kg_dev_buffer *db)
@@ -253,7 +474,8 @@ kg_dev_buffer_open(struct kg_trainer *tr, struct kg_backend *be,
 	if (db->stage_in == NULL || db->stage_out == NULL ||
 	    kg_be_upload(be, v->R, tr->rel, tr->n_rel_rows * db->dt->rw *
 	    sizeof(float)) < 0 || kg_be_upload(be, v->Rs, tr->rel_state,
-	    tr->n_rel_rows * db->dt->rsw * sizeof(float)) < 0) {
+	    tr->n_rel_rows * db->dt->rsw * sizeof(float)) < 0 ||
+	    (tr->pool.k > 0 && pool_open(db) < 0)) {
 		kg_dev_buffer_free(db);
 		return NULL;
 	}
@@ -265,6 +487,8 @@ kg_dev_buffer_free(struct kg_dev_buffer *db)
 {
 	if (db == NULL)
 		return;
+	if (db->dt != NULL)
+		pool_free(db);
 	kg_dev_trainer_free(db->dt);
 	kg_be_host_free(db->be, db->stage_in);
 	kg_be_host_free(db->be, db->stage_out);
@@ -401,12 +625,14 @@ kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
 	nch = kg_train_plan_even(tr, n, ph * db->P + pt, db->chunks);
 	dt->ph = ph;
 	dt->pt = pt;
-	if (kg_be_zero(db->be, dt->dv.lsum, sizeof(double)) < 0)
+	if (kg_be_zero(db->be, dt->dv.lsum, sizeof(double)) < 0 ||
+	    pool_apply(db, ph) < 0 || pool_apply(db, pt) < 0)
 		return -1;
 	for (c = 0; c < nch; c++) {
 		const struct kg_chunk *ch = &db->chunks[c];
 
 		dt->neg_part = ch->side == KG_SIDE_TAIL ? pt : ph;
+		dt->other_part = ch->side == KG_SIDE_TAIL ? ph : pt;
 		dt->neg_base = db->st->off[dt->neg_part];
 		if (kg_dev_step(dt, hrt + 3 * ch->start, ch->len, ch->side, c,
 		    ch->start) < 0)
@@ -415,7 +641,9 @@ kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
 		if (db->io_pending && run_io(db) < 0)
 			return -1;
 	}
-	if (kg_be_download(db->be, &loss, dt->dv.lsum, sizeof(loss)) < 0)
+	/* The pool's copies of the two partitions, as they are now. */
+	if (pool_fill(db, ph) < 0 || pool_fill(db, pt) < 0 ||
+	    kg_be_download(db->be, &loss, dt->dv.lsum, sizeof(loss)) < 0)
 		return -1;
 	if (!isfinite(loss)) {
 		kg_error("the loss is no longer finite in epoch %u; try a "
@@ -447,7 +675,7 @@ kg_dev_buffer_flush(struct kg_dev_buffer *db)
 	    tr->rel_state, v->Rs, tr->n_rel_rows * db->dt->rsw *
 	    sizeof(float)) < 0)
 		return -1;
-	return 0;
+	return pool_download(db);
 }
 
 int

@@ -30,11 +30,20 @@
  * "fill", not a swap); later epochs start from the partitions the last
  * one left on the device (the order starts with them).
  *
- * A bucket (ph, pt) trains as the CPU bucket trainer does with no
- * negative pool (kg_trainer_bucket with neg_pool 0): the same chunks
- * (kg_train_plan_even), the same random streams, negatives drawn inside
- * the corrupted side's partition by its sampler; results agree with it
- * within rounding (devops.h's arithmetic, sums in other orders).
+ * A bucket (ph, pt) trains as the CPU bucket trainer does
+ * (kg_trainer_bucket): the same chunks (kg_train_plan_even), the same
+ * random streams, negatives drawn inside the corrupted side's partition
+ * by its sampler and, with the trainer's negative pool (neg_pool > 0),
+ * the pool's share of them from stale copies of rows of every partition
+ * (struct kg_neg_pool, lib/kge/sampler.h).  The pool lives on the
+ * device beside the slots (train_device_impl.h's struct dev_pool): its
+ * rows, refreshed from the device after each bucket of their partition;
+ * the gradients of its negatives and their squares, summed there and
+ * applied to their rows (row-wise Adagrad through kg_be_adagrad_sq) when
+ * the partition's next bucket starts, a carry over an epoch's end as on
+ * the CPU; the host keeps its IDs and flags and makes its draws.
+ * Results agree with the CPU trainer within rounding (devops.h's
+ * arithmetic, sums in other orders).
  *
  * Threads: one thread drives a buffer; the backend is borrowed and used
  * by that thread only.  Errors: functions return 0 or -1 after
@@ -93,10 +102,20 @@ int kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, double *loss_sum, uint64_t *done);
 
 /*
+ * The epoch's negative pool (before its first bucket; no-op without a
+ * pool but kg_trainer_pool_load's): the pool's choice of rows
+ * (kg_trainer_pool_load, from the store as the last flush left it) on
+ * the device, and the gradients still waiting moved to the carry.  0 or
+ * -1.
+ */
+int kg_dev_buffer_pool_load(struct kg_dev_buffer *db);
+
+/*
  * Write everything back to the host: the partitions on the device into
  * the store (they stay on the device too) and the relation table and its
- * state into the trainer; for checkpoints and the model at an epoch's
- * end.  0 or -1.
+ * state into the trainer, and the pool's waiting gradients into the
+ * trainer's pool; for checkpoints and the model at an epoch's end.  0 or
+ * -1.
  */
 int kg_dev_buffer_flush(struct kg_dev_buffer *db);
 

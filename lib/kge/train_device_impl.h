@@ -34,6 +34,27 @@ struct dev_bufs {
 	int64_t *rep;
 };
 
+/*
+ * The negative pool on the device (the partition buffer with neg_pool;
+ * train_device_buf.c), the device side of the trainer's struct
+ * kg_neg_pool, whose host side (slots, IDs, the valid, pending and carry
+ * flags, the draws) it keeps: the slots' rows, and two banks of the
+ * slots' summed gradients and squares, each 2 slots rows (bank b of
+ * slot i at b slots + i).  bank[q] names the bank that gathers partition
+ * q's gradients of this epoch; the other holds its carry from the epoch
+ * before (kg_neg_pool_choose's copy becomes a flip).
+ */
+struct dev_pool {
+	float *rows;		/* slots x d */
+	float *grad;		/* 2 slots x d */
+	float *sq;		/* 2 slots */
+	float *tg, *tsq;	/* k x d, k: a round of slots' gradients */
+	int64_t *idx;		/* 2 k: device rows, then slot rows */
+	int64_t *hidx;		/* host staging of idx */
+	uint8_t *bank;		/* [P] */
+	uint64_t slots, k;	/* all slots; the most of one partition */
+};
+
 struct kg_dev_trainer {
 	struct kg_trainer *tr;
 	struct kg_backend *be;
@@ -49,7 +70,8 @@ struct kg_dev_trainer {
 	 * The index batch, host side (pinned for a GPU): at fixed offsets
 	 * of capacity, the entity rows to gather (M), each one's slot among
 	 * the distinct rows (M), the distinct rows (M), then the same for
-	 * relations (B each).
+	 * relations (B each), then the pool negatives' slots and their
+	 * rows in the banks (N each).
 	 */
 	int64_t *hidx;
 	size_t n_idx;
@@ -70,6 +92,19 @@ struct kg_dev_trainer {
 	const int64_t *row_shift;
 	uint32_t ph, pt, neg_part;
 	uint64_t neg_base;
+	/*
+	 * The negative pool (np NULL: none).  A chunk corrupting into
+	 * neg_part draws n_local negatives there and the pool's share
+	 * (kg_neg_pool_share) from the pool, in the CPU trainer's order;
+	 * the pool's draws of rows in the bucket's other partition
+	 * (other_part, the fixed side's) become n_other negatives of it,
+	 * the rest (n_pool) are gathered from pool.rows and their
+	 * gradients summed into the pool's bank.
+	 */
+	struct kg_neg_pool *np;
+	struct dev_pool pool;
+	uint32_t other_part;
+	size_t n_local, n_other, n_pool;
 };
 
 /* Offsets into the index batch. */
@@ -79,6 +114,8 @@ struct kg_dev_trainer {
 #define I_REL(dt) (3 * (dt)->M)
 #define I_RSLOT(dt) (3 * (dt)->M + (dt)->B)
 #define I_UREL(dt) (3 * (dt)->M + 2 * (dt)->B)
+#define I_PSLOT(dt) (3 * (dt)->M + 3 * (dt)->B)	/* N: pool slots */
+#define I_PBANK(dt) (I_PSLOT(dt) + (dt)->N)	/* N: their bank rows */
 
 /*
  * A trainer for tr on be with a device entity table (rows and optimiser
@@ -98,5 +135,11 @@ struct kg_dev_trainer *kg_dev_trainer_alloc(struct kg_trainer *tr,
  */
 int kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
     int side, uint64_t c, uint64_t start);
+
+/* The optimiser kind of n rows idx (distinct) of a table with gradients
+ * g: kg_be_adagrad, kg_be_adagrad_elem or kg_be_adam.  0 or -1. */
+int kg_dev_optim(struct kg_backend *be, enum kg_optim_kind kind, size_t n,
+    size_t d, float lr, const int64_t *idx, const float *g, float *w,
+    float *state);
 
 #endif

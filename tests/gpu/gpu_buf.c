@@ -4,15 +4,18 @@
  * $KG_TOP/../shared/data) trained with the whole table on cuda:0 (or
  * $KG_GPU_DEVICE), then with P=8 ID-range partitions and C=2 of them on
  * the device, the buckets in the order of lib/store/order.h: filtered
- * MRR of the first 5000 test triples within KG_GPU_BUF_TOL (default 0.02)
- * of the whole table's, and the uploads at most the order's swaps.
- * Issue 31 asks for 0.01; the CPU backend, running this same code, gave
- * 0.1840 for the whole table and 0.1692 for the buffer when this was
- * written (ComplEx d=200, 10 epochs): negatives drawn inside a bucket's
- * partitions (the device has no negative pool yet) cost 0.015 here.  Prints both runs' positives per second.  Without the
- * data it prints a skip line and stops; without a GPU, the one skip line
- * tests/gpu/run.sh takes for "skipped".  KG_GPU_DEVICE=cpu runs both on
- * the CPU backend.
+ * MRR of the first 5000 test triples within KG_GPU_BUF_TOL (default 0.01,
+ * issue 31's bound) of the whole table's, and the uploads at most the
+ * order's swaps.  Negatives come from the bucket's partitions and the
+ * negative pool (kg-train's default --neg_pool 4096; KG_GPU_BUF_POOL
+ * sets it, 0 for none).  The CPU backend, running this same code, gave
+ * 0.1840 for the whole table and 0.1790 for the buffer when this was
+ * written (ComplEx d=200, 10 epochs); without the pool 0.1692.  Prints
+ * both runs' positives per second.  Without the data it prints a skip
+ * line and stops; without a GPU, the one skip line tests/gpu/run.sh
+ * takes for "skipped".  KG_GPU_DEVICE=cpu runs both on the CPU backend.
+ * KG_GPU_BUF_CPU set also trains the CPU bucket trainer at the same
+ * settings and checks the buffer's MRR within 0.005 of it.
  *
  * With KG_GPU_BUF_BENCH=FILE it also measures (bench/gpu_device.sh) a
  * table 10 times the device's budget: FB15k-237 in P=40 partitions, the
@@ -182,15 +185,15 @@ test_mrr(const struct kg_trainer *tr)
 	return kg_metrics_mrr(&m[2]);
 }
 
-/* A positive setting from the environment, or dflt. */
+/* A setting of at least lo from the environment, or dflt. */
 static uint32_t
-env_u32(const char *name, uint32_t dflt)
+env_u32(const char *name, uint32_t lo, uint32_t dflt)
 {
 	const char *s = getenv(name);
 	uint32_t v;
 
-	if (s == NULL || *s == '\0' || kg_parse_u32(name, s, 1, 1u << 20, &v) <
-	    0)
+	if (s == NULL || *s == '\0' || kg_parse_u32(name, s, lo, 1u << 20,
+	    &v) < 0)
 		return dflt;
 	return v;
 }
@@ -203,14 +206,48 @@ opts(void)
 	struct kg_train_opts o = KG_TRAIN_OPTS_INIT;
 
 	o.model = KG_MODEL_COMPLEX;
-	o.dim = env_u32("KG_GPU_BUF_DIM", 200);
+	o.dim = env_u32("KG_GPU_BUF_DIM", 1, 200);
 	o.batch_size = 1000;
 	o.neg_sample_size = 200;
 	o.lr = 0.1;
-	o.epochs = env_u32("KG_GPU_BUF_EPOCHS", 10);
+	o.epochs = env_u32("KG_GPU_BUF_EPOCHS", 1, 10);
 	o.threads = 0;
-	o.neg_pool = 0;
+	o.neg_pool = env_u32("KG_GPU_BUF_POOL", 0, o.neg_pool);
 	return o;
+}
+
+/*
+ * KG_GPU_BUF_CPU set: the CPU bucket trainer (one thread) over the same
+ * buckets, order and seed as the buffer's run, whose MRR was mb: within
+ * 0.005, issue 31's bound for the same settings (on the CPU backend the
+ * two run the same draws, and agree within rounding).
+ */
+static void
+against_cpu(const struct kg_train_opts *o0, const struct devbuf_buckets *bk,
+    const struct kg_store_layout *l, const struct kg_store_init *in,
+    double mb)
+{
+	struct kg_train_opts o = *o0;
+	struct kg_trainer c;
+	struct kg_store *st;
+	double t0 = kg_now(), mc;
+
+	o.threads = 1;
+	memset(&c, 0, sizeof(c));
+	st = kg_store_open_mem(l, in);
+	T_CHECK(st != NULL && kg_trainer_init_store(&c, &o, st, rel.n,
+	    split[0], nsplit[0], NULL, 0, NULL, 0) == 0);
+	c.bucket_chunks = 1;
+	T_CHECK(devbuf_train(&c, bk, NULL, C, o.epochs, 0, 1, NULL, NULL) ==
+	    0);
+	mc = test_mrr(&c);
+	printf("# the CPU bucket trainer (one thread): MRR %.4f, %.0f "
+	    "positives/s\n", mc, (double)nsplit[0] * o.epochs /
+	    (kg_now() - t0));
+	T_CHECKF(fabs(mb - mc) <= 0.005, "P=%u C=%u: MRR %.4f on the device, "
+	    "%.4f on the CPU bucket trainer", P, C, mb, mc);
+	kg_trainer_release(&c);
+	kg_store_free(st);
 }
 
 static void
@@ -224,7 +261,7 @@ fb15k237_buffer(void)
 	struct kg_store_layout l;
 	struct kg_store_init in;
 	uint64_t done, swaps = 0, fills = 0, want = 0;
-	double t0, ta, tb, ma, mb, tol = 0.02;
+	double t0, ta, tb, ma, mb, tol = 0.01;
 	const char *s = getenv("KG_GPU_BUF_TOL");
 	uint32_t e;
 	int rc = 0;
@@ -270,6 +307,8 @@ fb15k237_buffer(void)
 	    "with the whole table", P, C, mb, ma);
 	T_CHECKF(swaps <= want && fills == C, "%llu uploads, %llu fills",
 	    (unsigned long long)swaps, (unsigned long long)fills);
+	if (getenv("KG_GPU_BUF_CPU") != NULL)
+		against_cpu(&o, &bk, &l, &in, mb);
 	kg_trainer_release(&a);
 	kg_trainer_release(&b);
 	kg_store_free(st);
@@ -292,6 +331,10 @@ bench_10x(const char *path)
 	int rc = 0;
 
 	o.epochs = 2;
+	/* No pool unless asked: the default's 4096 slots a partition hold
+	 * every row of these (about 360), three copies of the table on the
+	 * device, which a table ten times the budget could not have. */
+	o.neg_pool = env_u32("KG_GPU_BUF_POOL", 0, 0);
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
 	devbuf_cut(&bk, np, ent.n, split[0], nsplit[0]);

@@ -88,7 +88,9 @@ devbuf_shuffle(const struct devbuf_buckets *b, uint64_t seed, uint32_t epoch,
  * epochs epochs of tr (a trainer over a store of b's partitions, set up
  * with bucket_chunks) in the order for C: on the CPU bucket trainer when
  * be is NULL, else through a device buffer on be opened with flags (its
- * swaps and fills added to *swaps and *fills when not NULL).  0 or -1.
+ * swaps and fills added to *swaps and *fills when not NULL); each epoch
+ * loads the trainer's negative pool first, as kg-train's driver does.
+ * 0 or -1.
  */
 static int
 devbuf_train(struct kg_trainer *tr, const struct devbuf_buckets *b,
@@ -105,8 +107,11 @@ devbuf_train(struct kg_trainer *tr, const struct devbuf_buckets *b,
 	if (be != NULL && (db = kg_dev_buffer_open(tr, be, C, flags)) == NULL)
 		rc = -1;
 	for (e = 0; rc == 0 && e < epochs; e++) {
-		rc = kg_order_build(&o, b->P, C, nfirst ? first : NULL, nfirst,
-		    tr->o.seed, tr->epoch);
+		rc = db != NULL ? kg_dev_buffer_pool_load(db) :
+		    kg_trainer_pool_load(tr, NULL, 0);
+		if (rc == 0)
+			rc = kg_order_build(&o, b->P, C, nfirst ? first : NULL,
+			    nfirst, tr->o.seed, tr->epoch);
 		for (s = 0; rc == 0 && s < o.nstates; s++) {
 			const uint32_t *bk = kg_order_buckets(&o, s, &n);
 

@@ -620,13 +620,45 @@ cu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
 	    sign, n, d, k, x, gy, grel);
 }
 
+/* The partition buffer's negative pool. */
+__global__ void
+k_scatter_sqnorm(size_t n, size_t d, const float *src, const int64_t *idx,
+    float *out)
+{
+	kg_dev_t_scatter_sqnorm(TID, n, d, src, idx, out);
+}
+
+__global__ void
+k_adagrad_sq(size_t n, size_t d, float lr, const int64_t *idx,
+    const float *grad, const float *sq, float *table, float *state)
+{
+	kg_dev_t_adagrad_sq(TID, n, d, lr, idx, grad, sq, table, state);
+}
+
+int
+cu_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
+    const float *src, const int64_t *idx, float *out)
+{
+	return launch(be, "scatter_sqnorm", n, k_scatter_sqnorm, n, d, src,
+	    idx, out);
+}
+
+int
+cu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
+    const int64_t *idx, const float *grad, const float *sq, float *table,
+    float *state)
+{
+	return launch(be, "adagrad_sq", n, k_adagrad_sq, n, d, lr, idx, grad,
+	    sq, table, state);
+}
+
 const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
 	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
 	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
 	cu_pairs_backward, cu_query, cu_query_backward, cu_scale, cu_dsum,
 	cu_loss, cu_optim, cu_regularise, cu_rank_counts, cu_transr,
-	cu_transr_backward,
+	cu_transr_backward, cu_scatter_sqnorm, cu_adagrad_sq,
 };
 
 /* ---- GNN message passing (backend.h's last section). ---- */
