@@ -1253,6 +1253,7 @@ kg_dev_t_relu_bwd(unsigned b, unsigned t, unsigned bdim, size_t n,
 
 	if (e < n && pre[e] < 0.0f)
 		g[e] = 0.0f;
+}
 
 /* ---- Thread functions: the partition buffer's negative pool
  * (lib/kge/train_device_buf.c, as lib/kge/sampler.c's kg_neg_pool). ---- */
