@@ -7,6 +7,8 @@
  *   buckets_io.c    checkpoints and the model dir, written collectively
  *   buckets_buffer.c  the out-of-core epoch of one process over a
  *                  partition buffer
+ *   buckets_loop.c the epoch loop's hooks: validation, the best epoch,
+ *                  checkpoints, the epoch line
  */
 #ifndef KG_BUCKETS_IMPL_H
 #define KG_BUCKETS_IMPL_H
@@ -84,6 +86,16 @@ struct kg_buckets {
 	struct kg_backend *be;
 	struct kg_dev_buffer *db;
 };
+
+/* One epoch; stats gets { loss sum, positives } over all ranks, *secs
+ * its seconds.  0, or -1 after kg_error() on this rank. */
+int kg_buckets_epoch(struct kg_buckets *v, double stats[2], double *secs);
+/* With --valid_every: the valid triples and the filter over every split
+ * (the train split as the buckets hold it), in new IDs.  0 or -1. */
+int kg_buckets_valid_setup(struct kg_buckets *v);
+/* Every epoch through the epoch loop (v->ep), with its log, validation
+ * and checkpoints; 0 or -1 on every rank. */
+int kg_buckets_epochs(struct kg_buckets *v);
 
 /* Train bucket bk (a * P + b) of round "round", logging it; stats[0]
  * and stats[1] get its loss sum and positives added.  0 or -1. */
