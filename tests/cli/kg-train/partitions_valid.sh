@@ -3,10 +3,11 @@
 # the store: out of core, no copy of the table in memory), --target_mrr,
 # --time_budget and --max_step.  A run killed between its best epoch and
 # its stop and resumed ends where the uninterrupted run ends, bit for bit,
-# over the parking store and over the partition buffer (one thread, fixed
+# over the parking store, the partition buffer and the device's partition
+# buffer (on the CPU backend through KG_TRAIN_SEAM; one thread, fixed
 # seed).
 . "$KG_TOP/tests/cli/lib.sh"
-plan 29
+plan 38
 d=$(fixture_data umls)
 kg-ingest -q -o ds --train "$d/train.txt.gz" --valid "$d/valid.txt.gz" \
     --test "$d/test.txt.gz" && kg-partition -q -m random -p 4 -s 3 -o p4 ds ||
@@ -45,6 +46,9 @@ resumed() {
 }
 resumed park
 resumed buffer --buffer_capacity 2
+export KG_TRAIN_SEAM=cpu
+resumed device --gpu_buffer 2
+unset KG_TRAIN_SEAM
 
 # The kept parameters are the best epoch's: kg-eval's valid MRR of the
 # model dir is the best MRR the loop saw.
@@ -56,6 +60,8 @@ check "park: the model holds the best epoch's parameters (valid MRR $(fig park-f
     same_mrr park-full
 check "buffer: the model holds the best epoch's parameters (valid MRR $(fig buffer-full best_valid_mrr))" \
     same_mrr buffer-full
+check "device: the model holds the best epoch's parameters (valid MRR $(fig device-full best_valid_mrr))" \
+    same_mrr device-full
 check "the best epoch is not the last one (else the restore is untested)" \
     test "$(fig park-full best_epoch)" -lt "$(fig park-full epochs)" -a \
     "$(fig buffer-full best_epoch)" -lt "$(fig buffer-full epochs)"
