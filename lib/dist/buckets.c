@@ -162,7 +162,7 @@ setup(struct kg_buckets *v)
 	uint32_t p;
 	int rc = load_inputs(v);
 
-	if (rc < 0)
+	if (rc < 0 || (rc = kg_buckets_valid_setup(v)) < 0)
 		return rc;
 	v->loc = kg_xmallocarray(v->P, sizeof(*v->loc));
 	v->pinned = kg_xcalloc(v->P, sizeof(*v->pinned));
@@ -171,7 +171,9 @@ setup(struct kg_buckets *v)
 	v->pool_valid = kg_xmallocarray(v->P, sizeof(*v->pool_valid));
 	for (p = 0; p < v->P; p++)
 		v->loc[p] = -1;
-	return init_trainer(v);
+	rc = init_trainer(v);
+	v->tr.ep = &v->ep;
+	return rc;
 }
 
 static void
@@ -204,7 +206,9 @@ teardown(struct kg_buckets *v)
 	free(v->rel_base);
 	free(v->rel_state_base);
 	free(v->rel_delta);
-	free(v->log.s);
+	kg_epochs_release(&v->ep);
+	kg_filter_release(&v->filter);
+	free((void *)v->valid.hrt);
 	free(v->mine.s);
 }
 
@@ -255,18 +259,27 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
     double stats[2])
 {
 	uint32_t P = v->P, a = bk / P, c = bk % P, K = v->x->passes;
-	uint64_t n = bucket_positives(v, a, c), done = 0, lo, hi;
+	uint64_t n, done = 0, lo, hi, max_batches = 0, bs = v->o->batch_size;
 	double loss = 0.0, tb = kg_now();
 	char *line;
 
+	/* --max_step (one process, on the CPU) cuts the epoch: the buckets
+	 * after the cut are not trained. */
+	if (v->o->max_step > 0) {
+		if (v->step >= v->o->max_step)
+			return 0;
+		max_batches = v->o->max_step - v->step;
+	}
+	n = bucket_positives(v, a, c);
 	/* Pass k trains the k-th slice of the bucket's shuffle. */
 	lo = K > 1 ? n * v->pass / K : 0;
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
 	v->tr.chunk_base = (uint64_t)v->pass << 32;
 	if ((v->db != NULL ? kg_dev_buffer_bucket(v->db, a, c, v->pos + 3 * lo,
 	    hi - lo, &loss, &done) : kg_trainer_bucket(&v->tr, a, c,
-	    v->pos + 3 * lo, hi - lo, 0, &loss, &done)) < 0)
+	    v->pos + 3 * lo, hi - lo, max_batches, &loss, &done)) < 0)
 		return -1;
+	v->step += (done + bs - 1) / bs;
 	stats[0] += loss;
 	stats[1] += (double)done;
 	line = kg_xasprintf("{\"epoch\": %u, \"round\": %u, "
@@ -389,9 +402,8 @@ settle_pool(struct kg_buckets *v)
 	    v->d->rank));
 }
 
-/* One epoch; *stats gets { loss sum, positives } over all ranks. */
-static int
-run_epoch(struct kg_buckets *v, double stats[2], double *secs)
+int
+kg_buckets_epoch(struct kg_buckets *v, double stats[2], double *secs)
 {
 	uint32_t round;
 	uint64_t steps = 0;
@@ -426,89 +438,6 @@ run_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	return 0;
 }
 
-/* The epoch's lines: every rank's buckets, then rank 0's summary (eta:
- * seconds left). */
-static void
-log_epoch(struct kg_buckets *v, const double st[2], double secs,
-    uint64_t bytes, double eta)
-{
-	char *gathered, *line;
-	double tps = secs > 0 ? st[1] / secs : 0.0;
-
-	kg_dist_gather_text(v->d, v->mine.s ? v->mine.s : "", 0, &gathered);
-	if (v->buffered) {
-		kg_strbuf_add(&v->log, gathered);
-		kg_buckets_buffer_log(v, st, secs, eta);
-	} else if (v->d->rank == 0) {
-		kg_strbuf_add(&v->log, gathered);
-		line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
-		    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
-		    "\"ranks\": %d, \"bytes_sent\": %llu}\n", v->tr.epoch,
-		    v->tr.last_loss, secs, tps, v->d->size,
-		    (unsigned long long)bytes);
-		kg_strbuf_add(&v->log, line);
-		free(line);
-		if (v->show) {
-			line = kg_xasprintf("%llu bytes sent",
-			    (unsigned long long)bytes);
-			kg_epochs_print_line(v->tr.epoch, v->o->epochs,
-			    v->tr.last_loss, tps, secs, NAN, line, eta);
-			free(line);
-		}
-	}
-	free(gathered);
-}
-
-/* Every epoch, with its log and checkpoint; 0 or -1 on every rank. */
-static int
-train_epochs(struct kg_buckets *v)
-{
-	struct kg_dist *d = v->d;
-	double st[2], secs = 0.0, run_secs = 0.0;
-	uint64_t bytes[1];
-	uint32_t ran = 0;
-	int rc;
-
-	kg_buckets_sync_base(v);
-	while (v->tr.epoch < v->o->epochs) {
-		uint64_t bytes0 = d->bytes_sent;
-
-		v->mine.len = 0;
-		if (v->mine.s != NULL)
-			v->mine.s[0] = '\0';
-		kg_dist_note_epoch(d, v->tr.epoch + 1, v->j->no_checkpoint ||
-		    v->tr.epoch == 0 ? NULL : v->ckpt, v->tr.epoch);
-		rc = run_epoch(v, st, &secs);
-		/* Peers may be waiting for our partitions: stop them. */
-		if (rc < 0)
-			kg_dist_abort(d, KG_EXIT_FAIL);
-		if (kg_buckets_agree(v, rc) < 0)
-			return -1;
-		v->tr.epoch++;
-		v->tr.last_loss = st[1] > 0 ? st[0] / st[1] : 0.0;
-		if (!isfinite(v->tr.last_loss)) {
-			if (d->rank == 0)
-				kg_error("training diverged in epoch %u; try a "
-				    "smaller --lr, --max_grad_norm or a "
-				    "regulariser", v->tr.epoch);
-			return -1;
-		}
-		v->secs_total += secs;
-		v->trained_total += st[1];
-		bytes[0] = d->bytes_sent - bytes0;
-		kg_dist_sum_u64(d, bytes, 1);
-		run_secs += secs;
-		ran++;
-		/* The epochs left at this run's mean epoch time. */
-		log_epoch(v, st, secs, bytes[0], run_secs / ran *
-		    (double)(v->o->epochs - v->tr.epoch));
-		if (!v->j->no_checkpoint && kg_buckets_save(v) < 0)
-			return -1;
-	}
-	kg_dist_note_epoch(d, 0, NULL, 0);
-	return 0;
-}
-
 /* The run's figures: traffic, and each rank's memory against the whole
  * table (what one process holds). */
 static json_t *
@@ -532,13 +461,25 @@ figures(struct kg_buckets *v)
 		    rss[d->size + i]));
 	}
 	json_object_set_new(fig, "epochs", json_integer(v->tr.epoch));
-	json_object_set_new(fig, "stopped_by", json_string("epochs"));
+	json_object_set_new(fig, "steps", json_integer((json_int_t)v->step));
+	json_object_set_new(fig, "stopped_by", json_string(v->ep.stopped_by));
 	json_object_set_new(fig, "final_loss", json_real(v->tr.last_loss));
-	json_object_set_new(fig, "train_seconds", json_real(v->secs_total));
+	json_object_set_new(fig, "train_seconds",
+	    json_real(v->ep.train_seconds));
 	json_object_set_new(fig, "train_triples", json_integer((json_int_t)
 	    v->ds.split[KG_SPLIT_TRAIN].n));
 	json_object_set_new(fig, "triples_per_second", json_real(
-	    v->secs_total > 0 ? v->trained_total / v->secs_total : 0.0));
+	    v->ep.train_seconds > 0.0 ? (double)v->ep.trained /
+	    v->ep.train_seconds : 0.0));
+	if (v->ep.best >= 0.0) {
+		json_object_set_new(fig, "best_valid_mrr", json_real(v->ep.best));
+		json_object_set_new(fig, "best_epoch",
+		    json_integer(v->ep.best_epoch));
+		/* The kept parameters' copy in memory (none out of core:
+		 * the store keeps their partition files). */
+		json_object_set_new(fig, "snapshot_bytes_in_memory",
+		    json_integer((json_int_t)v->st->stats.bytes_snapshot));
+	}
 	json_object_set_new(fig, "ranks", json_integer(d->size));
 	json_object_set_new(fig, "nparts", json_integer(v->P));
 	json_object_set_new(fig, "rounds_per_epoch",
@@ -590,11 +531,28 @@ check_run(struct kg_buckets *v)
 {
 	int rc = 0;
 
-	if (kg_train_opts_check(v->o) < 0)
+	if (kg_train_opts_check(v->o) < 0 || kg_train_job_check(v->o, v->j) < 0)
 		return -1;
-	if (v->o->max_step > 0 || v->j->valid_every > 0) {
-		kg_error("--max_step and --valid_every are not supported with "
-		    "partitions");
+	if (v->j->one_vs_all_plateau > 0) {
+		if (v->d->rank == 0)
+			kg_error("--one_vs_all_plateau is not supported with "
+			    "partitions");
+		return -1;
+	}
+	/* Validation ranks against every partition, and a cut epoch
+	 * counts every rank's batches: one process holds them all.  Under
+	 * mpirun a rank holds two. */
+	if ((v->o->max_step > 0 || v->j->valid_every > 0) && v->d->size > 1) {
+		if (v->d->rank == 0)
+			kg_error("%s with partitions trains in one process; "
+			    "under mpirun each rank holds only some partitions",
+			    v->j->valid_every > 0 ? "--valid_every" :
+			    "--max_step");
+		return -1;
+	}
+	if (v->o->max_step > 0 && v->on_device) {
+		kg_error("--max_step with partitions trains on the CPU; drop "
+		    "--device");
 		return -1;
 	}
 	if (v->on_device && v->d->size > 1) {
@@ -699,6 +657,7 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
     const struct kg_train_job *j, const struct kg_dist_train_opts *x)
 {
 	struct kg_buckets v;
+	struct kg_epochs_opts eo = KG_EPOCHS_OPTS_INIT;
 	int rc;
 
 	memset(&v, 0, sizeof(v));
@@ -713,12 +672,20 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	    v.on_device;
 	if (check_run(&v) < 0)
 		return -1;
+	eo.epochs = o->epochs;
+	eo.max_step = o->max_step;
+	eo.valid_every = j->valid_every;
+	eo.patience = j->patience;
+	eo.target_mrr = j->target_mrr;
+	eo.time_budget = j->time_budget;
+	eo.show = v.show;
+	kg_epochs_init(&v.ep, &eo);
 	rc = setup(&v);
 	if (kg_buckets_agree(&v, rc) < 0)
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
 	else
 		rc = start(&v) < 0 || open_device(&v) < 0 ||
-		    train_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
+		    kg_buckets_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
 	teardown(&v);
 	/* Nobody may abort a peer that is still cleaning up. */
 	kg_dist_barrier(d);

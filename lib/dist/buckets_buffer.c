@@ -369,30 +369,20 @@ kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 }
 
 void
-kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
-    double eta)
+kg_buckets_buffer_line(const struct kg_buckets *v, char **json, char **text)
 {
 	const struct kg_buckets_io *io = &v->io;
-	double tps = secs > 0 ? st[1] / secs : 0.0;
-	char *line = kg_xasprintf("{\"epoch\": %u, \"loss\": %.9g, "
-	    "\"seconds\": %.3f, \"triples_per_second\": %.1f, "
-	    "\"%sbuffer_capacity\": %u, \"swaps\": %llu, "
+
+	*json = kg_xasprintf(", \"%sbuffer_capacity\": %u, \"swaps\": %llu, "
 	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "
 	    "\"bytes_written\": %llu, \"io_wait_seconds\": %.3f, "
-	    "\"peak_rss_kib\": %llu}\n",
-	    v->tr.epoch, v->tr.last_loss, secs, tps, v->db ? "gpu_" : "",
-	    v->capacity,
+	    "\"peak_rss_kib\": %llu", v->db ? "gpu_" : "", v->capacity,
 	    (unsigned long long)io->swaps, (unsigned long long)io->swaps_bound,
 	    (unsigned long long)io->bytes_read,
 	    (unsigned long long)io->bytes_written, io->wait_seconds,
 	    (unsigned long long)kg_peak_rss_kib());
-
-	kg_strbuf_add(&v->log, line);
-	free(line);
-	if (!v->show)
-		return;
 	if (v->db != NULL)
-		line = kg_xasprintf("%llu swaps to the device (the order's "
+		*text = kg_xasprintf("%llu swaps to the device (the order's "
 		    "%llu, at least %llu), %.2f GB read, %.2f GB written",
 		    (unsigned long long)io->swaps,
 		    (unsigned long long)io->order_swaps,
@@ -400,12 +390,9 @@ kg_buckets_buffer_log(struct kg_buckets *v, const double st[2], double secs,
 		    (double)io->bytes_read / 1e9,
 		    (double)io->bytes_written / 1e9);
 	else
-		line = kg_xasprintf("%llu swaps (at least %llu), %.2f GB "
+		*text = kg_xasprintf("%llu swaps (at least %llu), %.2f GB "
 		    "read, %.2f GB written", (unsigned long long)io->swaps,
 		    (unsigned long long)io->swaps_bound,
 		    (double)io->bytes_read / 1e9,
 		    (double)io->bytes_written / 1e9);
-	kg_epochs_print_line(v->tr.epoch, v->o->epochs, v->tr.last_loss, tps,
-	    secs, NAN, line, eta);
-	free(line);
 }

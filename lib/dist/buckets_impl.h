@@ -7,13 +7,17 @@
  *   buckets_io.c    checkpoints and the model dir, written collectively
  *   buckets_buffer.c  the out-of-core epoch of one process over a
  *                  partition buffer
+ *   buckets_loop.c the epoch loop's hooks: validation, the best epoch,
+ *                  checkpoints, the epoch line
  */
 #ifndef KG_BUCKETS_IMPL_H
 #define KG_BUCKETS_IMPL_H
 
 #include "dist/dist_train.h"
+#include "eval/eval.h"
 #include "graph/partition.h"
 #include "io/dataset.h"
+#include "kge/epochs.h"
 #include "kge/train_device_buf.h"
 #include "store/order.h"
 
@@ -48,7 +52,16 @@ struct kg_buckets {
 				 * line inside an epoch */
 	int32_t *pos;		/* positives of a bucket */
 	size_t pos_cap;
-	struct kg_strbuf log;	/* rank 0: the whole log */
+	/* The epoch loop (kge/epochs.h): validation, stops, the log (rank
+	 * 0's is the whole log, resumed lines first, bucket lines before
+	 * their epoch's) and the state checkpoints keep. */
+	struct kg_epochs ep;
+	uint64_t step;		/* batches trained, every rank's */
+	uint64_t epoch_bytes;	/* sent in the last epoch, every rank's */
+	/* With --valid_every (one process): the valid triples and the
+	 * filter over every split, in the partitions' new IDs. */
+	struct kg_triples valid;
+	struct kg_filter filter;
 	struct kg_strbuf mine;	/* this rank's lines of the current epoch */
 	float *rel_base, *rel_state_base;	/* relations at the last merge */
 	double *rel_delta;	/* merge scratch: a table's changes, then
@@ -57,8 +70,6 @@ struct kg_buckets {
 					 * ranks that train each partition */
 	uint64_t *pool_valid;	/* [P] pool sync scratch */
 	int32_t *types;		/* entity types in new IDs (--neg_types) */
-	double secs_total;
-	double trained_total;	/* positives trained, all epochs */
 	uint32_t pass;		/* of the epoch, < x->passes */
 	/* Out of core (buckets_buffer.c). */
 	int buffered;
@@ -74,6 +85,16 @@ struct kg_buckets {
 	struct kg_dev_buffer *db;
 };
 
+/* One epoch; stats gets { loss sum, positives } over all ranks, *secs
+ * its seconds.  0, or -1 after kg_error() on this rank. */
+int kg_buckets_epoch(struct kg_buckets *v, double stats[2], double *secs);
+/* With --valid_every: the valid triples and the filter over every split
+ * (the train split as the buckets hold it), in new IDs.  0 or -1. */
+int kg_buckets_valid_setup(struct kg_buckets *v);
+/* Every epoch through the epoch loop (v->ep), with its log, validation
+ * and checkpoints; 0 or -1 on every rank. */
+int kg_buckets_epochs(struct kg_buckets *v);
+
 /* Train bucket bk (a * P + b) of round "round", logging it; stats[0]
  * and stats[1] get its loss sum and positives added.  0 or -1. */
 int kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
@@ -84,11 +105,12 @@ int kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 int kg_buckets_buffer_open(struct kg_buckets *v,
     const struct kg_store_layout *l, const struct kg_store_init *in);
 int kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2]);
-/* The figures of an out-of-core run, added to fig; its epoch line in
- * the log (and on stderr when shown, with eta seconds left). */
+/* The figures of an out-of-core run, added to fig; those of its last
+ * epoch for the epoch loop's line (the figures hook of kge/epochs.h:
+ * *json for the log, *text for stderr, new strings). */
 void kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig);
-void kg_buckets_buffer_log(struct kg_buckets *v, const double st[2],
-    double secs, double eta);
+void kg_buckets_buffer_line(const struct kg_buckets *v, char **json,
+    char **text);
 
 /*
  * Move the partitions so that every rank holds (pins) the two that round

@@ -177,20 +177,22 @@ save_shared(struct kg_buckets *v, struct kg_ckpt_writer *w)
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_put_f32(w->od.tmp, "relation_state.npy", tr->n_rel_rows,
 	    tr->rel_state_width, tr->rel_state) < 0 ||
-	    save_pool(v, w->od.tmp) < 0) {
+	    save_pool(v, w->od.tmp) < 0 ||
+	    kg_trainer_save_best(tr, w->od.tmp) < 0) {
 		kg_ckpt_abort(w);
 		return -1;
 	}
 	st = kg_buckets_shape(v);
 	json_object_set_new(st, "epoch", json_integer(tr->epoch));
-	json_object_set_new(st, "step", json_integer((json_int_t)tr->step));
+	json_object_set_new(st, "step", json_integer((json_int_t)v->step));
 	json_object_set_new(st, "last_loss", json_real(tr->last_loss));
 	json_object_set_new(st, "seed", json_integer((json_int_t)v->o->seed));
+	kg_epochs_state_put(&v->ep, st);
 	own = json_array();
 	for (p = 0; p < v->P; p++)
 		json_array_append_new(own, json_integer(v->loc[p]));
 	json_object_set_new(st, "partition_rank", own);
-	rc = kg_ckpt_commit(w, st, v->log.s ? v->log.s : "", v->j->argc,
+	rc = kg_ckpt_commit(w, st, v->ep.log.s ? v->ep.log.s : "", v->j->argc,
 	    v->j->argv, v->config);
 	json_decref(st);
 	return rc;
@@ -256,20 +258,23 @@ read_shared(struct kg_buckets *v, const struct kg_ckpt *c)
 	    load_pool(v, c) < 0)
 		return -1;
 	v->tr.epoch = (uint32_t)kg_ckpt_u64(c, "epoch");
-	v->tr.step = kg_ckpt_u64(c, "step");
+	v->step = kg_ckpt_u64(c, "step");
 	v->tr.last_loss = kg_ckpt_real(c, "last_loss");
+	kg_epochs_state_get(&v->ep, c);
 	if ((t = kg_ckpt_log(c)) == NULL)
 		return -1;
-	kg_strbuf_add(&v->log, t);
+	kg_strbuf_add(&v->ep.log, t);
 	free(t);
 	return 0;
 }
 
-/* Rank 0's state to every rank. */
+/* Rank 0's state to every rank (the loop's too, so that every rank
+ * stops where rank 0 does). */
 static void
 share_state(struct kg_buckets *v)
 {
 	struct kg_trainer *tr = &v->tr;
+	struct kg_epochs *e = &v->ep;
 
 	kg_dist_bcast(v->d, v->loc, v->P * sizeof(*v->loc), 0);
 	kg_dist_bcast(v->d, tr->rel, tr->n_rel_rows * tr->model.rel_width *
@@ -277,8 +282,13 @@ share_state(struct kg_buckets *v)
 	kg_dist_bcast(v->d, tr->rel_state, tr->n_rel_rows *
 	    tr->rel_state_width * sizeof(float), 0);
 	kg_dist_bcast(v->d, &tr->epoch, sizeof(tr->epoch), 0);
-	kg_dist_bcast(v->d, &tr->step, sizeof(tr->step), 0);
+	kg_dist_bcast(v->d, &v->step, sizeof(v->step), 0);
 	kg_dist_bcast(v->d, &tr->last_loss, sizeof(tr->last_loss), 0);
+	kg_dist_bcast(v->d, &e->best, sizeof(e->best), 0);
+	kg_dist_bcast(v->d, &e->best_epoch, sizeof(e->best_epoch), 0);
+	kg_dist_bcast(v->d, &e->bad_rounds, sizeof(e->bad_rounds), 0);
+	kg_dist_bcast(v->d, &e->train_seconds, sizeof(e->train_seconds), 0);
+	kg_dist_bcast(v->d, &e->trained, sizeof(e->trained), 0);
 }
 
 /*
@@ -348,6 +358,11 @@ kg_buckets_load(struct kg_buckets *v)
 	if (kg_buckets_agree(v, rc) == 0) {
 		share_state(v);
 		rc = kg_buckets_agree(v, load_parts(v));
+		/* The kept parameters once the store holds every partition
+		 * (one process: early stopping needs one). */
+		if (rc == 0 && v->d->rank == 0)
+			rc = kg_trainer_load_best(&v->tr, &c);
+		rc = kg_buckets_agree(v, rc);
 	} else
 		rc = -1;
 	if (opened)
@@ -485,7 +500,7 @@ kg_buckets_write_model(struct kg_buckets *v, json_t *figures)
 	s.order = v->pb.new2old;
 	s.state_width = 1;
 	s.rel = v->tr.rel;
-	s.log = v->log.s ? v->log.s : "";
+	s.log = v->ep.log.s ? v->ep.log.s : "";
 	s.dataset = v->j->dataset;
 	s.inputs = (const char *const (*)[2])in;
 	s.config = v->config;

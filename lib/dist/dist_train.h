@@ -49,13 +49,22 @@
  * bucket's shuffled positives: K times the partition moves for an
  * order closer to one process's, which converges faster per epoch.
  *
- * The log (train_log.jsonl) gets one line per bucket trained, {"epoch",
- * "round", "rank", "bucket": [head part, tail part], "triples", "loss"},
- * then one line per epoch with the loss, timing and bytes sent.
+ * Epochs run in the epoch loop of the other trainers (lib/kge/epochs.h,
+ * on every rank alike): the log (train_log.jsonl) gets one line per
+ * bucket trained, {"epoch", "round", "rank", "bucket": [head part, tail
+ * part], "triples", "loss"}, then the loop's line of the epoch with the
+ * bytes sent added.  In one process the loop validates (the rows read
+ * through the store, the triples in new IDs), keeps the best epoch through
+ * the store's snapshot, and takes --patience, --target_mrr and
+ * --max_step; under mpirun each rank holds only some partitions and
+ * those are refused (--time_budget works: rank 0's epoch times decide).
  *
  * Checkpoints (every epoch end unless turned off) in the layout of
- * lib/io/ckpt.h, the single process's with more partitions: relations.npy, relation_state.npy, state.json (epoch, shapes, nparts,
- * nranks and which rank wrote each partition), train_log.jsonl and, from
+ * lib/io/ckpt.h, the single process's with more partitions:
+ * relations.npy, relation_state.npy, state.json (epoch, step, shapes,
+ * nparts, nranks, which rank wrote each partition, and the loop's state),
+ * with a best epoch its parameters (best_part-NNN.npy,
+ * best_relations.npy), train_log.jsonl and, from
  * each rank, entities-pN.npy and entity_state-pN.npy for the partitions
  * it holds or parks.  Rank 0 writes the shared files and renames the
  * directory into place after every rank is done, so the directory must be

@@ -85,12 +85,14 @@ eta(const struct kg_epochs *e, uint32_t epoch)
 	return left;
 }
 
-/* The epoch's line in the training log, and on stderr when shown. */
+/* The epoch's line in the training log, and on stderr when shown, with
+ * the trainer's own figures at the end. */
 static void
 log_epoch(struct kg_epochs *e, const struct kg_epoch_hooks *h,
     const struct kg_epoch_report *r, double mrr)
 {
 	double tps = r->seconds > 0.0 ? (double)r->trained / r->seconds : 0.0;
+	char *json = NULL, *text = NULL;
 	char *line = kg_xasprintf("{\"epoch\": %u, \"step\": %llu, "
 	    "\"loss\": %.9g, \"seconds\": %.3f, \"triples_per_second\": "
 	    "%.1f", *h->epoch, (unsigned long long)*h->step, *h->loss,
@@ -103,10 +105,16 @@ log_epoch(struct kg_epochs *e, const struct kg_epoch_hooks *h,
 		kg_strbuf_add(&e->log, line);
 		free(line);
 	}
+	if (h->figures != NULL)
+		h->figures(h->ctx, r, &json, &text);
+	if (json != NULL)
+		kg_strbuf_add(&e->log, json);
 	kg_strbuf_add(&e->log, "}\n");
 	if (e->o.show)
 		kg_epochs_print_line(*h->epoch, e->o.epochs, *h->loss, tps,
-		    r->seconds, mrr, NULL, eta(e, *h->epoch));
+		    r->seconds, mrr, text, eta(e, *h->epoch));
+	free(json);
+	free(text);
 }
 
 void

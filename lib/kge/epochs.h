@@ -83,6 +83,11 @@ struct kg_epoch_report {
  *   save      (may be NULL) a checkpoint after the epoch, holding the
  *             loop's state (kg_epochs_state_put) and the kept parameters;
  *             whole: the epoch ran to its end
+ *   figures   (may be NULL) the trainer's own figures of the epoch just
+ *             run: *json gets ", \"key\": value" pairs that end its log
+ *             line, *text what its stderr line shows before the ETA
+ *             (new strings, or NULL for none; the bucket driver's
+ *             traffic and swaps)
  * epoch, step and loss point at the trainer's counters, which the loop
  * reads after each epoch.
  */
@@ -93,6 +98,8 @@ struct kg_epoch_hooks {
 	int (*snapshot)(void *ctx, int back);
 	int (*plateau)(void *ctx, uint32_t epoch);
 	int (*save)(void *ctx, int whole);
+	void (*figures)(void *ctx, const struct kg_epoch_report *r,
+	    char **json, char **text);
 	const uint32_t *epoch;
 	const uint64_t *step;
 	const double *loss;
@@ -115,9 +122,9 @@ struct kg_epochs {
 
 void kg_epochs_init(struct kg_epochs *e, const struct kg_epochs_opts *o);
 
-/* The epoch line above on stderr, for a trainer that runs its own loop
- * (the bucket driver): epochs 0 for no limit, mrr NaN when not validated,
- * extra (may be NULL) a trainer's own figures before the ETA (seconds). */
+/* The epoch line above on stderr: epochs 0 for no limit, mrr NaN when
+ * not validated, extra (may be NULL) a trainer's own figures before the
+ * ETA (seconds). */
 void kg_epochs_print_line(uint32_t epoch, uint32_t epochs, double loss,
     double tps, double seconds, double mrr, const char *extra, double eta);
 void kg_epochs_release(struct kg_epochs *e);

@@ -372,10 +372,23 @@ int kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log);
  * Keep the current parameters as the best epoch's (back 0), or put the
  * kept ones back (back 1): the entity rows through the store's snapshot
  * (kg_store_snapshot, kg_store_restore: a partition buffer keeps its
- * files, not a copy in memory) and the relation table.  With tr->ep set, checkpoints hold the kept parameters
- * (best_part-NNN.npy, best_relations.npy) and the loop's state, and
- * kg_trainer_load restores both.  0, or -1 after kg_error().
+ * files, not a copy in memory) and the relation table.  With tr->ep
+ * set, checkpoints hold the kept parameters (best_part-NNN.npy,
+ * best_relations.npy) and the loop's state, and kg_trainer_load restores
+ * both.  0, or -1 after kg_error().
  */
 int kg_trainer_snapshot(struct kg_trainer *tr, int back);
+
+/*
+ * The part of a checkpoint that kg_trainer_save and _load write and read
+ * for the epoch loop, for a driver that writes its own checkpoints (the
+ * bucket driver): save_best writes the kept parameters into dir when
+ * tr->ep holds a best epoch (nothing otherwise); load_best reads the
+ * loop's state from c into tr->ep and, when c holds a best epoch, the
+ * kept parameters.  Every partition of tr's store must be here.  0, or
+ * -1 after kg_error().
+ */
+int kg_trainer_save_best(const struct kg_trainer *tr, const char *dir);
+int kg_trainer_load_best(struct kg_trainer *tr, const struct kg_ckpt *c);
 
 #endif

@@ -49,9 +49,8 @@ best_part_path(const char *dir, uint32_t p)
 	return kg_path_join(dir, name);
 }
 
-/* The kept best parameters into dir, when there are any; 0 or -1. */
-static int
-save_best(const struct kg_trainer *tr, const char *dir)
+int
+kg_trainer_save_best(const struct kg_trainer *tr, const char *dir)
 {
 	uint32_t p;
 	int rc = 0;
@@ -68,10 +67,8 @@ save_best(const struct kg_trainer *tr, const char *dir)
 	    tr->n_rel_rows, tr->model.rel_width, tr->best_rel);
 }
 
-/* The loop's state, and the best parameters when the checkpoint has a
- * best epoch; 0 or -1. */
-static int
-load_best(struct kg_trainer *tr, const struct kg_ckpt *c)
+int
+kg_trainer_load_best(struct kg_trainer *tr, const struct kg_ckpt *c)
 {
 	uint32_t p;
 	int rc = 0;
@@ -149,7 +146,7 @@ kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log,
 
 	if (kg_ckpt_begin(&w, dir, inputs, n_inputs) < 0)
 		return -1;
-	if (save_parts(tr, w.od.tmp) < 0 || save_best(tr, w.od.tmp) < 0 ||
+	if (save_parts(tr, w.od.tmp) < 0 || kg_trainer_save_best(tr, w.od.tmp) < 0 ||
 	    kg_ckpt_put_f32(w.od.tmp, "relations.npy", tr->n_rel_rows,
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_put_f32(w.od.tmp, "relation_state.npy", tr->n_rel_rows,
@@ -203,7 +200,7 @@ kg_trainer_load(struct kg_trainer *tr, const char *dir, char **log)
 	if (kg_ckpt_get_f32(&c, "relations.npy", tr->n_rel_rows,
 	    tr->model.rel_width, tr->rel) < 0 ||
 	    kg_ckpt_get_f32(&c, "relation_state.npy", tr->n_rel_rows,
-	    tr->rel_state_width, tr->rel_state) < 0 || load_best(tr, &c) < 0)
+	    tr->rel_state_width, tr->rel_state) < 0 || kg_trainer_load_best(tr, &c) < 0)
 		goto out;
 	tr->epoch = (uint32_t)kg_ckpt_u64(&c, "epoch");
 	tr->step = kg_ckpt_u64(&c, "step");

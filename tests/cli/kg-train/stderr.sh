@@ -61,7 +61,7 @@ kg-train: stopped by epochs after epoch N, step N
 kg-train: keeping the parameters of epoch N (valid MRR N)"
 check "GNN: the same lines" test "$(shape errg)" = "$want"
 
-# The bucket driver: the same line, with the bytes sent.
+# The bucket driver: the same lines, with the bytes sent.
 if ! command -v mpirun >/dev/null; then
 	skip "buckets: mpirun is not installed"
 	skip "buckets: mpirun is not installed"
@@ -71,6 +71,7 @@ kg-partition -q -m random -p 4 -o p4 ds
 timeout 60 mpirun --oversubscribe -np 2 $t --epochs 2 --partitions p4 \
     ds b 2>errb
 want="kg-train: epoch N/N: loss N, N triples/s, N s, N bytes sent, eta N s
-kg-train: epoch N/N: loss N, N triples/s, N s, N bytes sent, eta N s"
-check "buckets: a line an epoch in the same format" test "$(shape errb)" = "$want"
+kg-train: epoch N/N: loss N, N triples/s, N s, N bytes sent, eta N s
+kg-train: stopped by epochs after epoch N, step N"
+check "buckets: a line an epoch and the stop, in the same format" test "$(shape errb)" = "$want"
 check "buckets: the last epoch's ETA is 0" grep -q 'epoch 2/2: .*, eta 0 s$' errb
