@@ -281,5 +281,16 @@ int kg_store_snapshot(struct kg_store *st);
 int kg_store_restore(struct kg_store *st);
 int kg_store_snapshot_save(struct kg_store *st, uint32_t p, const char *path);
 int kg_store_snapshot_load(struct kg_store *st, uint32_t p, const char *path);
+/*
+ * The same in memory, for a caller whose file holds more than the rows
+ * (the GNN's best_params.npy): kg_store_snapshot_read copies rows
+ * [first, first + n) of partition p's snapshot (local row numbers) into
+ * dst; kg_store_snapshot_set makes p's rows[0 .. rows x dim) its
+ * snapshot rows (copied into memory, whatever the store).  0, or -1
+ * after kg_error().
+ */
+int kg_store_snapshot_read(struct kg_store *st, uint32_t p, uint64_t first,
+    uint64_t n, float *dst);
+int kg_store_snapshot_set(struct kg_store *st, uint32_t p, const float *rows);
 
 #endif
