@@ -211,6 +211,11 @@ struct kg_gnn_train_opts {
 					 * it (training seconds); 0: off */
 	double target_mrr;		/* stop at a valid MRR >= it (needs
 					 * valid_every); 0: off */
+	const char *learned_dir;	/* NULL: the learned rows in a
+					 * memory store; else a buffered one
+					 * (store.h) with its partition file
+					 * in this folder, the best epoch's
+					 * rows kept there, not in RAM */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \

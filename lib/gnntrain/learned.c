@@ -77,7 +77,8 @@ kg_gnn_learned_open(struct kg_gnn_tstate *ts)
 		.purpose = KG_STREAM_GNN_LEARNED_ROW
 	};
 
-	ts->learn = kg_store_open_mem(&l, &init);
+	ts->learn = ts->o->learned_dir != NULL ? kg_store_open_buffer(&l,
+	    &init, ts->o->learned_dir, 1) : kg_store_open_mem(&l, &init);
 	if (ts->learn == NULL || kg_gnn_learned_pin(ts) < 0)
 		return -1;
 	/* Zero as the encoder's calloc'd block was (a checkpoint's best
