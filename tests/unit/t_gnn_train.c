@@ -816,6 +816,7 @@ learned_store_kinds(void)
 	struct kg_gnn_trained b = KG_GNN_TRAINED_INIT;
 	struct kg_triples sets[2];
 	struct kg_filter flt;
+	struct kg_gnn_ckpt ck = { .save = 1 };
 	char dir[] = "/tmp/t_gnn_learned.XXXXXX";
 
 	T_CHECK(mkdtemp(dir) != NULL);
@@ -850,6 +851,23 @@ learned_store_kinds(void)
 	    (unsigned)a.best_epoch, (unsigned)a.epochs_run);
 	/* The best epoch is not the last: the restore is exercised. */
 	T_CHECK(a.best_epoch < a.epochs_run);
+	/* Stopped one epoch after the best and resumed from its checkpoint
+	 * (the best learned rows through best_params.npy and the store's
+	 * snapshot), in the buffered store: the same bits again. */
+	ck.dir = kg_path_join(dir, "ckpt");
+	o.ckpt = &ck;
+	o.epochs = a.best_epoch + 1;
+	kg_gnn_trained_release(&b);
+	T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+	kg_gnn_trained_release(&b);
+	o.epochs = 12;
+	ck.resume = 1;
+	T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+	T_CHECK(memcmp(a.enc.w, b.enc.w, a.enc.n_params *
+	    sizeof(float)) == 0);
+	T_CHECK(a.best_epoch == b.best_epoch);
+	T_CHECK(kg_rmtree(ck.dir) == 0);
+	free((char *)ck.dir);
 	T_CHECK(rmdir(dir) == 0);
 	kg_filter_release(&flt);
 	kg_gnn_trained_release(&a);
