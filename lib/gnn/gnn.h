@@ -35,7 +35,9 @@
  *
  * Every parameter lives in one flat float array (kg_gnn.w), so one Adam
  * update, one all-reduce and one finite-difference loop cover them all
- * (and a model dir stores it as gnn_weights.npy).  Its order, T = 2 *
+ * (and a model dir stores it as gnn_weights.npy); training alone keeps
+ * the learned table's rows apart (kg_gnn.lw) and writes them into the
+ * array at the end.  Its order, T = 2 *
  * n_relations message types, matrices row-major [rows, cols]:
  *   learned table [n_learned, d0];
  *   per attribute, in feature order: [width, d0] (absent when learned

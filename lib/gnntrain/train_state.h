@@ -3,8 +3,8 @@
  * step, shared by its parts (internal to lib/gnn):
  *   driver.c     the driver: checks, set-up, the epochs;
  *   step.c       one step and its workspace;
- *   learned.c    the learned table by rows (its sync across ranks, the
- *                final gather on rank 0);
+ *   learned.c    the learned table by rows (its store, its sync across
+ *                ranks, the final gather on rank 0);
  *   ckpt.c       checkpoints (save at epoch ends, resume).
  *
  * The workspace (struct kg_gnn_work) is allocated once, before the first
