@@ -1,9 +1,8 @@
 /*
  * gnntrain/learned: the learned table of GNN training by rows: each rank
- * holds the rows of its own nodes (and their Adam states) in a store,
- * synchronised across ranks by global
- * ID after every step and gathered on rank 0 at the end; see
- * train_state.h.
+ * holds the rows of its own nodes and their Adam states in a store,
+ * synchronised across ranks by global ID after every step and gathered
+ * on rank 0 at the end; see train_state.h.
  */
 #include <inttypes.h>
 #include <stdlib.h>
