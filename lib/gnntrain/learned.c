@@ -70,10 +70,11 @@ kg_gnn_learned_open(struct kg_gnn_tstate *ts)
 		.n_rows = ts->n_loc, .dim = (uint32_t)ts->d0,
 		.state_width = (uint32_t)(2 * ts->d0 + 1), .n_parts = 1
 	};
-	/* Fresh rows are drawn by the store's rule, then the rows training
-	 * reads by the encoder's (the others are drawn at the end). */
+	/* Fresh rows are zero (calloc's untouched pages in a memory
+	 * store), then the rows training reads are drawn by the encoder's
+	 * rule (the others at the end). */
 	struct kg_store_init init = {
-		.kind = KG_INIT_UNIFORM, .scale = 0.0, .seed = ts->o->seed,
+		.kind = KG_INIT_ZERO, .seed = ts->o->seed,
 		.purpose = KG_STREAM_GNN_LEARNED_ROW
 	};
 
@@ -81,9 +82,6 @@ kg_gnn_learned_open(struct kg_gnn_tstate *ts)
 	    &init, ts->o->learned_dir, 1) : kg_store_open_mem(&l, &init);
 	if (ts->learn == NULL || kg_gnn_learned_pin(ts) < 0)
 		return -1;
-	/* Zero as the encoder's calloc'd block was (a checkpoint's best
-	 * parameters hold every row). */
-	memset(ts->out->enc.lw, 0, ts->n_loc * ts->d0 * sizeof(float));
 	draw_rows(ts, ts->out->enc.lw, 1);
 	return 0;
 }

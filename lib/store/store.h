@@ -78,10 +78,13 @@
 #include "core/util.h"
 #include "io/table_writer.h"
 
-enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL };
+enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL, KG_INIT_ZERO };
 
 /* How fresh rows are drawn: partition p from the stream (purpose, p) of
- * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1). */
+ * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1);
+ * or every value +0 (KG_INIT_ZERO: a memory store leaves the pages of a
+ * fresh partition untouched, so rows never written cost no memory, as
+ * calloc's). */
 struct kg_store_init {
 	enum kg_init_kind kind;
 	double scale;

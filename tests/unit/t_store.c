@@ -840,6 +840,48 @@ t_snapshot_in_memory(void)
 	free(s0);
 }
 
+/*
+ * KG_INIT_ZERO: fresh rows and state are +0 bit for bit, acquired from a
+ * memory store (a partition of many pages, whose inner pages are given
+ * back rather than written), read from the parking store and viewed
+ * without being made resident; after a write and a re-open, fresh again.
+ */
+static void
+t_zero_init(void)
+{
+	enum { ZR = 20000 };
+	struct kg_store_layout l = { ZR, DIM, SW, 1, NULL };
+	struct kg_store_init in = { KG_INIT_ZERO, 0.25, 42,
+	    KG_STREAM_ENTITY_INIT };
+	float *zero = kg_xcalloc(ZR * (DIM + SW), sizeof(float));
+	float *scratch = kg_xmallocarray(ZR * DIM, sizeof(float));
+	int round, kind;
+
+	for (round = 0; round < 2; round++)
+		for (kind = 0; kind < 2; kind++) {
+			struct kg_store *st = kind ? kg_store_open_park(&l,
+			    &in, t_tmpdir()) : kg_store_open_mem(&l, &in);
+			const struct kg_store_part *a;
+			const float *v;
+
+			memset(scratch, 0xff, ZR * DIM * sizeof(float));
+			v = kg_store_view(st, 0, ZR, scratch);
+			T_CHECKF(v != NULL && memcmp(v, zero, ZR * DIM *
+			    sizeof(float)) == 0, "view, kind %d", kind);
+			a = kg_store_acquire(st, 0);
+			T_CHECKF(memcmp(a->w, zero, ZR * DIM *
+			    sizeof(float)) == 0 && memcmp(a->state, zero,
+			    ZR * SW * sizeof(float)) == 0, "acquire, kind %d",
+			    kind);
+			/* Dirty memory for the next store to be given. */
+			memset(a->w, 0xff, ZR * (DIM + SW) * sizeof(float));
+			kg_store_release(st, 0, 1);
+			kg_store_free(st);
+		}
+	free(zero);
+	free(scratch);
+}
+
 /* Inode of path (0 when absent). */
 static ino_t
 inode_of(const char *path)
@@ -982,6 +1024,7 @@ main(void)
 	T_RUN(t_buffer_disk_full);
 	T_RUN(t_snapshot_restore);
 	T_RUN(t_snapshot_in_memory);
+	T_RUN(t_zero_init);
 	T_RUN(t_npy_stream);
 	return T_DONE();
 }
