@@ -62,7 +62,7 @@ kg_gnn_attr_forward(const struct kg_gnn *m, const struct kg_features *f,
 			}
 		}
 		if (cnt == 0)
-			memcpy(o, m->w + m->learned + row_of(lrow, i) * d0,
+			memcpy(o, kg_gnn_learned_rows(m) + row_of(lrow, i) * d0,
 			    d0 * sizeof(float));
 		else {
 			float sc = 1.0f / (float)cnt;

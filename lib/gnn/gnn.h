@@ -35,7 +35,9 @@
  *
  * Every parameter lives in one flat float array (kg_gnn.w), so one Adam
  * update, one all-reduce and one finite-difference loop cover them all
- * (and a model dir stores it as gnn_weights.npy).  Its order, T = 2 *
+ * (and a model dir stores it as gnn_weights.npy); training alone keeps
+ * the learned table's rows apart (kg_gnn.lw) and writes them into the
+ * array at the end.  Its order, T = 2 *
  * n_relations message types, matrices row-major [rows, cols]:
  *   learned table [n_learned, d0];
  *   per attribute, in feature order: [width, d0] (absent when learned
@@ -98,6 +100,11 @@ struct kg_gnn {
 	struct kg_gnn_layer_off lay[KG_GNN_MAX_LAYERS];
 	size_t n_params;
 	float *w;		/* [n_params] */
+	/* The learned rows [n_learned, d0] the forward pass reads: NULL
+	 * for w + learned; training keeps them apart, in a store
+	 * (gnntrain/train_state.h), and w's block is written only when an
+	 * output is (kg_gnn_learned_rows). */
+	float *lw;
 };
 
 #define KG_GNN_INIT { .c = { 0 } }
@@ -121,6 +128,12 @@ int kg_gnn_init_rows(struct kg_gnn *m, const struct kg_gnn_config *c,
     const struct kg_features *f, uint64_t seed, const int32_t *gid,
     const uint8_t *need);
 void kg_gnn_release(struct kg_gnn *m);
+/* The learned rows the forward pass reads: m->lw, or w's block. */
+static inline float *
+kg_gnn_learned_rows(const struct kg_gnn *m)
+{
+	return m->lw != NULL ? m->lw : m->w + m->learned;
+}
 /* A learned row's initial value, N(0, 1/d0) drawn from (seed, id) alone:
  * every process holding entity id starts its row alike. */
 void kg_gnn_learned_row_init(float *row, size_t d0, uint64_t seed,

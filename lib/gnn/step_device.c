@@ -57,7 +57,7 @@ input_rows(struct kg_gnn_dstep *ds, const struct kg_gnn *enc, uint64_t n,
 		ds->cap_h0 = n * ds->d0 + 1;
 	}
 	for (i = 0; i < n; i++)
-		memcpy(ds->h0 + i * ds->d0, enc->w + enc->learned +
+		memcpy(ds->h0 + i * ds->d0, kg_gnn_learned_rows(enc) +
 		    (size_t)(lrow != NULL ? (uint64_t)lrow[i] : i) * ds->d0,
 		    ds->d0 * sizeof(float));
 	return 0;

@@ -102,7 +102,7 @@ get_arr(const char *dir, const char *name, enum kg_dtype dt, uint64_t n,
 static size_t
 learned_rows(struct kg_gnn_tstate *ts, float *rows, float *st, int pack)
 {
-	float *w = ts->out->enc.w + ts->out->enc.learned;
+	float *w = kg_gnn_learned_rows(&ts->out->enc);
 	size_t d0 = ts->d0, sw = 2 * d0 + 1, n = 0, i;
 
 	for (i = 0; i < ts->n_loc; i++) {
@@ -131,7 +131,7 @@ ckpt_write_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	uint64_t smp[5];
 	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
 	size_t nl = learned_rows(ts, NULL, NULL, 1), sw = 2 * ts->d0 + 1;
-	const float *rows = m->w + m->learned, *st = ts->st_learn;
+	const float *rows = kg_gnn_learned_rows(m), *st = ts->st_learn;
 	float *prow = NULL, *pst = NULL;
 	char *f[5];
 	size_t i;
@@ -169,14 +169,23 @@ static int
 put_valid(const char *dir, const struct kg_gnn_tstate *ts, json_t *st)
 {
 	const struct kg_gnn_trained *out = ts->out;
+	float *best;
+	int rc;
 
 	kg_epochs_state_put(&ts->ep, st);
 	if (ts->best_w == NULL || ts->ep.best < 0.0)
 		return 0;
-	return kg_ckpt_put(dir, "best_params.npy", KG_DT_F4,
-	    out->enc.n_params, 0, ts->best_w) < 0 ||
+	/* The single parameter array again: the learned rows from the
+	 * store's snapshot, then the rest. */
+	best = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	memcpy(best + ts->n_lf, ts->best_w, ts->n_dense * sizeof(float));
+	rc = kg_store_snapshot_read(ts->learn, 0, 0, ts->n_loc, best) < 0 ||
+	    kg_ckpt_put(dir, "best_params.npy", KG_DT_F4,
+	    out->enc.n_params, 0, best) < 0 ||
 	    kg_ckpt_put(dir, "best_relations.npy", KG_DT_F4, ts->n_rel_f, 0,
 	    ts->best_rel) < 0 ? -1 : 0;
+	free(best);
+	return rc;
 }
 
 /* The log and what put_valid wrote, back into ts (a checkpoint without
@@ -186,6 +195,8 @@ get_valid(const struct kg_ckpt *c, struct kg_gnn_tstate *ts)
 {
 	struct kg_gnn_trained *out = ts->out;
 	char *log = kg_ckpt_log(c);
+	float *best;
+	int rc;
 
 	if (log == NULL)
 		return -1;
@@ -193,11 +204,16 @@ get_valid(const struct kg_ckpt *c, struct kg_gnn_tstate *ts)
 	free(log);
 	if (kg_epochs_state_get(&ts->ep, c) == 0)
 		return 0;
-	ts->best_w = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	best = kg_xmallocarray(out->enc.n_params + 1, sizeof(float));
+	ts->best_w = kg_xmallocarray(ts->n_dense + 1, sizeof(float));
 	ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
-	return kg_ckpt_get_f32(c, "best_params.npy", out->enc.n_params, 0,
-	    ts->best_w) < 0 || kg_ckpt_get_f32(c, "best_relations.npy",
-	    ts->n_rel_f, 0, ts->best_rel) < 0 ? -1 : 0;
+	rc = kg_ckpt_get_f32(c, "best_params.npy", out->enc.n_params, 0,
+	    best) < 0 || kg_ckpt_get_f32(c, "best_relations.npy",
+	    ts->n_rel_f, 0, ts->best_rel) < 0 ||
+	    kg_store_snapshot_set(ts->learn, 0, best) < 0 ? -1 : 0;
+	memcpy(ts->best_w, best + ts->n_lf, ts->n_dense * sizeof(float));
+	free(best);
+	return rc;
 }
 
 /* Rank 0's files: the dense parameters and their Adam states, the best
@@ -302,7 +318,7 @@ ckpt_read_rank(const char *dir, struct kg_gnn_tstate *ts, int rank)
 	uint64_t smp[5], i, nc = ts->p->n_core;
 	int32_t *gid = kg_xmallocarray(ts->n_loc + 1, sizeof(*gid));
 	size_t nl = learned_rows(ts, NULL, NULL, 0), sw = 2 * ts->d0 + 1;
-	float *rows = enc->w + enc->learned, *st = ts->st_learn;
+	float *rows = kg_gnn_learned_rows(enc), *st = ts->st_learn;
 	float *prow = NULL, *pst = NULL;
 	char *f[5];
 	int rc = -1;

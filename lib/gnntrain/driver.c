@@ -94,6 +94,8 @@ setup_models(struct kg_gnn_tstate *ts)
 	const struct kg_gnn_train_opts *o = ts->o;
 	const struct kg_gnn_problem *p = ts->p;
 	struct kg_gnn_trained *out = ts->out;
+	uint8_t *none;
+	int rc;
 
 	if (p->n_core == 0) {
 		kg_error("no training triples");
@@ -105,13 +107,16 @@ setup_models(struct kg_gnn_tstate *ts)
 		return -1;
 	}
 	ts->need = kg_gnn_learned_need(&o->enc, p->feat, p->frow, ts->n_loc);
-	if (kg_gnn_learned_map(ts) < 0 ||
+	/* The encoder's learned block is left undrawn (and untouched until
+	 * the end): the rows live in the store of kg_gnn_learned_open. */
+	none = kg_xcalloc(ts->n_loc + 1, 1);
+	rc = kg_gnn_learned_map(ts) < 0 ||
 	    kg_gnn_model_init(&out->enc, &o->enc, p->feat, o->seed, ts->n_loc,
-	    p->lrow, ts->need) < 0 ||
+	    p->lrow, none) < 0 ||
 	    kg_model_init(&out->dec, o->decoder, o->enc.dims[o->enc.n_layers],
-	    0, (float)o->gamma) < 0)
-		return -1;
-	return 0;
+	    0, (float)o->gamma) < 0 || kg_gnn_learned_open(ts) < 0 ? -1 : 0;
+	free(none);
+	return rc;
 }
 
 uint64_t
@@ -202,8 +207,6 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->n_lf = ts->n_loc * ts->d0;
 	ts->n_dense = out->enc.n_params - ts->n_lf;
 	ts->st_enc = kg_xcalloc(2 * ts->n_dense + 1, sizeof(float));
-	ts->st_learn = kg_xcalloc(ts->n_loc * (2 * ts->d0 + 1) + 1,
-	    sizeof(float));
 	ts->st_rel = kg_xcalloc(2 * ts->n_rel_f + 1, sizeof(float));
 	ts->adam = adam;
 	ts->adam.lr = (float)o->lr;
@@ -387,8 +390,10 @@ kg_gnn_tstate_release(struct kg_gnn_tstate *ts)
 	kg_gnn_work_release(&ts->w);
 	kg_gnn_graph_release(&ts->full);
 	free(ts->st_enc);
-	free(ts->st_learn);
 	free(ts->st_rel);
+	kg_gnn_learned_unpin(ts, 0);
+	kg_store_free(ts->learn);
+	ts->learn = NULL;
 	free(ts->map);
 	free(ts->order);
 	free(ts->share);
@@ -446,9 +451,8 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	/* Rank 0's whole table should not meet the training buffers. */
 	kg_gnn_work_release(&ts.w);
 	kg_gnn_graph_release(&ts.full);
-	free(ts.st_learn);
 	free(ts.st_enc);
-	ts.st_learn = ts.st_enc = NULL;
+	ts.st_enc = NULL;
 	kg_gnn_learned_fill(&ts);
 	if (kg_gnn_any_rank(ts.d, kg_gnn_learned_gather(&ts) < 0))
 		goto out;

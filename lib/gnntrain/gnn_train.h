@@ -217,6 +217,11 @@ struct kg_gnn_train_opts {
 					 * the CPU: OpenMP, as always */
 	int seam;			/* tests: that device path on the
 					 * CPU backend (KG_TRAIN_SEAM=cpu) */
+	const char *learned_dir;	/* NULL: the learned rows in a
+					 * memory store; else a buffered one
+					 * (store.h) with its partition file
+					 * in this folder, the best epoch's
+					 * rows kept there, not in RAM */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \

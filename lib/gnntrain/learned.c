@@ -1,8 +1,8 @@
 /*
  * gnntrain/learned: the learned table of GNN training by rows: each rank
- * holds the rows of its own nodes, synchronised across ranks by global
- * ID after every step and gathered on rank 0 at the end; see
- * train_state.h.
+ * holds the rows of its own nodes and their Adam states in a store,
+ * synchronised across ranks by global ID after every step and gathered
+ * on rank 0 at the end; see train_state.h.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -47,21 +47,92 @@ kg_gnn_learned_need(const struct kg_gnn_config *c,
 	return need;
 }
 
-void
-kg_gnn_learned_fill(struct kg_gnn_tstate *ts)
+/* Row i of the learned table lw drawn where need[i] == want (need
+ * NULL: every row); each row from its own stream: any thread count, the
+ * same bits. */
+static void
+draw_rows(struct kg_gnn_tstate *ts, float *lw, int want)
 {
-	struct kg_gnn *m = &ts->out->enc;
 	const int32_t *gid = ts->p->lrow;
 	size_t d0 = ts->d0, i;
 
-	if (ts->need == NULL)
-		return;
-	/* Each row from its own stream: any thread count, the same bits. */
 #pragma omp parallel for schedule(static, 4096)
 	for (i = 0; i < ts->n_loc; i++)
-		if (!ts->need[i])
-			kg_gnn_learned_row_init(m->w + m->learned + i * d0, d0,
-			    ts->o->seed, gid != NULL ? (uint64_t)gid[i] : i);
+		if (ts->need == NULL ? want : ts->need[i] == want)
+			kg_gnn_learned_row_init(lw + i * d0, d0, ts->o->seed,
+			    gid != NULL ? (uint64_t)gid[i] : i);
+}
+
+int
+kg_gnn_learned_open(struct kg_gnn_tstate *ts)
+{
+	struct kg_store_layout l = {
+		.n_rows = ts->n_loc, .dim = (uint32_t)ts->d0,
+		.state_width = (uint32_t)(2 * ts->d0 + 1), .n_parts = 1
+	};
+	/* Fresh rows are zero (calloc's untouched pages in a memory
+	 * store), then the rows training reads are drawn by the encoder's
+	 * rule (the others at the end). */
+	struct kg_store_init init = {
+		.kind = KG_INIT_ZERO, .seed = ts->o->seed,
+		.purpose = KG_STREAM_GNN_LEARNED_ROW
+	};
+
+	ts->learn = ts->o->learned_dir != NULL ? kg_store_open_buffer(&l,
+	    &init, ts->o->learned_dir, 1) : kg_store_open_mem(&l, &init);
+	if (ts->learn == NULL || kg_gnn_learned_pin(ts) < 0)
+		return -1;
+	draw_rows(ts, ts->out->enc.lw, 1);
+	return 0;
+}
+
+int
+kg_gnn_learned_pin(struct kg_gnn_tstate *ts)
+{
+	const struct kg_store_part *a;
+
+	if (ts->learn_pinned)
+		return 0;
+	a = kg_store_acquire(ts->learn, 0);
+	if (a == NULL)
+		return -1;
+	ts->learn_pinned = 1;
+	ts->out->enc.lw = a->w;
+	ts->st_learn = a->state;
+	return 0;
+}
+
+void
+kg_gnn_learned_unpin(struct kg_gnn_tstate *ts, int dirty)
+{
+	if (!ts->learn_pinned)
+		return;
+	kg_store_release(ts->learn, 0, dirty);
+	ts->learn_pinned = 0;
+	ts->out->enc.lw = NULL;
+	ts->st_learn = NULL;
+}
+
+void
+kg_gnn_learned_unload(struct kg_gnn_tstate *ts)
+{
+	struct kg_gnn *m = &ts->out->enc;
+
+	if (ts->learn == NULL)
+		return;
+	if (ts->learn_pinned && m->w != NULL)
+		memcpy(m->w + m->learned, m->lw, ts->n_loc * ts->d0 *
+		    sizeof(float));
+	kg_gnn_learned_unpin(ts, 0);
+	kg_store_free(ts->learn);
+	ts->learn = NULL;
+}
+
+void
+kg_gnn_learned_fill(struct kg_gnn_tstate *ts)
+{
+	if (ts->need != NULL)
+		draw_rows(ts, kg_gnn_learned_rows(&ts->out->enc), 0);
 }
 
 static int
@@ -150,7 +221,7 @@ row_step(struct kg_gnn_tstate *ts, size_t r, float *gr, float inv)
 {
 	struct kg_gnn *enc = &ts->out->enc;
 	size_t d0 = ts->d0, k;
-	float *wr = enc->w + enc->learned + r * d0;
+	float *wr = kg_gnn_learned_rows(enc) + r * d0;
 
 	for (k = 0; k < d0; k++)
 		gr[k] *= inv;
@@ -259,7 +330,7 @@ gather_round(struct kg_gnn_tstate *ts, struct gather *ga, uint64_t round)
 		if (owns(p, d, ga->next)) {
 			ga->ids[n] = p->lrow ? (uint64_t)p->lrow[ga->next] :
 			    ga->next;
-			memcpy(ga->rows + n * d0, enc->w + enc->learned +
+			memcpy(ga->rows + n * d0, kg_gnn_learned_rows(enc) +
 			    ga->next * d0, d0 * sizeof(float));
 			n++;
 		}
@@ -327,8 +398,10 @@ kg_gnn_learned_gather(struct kg_gnn_tstate *ts)
 	int rc;
 
 	if (ts->d->size == 1 && p->lrow == NULL && p->owner == NULL &&
-	    ts->n_loc == ts->o->enc.n_learned)
+	    ts->n_loc == ts->o->enc.n_learned) {
+		kg_gnn_learned_unload(ts);
 		return 0;	/* the local table is the whole one */
+	}
 	memset(&ga, 0, sizeof(ga));
 	rc = gather_begin(ts, &ga);
 	for (round = 0; round < ga.rounds; round++) {
@@ -336,8 +409,12 @@ kg_gnn_learned_gather(struct kg_gnn_tstate *ts)
 		if (ts->d->rank == 0 && rc == 0)
 			gather_place(ts, &ga, round);
 	}
-	if (ts->d->rank == 0 && rc == 0)
+	/* Rank 0's encoder is the whole one now; another keeps its rows. */
+	if (ts->d->rank == 0 && rc == 0) {
+		kg_gnn_learned_unpin(ts, 0);
 		gather_end(ts, &ga);
+	}
+	kg_gnn_learned_unload(ts);
 	kg_gnn_release(&ga.full);
 	free(ga.have);
 	free(ga.xf);

@@ -3,8 +3,8 @@
  * step, shared by its parts (internal to lib/gnn):
  *   driver.c     the driver: checks, set-up, the epochs;
  *   step.c       one step and its workspace;
- *   learned.c    the learned table by rows (its sync across ranks, the
- *                final gather on rank 0);
+ *   learned.c    the learned table by rows (its store, its sync across
+ *                ranks, the final gather on rank 0);
  *   ckpt.c       checkpoints (save at epoch ends, resume).
  *
  * The workspace (struct kg_gnn_work) is allocated once, before the first
@@ -25,6 +25,7 @@
 #include "core/rng.h"
 #include "kge/epochs.h"
 #include "kge/optim.h"
+#include "store/store.h"
 
 /* Global ID -> local row, sorted by global ID (both below 2^31). */
 struct kg_gnn_gl_pair {
@@ -126,6 +127,13 @@ struct kg_gnn_tstate {
 	size_t n_rel_f;		/* decoder relation floats */
 	size_t n_all;		/* encoder + decoder parameters */
 	float *st_enc;		/* Adam: 2 n_dense + 1 */
+	/* The learned rows and their Adam states: a memory store of n_loc
+	 * rows of d0, state 2 d0 + 1 each, one partition, kept pinned
+	 * while training (kg_gnn_learned_pin) with out->enc.lw at its rows
+	 * and st_learn at their states; out->enc.w's learned block stays
+	 * untouched until kg_gnn_learned_unload writes it. */
+	struct kg_store *learn;
+	int learn_pinned;
 	float *st_learn;	/* n_loc x (2 d0 + 1) */
 	float *st_rel;		/* 2 n_rel_f + 1 */
 	struct kg_adam adam;
@@ -146,8 +154,9 @@ struct kg_gnn_tstate {
 	struct kg_gnn_graph full;	/* the problem's whole graph */
 	struct kg_gnn_work w;
 	/* The epoch loop (kge/epochs.h: validation, stops, the log) and
-	 * the best epoch's parameters (n_params encoder floats, n_rel_f
-	 * relation floats; NULL: none yet). */
+	 * the best epoch's parameters: the learned rows in the snapshot of
+	 * ts->learn, the n_dense other encoder floats and the n_rel_f
+	 * relation floats here (NULL: none yet). */
 	struct kg_epochs ep;
 	float *best_w, *best_rel;
 	/* Tests only (tests/tools/gnn_ssgd_check.c): when set, kg_gnn_step
@@ -228,6 +237,19 @@ int kg_gnn_model_init(struct kg_gnn *m, const struct kg_gnn_config *c,
  */
 uint8_t *kg_gnn_learned_need(const struct kg_gnn_config *c,
     const struct kg_features *f, const int32_t *frow, uint64_t n);
+/*
+ * The store of the learned rows (ts->learn): open it with row i drawn
+ * as kg_gnn_model_init would (where ts->need, or every row) and pin it;
+ * pin and unpin (around the store's snapshot, which wants nothing
+ * pinned) set and clear out->enc.lw and ts->st_learn.  0, or -1 after
+ * kg_error().
+ */
+int kg_gnn_learned_open(struct kg_gnn_tstate *ts);
+int kg_gnn_learned_pin(struct kg_gnn_tstate *ts);
+void kg_gnn_learned_unpin(struct kg_gnn_tstate *ts, int dirty);
+/* The end of training: the rows into out->enc.w's learned block (the
+ * single parameter array again, lw NULL) and the store closed. */
+void kg_gnn_learned_unload(struct kg_gnn_tstate *ts);
 /* The rows training never read get their initial values, as if drawn
  * at the start (before the final gather or write). */
 void kg_gnn_learned_fill(struct kg_gnn_tstate *ts);

@@ -52,18 +52,24 @@ int
 kg_gnn_snapshot(struct kg_gnn_tstate *ts, int back)
 {
 	struct kg_gnn_trained *out = ts->out;
+	int rc;
 
 	if (ts->best_w == NULL) {
-		ts->best_w = kg_xmallocarray(out->enc.n_params + 1,
-		    sizeof(float));
+		ts->best_w = kg_xmallocarray(ts->n_dense + 1, sizeof(float));
 		ts->best_rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
 	}
+	/* The learned rows through their store (which wants them
+	 * unpinned), the rest copied here. */
+	kg_gnn_learned_unpin(ts, 1);
+	rc = back ? kg_store_restore(ts->learn) : kg_store_snapshot(ts->learn);
+	if (kg_gnn_learned_pin(ts) < 0 || rc < 0)
+		return -1;
 	if (back) {
-		memcpy(out->enc.w, ts->best_w, out->enc.n_params *
+		memcpy(out->enc.w + ts->n_lf, ts->best_w, ts->n_dense *
 		    sizeof(float));
 		memcpy(out->rel, ts->best_rel, ts->n_rel_f * sizeof(float));
 	} else {
-		memcpy(ts->best_w, out->enc.w, out->enc.n_params *
+		memcpy(ts->best_w, out->enc.w + ts->n_lf, ts->n_dense *
 		    sizeof(float));
 		memcpy(ts->best_rel, out->rel, ts->n_rel_f * sizeof(float));
 	}

@@ -19,6 +19,10 @@ kg_init_fill(enum kg_init_kind kind, double scale, struct kg_rng *rng,
 {
 	uint64_t i;
 
+	if (kind == KG_INIT_ZERO) {
+		memset(w, 0, n * sizeof(float));
+		return;
+	}
 	for (i = 0; i < n; i++)
 		w[i] = (float)(kind == KG_INIT_NORMAL ?
 		    scale * kg_rng_normal(rng) :
@@ -33,6 +37,10 @@ kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
 	uint64_t i, k = skip * st->dim;
 	float tmp[64];
 
+	if (st->init.kind == KG_INIT_ZERO) {
+		memset(dst, 0, n * st->dim * sizeof(float));
+		return;
+	}
 	kg_rng_stream(&rng, st->init.seed, st->init.purpose, p, 0, 0, 0);
 	/* Values are drawn one after another: skipping means drawing. */
 	for (i = 0; i < k; i += KG_ARRAY_LEN(tmp))

@@ -78,10 +78,13 @@
 #include "core/util.h"
 #include "io/table_writer.h"
 
-enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL };
+enum kg_init_kind { KG_INIT_UNIFORM, KG_INIT_NORMAL, KG_INIT_ZERO };
 
 /* How fresh rows are drawn: partition p from the stream (purpose, p) of
- * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1). */
+ * the seed (core/rng.h), value i as scale * N(0, 1) or scale * U(-1, 1);
+ * or every value +0 (KG_INIT_ZERO: a memory store leaves the pages of a
+ * fresh partition untouched, so rows never written cost no memory, as
+ * calloc's). */
 struct kg_store_init {
 	enum kg_init_kind kind;
 	double scale;
@@ -281,5 +284,16 @@ int kg_store_snapshot(struct kg_store *st);
 int kg_store_restore(struct kg_store *st);
 int kg_store_snapshot_save(struct kg_store *st, uint32_t p, const char *path);
 int kg_store_snapshot_load(struct kg_store *st, uint32_t p, const char *path);
+/*
+ * The same in memory, for a caller whose file holds more than the rows
+ * (the GNN's best_params.npy): kg_store_snapshot_read copies rows
+ * [first, first + n) of partition p's snapshot (local row numbers) into
+ * dst; kg_store_snapshot_set makes p's rows[0 .. rows x dim) its
+ * snapshot rows (copied into memory, whatever the store).  0, or -1
+ * after kg_error().
+ */
+int kg_store_snapshot_read(struct kg_store *st, uint32_t p, uint64_t first,
+    uint64_t n, float *dst);
+int kg_store_snapshot_set(struct kg_store *st, uint32_t p, const float *rows);
 
 #endif

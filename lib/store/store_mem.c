@@ -8,8 +8,11 @@
  */
 #include "store/store_impl.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "store/store_park.h"
 
@@ -56,6 +59,26 @@ make_resident(struct tab *t, uint32_t p, float *buf)
 	    t->st.dim : NULL;
 }
 
+/* Zero n floats at buf without touching the whole pages inside them
+ * (given back to the kernel, they read as zeros and cost nothing until
+ * written). */
+static void
+zero_untouched(float *buf, size_t n)
+{
+	uintptr_t a = (uintptr_t)buf, e = a + n * sizeof(float);
+	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (a + pg - 1) / pg * pg, hi = e / pg * pg;
+
+	if (pg == 0 || hi <= lo) {
+		memset(buf, 0, n * sizeof(float));
+		return;
+	}
+	memset(buf, 0, lo - a);
+	memset((void *)hi, 0, e - hi);
+	if (madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0)
+		memset((void *)lo, 0, hi - lo);
+}
+
 /* Fill buf with partition p's rows and state from wherever they are. */
 static int
 load(struct tab *t, uint32_t p, float *buf)
@@ -66,6 +89,10 @@ load(struct tab *t, uint32_t p, float *buf)
 
 	switch (q->home) {
 	case H_FRESH:
+		if (t->st.init.kind == KG_INIT_ZERO) {
+			zero_untouched(buf, kg_store_part_floats(&t->st, p));
+			break;
+		}
 		kg_store_init_rows(&t->st, p, 0, rows, buf);
 		memset(buf + nw, 0, rows * t->st.state_width * sizeof(float));
 		break;

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,4 +298,36 @@ kg_store_snapshot_load(struct kg_store *st, uint32_t p, const char *path)
 	}
 	kg_store_src_close(&src);
 	return rc;
+}
+
+int
+kg_store_snapshot_read(struct kg_store *st, uint32_t p, uint64_t first,
+    uint64_t n, float *dst)
+{
+	if (check_snap(st, p) < 0)
+		return -1;
+	if (first > rows_of(st, p) || n > rows_of(st, p) - first) {
+		kg_error("snapshot: rows %" PRIu64 "..%" PRIu64 " are outside "
+		    "partition %u", first, first + n, p);
+		return -1;
+	}
+	return snap_rows(st, p, first, n, dst);
+}
+
+int
+kg_store_snapshot_set(struct kg_store *st, uint32_t p, const float *rows)
+{
+	struct kg_store_snap_part *sp;
+
+	if (p >= st->n_parts) {
+		kg_error("snapshot: no partition %u (the store has %u)", p,
+		    st->n_parts);
+		return -1;
+	}
+	sp = &snap_get(st)->parts[p];
+	part_drop(st, p, 1);
+	memcpy(ram_of(st, p), rows, rows_of(st, p) * st->dim *
+	    sizeof(float));
+	sp->kind = SNAP_RAM;
+	return 0;
 }

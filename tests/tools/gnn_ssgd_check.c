@@ -368,7 +368,7 @@ learned_rows(const struct side *s, float *w, float *st)
 
 		if (has_attr(g))
 			continue;
-		memcpy(w + n * d0, enc->w + enc->learned + l * d0,
+		memcpy(w + n * d0, kg_gnn_learned_rows(enc) + l * d0,
 		    d0 * sizeof(float));
 		memcpy(st + n * sw, s->ts.st_learn + l * sw, sw * sizeof(float));
 		n++;

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "eval/eval.h"
 #include "gnn/gnn.h"
 #include "gnntrain/gnn_train.h"
 #include "gnntrain/train_state.h"
@@ -799,6 +800,81 @@ bad_options(void)
 	kg_error_mute(0);
 }
 
+/*
+ * The learned rows in a buffered store (their partition file in a
+ * folder, the best epoch's rows kept there) train to the bits of the
+ * memory store's: validation every epoch with patience, so the best
+ * epoch is snapshot, and restored at the end, through the store.
+ */
+static void
+learned_store_kinds(void)
+{
+	struct kg_features f;
+	struct kg_gnn_train_opts o;
+	struct kg_gnn_problem p;
+	struct kg_gnn_trained a = KG_GNN_TRAINED_INIT;
+	struct kg_gnn_trained b = KG_GNN_TRAINED_INIT;
+	struct kg_triples sets[2];
+	struct kg_filter flt;
+	struct kg_gnn_ckpt ck = { .save = 1 };
+	char dir[] = "/tmp/t_gnn_learned.XXXXXX";
+
+	T_CHECK(mkdtemp(dir) != NULL);
+	make_problem(&f);
+	base_opts(&o);
+	base_problem(&p, &f);
+	o.enc.learned_only = 1;
+	o.epochs = 12;
+	o.lr = 0.05;
+	o.valid_every = 1;
+	o.patience = 3;
+	sets[0].hrt = train;
+	sets[0].n = n_train;
+	sets[1].hrt = test;
+	sets[1].n = NTEST;
+	kg_filter_build(&flt, sets, 2);
+	p.valid_hrt = test;
+	p.n_valid = NTEST;
+	p.filter = &flt;
+	T_CHECK(kg_gnn_train(&a, &o, &p, NULL) == 0);
+	o.learned_dir = dir;
+	T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+	T_CHECK(a.enc.n_params == b.enc.n_params && a.enc.lw == NULL &&
+	    b.enc.lw == NULL);
+	T_CHECK(memcmp(a.enc.w, b.enc.w, a.enc.n_params *
+	    sizeof(float)) == 0);
+	T_CHECK(memcmp(a.rel, b.rel, 2 * a.dec.rel_width *
+	    sizeof(float)) == 0);
+	T_CHECK(a.best_valid_mrr == b.best_valid_mrr &&
+	    a.best_epoch == b.best_epoch);
+	fprintf(stderr, "learned stores: best epoch %u of %u run\n",
+	    (unsigned)a.best_epoch, (unsigned)a.epochs_run);
+	/* The best epoch is not the last: the restore is exercised. */
+	T_CHECK(a.best_epoch < a.epochs_run);
+	/* Stopped one epoch after the best and resumed from its checkpoint
+	 * (the best learned rows through best_params.npy and the store's
+	 * snapshot), in the buffered store: the same bits again. */
+	ck.dir = kg_path_join(dir, "ckpt");
+	o.ckpt = &ck;
+	o.epochs = a.best_epoch + 1;
+	kg_gnn_trained_release(&b);
+	T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+	kg_gnn_trained_release(&b);
+	o.epochs = 12;
+	ck.resume = 1;
+	T_CHECK(kg_gnn_train(&b, &o, &p, NULL) == 0);
+	T_CHECK(memcmp(a.enc.w, b.enc.w, a.enc.n_params *
+	    sizeof(float)) == 0);
+	T_CHECK(a.best_epoch == b.best_epoch);
+	T_CHECK(kg_rmtree(ck.dir) == 0);
+	free((char *)ck.dir);
+	T_CHECK(rmdir(dir) == 0);
+	kg_filter_release(&flt);
+	kg_gnn_trained_release(&a);
+	kg_gnn_trained_release(&b);
+	kg_features_release(&f);
+}
+
 int
 main(void)
 {
@@ -815,5 +891,6 @@ main(void)
 	T_RUN(paper_step_learns);
 	T_RUN(steps_allocate_nothing);
 	T_RUN(bad_options);
+	T_RUN(learned_store_kinds);
 	return T_DONE();
 }

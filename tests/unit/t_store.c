@@ -777,6 +777,111 @@ t_snapshot_restore(void)
 	free(s1);
 }
 
+/*
+ * The snapshot read and set in memory (the GNN's best_params.npy holds
+ * the learned rows and more): rows read back by local number are the
+ * snapshot's, for a memory store and a buffer store (rows on disk, one
+ * partition in memory); rows set on a new store restore as if
+ * snapshot there.  A read past a partition's end, or of a partition
+ * without a snapshot, is refused.
+ */
+static void
+t_snapshot_in_memory(void)
+{
+	struct kg_store *st[2] = { open_kind(0, 3, KG_INIT_UNIFORM),
+	    open_buffer(1) };
+	struct kg_store *fresh[2] = { open_kind(0, 3, KG_INIT_UNIFORM),
+	    open_buffer(1) };
+	float *w0, *s0, *w, *s, got[N * DIM];
+	uint32_t p;
+	int j;
+
+	poke_all(st, 2, 7, 40);
+	w0 = snapshot(st[0], &s0);
+	for (j = 0; j < 2; j++)
+		T_CHECK(kg_store_snapshot(st[j]) == 0);
+	poke_all(st, 2, 8, 40);
+	for (j = 0; j < 2; j++) {
+		memset(got, 0, sizeof(got));
+		for (p = 0; p < 3; p++) {
+			uint64_t rows = (uint64_t)(off3[p + 1] - off3[p]);
+
+			/* The partition in two pieces. */
+			T_CHECK(kg_store_snapshot_read(st[j], p, 0, 2,
+			    got + off3[p] * DIM) == 0);
+			T_CHECK(kg_store_snapshot_read(st[j], p, 2, rows - 2,
+			    got + (off3[p] + 2) * DIM) == 0);
+		}
+		T_CHECKF(memcmp(got, w0, sizeof(got)) == 0, "store %d", j);
+		for (p = 0; p < 3; p++)
+			T_CHECK(kg_store_snapshot_set(fresh[j], p, w0 +
+			    off3[p] * DIM) == 0);
+		T_CHECK(kg_store_restore(fresh[j]) == 0);
+		w = snapshot(fresh[j], &s);
+		T_CHECKF(memcmp(w, w0, N * DIM * sizeof(float)) == 0,
+		    "store %d", j);
+		free(w);
+		free(s);
+	}
+	kg_error_mute(1);
+	T_CHECK(kg_store_snapshot_read(st[0], 1, 8, 2, got) < 0 &&
+	    strstr(kg_error_last(), "rows 8..10 are outside partition 1") !=
+	    NULL);
+	kg_store_free(fresh[0]);
+	fresh[0] = open_kind(0, 3, KG_INIT_UNIFORM);
+	T_CHECK(kg_store_snapshot_read(fresh[0], 0, 0, 1, got) < 0 &&
+	    strstr(kg_error_last(), "partition 0 has no snapshot") != NULL);
+	kg_error_mute(0);
+	for (j = 0; j < 2; j++) {
+		kg_store_free(st[j]);
+		kg_store_free(fresh[j]);
+	}
+	free(w0);
+	free(s0);
+}
+
+/*
+ * KG_INIT_ZERO: fresh rows and state are +0 bit for bit, acquired from a
+ * memory store (a partition of many pages, whose inner pages are given
+ * back rather than written), read from the parking store and viewed
+ * without being made resident; after a write and a re-open, fresh again.
+ */
+static void
+t_zero_init(void)
+{
+	enum { ZR = 20000 };
+	struct kg_store_layout l = { ZR, DIM, SW, 1, NULL };
+	struct kg_store_init in = { KG_INIT_ZERO, 0.25, 42,
+	    KG_STREAM_ENTITY_INIT };
+	float *zero = kg_xcalloc(ZR * (DIM + SW), sizeof(float));
+	float *scratch = kg_xmallocarray(ZR * DIM, sizeof(float));
+	int round, kind;
+
+	for (round = 0; round < 2; round++)
+		for (kind = 0; kind < 2; kind++) {
+			struct kg_store *st = kind ? kg_store_open_park(&l,
+			    &in, t_tmpdir()) : kg_store_open_mem(&l, &in);
+			const struct kg_store_part *a;
+			const float *v;
+
+			memset(scratch, 0xff, ZR * DIM * sizeof(float));
+			v = kg_store_view(st, 0, ZR, scratch);
+			T_CHECKF(v != NULL && memcmp(v, zero, ZR * DIM *
+			    sizeof(float)) == 0, "view, kind %d", kind);
+			a = kg_store_acquire(st, 0);
+			T_CHECKF(memcmp(a->w, zero, ZR * DIM *
+			    sizeof(float)) == 0 && memcmp(a->state, zero,
+			    ZR * SW * sizeof(float)) == 0, "acquire, kind %d",
+			    kind);
+			/* Dirty memory for the next store to be given. */
+			memset(a->w, 0xff, ZR * (DIM + SW) * sizeof(float));
+			kg_store_release(st, 0, 1);
+			kg_store_free(st);
+		}
+	free(zero);
+	free(scratch);
+}
+
 /* Inode of path (0 when absent). */
 static ino_t
 inode_of(const char *path)
@@ -918,6 +1023,8 @@ main(void)
 	T_RUN(t_buffer_save_and_stream);
 	T_RUN(t_buffer_disk_full);
 	T_RUN(t_snapshot_restore);
+	T_RUN(t_snapshot_in_memory);
+	T_RUN(t_zero_init);
 	T_RUN(t_npy_stream);
 	return T_DONE();
 }
