@@ -17,68 +17,18 @@
 #include "compute/devops.h"
 #include "core/rng.h"
 #include "core/util.h"
+#include "devops_emu.h"
 #include "test.h"
 
-/* Run thread function fn over the threads that cover n items, bdim a
- * block, as a CUDA launch of grid(n) blocks would. */
-#define EMU(bdim, n, fn, ...) do {					\
-	size_t emu_nb_ = kg_dev_nblocks((n), (bdim)), emu_b_;		\
-	unsigned emu_t_;						\
-	for (emu_b_ = 0; emu_b_ < emu_nb_; emu_b_++)			\
-		for (emu_t_ = 0; emu_t_ < (bdim); emu_t_++)		\
-			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
-} while (0)
-
-#define GUARD 8
-#define POISON 12345.0f
-
-static const unsigned bdims[] = { KG_DEV_BLOCK, 32 };
 static const enum kg_kern_sim sims[] = { KG_KERN_DOT, KG_KERN_L1,
 	KG_KERN_L2, KG_KERN_L2_DIFF, KG_KERN_CMOD, KG_KERN_CMOD_APPROX };
-
 static struct kg_backend *cpu;
 
-/* n floats uniform in [lo, hi), then GUARD poison floats. */
-static float *
-rnd(struct kg_rng *r, size_t n, float lo, float hi)
-{
-	float *x = kg_xmallocarray(n + GUARD, sizeof(*x));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(r);
-	for (i = 0; i < GUARD; i++)
-		x[n + i] = POISON;
-	return x;
-}
-
-static float *
-dup(const float *x, size_t n)
-{
-	float *y = kg_xmallocarray(n + GUARD, sizeof(*y));
-
-	memcpy(y, x, (n + GUARD) * sizeof(*y));
-	return y;
-}
-
-/* |a - b| <= 1e-5 max(1, |b|) for n floats, and the guards untouched. */
+/* close_tol at 1e-5. */
 static int
 close_rel(const float *a, const float *b, size_t n, const char *what)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!(fabsf(a[i] - b[i]) <= 1e-5f * fmaxf(1.0f, fabsf(b[i])))) {
-			fprintf(stderr, "%s[%zu]: %.9g against %.9g\n", what, i,
-			    (double)a[i], (double)b[i]);
-			return 0;
-		}
-	for (i = n; i < n + GUARD; i++)
-		if (a[i] != POISON) {
-			fprintf(stderr, "%s: guard %zu written\n", what, i - n);
-			return 0;
-		}
-	return 1;
+	return close_tol(a, b, n, 1e-5f, what);
 }
 
 static int

@@ -33,43 +33,10 @@
 #include "gnn/gnn_decode.h"
 #include "gnn/sample.h"
 #include "gnn/step_device.h"
+#include "devops_emu.h"
 #include "test.h"
 
-#define EMU(bdim, n, fn, ...) do {					\
-	size_t emu_nb_ = kg_dev_nblocks((n), (bdim)), emu_b_;		\
-	unsigned emu_t_;						\
-	for (emu_b_ = 0; emu_b_ < emu_nb_; emu_b_++)			\
-		for (emu_t_ = 0; emu_t_ < (bdim); emu_t_++)		\
-			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
-} while (0)
-
-#define GUARD 8
-#define POISON 12345.0f
-
-static const unsigned bdims[] = { KG_DEV_BLOCK, 32 };
 static struct kg_backend *cpu;
-
-static float *
-rnd(struct kg_rng *r, size_t n, float lo, float hi)
-{
-	float *x = kg_xmallocarray(n + GUARD, sizeof(*x));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(r);
-	for (i = 0; i < GUARD; i++)
-		x[n + i] = POISON;
-	return x;
-}
-
-static float *
-dup(const float *x, size_t n)
-{
-	float *y = kg_xmallocarray(n + GUARD, sizeof(*y));
-
-	memcpy(y, x, (n + GUARD) * sizeof(*y));
-	return y;
-}
 
 /* |a - b| <= 1e-5 max(1, |b|) for n floats; guards (if any) intact. */
 static int

@@ -18,44 +18,10 @@
 #include "core/rng.h"
 #include "core/util.h"
 #include "kge/sampler.h"
+#include "devops_emu.h"
 #include "test.h"
 
-#define EMU(bdim, n, fn, ...) do {					\
-	size_t emu_nb_ = kg_dev_nblocks((n), (bdim)), emu_b_;		\
-	unsigned emu_t_;						\
-	for (emu_b_ = 0; emu_b_ < emu_nb_; emu_b_++)			\
-		for (emu_t_ = 0; emu_t_ < (bdim); emu_t_++)		\
-			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
-} while (0)
-
-#define GUARD 8
-#define POISON 12345.0f
-
-static const unsigned bdims[] = { KG_DEV_BLOCK, 32 };
 static struct kg_backend *cpu;
-
-/* n floats uniform in [lo, hi), then GUARD poison floats. */
-static float *
-rnd(struct kg_rng *r, size_t n, float lo, float hi)
-{
-	float *x = kg_xmallocarray(n + GUARD, sizeof(*x));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(r);
-	for (i = 0; i < GUARD; i++)
-		x[n + i] = POISON;
-	return x;
-}
-
-static float *
-dup(const float *x, size_t n)
-{
-	float *y = kg_xmallocarray(n + GUARD, sizeof(*y));
-
-	memcpy(y, x, (n + GUARD) * sizeof(*y));
-	return y;
-}
 
 /* Whether got is within a relative 1e-5 of want over n floats and the
  * guard past got is untouched. */

@@ -20,65 +20,10 @@
 #include "core/util.h"
 #include "kge/grad.h"
 #include "kge/score.h"
+#include "devops_emu.h"
 #include "test.h"
 
-#define EMU(bdim, n, fn, ...) do {					\
-	size_t emu_nb_ = kg_dev_nblocks((n), (bdim)), emu_b_;		\
-	unsigned emu_t_;						\
-	for (emu_b_ = 0; emu_b_ < emu_nb_; emu_b_++)			\
-		for (emu_t_ = 0; emu_t_ < (bdim); emu_t_++)		\
-			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
-} while (0)
-
-#define GUARD 8
-#define POISON 12345.0f
-
-static const unsigned bdims[] = { KG_DEV_BLOCK, 32 };
-
 static struct kg_backend *cpu;
-
-static float *
-rnd(struct kg_rng *r, size_t n, float lo, float hi)
-{
-	float *x = kg_xmallocarray(n + GUARD, sizeof(*x));
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		x[i] = lo + (hi - lo) * (float)kg_rng_uniform(r);
-	for (i = 0; i < GUARD; i++)
-		x[n + i] = POISON;
-	return x;
-}
-
-static float *
-dup(const float *x, size_t n)
-{
-	float *y = kg_xmallocarray(n + GUARD, sizeof(*y));
-
-	memcpy(y, x, (n + GUARD) * sizeof(*y));
-	return y;
-}
-
-/* |a - b| <= tol max(1, |b|) for n floats, and the guards untouched. */
-static int
-close_tol(const float *a, const float *b, size_t n, float tol,
-    const char *what)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!(fabsf(a[i] - b[i]) <= tol * fmaxf(1.0f, fabsf(b[i])))) {
-			fprintf(stderr, "%s[%zu]: %.9g against %.9g\n", what, i,
-			    (double)a[i], (double)b[i]);
-			return 0;
-		}
-	for (i = n; i < n + GUARD; i++)
-		if (a[i] != POISON) {
-			fprintf(stderr, "%s: guard %zu written\n", what, i - n);
-			return 0;
-		}
-	return 1;
-}
 
 static int
 close_rel(const float *a, const float *b, size_t n, const char *what)
