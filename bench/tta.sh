@@ -37,7 +37,12 @@
 # published one-GPU table, whose _dglke_gpu_seconds each run records as
 # dglke_gpu_seconds beside its own train_seconds).  KG_TTA_APPEND=1 adds
 # this invocation's runs to an existing tta.json (with its date and
-# command under "invocations") in place of replacing it.  Run
+# command under "invocations") in place of replacing it.
+# KG_TTA_PROBE_STEPS=N makes each run a speed probe instead of a race, for
+# a config whose max_step would take hours here: it trains N steps only,
+# skips the test MRR, and records the measured positives/s with the time
+# the config's max_step would take at that rate (probe.projected_train_
+# seconds; faster_than_dglke_gpu is then false).  Run
 # from the repository root with bin/ built; writes
 # bench/results/tta.json and, with gnuplot, bench/results/tta.png and
 # tta.svg (valid MRR against training time, the bars dashed);
@@ -55,6 +60,8 @@ datasets=${KG_TTA_DATASETS:-"fb15k-237 wn18rr"}
 models=${KG_TTA_MODELS:-"ComplEx DistMult RESCAL RotatE TransE TransE_l1 TransE_l2 TransR RGCN"}
 threads=${KG_TTA_THREADS:-$(nproc)}
 valid_every=${KG_TTA_VALID_EVERY:-1}
+probe=${KG_TTA_PROBE_STEPS:-0}
+case $probe in ''|*[!0-9]*) echo "bench/tta.sh: KG_TTA_PROBE_STEPS is a whole number" >&2; exit 2;; esac
 for t in jq /usr/bin/time; do
 	command -v $t >/dev/null || { echo "bench/tta.sh: needs $t" >&2; exit 1; }
 done
@@ -135,16 +142,22 @@ for ds in $datasets; do
 		fi
 		set -- "$@" --time_budget "$b" --num_thread "$threads" --seed 1 \
 		    --no_checkpoint --force --progress
+		[ "$probe" = 0 ] || set -- "$@" --max_step "$probe"
 		echo "bench/tta.sh: $ds $model: kg-train $* $ds m" >&2
 		l0=$(load)
 		/usr/bin/time -f "%e" -o time.txt nice -n 10 \
 		    "$bin/kg-train" "$@" "$ds" m
 		wall=$(cat time.txt)
-		nice -n 10 "$bin/kg-eval" -q --threads "$threads" "$ds" m >metrics.json
+		if [ "$probe" = 0 ]; then
+			nice -n 10 "$bin/kg-eval" -q --threads "$threads" "$ds" m >metrics.json
+		else
+			echo '{}' >metrics.json
+		fi
 		jq -c -n --arg ds "$ds" --arg model "$model" --argjson bar "$bar" \
 		    --argjson target "$target" --argjson dglke "$dglke" \
 		    --arg cmd "kg-train $* $ds m" --argjson wall "$wall" \
 		    --argjson budget "$b" --arg l0 "$l0" --arg l1 "$(load)" \
+		    --argjson probe "$probe" \
 		    --slurpfile cfg "$cfg" --slurpfile man m/manifest.json \
 		    --slurpfile met metrics.json --slurpfile log m/train_log.jsonl '
 		def fit(p):	# least squares of mrr on ln(seconds)
@@ -171,8 +184,13 @@ for ds in $datasets; do
 		 best_valid_mrr: $best,
 		 valid_reached_bar: (if $best == null then null else $best >= $bar end),
 		 dglke_gpu_seconds: $dglke,
-		 faster_than_dglke_gpu: (if $dglke == null then null else
+		 faster_than_dglke_gpu: (if $dglke == null then null
+		     elif $probe > 0 then false else
 		     ($m.mrr >= $bar - 0.01 and $f.train_seconds < $dglke) end),
+		 probe: (if $probe == 0 then null else {steps: $probe,
+		     note: "a speed probe, not a race: the config trained for these steps only, no test MRR; projected_train_seconds is the config max_step at the measured rate",
+		     positives_per_step: $cfg[0].batch_size,
+		     projected_train_seconds: (($cfg[0].max_step * $cfg[0].batch_size) / $f.triples_per_second)} end),
 		 epochs: $f.epochs, best_epoch: $f.best_epoch,
 		 stopped_by: $f.stopped_by, train_seconds: $f.train_seconds,
 		 one_vs_all_after: $f.one_vs_all_after,
@@ -206,8 +224,10 @@ jq -s --arg date "$now" --arg nproc "$(nproc)" \
 	 runs: .}' "$runs" >"$work/new.json"
 if [ "${KG_TTA_APPEND:-0}" = 1 ] && [ -f "$out" ]; then
 	commit=$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	ptxt=
+	[ "$probe" = 0 ] || ptxt=" KG_TTA_PROBE_STEPS=$probe"
 	jq --slurpfile n "$work/new.json" --arg date "$now" \
-	    --arg what "bench/tta.sh at $commit: KG_TTA_DATASETS=\"$datasets\" KG_TTA_MODELS=\"$models\" KG_TTA_VALID_EVERY=$valid_every, $threads threads" '
+	    --arg what "bench/tta.sh at $commit: KG_TTA_DATASETS=\"$datasets\" KG_TTA_MODELS=\"$models\" KG_TTA_VALID_EVERY=$valid_every$ptxt, $threads threads" '
 	    .runs += [$n[0].runs[] | .invocation = $date] |
 	    .invocations = ((.invocations // []) + [{date: $date, what: $what}])' \
 	    "$out" >"$work/merged.json"
@@ -224,7 +244,8 @@ if [ "${KG_TTA_RECORD:-1}" = 1 ]; then
 	    select((.invocation // $d) == $now) | [.dataset, .model, ({date: $now,
 	    test_mrr: .mrr, best_valid_mrr, epochs, best_epoch,
 	    train_seconds, wall_seconds, budget_seconds, stopped_by,
-	    one_vs_all_after, load_average_before, dglke_gpu_seconds} |
+	    one_vs_all_after, load_average_before, dglke_gpu_seconds,
+	    probe} |
 	    with_entries(select(.value != null)) | tojson)] | @tsv' -r "$out" |
 	while IFS=$'\t' read -r ds model m; do
 		cfg=$cfgdir/$(echo "$ds-$model" | tr 'A-Z' 'a-z').json
