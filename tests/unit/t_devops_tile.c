@@ -12,6 +12,8 @@
  * phase).  Outputs start as NaN (or 7 for the overwritten gq), so an
  * element no thread writes fails; gc is added to, so one written twice
  * fails; guard floats past every output catch writes past the end.
+ * Last, TransR's negatives' gradient in the device trainer's two GEMMs
+ * against one GEMM a query.
  */
 #include <math.h>
 #include <stdint.h>
@@ -215,6 +217,50 @@ test_tile_geometry(void)
 	T_CHECK(KG_DEV_TILE_THREADS == 256);
 }
 
+/*
+ * TransR's negatives' gradient as the device trainer forms it
+ * (lib/kge/train_device.c's transr_backward): dL/dC = sum_i gP_i M_i by
+ * one strided-batched GEMM of the shares (N x d each, M_i inside relation
+ * rows of k + k d floats) and one GEMM of ones^T times them, against a
+ * GEMM a query added in turn, through the CPU backend, within 1e-5.
+ */
+static void
+test_transr_negatives(void)
+{
+	static const size_t lens[] = { 1, 7, 33 }, ns[] = { 1, 5, 40 };
+	static const size_t ds[] = { 3, 16 }, ks[] = { 2, 9 };
+	struct kg_rng r;
+	size_t a, b, e, f, i;
+
+	kg_rng_seed(&r, 63, 0);
+	for (a = 0; a < KG_ARRAY_LEN(lens); a++)
+		for (b = 0; b < KG_ARRAY_LEN(ns); b++)
+			for (e = 0; e < KG_ARRAY_LEN(ds); e++)
+				for (f = 0; f < KG_ARRAY_LEN(ks); f++) {
+	size_t len = lens[a], N = ns[b], d = ds[e], k = ks[f], rw = k + k * d;
+	float *gP = rnd(&r, len * N * k, -1, 1), *rel = rnd(&r, len * rw, -1, 1);
+	float *ref = rnd(&r, N * d, -1, 1), *got = dup(ref, N * d);
+	float *share = rnd(&r, len * N * d, 0, 0), *ones = rnd(&r, len, 1, 1);
+
+	for (i = 0; i < len; i++)
+		T_CHECK(kg_be_sgemm(cpu, KG_NO_TRANS, KG_NO_TRANS, N, d, k, 1.0f,
+		    gP + i * N * k, k, rel + i * rw + k, d, 1.0f, ref, d) == 0);
+	T_CHECK(kg_be_sgemm_batched(cpu, KG_NO_TRANS, KG_NO_TRANS, N, d, k,
+	    1.0f, gP, k, N * k, rel + k, d, rw, 0.0f, share, d, N * d, len) ==
+	    0);
+	T_CHECK(kg_be_sgemm(cpu, KG_NO_TRANS, KG_NO_TRANS, 1, N * d, len, 1.0f,
+	    ones, len, share, N * d, 1.0f, got, N * d) == 0);
+	T_CHECKF(close_rel(got, ref, N * d, "transr dC"), "len %zu N %zu d %zu "
+	    "k %zu", len, N, d, k);
+	free(gP);
+	free(rel);
+	free(ref);
+	free(got);
+	free(share);
+	free(ones);
+				}
+}
+
 int
 main(void)
 {
@@ -226,6 +272,7 @@ main(void)
 	T_RUN(test_tile_geometry);
 	T_RUN(test_tile_forward);
 	T_RUN(test_tile_backward);
+	T_RUN(test_transr_negatives);
 	kg_backend_free(cpu);
 	return T_DONE();
 }
