@@ -975,6 +975,33 @@ kg_dev_tile_bwd_slabs(struct kg_dev_tile a)
 }
 
 /*
+ * Both sides of the backward in one grid: gq's blocks at z = 0, gc's at
+ * z = 1 (gc NULL: z = 0 only), x over the larger side's row tiles.  The
+ * launch's x extent, and for block (bx, by, bz) its side in *a (out gc
+ * at z = 1) and whether it has work (0: it leaves before any barrier).
+ */
+KG_HD size_t
+kg_dev_tile_bwd_gx2(struct kg_dev_tile a, const float *gc)
+{
+	size_t gq = kg_dev_tile_bwd_gx(a);
+
+	a.side = KG_DEV_TILE_GC;
+	return gc != NULL && kg_dev_tile_bwd_gx(a) > gq ?
+	    kg_dev_tile_bwd_gx(a) : gq;
+}
+
+KG_HD int
+kg_dev_tile_bwd_block(struct kg_dev_tile *a, unsigned bx, unsigned by,
+    unsigned bz, float *gc)
+{
+	if (bz == 1) {
+		a->side = KG_DEV_TILE_GC;
+		a->out = gc;
+	}
+	return bx < kg_dev_tile_bwd_gx(*a) && by < kg_dev_tile_bwd_gy(*a);
+}
+
+/*
  * Backward phase 0: thread t of block (bx, by) loads its own elements
  * into own (2 TSUB^2 floats: the values, then for CMOD the imaginary
  * parts; zeros past the rows and columns) and zeroes acc (as many).

@@ -75,45 +75,50 @@ emu_chunk_tile(struct kg_dev_tile a, int reverse)
 	free(acc);
 }
 
-/* One side of the backward (a.side: gq overwritten or gc added to). */
+/* The backward as k_chunk_bwd_tile runs it: a.out (gq) overwritten and,
+ * unless gc is NULL, gc added to, the two sides' blocks in one grid. */
 static inline void
-emu_chunk_bwd_tile(struct kg_dev_tile a, int reverse)
+emu_chunk_bwd_tile(struct kg_dev_tile a0, float *gc, int reverse)
 {
 	struct kg_dev_tile_smem *sm = kg_xmalloc(sizeof(*sm));
 	float (*own)[2 * EMU_TSQ] = kg_xcalloc(KG_DEV_TILE_THREADS,
 	    sizeof(*own));
 	float (*acc)[2 * EMU_TSQ] = kg_xcalloc(KG_DEV_TILE_THREADS,
 	    sizeof(*acc));
-	size_t gx = kg_dev_tile_bwd_gx(a), gy = kg_dev_tile_bwd_gy(a);
-	size_t ns = kg_dev_tile_bwd_slabs(a), bx, by, s;
-	unsigned n, t;
+	size_t gx = kg_dev_tile_bwd_gx2(a0, gc), gy = kg_dev_tile_bwd_gy(a0);
+	size_t bx, by, s, ns;
+	unsigned bz, gz = gc != NULL ? 2 : 1, n, t;
 
-	for (bx = 0; bx < gx; bx++)
-		for (by = 0; by < gy; by++) {
-			for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
-				t = emu_tile_thread(n, reverse);
-				kg_dev_tile_bwd_init((unsigned)bx, (unsigned)by,
-				    t, a, own[t], acc[t]);
-			}
-			for (s = 0; s < ns; s++) {
-				emu_tile_poison(sm);
-				for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
-					t = emu_tile_thread(n, reverse);
-					kg_dev_tile_bwd_load((unsigned)bx,
-					    (unsigned)by, t, a, s, sm);
-				}
-				for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
-					t = emu_tile_thread(n, reverse);
-					kg_dev_tile_bwd_acc(t, a, s, sm, own[t],
-					    acc[t]);
-				}
-			}
-			for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
-				t = emu_tile_thread(n, reverse);
-				kg_dev_tile_bwd_store((unsigned)bx, (unsigned)by,
-				    t, a, acc[t]);
-			}
+	for (bz = 0; bz < gz; bz++)
+		for (bx = 0; bx < gx; bx++)
+			for (by = 0; by < gy; by++) {
+	struct kg_dev_tile a = a0;
+
+	if (!kg_dev_tile_bwd_block(&a, (unsigned)bx, (unsigned)by, bz, gc))
+		continue;
+	ns = kg_dev_tile_bwd_slabs(a);
+	for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
+		t = emu_tile_thread(n, reverse);
+		kg_dev_tile_bwd_init((unsigned)bx, (unsigned)by, t, a, own[t],
+		    acc[t]);
+	}
+	for (s = 0; s < ns; s++) {
+		emu_tile_poison(sm);
+		for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
+			t = emu_tile_thread(n, reverse);
+			kg_dev_tile_bwd_load((unsigned)bx, (unsigned)by, t, a, s,
+			    sm);
 		}
+		for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
+			t = emu_tile_thread(n, reverse);
+			kg_dev_tile_bwd_acc(t, a, s, sm, own[t], acc[t]);
+		}
+	}
+	for (n = 0; n < KG_DEV_TILE_THREADS; n++) {
+		t = emu_tile_thread(n, reverse);
+		kg_dev_tile_bwd_store((unsigned)bx, (unsigned)by, t, a, acc[t]);
+	}
+			}
 	free(sm);
 	free(own);
 	free(acc);
@@ -139,12 +144,7 @@ emu_tile_chunk_backward(int sim, size_t nq, size_t nc, size_t d,
 	struct kg_dev_tile a = { sim, KG_DEV_TILE_GQ, nq, nc, d, 0.0f, q, c, g,
 		dist, gq };
 
-	emu_chunk_bwd_tile(a, reverse);
-	if (gc == NULL)
-		return;
-	a.side = KG_DEV_TILE_GC;
-	a.out = gc;
-	emu_chunk_bwd_tile(a, reverse);
+	emu_chunk_bwd_tile(a, gc, reverse);
 }
 
 #endif

@@ -142,6 +142,7 @@ test_tile_backward(void)
 	float *dist = dup(out, n), *dist2;
 	float *gq1 = rnd(&r, nq * d, 7, 7), *gq2 = dup(gq1, nq * d);
 	float *gq3 = dup(gq1, nq * d), *gq4 = dup(gq1, nq * d);
+	float *gq5 = dup(gq1, nq * d);
 	float *gc1 = rnd(&r, nc * d, -1, 1), *gc2 = dup(gc1, nc * d);
 	float *gc3 = dup(gc1, nc * d), *gc4 = dup(gc1, nc * d);
 	float *w = kg_xmallocarray(nq + nc + 1, sizeof(*w));
@@ -163,6 +164,9 @@ test_tile_backward(void)
 	    0);
 	emu_tile_chunk_backward((int)sim, nq, nc, d, q, c, g, dist2, gq3, gc3,
 	    1);
+	/* Without gc: gq alone, the same bits. */
+	emu_tile_chunk_backward((int)sim, nq, nc, d, q, c, g, dist2, gq5, NULL,
+	    0);
 	EMU(KG_DEV_BLOCK, nq * d, kg_dev_t_chunk_bwd_q, (int)sim, nq, nc, d, q,
 	    c, g, dist2, gq4);
 	EMU(KG_DEV_BLOCK, nc * d, kg_dev_t_chunk_bwd_c, (int)sim, nq, nc, d, q,
@@ -174,6 +178,8 @@ test_tile_backward(void)
 	T_CHECKF(same_bits(gq2, gq4, nq * d) && same_bits(gc2, gc4, nc * d),
 	    "the thread functions' bits: sim %d, %zu x %zu, d %zu", (int)sim,
 	    nq, nc, d);
+	T_CHECKF(same_bits(gq5, gq2, nq * d), "gq without gc: sim %d, %zu x "
+	    "%zu, d %zu", (int)sim, nq, nc, d);
 	T_CHECKF(same_bits(gq3, gq2, nq * d) && same_bits(gc3, gc2, nc * d),
 	    "reversed threads: sim %d, %zu x %zu, d %zu", (int)sim, nq, nc, d);
 	free(q);
@@ -186,6 +192,7 @@ test_tile_backward(void)
 	free(gq2);
 	free(gq3);
 	free(gq4);
+	free(gq5);
 	free(gc1);
 	free(gc2);
 	free(gc3);
@@ -213,6 +220,24 @@ test_tile_geometry(void)
 	a.d = 129;
 	T_CHECK(kg_dev_tile_fwd_slabs(a) == 4);
 	T_CHECK(kg_dev_tile_bwd_cols(a) == 65 && kg_dev_tile_bwd_gy(a) == 2);
+	/* Both sides in one grid: x over the larger; a gq block past gq's
+	 * tiles has no work, a gc block there has. */
+	a.sim = KG_DEV_L2;
+	a.d = 40;
+	a.side = KG_DEV_TILE_GQ;
+	{
+		float gc[1];
+		struct kg_dev_tile b = a;
+
+		T_CHECK(kg_dev_tile_bwd_gx2(a, NULL) == 2);
+		T_CHECK(kg_dev_tile_bwd_gx2(a, gc) == 3);
+		T_CHECK(!kg_dev_tile_bwd_block(&b, 2, 0, 0, gc));
+		T_CHECK(kg_dev_tile_bwd_block(&b, 1, 0, 0, gc) &&
+		    b.side == KG_DEV_TILE_GQ);
+		T_CHECK(kg_dev_tile_bwd_block(&b, 2, 0, 1, gc) &&
+		    b.side == KG_DEV_TILE_GC && b.out == gc);
+		T_CHECK(!kg_dev_tile_bwd_block(&b, 2, 1, 1, gc));
+	}
 	T_CHECK(sizeof(struct kg_dev_tile_smem) == 16640);
 	T_CHECK(KG_DEV_TILE_THREADS == 256);
 }

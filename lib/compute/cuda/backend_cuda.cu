@@ -147,12 +147,12 @@ launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
 	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
 }
 
-/* Launch a tiled kernel over a gx x gy grid of KG_DEV_TILE_THREADS-thread
- * blocks (gy within CUDA's 65,535) and check it. */
-template <typename K>
+/* Launch a tiled kernel over a gx x gy x gz grid of KG_DEV_TILE_THREADS-
+ * thread blocks (gy within CUDA's 65,535) and check it. */
+template <typename K, typename... A>
 int
 launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
-    K k, const kg_dev_tile &a)
+    unsigned gz, K k, A... args)
 {
 	cudaError_t e;
 
@@ -163,8 +163,8 @@ launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
 		    "grid", be->dev.index, what, gx, gy);
 		return -1;
 	}
-	k<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)),
-	    KG_DEV_TILE_THREADS, 0, impl(be)->comp>>>(a);
+	k<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), gz),
+	    KG_DEV_TILE_THREADS, 0, impl(be)->comp>>>(args...);
 	e = cudaGetLastError();
 	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
 }
@@ -208,13 +208,20 @@ k_chunk_tile(kg_dev_tile a)
 	kg_dev_tile_fwd_store(blockIdx.x, blockIdx.y, threadIdx.x, a, acc);
 }
 
+/* Both sides in one launch: blocks with z = 0 make gq, z = 1 gc (out
+ * gc); a block past its side's grid leaves at once, before any
+ * barrier. */
 __global__ void __launch_bounds__(KG_DEV_TILE_THREADS)
-k_chunk_bwd_tile(kg_dev_tile a)
+k_chunk_bwd_tile(kg_dev_tile a, float *gc)
 {
 	__shared__ kg_dev_tile_smem sm;
 	float own[2 * KG_DEV_TSUB * KG_DEV_TSUB];
 	float acc[2 * KG_DEV_TSUB * KG_DEV_TSUB];
-	size_t s, ns = kg_dev_tile_bwd_slabs(a);
+	size_t s, ns;
+
+	if (!kg_dev_tile_bwd_block(&a, blockIdx.x, blockIdx.y, blockIdx.z, gc))
+		return;
+	ns = kg_dev_tile_bwd_slabs(a);
 
 	kg_dev_tile_bwd_init(blockIdx.x, blockIdx.y, threadIdx.x, a, own, acc);
 	for (s = 0; s < ns; s++) {
@@ -498,7 +505,7 @@ cu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
 		NULL, dist, out };
 
 	return launch_tiles(be, "chunk", kg_dev_tile_fwd_gx(a),
-	    kg_dev_tile_fwd_gy(a), k_chunk_tile, a);
+	    kg_dev_tile_fwd_gy(a), 1, k_chunk_tile, a);
 }
 
 int
@@ -518,15 +525,9 @@ cu_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
 	kg_dev_tile a = { static_cast<int>(sim), KG_DEV_TILE_GQ, nq, nc, d,
 		0.0f, q, c, g, dist, gq };
 
-	if (launch_tiles(be, "chunk_backward", kg_dev_tile_bwd_gx(a),
-	    kg_dev_tile_bwd_gy(a), k_chunk_bwd_tile, a) < 0)
-		return -1;
-	if (gc == NULL)
-		return 0;
-	a.side = KG_DEV_TILE_GC;
-	a.out = gc;
-	return launch_tiles(be, "chunk_backward", kg_dev_tile_bwd_gx(a),
-	    kg_dev_tile_bwd_gy(a), k_chunk_bwd_tile, a);
+	return launch_tiles(be, "chunk_backward", kg_dev_tile_bwd_gx2(a, gc),
+	    kg_dev_tile_bwd_gy(a), gc != NULL ? 2u : 1u, k_chunk_bwd_tile, a,
+	    gc);
 }
 
 int
