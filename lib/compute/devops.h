@@ -1591,46 +1591,47 @@ kg_dev_t_transr_bwd_r(unsigned b, unsigned t, unsigned bdim, int sign,
 
 /* ---- Thread functions: ranking. ---- */
 
-/* Columns each rank-count thread scans. */
-#define KG_DEV_RANK_SPAN 256
+/* Threads a row of the rank counts: one warp, lane l the columns j = l,
+ * l + 32, ..., so that a warp's reads of a row are consecutive. */
+#define KG_DEV_RANK_LANES 32
 
 /*
  * Filtered rank counts over a tile of scores (nq x nc): greater[i] and
  * equal[i] gain the columns j of row i with scores[i][j] > s[i] and
  * == s[i], columns excl[excl_off[i] .. excl_off[i + 1]) left out (the
  * true entity and known positives in the tile, each listed once; excl_off
- * NULL: none).  A NaN s[i] counts nothing.  One thread per span of
- * KG_DEV_RANK_SPAN columns of a row.
+ * NULL: none).  A NaN s[i] counts nothing.  KG_DEV_RANK_LANES threads a
+ * row, thread (i, l) the columns j with j % KG_DEV_RANK_LANES == l (and
+ * those of the excluded), its counts added atomically (integers: the
+ * same totals in any order).
  */
 KG_HD void
 kg_dev_t_rank_counts(unsigned b, unsigned t, unsigned bdim, size_t nq,
     size_t nc, const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal)
 {
-	size_t spans = (nc + KG_DEV_RANK_SPAN - 1) / KG_DEV_RANK_SPAN;
-	size_t e = kg_dev_tid(b, t, bdim), i, j0, j1, j;
+	size_t e = kg_dev_tid(b, t, bdim), i, lane, j;
 	uint64_t gt = 0, eq = 0;
 	const float *row;
 	float si;
 	int64_t k;
 
-	if (e >= nq * spans)
+	if (e >= nq * KG_DEV_RANK_LANES)
 		return;
-	i = e / spans;
-	j0 = e % spans * KG_DEV_RANK_SPAN;
-	j1 = j0 + KG_DEV_RANK_SPAN < nc ? j0 + KG_DEV_RANK_SPAN : nc;
+	i = e / KG_DEV_RANK_LANES;
+	lane = e % KG_DEV_RANK_LANES;
 	row = scores + i * nc;
 	si = s[i];
 	if (si != si)
 		return;
-	for (j = j0; j < j1; j++) {
+	for (j = lane; j < nc; j += KG_DEV_RANK_LANES) {
 		gt += row[j] > si;
 		eq += row[j] == si;
 	}
 	if (excl_off != NULL)
 		for (k = excl_off[i]; k < excl_off[i + 1]; k++) {
 			j = (size_t)excl[k];
-			if (j < j0 || j >= j1)
+			if (j % KG_DEV_RANK_LANES != lane)
 				continue;
 			gt -= row[j] > si;
 			eq -= row[j] == si;

@@ -520,7 +520,7 @@ test_regularise(void)
 static void
 test_rank_counts(void)
 {
-	static const size_t ncs[] = { 1, 255, 256, 257, 700 };
+	static const size_t ncs[] = { 1, 31, 32, 33, 255, 256, 257, 700 };
 	struct kg_rng r;
 	size_t a, k, i, j;
 
@@ -551,7 +551,7 @@ test_rank_counts(void)
 				g1[i] = e1[i] = g2[i] = e2[i] = i == nq ? 77 : 5;
 			T_CHECK(kg_be_rank_counts(cpu, nq, nc, sc, s, off, ex, g1,
 			    e1) == 0);
-			EMU(bdims[k], nq * kg_dev_nblocks(nc, KG_DEV_RANK_SPAN),
+			EMU(bdims[k], nq * KG_DEV_RANK_LANES,
 			    kg_dev_t_rank_counts, nq, nc, sc, s, off, ex, g2, e2);
 			for (i = 0; i <= nq; i++) {
 				uint64_t bg = 5, be = 5;

@@ -623,10 +623,8 @@ cu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal)
 {
-	size_t spans = (nc + KG_DEV_RANK_SPAN - 1) / KG_DEV_RANK_SPAN;
-
-	return launch(be, "rank_counts", nq * spans, k_rank_counts, nq, nc,
-	    scores, s, excl_off, excl, greater, equal);
+	return launch(be, "rank_counts", nq * KG_DEV_RANK_LANES, k_rank_counts,
+	    nq, nc, scores, s, excl_off, excl, greater, equal);
 }
 
 __global__ void
