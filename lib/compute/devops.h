@@ -718,9 +718,11 @@ kg_dev_t_pairs_bwd(unsigned b, unsigned t, unsigned bdim, int sim, size_t n,
  * d / 2 complex coordinates for CMOD) runs k = 0, 1, ..., n - 1 into one
  * float, not in the CPU's eight lanes: within a relative 1e-5 of the CPU
  * backend, not its bits.  Backward: an element's sum over the other side
- * runs j (or i) = 0, 1, ... into one float, skipping g == 0, with
- * kg_dev_t_chunk_bwd_q's (_c's) arithmetic: the same bits as those
- * thread functions on the host.  On a GPU both orders are fixed too, so
+ * runs j (or i) = 0, 1, ... into one float, skipping g == 0; for DOT, L1
+ * and the CMOD kinds with kg_dev_t_chunk_bwd_q's (_c's) arithmetic, the
+ * same bits as those thread functions on the host; for the L2 kinds
+ * with the weight w = g / dist formed once a pair as the CPU kernel forms
+ * it, then acc -= w (q - c) (gq) or += w (q - c) (gc), within 1e-5.  On a GPU both orders are fixed too, so
  * a run gives the same bits every time (nvcc may fuse a multiply and an
  * add, as it may in every kernel here).
  */
@@ -741,8 +743,8 @@ kg_dev_t_pairs_bwd(unsigned b, unsigned t, unsigned bdim, int sim, size_t n,
  * slab, b[p] the candidates', p = 0 the real parts (every row element
  * for the non-CMOD kinds), 1 the imaginary parts, [k][row] so that the
  * threads' reads of one k are consecutive.  Backward: a[p] the other
- * side's rows [row][column], b[0] its g_ij and b[1] its saved distances
- * [other row][own row].
+ * side's rows [row][column], b[0] its g_ij (L2 kinds: g_ij / dist_ij)
+ * [other row][own row], b[1] unused.
  */
 struct kg_dev_tile_smem {
 	float a[2][KG_DEV_SLAB][KG_DEV_TSTRIDE];
@@ -1032,9 +1034,9 @@ kg_dev_tile_bwd_init(unsigned bx, unsigned by, unsigned t,
 }
 
 /* Backward phase 1: thread t stages its share of slab s: the other
- * side's rows j0 .. j0 + SLAB over the block's columns, and the g_ij and
- * distances of those rows against the block's own rows (zeros past the
- * ends).  Global reads run along rows of g in either case. */
+ * side's rows j0 .. j0 + SLAB over the block's columns, and the g_ij of
+ * those rows against the block's own rows (L2 kinds: g_ij / dist_ij;
+ * zeros past the ends).  Global reads run along rows of g either way. */
 KG_HD void
 kg_dev_tile_bwd_load(unsigned bx, unsigned by, unsigned t,
     struct kg_dev_tile a, size_t s, struct kg_dev_tile_smem *sm)
@@ -1045,7 +1047,8 @@ kg_dev_tile_bwd_load(unsigned bx, unsigned by, unsigned t,
 	size_t np = kg_dev_is_cmod(a.sim) ? 2 : 1, r0 = (size_t)bx * KG_DEV_TILE;
 	size_t c0 = (size_t)by * KG_DEV_TILE, j0 = s * KG_DEV_SLAB;
 	size_t p, e, jj, r, gi;
-	int ok;
+	int ok, l2 = a.sim == KG_DEV_L2 || a.sim == KG_DEV_L2_DIFF;
+	float gv, dv;
 
 	for (p = 0; p < np; p++)
 		for (e = t; e < KG_DEV_SLAB * KG_DEV_TILE;
@@ -1066,29 +1069,28 @@ kg_dev_tile_bwd_load(unsigned bx, unsigned by, unsigned t,
 		ok = r0 + r < rows && j0 + jj < other;
 		gi = a.side == KG_DEV_TILE_GQ ? (r0 + r) * a.nc + j0 + jj :
 		    (j0 + jj) * a.nc + r0 + r;
-		sm->b[0][jj][r] = ok ? a.g[gi] : 0.0f;
-		sm->b[1][jj][r] = ok && a.dist != NULL ? a.dist[gi] : 0.0f;
+		gv = ok ? a.g[gi] : 0.0f;
+		/* The L2 kinds' weight g / dist, once a pair (as the CPU
+		 * kernel forms it), not once an element; no distances, no
+		 * gradient (kg_dev_dsdq's dist of 0). */
+		if (l2) {
+			dv = ok && a.dist != NULL ? a.dist[gi] : 0.0f;
+			gv = dv < KG_DEV_DIST_EPS ? 0.0f : gv / dv;
+		}
+		sm->b[0][jj][r] = gv;
 	}
 }
 
-/* dS(q, c)/dq of one element (non-CMOD kinds), kg_dev_dsdq's
- * arithmetic. */
+/* dS(q, c)/dq of one element (DOT, L1), kg_dev_dsdq's arithmetic. */
 KG_HD float
-kg_dev_tile_dq(int sim, float q, float c, float dist)
+kg_dev_tile_dq(int sim, float q, float c)
 {
 	float e;
 
-	switch (sim) {
-	case KG_DEV_DOT:
+	if (sim == KG_DEV_DOT)
 		return c;
-	case KG_DEV_L1:
-		e = q - c;
-		return e > 0.0f ? -1.0f : e < 0.0f ? 1.0f : 0.0f;
-	default:
-		if (dist < KG_DEV_DIST_EPS)
-			return 0.0f;
-		return -(q - c) / dist;
-	}
+	e = q - c;
+	return e > 0.0f ? -1.0f : e < 0.0f ? 1.0f : 0.0f;
 }
 
 /* Backward phase 2 for one similarity (inlined with sim a constant):
@@ -1100,7 +1102,7 @@ kg_dev_tile_bwd_sum(int sim, int side, unsigned t, size_t kn,
 {
 	unsigned ty = t / KG_DEV_TDIM, tx = t % KG_DEV_TDIM, r, c, o;
 	const unsigned im = KG_DEV_TSUB * KG_DEV_TSUB;
-	float gv, dv, xre, xim, dr, di, w, v;
+	float gv, xre, xim, dr, di, w, v;
 	size_t jj;
 
 	for (jj = 0; jj < kn; jj++)
@@ -1108,16 +1110,23 @@ kg_dev_tile_bwd_sum(int sim, int side, unsigned t, size_t kn,
 			gv = sm->b[0][jj][ty + KG_DEV_TDIM * r];
 			if (gv == 0.0f)
 				continue;
-			dv = sm->b[1][jj][ty + KG_DEV_TDIM * r];
 			for (c = 0; c < KG_DEV_TSUB; c++) {
 				o = r * KG_DEV_TSUB + c;
 				xre = sm->a[0][jj][tx + KG_DEV_TDIM * c];
+				if (sim == KG_DEV_L2) {
+					/* gv: the weight g / dist. */
+					if (side == KG_DEV_TILE_GQ)
+						acc[o] -= gv * (own[o] - xre);
+					else
+						acc[o] += gv * (xre - own[o]);
+					continue;
+				}
 				if (!kg_dev_is_cmod(sim)) {
 					/* dS/dc = -dS/dq, but q for DOT. */
 					v = side == KG_DEV_TILE_GQ ?
-					    kg_dev_tile_dq(sim, own[o], xre, dv) :
+					    kg_dev_tile_dq(sim, own[o], xre) :
 					    sim == KG_DEV_DOT ? xre :
-					    -kg_dev_tile_dq(sim, xre, own[o], dv);
+					    -kg_dev_tile_dq(sim, xre, own[o]);
 					acc[o] += gv * v;
 					continue;
 				}
