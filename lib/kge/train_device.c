@@ -106,14 +106,25 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	    dalloc(dt, &v->qx, X * fs) < 0 ||
 	    dalloc(dt, &v->gqx, X * fs) < 0 ||
 	    dalloc(dt, &v->rep, (dt->transr ? B * N : 1) *
-	    sizeof(int64_t)) < 0)
+	    sizeof(int64_t)) < 0 ||
+	    dalloc(dt, &v->gPC, (dt->transr ? B * N * d : 1) * fs) < 0 ||
+	    dalloc(dt, &v->ones, (dt->transr ? B : 1) * fs) < 0)
 		return -1;
 	dt->hidx = kg_be_host_alloc(dt->be, dt->n_idx * sizeof(int64_t));
 	if (dt->hidx == NULL)
 		return -1;
 	if (!dt->transr)
 		return 0;
-	/* TransR's repeat index, once: it does not change. */
+	/* TransR's ones and repeat index, once: they do not change. */
+	for (i = 0; i < B; i += dt->n_idx) {
+		size_t n = B - i < dt->n_idx ? B - i : dt->n_idx, j;
+		float *one = (float *)dt->hidx;
+
+		for (j = 0; j < n; j++)
+			one[j] = 1.0f;
+		if (kg_be_upload(dt->be, v->ones + i, one, n * fs) < 0)
+			return -1;
+	}
 	for (i = 0; i < B * N; i += dt->n_idx) {
 		size_t n = B * N - i < dt->n_idx ? B * N - i : dt->n_idx, j;
 
@@ -254,6 +265,8 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_free(dt->be, v->qx);
 	kg_be_free(dt->be, v->gqx);
 	kg_be_free(dt->be, v->rep);
+	kg_be_free(dt->be, v->gPC);
+	kg_be_free(dt->be, v->ones);
 	kg_be_host_free(dt->be, dt->hidx);
 	if (dt->part != NULL)
 		kg_store_release(dt->tr->ents, 0, 1);
@@ -485,7 +498,7 @@ transr_backward(struct kg_dev_trainer *dt, size_t len, int side)
 {
 	struct kg_backend *be = dt->be;
 	struct dev_bufs *v = &dt->dv;
-	size_t d = dt->d, k = dt->qd, rw = dt->rw, N = dt->N, i;
+	size_t d = dt->d, k = dt->qd, rw = dt->rw, N = dt->N;
 	const float *fixed = v->rows, *posc = v->rows + len * d;
 	const float *negc = v->rows + 2 * len * d;
 	float *gfixed = v->grows, *gposc = v->grows + len * d;
@@ -493,8 +506,9 @@ transr_backward(struct kg_dev_trainer *dt, size_t len, int side)
 	int sign = side == KG_SIDE_TAIL ? 1 : -1;
 
 	/* The negatives: dL/dq by pairs, summed per query; dL/dM_i =
-	 * gP_i^T C (batched); dL/dC = sum_i gP_i M_i (one GEMM a query,
-	 * into the shared rows). */
+	 * gP_i^T C (batched); dL/dC = sum_i gP_i M_i: each query's share
+	 * (batched), then their sum into the shared rows (ones^T times the
+	 * shares): a fixed number of launches, not one GEMM a query. */
 	if (kg_be_zero(be, v->gPn, len * N * k * sizeof(float)) < 0 ||
 	    kg_be_zero(be, v->gq, len * k * sizeof(float)) < 0 ||
 	    kg_be_pairs_backward(be, KG_KERN_L2_DIFF, len * N, k, v->qx, v->Pn,
@@ -503,11 +517,12 @@ transr_backward(struct kg_dev_trainer *dt, size_t len, int side)
 	    kg_be_sgemm_batched(be, KG_TRANS, KG_NO_TRANS, k, d, N, 1.0f,
 	    v->gPn, k, N * k, negc, d, 0, 1.0f, v->grel + k, d, rw, len) < 0)
 		return -1;
-	for (i = 0; i < len; i++)
-		if (kg_be_sgemm(be, KG_NO_TRANS, KG_NO_TRANS, N, d, k, 1.0f,
-		    v->gPn + i * N * k, k, v->rel + i * rw + k, d, 1.0f, gneg,
-		    d) < 0)
-			return -1;
+	if (kg_be_sgemm_batched(be, KG_NO_TRANS, KG_NO_TRANS, N, d, k, 1.0f,
+	    v->gPn, k, N * k, v->rel + k, d, rw, 0.0f, v->gPC, d, N * d,
+	    len) < 0 ||
+	    kg_be_sgemm(be, KG_NO_TRANS, KG_NO_TRANS, 1, N * d, len, 1.0f,
+	    v->ones, len, v->gPC, N * d, 1.0f, gneg, N * d) < 0)
+		return -1;
 	if (kg_be_transr_backward(be, sign, len, d, k, fixed, v->rel, v->gq,
 	    gfixed, v->grel) < 0)
 		return -1;

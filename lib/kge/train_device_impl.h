@@ -29,8 +29,9 @@ struct dev_bufs {
 	/* TransR (queries of k floats): the positives' projections and
 	 * their gradients (B x k); each query's projection of the shared
 	 * negatives, its query repeated, and their gradients (B x N x k);
-	 * rep[i N + j] = i. */
-	float *pp, *gpp, *Pn, *gPn, *qx, *gqx;
+	 * rep[i N + j] = i; each query's share of the negatives' gradient
+	 * (B x N x d) and B ones, which sum those shares in one GEMM. */
+	float *pp, *gpp, *Pn, *gPn, *qx, *gqx, *gPC, *ones;
 	int64_t *rep;
 };
 

@@ -66,6 +66,21 @@ same(void *dev, const float *ref, size_t n, const char *what)
 	return ok;
 }
 
+/* n floats of two device arrays, bit for bit (both kept). */
+static int
+same_bits(void *a, void *b, size_t n)
+{
+	float *ha = kg_xmallocarray(n + 1, sizeof(*ha));
+	float *hb = kg_xmallocarray(n + 1, sizeof(*hb));
+	int ok = kg_be_download(gpu, ha, a, n * sizeof(*ha)) == 0 &&
+	    kg_be_download(gpu, hb, b, n * sizeof(*hb)) == 0 &&
+	    memcmp(ha, hb, n * sizeof(*ha)) == 0;
+
+	free(ha);
+	free(hb);
+	return ok;
+}
+
 /* main() returns before the cases when there is no GPU. */
 #define NEED_GPU() do { if (gpu == NULL) T_SKIP("no GPU"); } while (0)
 
@@ -148,9 +163,9 @@ test_rows(void)
 }
 
 static void
-check_scores(enum kg_kern_sim sim, size_t d)
+check_scores(enum kg_kern_sim sim, size_t nq, size_t nc, size_t d)
 {
-	size_t nq = 40, nc = 301, i;
+	size_t np = nq < nc ? nq : nc, i;
 	float *q = rnd(nq * d, -1, 1), *c = rnd(nc * d, -1, 1);
 	float *g = rnd(nq * nc, -1, 1), *out = rnd(nq * nc, 0, 0);
 	float *dist = rnd(nq * nc, 0, 0), *gq = rnd(nq * d, 0, 0);
@@ -158,6 +173,7 @@ check_scores(enum kg_kern_sim sim, size_t d)
 	float *w = kg_xmallocarray(kg_be_work_size(cpu, sim, nq, nc) + 1, 4);
 	void *dq = up(q, nq * d * 4), *dc = up(c, nc * d * 4);
 	void *dg = up(g, nq * nc * 4), *dout = kg_be_alloc(gpu, nq * nc * 4);
+	void *dout2 = kg_be_alloc(gpu, nq * nc * 4);
 	void *ddist = kg_be_alloc(gpu, nq * nc * 4);
 	void *dgq = kg_be_alloc(gpu, nq * d * 4), *dgc = up(gc, nc * d * 4);
 	void *dw = kg_be_alloc(gpu, (kg_be_work_size(gpu, sim, nq, nc) + 1) *
@@ -170,29 +186,35 @@ check_scores(enum kg_kern_sim sim, size_t d)
 	    0);
 	T_CHECK(kg_be_chunk(gpu, sim, nq, nc, d, 5.0f, dq, dc, dout, ddist,
 	    dw) == 0);
-	T_CHECKF(same(dout, out, nq * nc, "chunk"), "sim %d d %zu", (int)sim,
-	    d);
+	/* The tiles sum in a fixed order: a second run, the same bits. */
+	T_CHECK(kg_be_chunk(gpu, sim, nq, nc, d, 5.0f, dq, dc, dout2, ddist,
+	    dw) == 0);
+	T_CHECKF(same_bits(dout2, dout, nq * nc), "chunk run twice: sim %d, "
+	    "%zu x %zu, d %zu", (int)sim, nq, nc, d);
+	T_CHECKF(same(dout, out, nq * nc, "chunk"), "sim %d, %zu x %zu, d %zu",
+	    (int)sim, nq, nc, d);
+	kg_be_free(gpu, dout2);
 	T_CHECK(kg_be_chunk_backward(cpu, sim, nq, nc, d, q, c, g, dist, gq,
 	    gc, w) == 0);
 	T_CHECK(kg_be_chunk_backward(gpu, sim, nq, nc, d, dq, dc, dg, ddist,
 	    dgq, dgc, dw) == 0);
-	T_CHECKF(same(dgq, gq, nq * d, "chunk gq"), "sim %d d %zu", (int)sim,
-	    d);
-	T_CHECKF(same(dgc, gc, nc * d, "chunk gc"), "sim %d d %zu", (int)sim,
-	    d);
-	/* Pairs: the first nq candidates. */
-	dout = kg_be_alloc(gpu, nq * 4);
-	dgq = kg_be_alloc(gpu, nq * d * 4);
-	dgc = up(gc, nq * d * 4);
-	T_CHECK(kg_be_pairs(cpu, sim, nq, d, 5.0f, q, c, out, dist) == 0);
-	T_CHECK(kg_be_pairs(gpu, sim, nq, d, 5.0f, dq, dc, dout, ddist) == 0);
-	T_CHECKF(same(dout, out, nq, "pairs"), "sim %d d %zu", (int)sim, d);
-	T_CHECK(kg_be_pairs_backward(cpu, sim, nq, d, q, c, g, dist, gq, gc) ==
+	T_CHECKF(same(dgq, gq, nq * d, "chunk gq"), "sim %d, %zu x %zu, d %zu",
+	    (int)sim, nq, nc, d);
+	T_CHECKF(same(dgc, gc, nc * d, "chunk gc"), "sim %d, %zu x %zu, d %zu",
+	    (int)sim, nq, nc, d);
+	/* Pairs: the first np queries and candidates. */
+	dout = kg_be_alloc(gpu, np * 4);
+	dgq = kg_be_alloc(gpu, np * d * 4);
+	dgc = up(gc, np * d * 4);
+	T_CHECK(kg_be_pairs(cpu, sim, np, d, 5.0f, q, c, out, dist) == 0);
+	T_CHECK(kg_be_pairs(gpu, sim, np, d, 5.0f, dq, dc, dout, ddist) == 0);
+	T_CHECKF(same(dout, out, np, "pairs"), "sim %d d %zu", (int)sim, d);
+	T_CHECK(kg_be_pairs_backward(cpu, sim, np, d, q, c, g, dist, gq, gc) ==
 	    0);
-	T_CHECK(kg_be_pairs_backward(gpu, sim, nq, d, dq, dc, dg, ddist, dgq,
+	T_CHECK(kg_be_pairs_backward(gpu, sim, np, d, dq, dc, dg, ddist, dgq,
 	    dgc) == 0);
-	T_CHECKF(same(dgq, gq, nq * d, "pairs gq"), "sim %d", (int)sim);
-	T_CHECKF(same(dgc, gc, nq * d, "pairs gc"), "sim %d", (int)sim);
+	T_CHECKF(same(dgq, gq, np * d, "pairs gq"), "sim %d", (int)sim);
+	T_CHECKF(same(dgc, gc, np * d, "pairs gc"), "sim %d", (int)sim);
 	kg_be_free(gpu, dq);
 	kg_be_free(gpu, dc);
 	kg_be_free(gpu, dg);
@@ -220,7 +242,76 @@ test_scores(void)
 	NEED_GPU();
 	for (s = 0; s < KG_ARRAY_LEN(sims); s++)
 		for (k = 0; k < KG_ARRAY_LEN(ds); k++)
-			check_scores(sims[s], ds[k]);
+			check_scores(sims[s], 40, 301, ds[k]);
+}
+
+/*
+ * The tiled chunk kernels (devops.h's kg_dev_tile_*) on the shapes
+ * tests/unit/t_devops_tile.c emulates: partial tiles both ways, d no
+ * multiple of the slab, odd d for the complex kinds, nq or nc of 1, and
+ * a training chunk and an evaluation block at d = 400.
+ */
+static void
+test_tiles(void)
+{
+	static const enum kg_kern_sim sims[] = { KG_KERN_L1, KG_KERN_L2,
+		KG_KERN_L2_DIFF, KG_KERN_CMOD, KG_KERN_CMOD_APPROX };
+	static const struct {
+		size_t nq, nc, d;
+	} shapes[] = {
+		{ 1, 1, 1 }, { 1, 70, 17 }, { 70, 1, 33 }, { 64, 64, 16 },
+		{ 65, 129, 40 }, { 130, 67, 101 }, { 200, 200, 400 },
+		{ 256, 1024, 400 },
+	};
+	size_t s, k;
+
+	NEED_GPU();
+	for (s = 0; s < KG_ARRAY_LEN(sims); s++)
+		for (k = 0; k < KG_ARRAY_LEN(shapes); k++)
+			check_scores(sims[s], shapes[k].nq, shapes[k].nc,
+			    shapes[k].d);
+}
+
+/*
+ * TransR's negatives' gradient as lib/kge/train_device.c forms it: one
+ * strided-batched GEMM of the shares gP_i M_i (M_i inside relation rows
+ * of k + k d floats) and one GEMM of ones^T times them, against the CPU
+ * backend's GEMM a query.
+ */
+static void
+test_transr_negatives(void)
+{
+	size_t len = 37, N = 45, d = 19, k = 11, rw = k + k * d, i;
+	float *gP, *rel, *ref, *ones;
+	void *dgP, *drel, *dref, *dshare, *dones;
+
+	NEED_GPU();
+	gP = rnd(len * N * k, -1, 1);
+	rel = rnd(len * rw, -1, 1);
+	ref = rnd(N * d, -1, 1);
+	ones = rnd(len, 1, 1);
+	dgP = up(gP, len * N * k * 4);
+	drel = up(rel, len * rw * 4);
+	dref = up(ref, N * d * 4);
+	dones = up(ones, len * 4);
+	dshare = kg_be_alloc(gpu, len * N * d * 4);
+	for (i = 0; i < len; i++)
+		T_CHECK(kg_be_sgemm(cpu, KG_NO_TRANS, KG_NO_TRANS, N, d, k, 1.0f,
+		    gP + i * N * k, k, rel + i * rw + k, d, 1.0f, ref, d) == 0);
+	T_CHECK(kg_be_sgemm_batched(gpu, KG_NO_TRANS, KG_NO_TRANS, N, d, k,
+	    1.0f, dgP, k, N * k, (float *)drel + k, d, rw, 0.0f, dshare, d,
+	    N * d, len) == 0);
+	T_CHECK(kg_be_sgemm(gpu, KG_NO_TRANS, KG_NO_TRANS, 1, N * d, len, 1.0f,
+	    dones, len, dshare, N * d, 1.0f, dref, N * d) == 0);
+	T_CHECK(same(dref, ref, N * d, "transr dC"));
+	kg_be_free(gpu, dgP);
+	kg_be_free(gpu, drel);
+	kg_be_free(gpu, dones);
+	kg_be_free(gpu, dshare);
+	free(gP);
+	free(rel);
+	free(ref);
+	free(ones);
 }
 
 static void
@@ -520,11 +611,13 @@ main(void)
 	T_RUN(test_gemm);
 	T_RUN(test_rows);
 	T_RUN(test_scores);
+	T_RUN(test_tiles);
 	T_RUN(test_losses);
 	T_RUN(test_optimisers);
 	T_RUN(test_regularise);
 	T_RUN(test_rank_counts);
 	T_RUN(test_transr);
+	T_RUN(test_transr_negatives);
 	kg_backend_free(gpu);
 	kg_backend_free(cpu);
 	return T_DONE();

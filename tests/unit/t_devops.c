@@ -18,6 +18,7 @@
 #include "core/rng.h"
 #include "core/util.h"
 #include "devops_emu.h"
+#include "devops_tile_emu.h"
 #include "test.h"
 
 static const enum kg_kern_sim sims[] = { KG_KERN_DOT, KG_KERN_L1,
@@ -519,7 +520,7 @@ test_regularise(void)
 static void
 test_rank_counts(void)
 {
-	static const size_t ncs[] = { 1, 255, 256, 257, 700 };
+	static const size_t ncs[] = { 1, 31, 32, 33, 255, 256, 257, 700 };
 	struct kg_rng r;
 	size_t a, k, i, j;
 
@@ -550,7 +551,7 @@ test_rank_counts(void)
 				g1[i] = e1[i] = g2[i] = e2[i] = i == nq ? 77 : 5;
 			T_CHECK(kg_be_rank_counts(cpu, nq, nc, sc, s, off, ex, g1,
 			    e1) == 0);
-			EMU(bdims[k], nq * kg_dev_nblocks(nc, KG_DEV_RANK_SPAN),
+			EMU(bdims[k], nq * KG_DEV_RANK_LANES,
 			    kg_dev_t_rank_counts, nq, nc, sc, s, off, ex, g2, e2);
 			for (i = 0; i <= nq; i++) {
 				uint64_t bg = 5, be = 5;
@@ -586,7 +587,8 @@ test_rank_counts(void)
  * positives (pairs) and a shared chunk of negatives, the loss, both
  * backwards, scatter-add the row gradients into a gradient table, and
  * row-wise Adagrad on the rows touched.  Once through the CPU backend,
- * once through the thread functions; three steps, then the tables.
+ * once through the thread functions (the chunk through the tiled block
+ * functions); three steps, then the tables.
  */
 #define S_ROWS 40
 #define S_B 9
@@ -716,8 +718,10 @@ step_emu(struct step_bufs *b, const struct step_idx *x, enum kg_kern_sim sim,
 	    b->cn);
 	EMU(bd, S_B, kg_dev_t_pairs, (int)sim, (size_t)S_B, d, 4.0f, b->q,
 	    b->cp, b->pos, b->dist);
-	EMU(bd, S_B * S_NC, kg_dev_t_chunk, (int)sim, (size_t)S_B,
-	    (size_t)S_NC, d, 4.0f, b->q, b->cn, b->neg, b->distn);
+	/* The chunk through the tiles, as the CUDA backend runs the kinds
+	 * other than DOT (which goes to cuBLAS there). */
+	emu_tile_chunk((int)sim, S_B, S_NC, d, 4.0f, b->q, b->cn, b->neg,
+	    b->distn, 0);
 	EMU(bd, S_B, kg_dev_t_loss, (int)l->kind, l->margin,
 	    (float)l->adv_temp, (size_t)S_B, (size_t)S_NC, b->pos, b->neg,
 	    (const uint8_t *)NULL, b->gpos, b->gneg, b->loss);
@@ -725,10 +729,8 @@ step_emu(struct step_bufs *b, const struct step_idx *x, enum kg_kern_sim sim,
 	memset(b->gcn, 0, S_NC * d * sizeof(float));
 	EMU(bd, S_B * d, kg_dev_t_pairs_bwd, (int)sim, (size_t)S_B, d, b->q,
 	    b->cp, b->gpos, b->dist, b->gq, b->gcp);
-	EMU(bd, S_B * d, kg_dev_t_chunk_bwd_q, (int)sim, (size_t)S_B,
-	    (size_t)S_NC, d, b->q, b->cn, b->gneg, b->distn, b->gq2);
-	EMU(bd, S_NC * d, kg_dev_t_chunk_bwd_c, (int)sim, (size_t)S_B,
-	    (size_t)S_NC, d, b->q, b->cn, b->gneg, b->distn, b->gcn);
+	emu_tile_chunk_backward((int)sim, S_B, S_NC, d, b->q, b->cn, b->gneg,
+	    b->distn, b->gq2, b->gcn, 0);
 	memset(b->grad, 0, S_ROWS * d * sizeof(float));
 	EMU(bd, S_B * d, kg_dev_t_scatter_add, (size_t)S_B, d, b->gq, x->h,
 	    b->grad);

@@ -147,7 +147,30 @@ launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
 	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
 }
 
-/* The kernels: one line each, the thread functions of devops.h. */
+/* Launch a tiled kernel over a gx x gy x gz grid of KG_DEV_TILE_THREADS-
+ * thread blocks (gy within CUDA's 65,535) and check it. */
+template <typename K, typename... A>
+int
+launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
+    unsigned gz, K k, A... args)
+{
+	cudaError_t e;
+
+	if (gx == 0 || gy == 0)
+		return 0;
+	if (gx > static_cast<size_t>(INT_MAX) || gy > 65535) {
+		kg_error("cuda:%d: %s: a %zu x %zu grid of tiles exceeds one "
+		    "grid", be->dev.index, what, gx, gy);
+		return -1;
+	}
+	k<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), gz),
+	    KG_DEV_TILE_THREADS, 0, impl(be)->comp>>>(args...);
+	e = cudaGetLastError();
+	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
+}
+
+/* The kernels: one line each, the thread functions of devops.h (the
+ * tiled ones above them: the phases of its block functions). */
 #define TID blockIdx.x, threadIdx.x, blockDim.x
 
 __global__ void
@@ -163,11 +186,52 @@ k_scatter_add(size_t n, size_t d, const float *s, const int64_t *idx,
 	kg_dev_t_scatter_add(TID, n, d, s, idx, t);
 }
 
-__global__ void
-k_chunk(int sim, size_t nq, size_t nc, size_t d, float gamma,
-    const float *q, const float *c, float *out, float *dist)
+/*
+ * The tiled chunk forward and backward (devops.h's block functions): a
+ * block of KG_DEV_TILE_THREADS runs the phases there, with the barriers
+ * between them.
+ */
+__global__ void __launch_bounds__(KG_DEV_TILE_THREADS)
+k_chunk_tile(kg_dev_tile a)
 {
-	kg_dev_t_chunk(TID, sim, nq, nc, d, gamma, q, c, out, dist);
+	__shared__ kg_dev_tile_smem sm;
+	float acc[KG_DEV_TSUB * KG_DEV_TSUB] = { 0 };
+	size_t s, ns = kg_dev_tile_fwd_slabs(a);
+
+	for (s = 0; s < ns; s++) {
+		kg_dev_tile_fwd_load(blockIdx.x, blockIdx.y, threadIdx.x, a, s,
+		    &sm);
+		__syncthreads();
+		kg_dev_tile_fwd_acc(threadIdx.x, a, s, &sm, acc);
+		__syncthreads();
+	}
+	kg_dev_tile_fwd_store(blockIdx.x, blockIdx.y, threadIdx.x, a, acc);
+}
+
+/* Both sides in one launch: blocks with z = 0 make gq, z = 1 gc (out
+ * gc); a block past its side's grid leaves at once, before any
+ * barrier. */
+__global__ void __launch_bounds__(KG_DEV_TILE_THREADS)
+k_chunk_bwd_tile(kg_dev_tile a, float *gc)
+{
+	__shared__ kg_dev_tile_smem sm;
+	float own[2 * KG_DEV_TSUB * KG_DEV_TSUB];
+	float acc[2 * KG_DEV_TSUB * KG_DEV_TSUB];
+	size_t s, ns;
+
+	if (!kg_dev_tile_bwd_block(&a, blockIdx.x, blockIdx.y, blockIdx.z, gc))
+		return;
+	ns = kg_dev_tile_bwd_slabs(a);
+
+	kg_dev_tile_bwd_init(blockIdx.x, blockIdx.y, threadIdx.x, a, own, acc);
+	for (s = 0; s < ns; s++) {
+		kg_dev_tile_bwd_load(blockIdx.x, blockIdx.y, threadIdx.x, a, s,
+		    &sm);
+		__syncthreads();
+		kg_dev_tile_bwd_acc(threadIdx.x, a, s, &sm, own, acc);
+		__syncthreads();
+	}
+	kg_dev_tile_bwd_store(blockIdx.x, blockIdx.y, threadIdx.x, a, acc);
 }
 
 __global__ void
@@ -175,20 +239,6 @@ k_pairs(int sim, size_t n, size_t d, float gamma, const float *q,
     const float *c, float *out, float *dist)
 {
 	kg_dev_t_pairs(TID, sim, n, d, gamma, q, c, out, dist);
-}
-
-__global__ void
-k_chunk_bwd_q(int sim, size_t nq, size_t nc, size_t d, const float *q,
-    const float *c, const float *g, const float *dist, float *gq)
-{
-	kg_dev_t_chunk_bwd_q(TID, sim, nq, nc, d, q, c, g, dist, gq);
-}
-
-__global__ void
-k_chunk_bwd_c(int sim, size_t nq, size_t nc, size_t d, const float *q,
-    const float *c, const float *g, const float *dist, float *gc)
-{
-	kg_dev_t_chunk_bwd_c(TID, sim, nq, nc, d, q, c, g, dist, gc);
 }
 
 __global__ void
@@ -451,8 +501,11 @@ cu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
 		return cu_sgemm_batched(be, KG_NO_TRANS, KG_TRANS, nq, nc, d,
 		    1.0f, q, d, 0, c, d, 0, 0.0f, out, nc, 0, 1);
 	/* The L2 kinds go by differences (no GEMM form): more accurate. */
-	return launch(be, "chunk", nq * nc, k_chunk, static_cast<int>(sim),
-	    nq, nc, d, gamma, q, c, out, dist);
+	kg_dev_tile a = { static_cast<int>(sim), 0, nq, nc, d, gamma, q, c,
+		NULL, dist, out };
+
+	return launch_tiles(be, "chunk", kg_dev_tile_fwd_gx(a),
+	    kg_dev_tile_fwd_gy(a), 1, k_chunk_tile, a);
 }
 
 int
@@ -469,13 +522,12 @@ cu_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
 		    KG_NO_TRANS, nc, d, nq, 1.0f, g, nc, 0, q, d, 0, 1.0f, gc,
 		    d, 0, 1);
 	}
-	if (launch(be, "chunk_backward", nq * d, k_chunk_bwd_q,
-	    static_cast<int>(sim), nq, nc, d, q, c, g,
-	    static_cast<const float *>(dist), gq) < 0)
-		return -1;
-	return gc == NULL ? 0 : launch(be, "chunk_backward", nc * d,
-	    k_chunk_bwd_c, static_cast<int>(sim), nq, nc, d, q, c, g,
-	    static_cast<const float *>(dist), gc);
+	kg_dev_tile a = { static_cast<int>(sim), KG_DEV_TILE_GQ, nq, nc, d,
+		0.0f, q, c, g, dist, gq };
+
+	return launch_tiles(be, "chunk_backward", kg_dev_tile_bwd_gx2(a, gc),
+	    kg_dev_tile_bwd_gy(a), gc != NULL ? 2u : 1u, k_chunk_bwd_tile, a,
+	    gc);
 }
 
 int
@@ -571,10 +623,8 @@ cu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal)
 {
-	size_t spans = (nc + KG_DEV_RANK_SPAN - 1) / KG_DEV_RANK_SPAN;
-
-	return launch(be, "rank_counts", nq * spans, k_rank_counts, nq, nc,
-	    scores, s, excl_off, excl, greater, equal);
+	return launch(be, "rank_counts", nq * KG_DEV_RANK_LANES, k_rank_counts,
+	    nq, nc, scores, s, excl_off, excl, greater, equal);
 }
 
 __global__ void
