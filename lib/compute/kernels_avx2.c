@@ -26,46 +26,6 @@ kg_kern_have_avx2(void)
 	return cached;
 }
 
-/*
- * out[j] = gamma - (((0 + a_j0) + a_j1) + ...) + a_j7 for j < 8: an 8 x 8
- * transpose puts lane l of the eight accumulators into one vector, so
- * that the lane totals are vector sums.  Written out, so that GCC keeps
- * everything in registers.
- */
-AVX2 static inline void
-finish8(const __m256 a[8], float gamma, float *out)
-{
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
-	__m256 s = _mm256_setzero_ps();
-
-	t0 = _mm256_unpacklo_ps(a[0], a[1]);
-	t1 = _mm256_unpackhi_ps(a[0], a[1]);
-	t2 = _mm256_unpacklo_ps(a[2], a[3]);
-	t3 = _mm256_unpackhi_ps(a[2], a[3]);
-	t4 = _mm256_unpacklo_ps(a[4], a[5]);
-	t5 = _mm256_unpackhi_ps(a[4], a[5]);
-	t6 = _mm256_unpacklo_ps(a[6], a[7]);
-	t7 = _mm256_unpackhi_ps(a[6], a[7]);
-	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	/* Lane l of every accumulator, l = 0..7, in order. */
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x31));
-	_mm256_storeu_ps(out, _mm256_sub_ps(_mm256_set1_ps(gamma), s));
-}
-
 AVX2 void
 kg_kern_l1_block8(const float *q, const float *c, size_t d, float gamma,
     float *out)
@@ -96,7 +56,7 @@ kg_kern_l1_block8(const float *q, const float *c, size_t d, float gamma,
 			a[j] = _mm256_load_ps(lane);
 		}
 	}
-	finish8(a, gamma, out);
+	lanes_finish8(a, gamma, out);
 }
 
 /* sqrt_noerr on eight lanes, operation for operation. */
@@ -169,7 +129,7 @@ kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
 			a[j] = _mm256_load_ps(lane);
 		}
 	}
-	finish8(a, gamma, out);
+	lanes_finish8(a, gamma, out);
 }
 
 #else
