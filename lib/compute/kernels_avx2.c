@@ -14,6 +14,20 @@
 
 #define AVX2 __attribute__((target("avx2")))
 
+static int isa_limit = 2;
+
+void
+kg_kern_limit_isa(int level)
+{
+	isa_limit = level;
+}
+
+int
+kg_kern_isa_allows(int level)
+{
+	return level <= isa_limit;
+}
+
 int
 kg_kern_have_avx2(void)
 {
@@ -23,7 +37,7 @@ kg_kern_have_avx2(void)
 		__builtin_cpu_init();
 		cached = __builtin_cpu_supports("avx2") != 0;
 	}
-	return cached;
+	return cached && isa_limit >= 1;
 }
 
 AVX2 void
@@ -136,6 +150,18 @@ kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
 
 /* Other CPUs: the portable sums of lanes.h (not called while
  * kg_kern_have_avx2() says 0, but correct). */
+void
+kg_kern_limit_isa(int level)
+{
+	(void)level;
+}
+
+int
+kg_kern_isa_allows(int level)
+{
+	return level == 0;
+}
+
 int
 kg_kern_have_avx2(void)
 {

@@ -40,7 +40,7 @@ kg_kern_have_avx512(void)
 		cached = __builtin_cpu_supports("avx512f") &&
 		    __builtin_cpu_supports("avx512dq");
 	}
-	return cached;
+	return cached && kg_kern_isa_allows(2);
 }
 
 /*

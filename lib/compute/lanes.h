@@ -162,6 +162,15 @@ void kg_kern_cmod_block8(const float *q, const float *c, size_t d,
     float gamma, int approx, float *out);
 
 /*
+ * For tests: kg_kern_limit_isa(0) makes the kernels take the portable
+ * loops, 1 the AVX2 blocks at most, 2 (the default) the AVX-512 tiles
+ * where the CPU has them; not thread-safe.  kg_kern_isa_allows(level)
+ * says whether that level is allowed now.
+ */
+void kg_kern_limit_isa(int level);
+int kg_kern_isa_allows(int level);
+
+/*
  * The AVX-512 tiles (kernels_avx512.c), callable only when
  * kg_kern_have_avx512() says so: the L1 chunk forward, out[i * nc + j] =
  * gamma - S(q_i, c_j), and the L1 chunk backward of ni query rows (gq
