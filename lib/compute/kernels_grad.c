@@ -12,9 +12,6 @@
 #include "compute/lanes.h"
 #include "core/util.h"
 
-/* The query rows of one AVX-512 L1 backward tile (kernels_avx512.c). */
-#define BACK_ROWS 8
-
 /*
  * g / max(|z|, KG_KERN_DIST_EPS) for the difference z = dr + i di of one
  * complex term.  The approximate kind multiplies g by sqrt_noerr's rsqrt
@@ -281,7 +278,8 @@ kg_kern_chunk_backward(enum kg_kern_sim sim, size_t nq, size_t nc,
     size_t d, const float *q, const float *c, const float *g, float *dist,
     float *gq, float *gc, float *work)
 {
-	size_t i0, i1;
+	size_t i0, i1, rows;
+	int tiles;
 
 	switch (sim) {
 	case KG_KERN_DOT:
@@ -301,13 +299,19 @@ kg_kern_chunk_backward(enum kg_kern_sim sim, size_t nq, size_t nc,
 	case KG_KERN_L1:
 	case KG_KERN_CMOD:
 	case KG_KERN_CMOD_APPROX:
+		rows = sim == KG_KERN_L1 ? 8 : 4;
+		tiles = sim != KG_KERN_CMOD && kg_kern_have_avx512();
 		for (i0 = 0; i0 < nq; i0 = i1) {
-			i1 = i0 + BACK_ROWS < nq ? i0 + BACK_ROWS : nq;
-			if (sim == KG_KERN_L1 && kg_kern_have_avx512() &&
-			    !has_zero(g + i0 * nc, (i1 - i0) * nc)) {
-				kg_kern_l1_back_rows512(i1 - i0, nc, d,
-				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
-				    gc);
+			i1 = i0 + rows < nq ? i0 + rows : nq;
+			if (tiles && !has_zero(g + i0 * nc, (i1 - i0) * nc)) {
+				if (sim == KG_KERN_L1)
+					kg_kern_l1_back_rows512(i1 - i0, nc, d,
+					    q + i0 * d, c, g + i0 * nc,
+					    gq + i0 * d, gc);
+				else
+					kg_kern_cmod_back_rows512(i1 - i0, nc,
+					    d, q + i0 * d, c, g + i0 * nc,
+					    gq + i0 * d, gc);
 				continue;
 			}
 			pairs_rows_backward(sim, i0, i1, nc, d, q, c, g, gq,

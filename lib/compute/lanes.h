@@ -1,6 +1,7 @@
 /*
  * lanes: the summation order of the CPU kernels (kernels_cpu.c,
- * kernels_grad.c, kernels_avx2.c); internal to lib/compute.
+ * kernels_grad.c, kernels_avx2.c, kernels_avx512.c); internal to
+ * lib/compute.
  *
  * Every sum over d runs in one fixed order, "w lanes": lane l adds the
  * terms k = w m + l of the first w floor(n / w) terms, lane 0 then the
@@ -11,7 +12,8 @@
  * written down, it keeps training results from depending on the
  * compiler's choices.  The fixed inner trip counts let GCC vectorise the
  * lanes (in the callers' x86-64-v3 clones, KG_HOT_CLONES); the AVX2 block
- * kernels compute eight candidates at a time in the same order.
+ * kernels compute eight candidates at a time in the same order, the
+ * AVX-512 tiles two pairs' eight lanes to a register.
  */
 #ifndef KG_LANES_H
 #define KG_LANES_H
@@ -173,13 +175,19 @@ int kg_kern_isa_allows(int level);
 /*
  * The AVX-512 tiles (kernels_avx512.c), callable only when
  * kg_kern_have_avx512() says so: the L1 chunk forward, out[i * nc + j] =
- * gamma - S(q_i, c_j), and the L1 chunk backward of ni query rows (gq
- * overwritten, gc added to unless NULL) for rows whose g has no zero.
+ * gamma - S(q_i, c_j), and the L1 chunk backward of ni <= 8 query rows
+ * (gq overwritten, gc added to unless NULL) for rows whose g has no zero.
  */
 int kg_kern_have_avx512(void);
 void kg_kern_l1_chunk512(size_t nq, size_t nc, size_t d, float gamma,
     const float *q, const float *c, float *out);
 void kg_kern_l1_back_rows512(size_t ni, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc);
+/* The same for the complex moduli (approx: CMOD_APPROX); the backward
+ * for CMOD_APPROX only, ni <= 4 rows. */
+void kg_kern_cmod_chunk512(int approx, size_t nq, size_t nc, size_t d,
+    float gamma, const float *q, const float *c, float *out);
+void kg_kern_cmod_back_rows512(size_t ni, size_t nc, size_t d,
     const float *q, const float *c, const float *g, float *gq, float *gc);
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -1,11 +1,14 @@
 /*
- * kern_tiles: the blocked L1 chunk kernels (lib/compute/kernels_avx512.c,
- * kernels_avx2.c, the portable loops of kernels_cpu.c and kernels_grad.c)
- * bit for bit against the pair-by-pair arithmetic written out here, at
- * every ISA level the CPU allows, for shapes around the tiles' edges:
- * query and candidate counts that are not multiples of the tile (4 x 8
- * forward, 8 rows backward), d not a multiple of the 8 lanes or of the 16
- * floats of a strip, a chunk of one.
+ * kern_tiles: the blocked L1 and complex-modulus chunk kernels
+ * (lib/compute/kernels_avx512.c, kernels_avx2.c, the portable loops of
+ * kernels_cpu.c and kernels_grad.c) bit for bit, at every ISA level the
+ * CPU allows, for shapes around the tiles' edges: query and candidate
+ * counts that are not multiples of the tile (L1 4 x 8 forward, 8 rows
+ * backward; CMOD 4 x 4 forward, 4 rows backward), d (or d / 2 moduli) not
+ * a multiple of the 8 lanes or of the 16 floats of a strip, a chunk of
+ * one.  L1 against the pair-by-pair arithmetic written out here; the
+ * CMOD kinds against the portable loops (level 0), whose order
+ * t_kernels checks.
  */
 #include <math.h>
 #include <stdint.h>
@@ -225,6 +228,90 @@ t_backward_tiles(void)
 	kg_kern_limit_isa(2);
 }
 
+/*
+ * The CMOD kinds at ISA level `level` against level 0: forward outputs,
+ * then the backward's gq and gc (zeros and with_gc as check_backward).
+ */
+static int
+check_cmod(enum kg_kern_sim sim, int level, size_t nq, size_t nc, size_t d,
+    int zeros, int with_gc, uint64_t seed)
+{
+	float *q = kg_xmallocarray(nq * d, sizeof(float));
+	float *c = kg_xmallocarray(nc * d, sizeof(float));
+	float *g = kg_xmallocarray(nq * nc, sizeof(float));
+	float *out[2], *gq[2], *gc[2];
+	struct kg_rng rng;
+	size_t i;
+	int v, bad = 0;
+
+	kg_rng_seed(&rng, seed, nq * 1000 + nc);
+	fill_rows(&rng, q, nq, c, nc, d);
+	for (i = 0; i < nq * nc; i++)
+		g[i] = (float)kg_rng_normal(&rng);
+	if (zeros == 1)
+		g[nq * nc - 1] = 0.0f;
+	if (zeros == 2)
+		for (i = 0; i < nq; i++)
+			g[i * nc + (i * 3) % nc] = 0.0f;
+	for (v = 0; v < 2; v++) {
+		out[v] = kg_xmallocarray(nq * nc, sizeof(float));
+		gq[v] = kg_xmallocarray(nq * d, sizeof(float));
+		gc[v] = kg_xmallocarray(nc * d, sizeof(float));
+		for (i = 0; i < nq * d; i++)
+			gq[v][i] = 1e6f;
+		for (i = 0; i < nc * d; i++)
+			gc[v][i] = i % 4 == 1 ? -0.0f : (float)(i % 9) - 4.0f;
+		kg_kern_limit_isa(v ? level : 0);
+		kg_kern_chunk(sim, nq, nc, d, 2.0f, q, c, out[v], NULL, NULL);
+		kg_kern_chunk_backward(sim, nq, nc, d, q, c, g, NULL, gq[v],
+		    with_gc ? gc[v] : NULL, NULL);
+	}
+	kg_kern_limit_isa(2);
+	bad += !same_bits(out[0], out[1], nq * nc);
+	bad += !same_bits(gq[0], gq[1], nq * d);
+	bad += !same_bits(gc[0], gc[1], nc * d);
+	for (v = 0; v < 2; v++) {
+		free(out[v]);
+		free(gq[v]);
+		free(gc[v]);
+	}
+	free(q);
+	free(c);
+	free(g);
+	return bad;
+}
+
+static void
+t_cmod_tiles(void)
+{
+	static const size_t cdims[] = { 2, 14, 16, 18, 30, 32, 34, 48, 66 };
+	static const enum kg_kern_sim csims[] = {
+		KG_KERN_CMOD, KG_KERN_CMOD_APPROX
+	};
+	int level, top = top_level(), zeros;
+	size_t s, a, b, e;
+
+	for (s = 0; s < KG_ARRAY_LEN(csims); s++)
+		for (level = 1; level <= top; level++) {
+			int bad = 0;
+
+			for (a = 0; a < KG_ARRAY_LEN(nqs); a++)
+				for (b = 0; b < KG_ARRAY_LEN(ncs); b++)
+					for (e = 0; e < KG_ARRAY_LEN(cdims);
+					    e++)
+						for (zeros = 0; zeros < 3;
+						    zeros++)
+							bad += check_cmod(
+							    csims[s], level,
+							    nqs[a], ncs[b],
+							    cdims[e], zeros,
+							    (a + b) % 2,
+							    a + b + e) != 0;
+			T_CHECKF(bad == 0, "%s level %d: %d shapes differ",
+			    s ? "cmod_approx" : "cmod", level, bad);
+		}
+}
+
 /* The training shape (200 x 200, d 400) once, every level. */
 static void
 t_training_shape(void)
@@ -237,6 +324,9 @@ t_training_shape(void)
 		    level);
 		T_CHECKF(check_backward(200, 200, 400, 0, 1, 7) == 0,
 		    "level %d", level);
+		if (level > 0)
+			T_CHECKF(check_cmod(KG_KERN_CMOD_APPROX, level, 256,
+			    256, 400, 0, 1, 7) == 0, "level %d", level);
 	}
 	kg_kern_limit_isa(2);
 }
@@ -247,6 +337,7 @@ main(void)
 	kg_compute_init();
 	T_RUN(t_forward_tiles);
 	T_RUN(t_backward_tiles);
+	T_RUN(t_cmod_tiles);
 	T_RUN(t_training_shape);
 	return T_DONE();
 }
