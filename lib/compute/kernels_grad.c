@@ -299,23 +299,28 @@ kg_kern_chunk_backward(enum kg_kern_sim sim, size_t nq, size_t nc,
 	case KG_KERN_L1:
 	case KG_KERN_CMOD:
 	case KG_KERN_CMOD_APPROX:
-		rows = sim == KG_KERN_L1 ? 8 : 4;
-		tiles = sim != KG_KERN_CMOD && kg_kern_have_avx512();
+		/* 2: AVX-512 tiles, 1: AVX2 (L1 only), 0: pair by pair. */
+		tiles = sim == KG_KERN_CMOD ? 0 : kg_kern_have_avx512() ? 2 :
+		    sim == KG_KERN_L1 && kg_kern_have_avx2() ? 1 : 0;
+		rows = sim == KG_KERN_L1 && tiles == 2 ? 8 : 4;
 		for (i0 = 0; i0 < nq; i0 = i1) {
 			i1 = i0 + rows < nq ? i0 + rows : nq;
-			if (tiles && !has_zero(g + i0 * nc, (i1 - i0) * nc)) {
-				if (sim == KG_KERN_L1)
-					kg_kern_l1_back_rows512(i1 - i0, nc, d,
-					    q + i0 * d, c, g + i0 * nc,
-					    gq + i0 * d, gc);
-				else
-					kg_kern_cmod_back_rows512(i1 - i0, nc,
-					    d, q + i0 * d, c, g + i0 * nc,
-					    gq + i0 * d, gc);
-				continue;
-			}
-			pairs_rows_backward(sim, i0, i1, nc, d, q, c, g, gq,
-			    gc);
+			if (tiles == 0 ||
+			    has_zero(g + i0 * nc, (i1 - i0) * nc))
+				pairs_rows_backward(sim, i0, i1, nc, d, q, c, g,
+				    gq, gc);
+			else if (tiles == 1)
+				kg_kern_l1_back_rows_avx2(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
+			else if (sim == KG_KERN_L1)
+				kg_kern_l1_back_rows512(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
+			else
+				kg_kern_cmod_back_rows512(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
 		}
 		break;
 	}

@@ -162,6 +162,10 @@ void kg_kern_l1_block8(const float *q, const float *c, size_t d,
     float gamma, float *out);
 void kg_kern_cmod_block8(const float *q, const float *c, size_t d,
     float gamma, int approx, float *out);
+/* The L1 chunk backward of ni <= 4 query rows whose g has no zero, as
+ * kg_kern_l1_back_rows512 below, 8 floats at a time. */
+void kg_kern_l1_back_rows_avx2(size_t ni, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc);
 
 /*
  * For tests: kg_kern_limit_isa(0) makes the kernels take the portable
