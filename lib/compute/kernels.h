@@ -7,7 +7,8 @@
  * uses, its query form, gamma and row layouts live in lib/kge/score.c.
  * lib/compute/kernels_cpu.c and kernels_grad.c implement them on the
  * calling thread (loops the compiler vectorises, with an x86-64-v3 clone,
- * AVX2 blocks in kernels_avx2.c, and kg_sgemm), summing in the order that
+ * AVX2 blocks in kernels_avx2.c, AVX-512 tiles of the L1 and CMOD chunk
+ * forms in kernels_avx512.c, and kg_sgemm), summing in the order that
  * lib/compute/lanes.h defines; a CUDA backend later implements this
  * header in a file of its own.
  *

@@ -14,6 +14,20 @@
 
 #define AVX2 __attribute__((target("avx2")))
 
+static int isa_limit = 2;
+
+void
+kg_kern_limit_isa(int level)
+{
+	isa_limit = level;
+}
+
+int
+kg_kern_isa_allows(int level)
+{
+	return level <= isa_limit;
+}
+
 int
 kg_kern_have_avx2(void)
 {
@@ -23,47 +37,7 @@ kg_kern_have_avx2(void)
 		__builtin_cpu_init();
 		cached = __builtin_cpu_supports("avx2") != 0;
 	}
-	return cached;
-}
-
-/*
- * out[j] = gamma - (((0 + a_j0) + a_j1) + ...) + a_j7 for j < 8: an 8 x 8
- * transpose puts lane l of the eight accumulators into one vector, so
- * that the lane totals are vector sums.  Written out, so that GCC keeps
- * everything in registers.
- */
-AVX2 static inline void
-finish8(const __m256 a[8], float gamma, float *out)
-{
-	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
-	__m256 s = _mm256_setzero_ps();
-
-	t0 = _mm256_unpacklo_ps(a[0], a[1]);
-	t1 = _mm256_unpackhi_ps(a[0], a[1]);
-	t2 = _mm256_unpacklo_ps(a[2], a[3]);
-	t3 = _mm256_unpackhi_ps(a[2], a[3]);
-	t4 = _mm256_unpacklo_ps(a[4], a[5]);
-	t5 = _mm256_unpackhi_ps(a[4], a[5]);
-	t6 = _mm256_unpacklo_ps(a[6], a[7]);
-	t7 = _mm256_unpackhi_ps(a[6], a[7]);
-	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
-	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
-	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
-	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
-	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-	/* Lane l of every accumulator, l = 0..7, in order. */
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x20));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x31));
-	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x31));
-	_mm256_storeu_ps(out, _mm256_sub_ps(_mm256_set1_ps(gamma), s));
+	return cached && isa_limit >= 1;
 }
 
 AVX2 void
@@ -96,7 +70,7 @@ kg_kern_l1_block8(const float *q, const float *c, size_t d, float gamma,
 			a[j] = _mm256_load_ps(lane);
 		}
 	}
-	finish8(a, gamma, out);
+	lanes_finish8(a, gamma, out);
 }
 
 /* sqrt_noerr on eight lanes, operation for operation. */
@@ -169,13 +143,123 @@ kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
 			a[j] = _mm256_load_ps(lane);
 		}
 	}
-	finish8(a, gamma, out);
+	lanes_finish8(a, gamma, out);
+}
+
+/*
+ * The L1 chunk backward of NI <= 4 query rows, 8 floats (those of mask m,
+ * all ones but in d's last strip) at a time over every candidate, as the
+ * AVX-512 tile of kernels_avx512.c: the term is g with the sign of
+ * q - c flipped in, 0 where q - c is 0 or NaN.
+ */
+static inline __attribute__((always_inline, target("avx2"))) void
+l1_back_strip8(const int NI, const int GC, const int PART, __m256i m,
+    size_t nc, size_t d, const float *q, const float *c, const float *g,
+    float *gq, float *gc)
+{
+	const __m256 sign = _mm256_castsi256_ps(_mm256_set1_epi32(
+	    (int)0x80000000u));
+	const __m256 zero = _mm256_setzero_ps();
+	__m256 qv[4], gv[4];
+	size_t j;
+	int i;
+
+#pragma GCC unroll 4
+	for (i = 0; i < NI; i++) {
+		qv[i] = PART ? _mm256_maskload_ps(q + (size_t)i * d, m) :
+		    _mm256_loadu_ps(q + (size_t)i * d);
+		gv[i] = zero;
+	}
+	for (j = 0; j < nc; j++) {
+		__m256 cv = PART ? _mm256_maskload_ps(c + j * d, m) :
+		    _mm256_loadu_ps(c + j * d);
+		__m256 gcv = zero;
+
+		if (GC)
+			gcv = PART ? _mm256_maskload_ps(gc + j * d, m) :
+			    _mm256_loadu_ps(gc + j * d);
+#pragma GCC unroll 4
+		for (i = 0; i < NI; i++) {
+			__m256 e = _mm256_sub_ps(qv[i], cv);
+			__m256 nz = _mm256_cmp_ps(e, zero, _CMP_NEQ_OQ);
+			__m256 s = _mm256_and_ps(nz, _mm256_xor_ps(
+			    _mm256_and_ps(e, sign),
+			    _mm256_set1_ps(g[(size_t)i * nc + j])));
+
+			gv[i] = _mm256_sub_ps(gv[i], s);
+			if (GC)
+				gcv = _mm256_add_ps(gcv, s);
+		}
+		if (GC) {
+			if (PART)
+				_mm256_maskstore_ps(gc + j * d, m, gcv);
+			else
+				_mm256_storeu_ps(gc + j * d, gcv);
+		}
+	}
+#pragma GCC unroll 4
+	for (i = 0; i < NI; i++) {
+		if (PART)
+			_mm256_maskstore_ps(gq + (size_t)i * d, m, gv[i]);
+		else
+			_mm256_storeu_ps(gq + (size_t)i * d, gv[i]);
+	}
+}
+
+static inline __attribute__((always_inline, target("avx2"))) void
+l1_back_rows8(const int NI, const int GC, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc)
+{
+	const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	size_t k = 0;
+
+	for (; k + 8 <= d; k += 8)
+		l1_back_strip8(NI, GC, 0, lanes, nc, d, q + k, c + k, g,
+		    gq + k, GC ? gc + k : NULL);
+	if (k < d)
+		l1_back_strip8(NI, GC, 1, _mm256_cmpgt_epi32(
+		    _mm256_set1_epi32((int)(d - k)), lanes), nc, d, q + k,
+		    c + k, g, gq + k, GC ? gc + k : NULL);
+}
+
+#define L1_BACK8_CASE(n) \
+	case n: \
+		if (gc != NULL) \
+			l1_back_rows8(n, 1, nc, d, q, c, g, gq, gc); \
+		else \
+			l1_back_rows8(n, 0, nc, d, q, c, g, gq, NULL); \
+		break;
+
+AVX2 void
+kg_kern_l1_back_rows_avx2(size_t ni, size_t nc, size_t d, const float *q,
+    const float *c, const float *g, float *gq, float *gc)
+{
+	switch (ni) {
+	L1_BACK8_CASE(1)
+	L1_BACK8_CASE(2)
+	L1_BACK8_CASE(3)
+	L1_BACK8_CASE(4)
+	default:
+		break;
+	}
 }
 
 #else
 
 /* Other CPUs: the portable sums of lanes.h (not called while
  * kg_kern_have_avx2() says 0, but correct). */
+void
+kg_kern_limit_isa(int level)
+{
+	(void)level;
+}
+
+int
+kg_kern_isa_allows(int level)
+{
+	return level == 0;
+}
+
 int
 kg_kern_have_avx2(void)
 {
@@ -200,6 +284,21 @@ kg_kern_cmod_block8(const float *q, const float *c, size_t d, float gamma,
 
 	for (j = 0; j < 8; j++)
 		out[j] = gamma - sum_cmod(q, c + j * d, d, approx);
+}
+
+/* Never called while kg_kern_have_avx2() says 0. */
+void
+kg_kern_l1_back_rows_avx2(size_t ni, size_t nc, size_t d, const float *q,
+    const float *c, const float *g, float *gq, float *gc)
+{
+	(void)ni;
+	(void)nc;
+	(void)d;
+	(void)q;
+	(void)c;
+	(void)g;
+	(void)gq;
+	(void)gc;
 }
 
 #endif

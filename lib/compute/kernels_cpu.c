@@ -176,8 +176,18 @@ kg_kern_chunk(enum kg_kern_sim sim, size_t nq, size_t nc, size_t d,
 		l2diff_chunk(nq, nc, d, gamma, q, c, out, dist);
 		break;
 	case KG_KERN_L1:
+		if (kg_kern_have_avx512()) {
+			kg_kern_l1_chunk512(nq, nc, d, gamma, q, c, out);
+			break;
+		}
+		/* fall through */
 	case KG_KERN_CMOD:
 	case KG_KERN_CMOD_APPROX:
+		if (sim != KG_KERN_L1 && kg_kern_have_avx512()) {
+			kg_kern_cmod_chunk512(sim == KG_KERN_CMOD_APPROX, nq,
+			    nc, d, gamma, q, c, out);
+			break;
+		}
 		for (j0 = 0; j0 < nc; j0 = j1) {
 			j1 = j0 + CAND_TILE < nc ? j0 + CAND_TILE : nc;
 			if (sim == KG_KERN_CMOD_APPROX)

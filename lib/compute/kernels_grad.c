@@ -236,13 +236,50 @@ l2diff_chunk_backward(size_t nq, size_t nc, size_t d, const float *q,
 	}
 }
 
+/*
+ * The L1 and CMOD chunk backward pair by pair for queries [i0, i1): gq's
+ * rows zeroed, then every pair with g != 0 in query-major order, so that
+ * gq_i gathers its terms in candidate order and gc_j in query order.
+ */
+HOT_INLINE void
+pairs_rows_backward(enum kg_kern_sim sim, size_t i0, size_t i1, size_t nc,
+    size_t d, const float *q, const float *c, const float *g, float *gq,
+    float *gc)
+{
+	size_t i, j;
+
+	memset(gq + i0 * d, 0, (i1 - i0) * d * sizeof(*gq));
+	for (i = i0; i < i1; i++)
+		for (j = 0; j < nc; j++) {
+			float gij = g[i * nc + j];
+
+			if (gij == 0.0f)
+				continue;
+			pair_backward(sim, q + i * d, c + j * d, d, gij, 0.0f,
+			    gq + i * d, gc != NULL ? gc + j * d : NULL);
+		}
+}
+
+/* Whether any of g[0..n) is zero (the AVX-512 tile skips no pair). */
+HOT_INLINE int
+has_zero(const float *g, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (g[i] == 0.0f)
+			return 1;
+	return 0;
+}
+
 KG_HOT_CLONES
 void
 kg_kern_chunk_backward(enum kg_kern_sim sim, size_t nq, size_t nc,
     size_t d, const float *q, const float *c, const float *g, float *dist,
     float *gq, float *gc, float *work)
 {
-	size_t i, j;
+	size_t i0, i1, rows;
+	int tiles;
 
 	switch (sim) {
 	case KG_KERN_DOT:
@@ -262,17 +299,29 @@ kg_kern_chunk_backward(enum kg_kern_sim sim, size_t nq, size_t nc,
 	case KG_KERN_L1:
 	case KG_KERN_CMOD:
 	case KG_KERN_CMOD_APPROX:
-		memset(gq, 0, nq * d * sizeof(*gq));
-		for (i = 0; i < nq; i++)
-			for (j = 0; j < nc; j++) {
-				float gij = g[i * nc + j];
-
-				if (gij == 0.0f)
-					continue;
-				pair_backward(sim, q + i * d, c + j * d, d, gij,
-				    0.0f, gq + i * d,
-				    gc != NULL ? gc + j * d : NULL);
-			}
+		/* 2: AVX-512 tiles, 1: AVX2 (L1 only), 0: pair by pair. */
+		tiles = sim == KG_KERN_CMOD ? 0 : kg_kern_have_avx512() ? 2 :
+		    sim == KG_KERN_L1 && kg_kern_have_avx2() ? 1 : 0;
+		rows = sim == KG_KERN_L1 && tiles == 2 ? 8 : 4;
+		for (i0 = 0; i0 < nq; i0 = i1) {
+			i1 = i0 + rows < nq ? i0 + rows : nq;
+			if (tiles == 0 ||
+			    has_zero(g + i0 * nc, (i1 - i0) * nc))
+				pairs_rows_backward(sim, i0, i1, nc, d, q, c, g,
+				    gq, gc);
+			else if (tiles == 1)
+				kg_kern_l1_back_rows_avx2(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
+			else if (sim == KG_KERN_L1)
+				kg_kern_l1_back_rows512(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
+			else
+				kg_kern_cmod_back_rows512(i1 - i0, nc, d,
+				    q + i0 * d, c, g + i0 * nc, gq + i0 * d,
+				    gc);
+		}
 		break;
 	}
 }

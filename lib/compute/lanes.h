@@ -1,6 +1,7 @@
 /*
  * lanes: the summation order of the CPU kernels (kernels_cpu.c,
- * kernels_grad.c, kernels_avx2.c); internal to lib/compute.
+ * kernels_grad.c, kernels_avx2.c, kernels_avx512.c); internal to
+ * lib/compute.
  *
  * Every sum over d runs in one fixed order, "w lanes": lane l adds the
  * terms k = w m + l of the first w floor(n / w) terms, lane 0 then the
@@ -11,7 +12,8 @@
  * written down, it keeps training results from depending on the
  * compiler's choices.  The fixed inner trip counts let GCC vectorise the
  * lanes (in the callers' x86-64-v3 clones, KG_HOT_CLONES); the AVX2 block
- * kernels compute eight candidates at a time in the same order.
+ * kernels compute eight candidates at a time in the same order, the
+ * AVX-512 tiles two pairs' eight lanes to a register.
  */
 #ifndef KG_LANES_H
 #define KG_LANES_H
@@ -160,5 +162,84 @@ void kg_kern_l1_block8(const float *q, const float *c, size_t d,
     float gamma, float *out);
 void kg_kern_cmod_block8(const float *q, const float *c, size_t d,
     float gamma, int approx, float *out);
+/* The L1 chunk backward of ni <= 4 query rows whose g has no zero, as
+ * kg_kern_l1_back_rows512 below, 8 floats at a time. */
+void kg_kern_l1_back_rows_avx2(size_t ni, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc);
+
+/*
+ * For tests: kg_kern_limit_isa(0) makes the kernels take the portable
+ * loops, 1 the AVX2 blocks at most, 2 (the default) the AVX-512 tiles
+ * where the CPU has them; not thread-safe.  kg_kern_isa_allows(level)
+ * says whether that level is allowed now.
+ */
+void kg_kern_limit_isa(int level);
+int kg_kern_isa_allows(int level);
+
+/*
+ * The AVX-512 tiles (kernels_avx512.c), callable only when
+ * kg_kern_have_avx512() says so: the L1 chunk forward, out[i * nc + j] =
+ * gamma - S(q_i, c_j), and the L1 chunk backward of ni <= 8 query rows
+ * (gq overwritten, gc added to unless NULL) for rows whose g has no zero.
+ */
+int kg_kern_have_avx512(void);
+void kg_kern_l1_chunk512(size_t nq, size_t nc, size_t d, float gamma,
+    const float *q, const float *c, float *out);
+void kg_kern_l1_back_rows512(size_t ni, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc);
+/* The same for the complex moduli (approx: CMOD_APPROX); the backward
+ * for CMOD_APPROX only, ni <= 4 rows. */
+void kg_kern_cmod_chunk512(int approx, size_t nq, size_t nc, size_t d,
+    float gamma, const float *q, const float *c, float *out);
+void kg_kern_cmod_back_rows512(size_t ni, size_t nc, size_t d,
+    const float *q, const float *c, const float *g, float *gq, float *gc);
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define LANES_AVX2 static inline __attribute__((always_inline, \
+	target("avx2")))
+
+/*
+ * out[j] = gamma - (((0 + a_j0) + a_j1) + ...) + a_j7 for j < 8: an 8 x 8
+ * transpose puts lane l of the eight accumulators into one vector, so
+ * that the lane totals are vector sums.  Written out, so that GCC keeps
+ * everything in registers.
+ */
+LANES_AVX2 void
+lanes_finish8(const __m256 a[8], float gamma, float *out)
+{
+	__m256 t0, t1, t2, t3, t4, t5, t6, t7, u0, u1, u2, u3, u4, u5, u6, u7;
+	__m256 s = _mm256_setzero_ps();
+
+	t0 = _mm256_unpacklo_ps(a[0], a[1]);
+	t1 = _mm256_unpackhi_ps(a[0], a[1]);
+	t2 = _mm256_unpacklo_ps(a[2], a[3]);
+	t3 = _mm256_unpackhi_ps(a[2], a[3]);
+	t4 = _mm256_unpacklo_ps(a[4], a[5]);
+	t5 = _mm256_unpackhi_ps(a[4], a[5]);
+	t6 = _mm256_unpacklo_ps(a[6], a[7]);
+	t7 = _mm256_unpackhi_ps(a[6], a[7]);
+	u0 = _mm256_shuffle_ps(t0, t2, 0x44);
+	u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+	u2 = _mm256_shuffle_ps(t1, t3, 0x44);
+	u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+	u4 = _mm256_shuffle_ps(t4, t6, 0x44);
+	u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+	u6 = _mm256_shuffle_ps(t5, t7, 0x44);
+	u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+	/* Lane l of every accumulator, l = 0..7, in order. */
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x20));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u0, u4, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u1, u5, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u2, u6, 0x31));
+	s = _mm256_add_ps(s, _mm256_permute2f128_ps(u3, u7, 0x31));
+	_mm256_storeu_ps(out, _mm256_sub_ps(_mm256_set1_ps(gamma), s));
+}
+
+#endif
 
 #endif
