@@ -534,8 +534,13 @@ kg_kern_cmod_back_rows512(size_t ni, size_t nc, size_t d, const float *q,
 	CMOD_BACK_CASE(3)
 	CMOD_BACK_CASE(4)
 	default:
-		break;
+		return;
 	}
+	/* An odd d's last float has no complex partner and no gradient:
+	 * written 0, as the pair-by-pair backward leaves it. */
+	if (d & 1)
+		for (size_t i = 0; i < ni; i++)
+			gq[i * d + d - 1] = 0.0f;
 }
 
 #else

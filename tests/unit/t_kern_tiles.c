@@ -284,7 +284,7 @@ check_cmod(enum kg_kern_sim sim, int level, size_t nq, size_t nc, size_t d,
 static void
 t_cmod_tiles(void)
 {
-	static const size_t cdims[] = { 2, 14, 16, 18, 30, 32, 34, 48, 66 };
+	static const size_t cdims[] = { 1, 2, 14, 16, 18, 30, 32, 33, 34, 48, 66 };
 	static const enum kg_kern_sim csims[] = {
 		KG_KERN_CMOD, KG_KERN_CMOD_APPROX
 	};
