@@ -18,10 +18,11 @@
 #   lib/      the shared libraries the tools and the test programs load,
 #             found with ldd, under their sonames: OpenBLAS and its
 #             Fortran runtime, Jansson, xxHash, zlib, METIS, libcsv,
-#             libgomp, and Open MPI's libmpi with what it loads.  glibc's
-#             own (libc, libm, libpthread, libdl, librt, ld-linux) and the
-#             C++ runtime (libstdc++, libgcc_s: that machine's gcc has
-#             them, newer) stay behind.  The tools call MPI_Init only
+#             and Open MPI's libmpi with what it loads.  glibc's own
+#             (libc, libm, libpthread, libdl, librt, ld-linux) and gcc's
+#             runtime (libstdc++, libgcc_s, libgomp: that machine's gcc
+#             has them, newer, and the test programs it builds there need
+#             its libgomp, not ours) stay behind.  The tools call MPI_Init only
 #             under mpirun (lib/dist/dist.c: kg_dist_launched), so one
 #             process needs libmpi loadable, not its plugins or help
 #             files, and no mpirun is carried.  cuBLAS (dlopened by the
@@ -93,8 +94,8 @@ for prog in $tests $tools; do ldd "$prog"; done |
     awk '$2 == "=>" && $3 ~ /^\// && !seen[$1]++ { print $1, $3 }' |
 while read -r soname path; do
 	case "$soname" in
-	libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|\
-	libdl.so*|librt.so*|ld-linux*) continue ;;
+	libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libgomp.so*|\
+	libpthread.so*|libdl.so*|librt.so*|ld-linux*) continue ;;
 	esac
 	cp -L "$path" "gpu-carry.tmp/lib/$soname"
 	strip --strip-unneeded "gpu-carry.tmp/lib/$soname" 2>/dev/null || true
