@@ -81,7 +81,12 @@
 # at that size here).
 # Needs bash, python3 (for the JSON), nvidia-smi on a GPU; no jq.
 set -u
-cd "$(dirname "$0")/.."
+# Paths given in the environment are taken from where it was started.
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
+for v in KG_GPU_CARRY KG_GPU_BIN KG_GPU_AUX KG_GPU_DATA KG_GPU_OUT KG_GPU_WORK OUT; do
+	eval "[ -n \"\${$v:-}\" ] && $v=\$(abs \"\$$v\")"
+done
+cd "$(dirname "$0")/.." || exit 1
 top=$PWD
 dry=0
 case "${1:-}" in
@@ -114,8 +119,7 @@ else
 	out=${KG_GPU_OUT:-${OUT:-$top/bench/work/gpu}}
 fi
 mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
-if [ "$out/gpu.json" -ef "$top/bench/results/gpu.json" ] ||
-    [ "$out" = "$top/bench/results" ]; then
+if [ "$out" -ef "$top/bench/results" ]; then
 	echo "bench/gpu.sh: will not write into bench/results/ (copy a real GPU run's gpu.json there by hand)" >&2
 	exit 2
 fi
@@ -272,7 +276,7 @@ def final(argv):
             fig[s] = {"gpu_positives_per_second": gp,
                       "cpu_positives_per_second": cp,
                       "gpu_over_cpu": ratio(gp, cp)}
-    if ("dglke", "gpu") in by:
+    if "dglke" in fig:
         fig["dglke"]["target_positives_per_second"] = 5e6
         fig["dglke"]["meets_target"] = bool(g("dglke", "gpu", "positives_per_second") or 0) and g("dglke", "gpu", "positives_per_second") >= 5e6
     if ("acc", "gpu") in by:
