@@ -169,8 +169,12 @@ test: deps
 test-gpu: $(GPU_TESTS)
 	@tests/gpu/run.sh $(BUILD)
 
-# What bench/gpu_device.sh needs on the lent GPU machine, in gpu-carry/.
+# What bench/gpu_device.sh and bench/gpu.sh need on the lent GPU machine,
+# in gpu-carry/: the tools built with CUDA=1 in build-cuda/ (nvcc
+# required), the shared libraries they load, headers and data.
 gpu-carry: $(GPU_TESTS)
+	@$(MAKE) --no-print-directory CUDA=1 BUILD=build-cuda \
+	    BIN=build-cuda/bin tools
 	@bench/gpu_carry.sh
 
 unit: all

@@ -1,31 +1,60 @@
 #!/usr/bin/env bash
-# Run on the lent GPU machine, from the repository root, with gpu-carry/
-# carried (made here by `make gpu-carry`; see bench/gpu_carry.sh): build
-# the CUDA backend and the GPU test program there with its nvcc and gcc
-# (no mpicc, no Debian packages: headers and libraries from gpu-carry/),
-# then `make test-gpu`.  Logs go to $OUT (or bench/work/gpu when unset):
-# env.txt (GPU, driver, compilers), build.log, test-gpu.log, eval.txt
-# (tests/gpu/gpu_eval.c's timings of filtered ranking, device and CPU),
-# and gpu_buf.json: a table 10x the device's memory budget (FB15k-237 in 40
-# partitions, carried in gpu-carry/data) through the partition buffer,
-# positives/s beside the same table in GPU memory and the swaps against
-# the BETA order's lower bound (tests/gpu/gpu_buf.c).  Within the
-# device tool's 10 minutes: the build is about 100 C files and one .cu on
-# 16 cores.  Without GNU make there (or with KG_NO_MAKE=1) it compiles
-# by hand.
+# The one command a session lent a GPU runs (issue 31, "Running it on a
+# GPU"), from the repository root with gpu-carry/ carried:
 #
-#   device run: bash bench/gpu_device.sh     carry: ["gpu-carry"]
+#   device run:  bash bench/gpu_device.sh       carry: ["gpu-carry"]
+#                timeout_s: 600 (it keeps itself within KG_DEVICE_BUDGET)
+#
+# gpu-carry/ is made here by `make gpu-carry` (bench/gpu_carry.sh): the
+# kg-* tools built with CUDA=1 for sm_90 and the shared libraries they
+# load (packed in runtime.tar.xz), the headers of kgpipe's Debian
+# packages, FB15k and FB15k-237; about 18 MB, with the tree well under the
+# device tool's 64 MiB.  That machine has nvcc 13, gcc and PyTorch (whose
+# nvidia-cublas wheel, or the toolkit, gives the cuBLAS the backend
+# dlopens) but no Debian packages, no MPI and no network.
+#
+# In order, everything to $OUT (or bench/work/gpu when unset), 7 files
+# within the tool's 8:
+#  1. env.txt: GPU, driver, compilers, cores, the carried tools' commit;
+#  2. bench/gpu.sh with the carried tools: every figure of the issue, GPU
+#     and the same machine's CPU cores, into gpu.json and gpu.log (no
+#     stage starts after KG_GPU_DEADLINE, default 300 s; see its header);
+#  3. the build check: the CUDA backend and the test programs of tests/gpu
+#     compiled there with its nvcc and gcc against the carried headers and
+#     libraries (no mpicc: the archive members the test programs pull in
+#     do not call MPI), build.log;
+#  4. make test-gpu (tests/gpu/run.sh), test-gpu.log, under a timeout that
+#     keeps the whole within KG_DEVICE_BUDGET (default 560 s); eval.txt
+#     (tests/gpu/gpu_eval.c's filtered-ranking timings, device and CPU,
+#     without the process's loading) and gpu_buf.json (tests/gpu/gpu_buf.c:
+#     a table 10x the budget through the partition buffer) go into
+#     gpu.json too, under "test_gpu".
+# Step 2 stops starting stages at 300 s and any run at 420 s
+# (KG_GPU_DEADLINE, KG_GPU_HARD), which leaves at least 140 s of the 560
+# for steps 3-4 (the build of ~100 C files and one .cu runs on 16 cores
+# there; not timed there yet).  When one call is
+# not enough, two calls split it: KG_GPU_SKIP_TESTS=1 (step 2 alone,
+# then KG_GPU_DEADLINE=420 suits) and KG_GPU_SKIP_BENCH=1 (steps 3-4).
+# KG_GPU_SKIP_BENCH=1 leaves out step 2, KG_GPU_SKIP_TESTS=1 steps 3-4;
+# KG_GPU_DRY=1 (here, without a GPU) runs step 2 as bench/gpu.sh
+# --dry-run into bench/work/gpu-dry, and step 4 then says in one line that
+# it skipped.
+# Without GNU make there (or with KG_NO_MAKE=1) step 3 compiles by hand.
 set -u
 cd "$(dirname "$0")/.."
+t_start=$(date +%s)
+budget=${KG_DEVICE_BUDGET:-560}
 out=${OUT:-bench/work/gpu}
-mkdir -p "$out"
+[ -n "${KG_GPU_DRY:-}" ] && out=bench/work/gpu-dry
+mkdir -p "$out" && out=$(cd "$out" && pwd) || exit 1
 top=$PWD
 carry=$top/gpu-carry
-if [ ! -d "$carry/include" ]; then
-	echo "gpu_device: gpu-carry/ is missing: run make gpu-carry here and carry it" |
+if [ ! -d "$carry/include" ] || [ ! -f "$carry/runtime.tar.xz" ]; then
+	echo "gpu_device: gpu-carry/ is missing or old: run make gpu-carry here and carry it" |
 	    tee "$out/build.log" >&2
 	exit 1
 fi
+rt=$(bash bench/gpu_carry.sh --unpack "$carry") || exit 1
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 cuda_home=$(cd "$(dirname "$nvcc")/.." 2>/dev/null && pwd)
 {
@@ -38,17 +67,34 @@ cuda_home=$(cd "$(dirname "$nvcc")/.." 2>/dev/null && pwd)
 	gcc --version | head -1
 	command -v make || echo "no make"
 	nproc
-	git log -1 --format='commit %H %s' 2>/dev/null
+	git log -1 --format='tree commit %H %s' 2>/dev/null
+	echo "carried tools:"
+	cat "$carry/BUILD_INFO"
 } >"$out/env.txt" 2>&1
+
+# 2. The figures, with the carried tools.
+bench_rc=0
+if [ -z "${KG_GPU_SKIP_BENCH:-}" ]; then
+	KG_GPU_OUT=$out KG_GPU_DEADLINE=${KG_GPU_DEADLINE:-300} \
+	    bash bench/gpu.sh ${KG_GPU_DRY:+--dry-run}
+	bench_rc=$?
+	echo "bench/gpu.sh: status $bench_rc, $(( $(date +%s) - t_start )) s since the start" |
+	    tee -a "$out/env.txt"
+fi
+if [ -n "${KG_GPU_SKIP_TESTS:-}" ]; then
+	exit $bench_rc
+fi
 # cuBLAS: the toolkit's, or the pip wheel PyTorch brings.
-pycublas=$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib"))' 2>/dev/null || true)
-export LD_LIBRARY_PATH=$carry/lib:$cuda_home/lib64${pycublas:+:$pycublas}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+pycublas=$(python3 -c 'import glob, os, nvidia
+print(next((os.path.dirname(f) for p in nvidia.__path__ for f in sorted(glob.glob(
+    os.path.join(p, "**", "libcublas.so.*"), recursive=True))), ""))' 2>/dev/null || true)
+export LD_LIBRARY_PATH=$rt/lib:$cuda_home/lib64${pycublas:+:$pycublas}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 build=build-gpu
 # The test programs need OpenBLAS, Jansson and xxHash (no MPI, METIS...:
 # the archive members they pull in do not call them); every lib/ file
 # still compiles, against the carried headers.
 # Warnings stay warnings there: that machine's gcc may know new ones.
-libs="-L$carry/lib -Wl,-rpath-link,$carry/lib -l:libopenblas.so.0 -l:libjansson.so.4 -l:libxxhash.so.0 -lm -fopenmp -L$cuda_home/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread"
+libs="-L$rt/lib -Wl,-rpath-link,$rt/lib -l:libopenblas.so.0 -l:libjansson.so.4 -l:libxxhash.so.0 -lm -fopenmp -L$cuda_home/lib64 -lcudart_static -lstdc++ -ldl -lrt -lpthread"
 make_vars=(CC=gcc CUDA=1 CUDA_HOME="$cuda_home" NVCC="$nvcc" NVCC_WERROR=
     BUILD=$build PKG_CFLAGS="-I$carry/include" LDLIBS="$libs")
 
@@ -104,17 +150,44 @@ set -o pipefail
 if [ -f "$carry/data/fb15k-237/train.txt.gz" ]; then
 	export KG_SHARED_DATA=$carry/data
 fi
-export KG_GPU_BUF_BENCH=$top/$out/gpu_buf.json
-case "$out" in /*) KG_GPU_BUF_BENCH=$out/gpu_buf.json ;; esac
-if [ $have_make -eq 1 ]; then
-	make "${make_vars[@]}" test-gpu 2>&1 | tee "$out/test-gpu.log"
+export KG_GPU_BUF_BENCH=$out/gpu_buf.json
+left=$((budget - ($(date +%s) - t_start)))
+if [ "$left" -lt 30 ]; then
+	echo "gpu_device: no time left for make test-gpu ($left s of $budget)" |
+	    tee "$out/test-gpu.log"
+	rc=1
+elif [ $have_make -eq 1 ]; then
+	timeout "$left" make "${make_vars[@]}" test-gpu 2>&1 | tee "$out/test-gpu.log"
+	rc=$?
 else
-	tests/gpu/run.sh "$build" 2>&1 | tee "$out/test-gpu.log"
+	timeout "$left" tests/gpu/run.sh "$build" 2>&1 | tee "$out/test-gpu.log"
+	rc=$?
 fi
-rc=$?
+[ $rc -eq 124 ] && echo "gpu_device: make test-gpu stopped after $left s (KG_DEVICE_BUDGET $budget)" |
+    tee -a "$out/test-gpu.log"
 # The filtered evaluation timings (issue 31's target: FB15k-237's test
 # split, both sides, all entities, in 0.1 s): gpu_eval's "# eval" lines.
 grep '^# eval ' "$out/test-gpu.log" | sed 's/^# eval //' >"$out/eval.txt"
 echo "eval timings: $out/eval.txt"
 cat "$out/eval.txt"
+# Into gpu.json: the test programs' timings and result.
+if [ -f "$out/gpu.json" ]; then
+	python3 - "$out" <<'PY'
+import json, os, sys
+o = sys.argv[1]
+j = json.load(open(os.path.join(o, "gpu.json")))
+t = {"eval_timings": [l.rstrip("\n") for l in open(os.path.join(o, "eval.txt"))]}
+try:
+    t["gpu_buf"] = json.load(open(os.path.join(o, "gpu_buf.json")))
+except Exception:
+    t["gpu_buf"] = None
+lines = open(os.path.join(o, "test-gpu.log")).read().splitlines()
+t["result"] = lines[-1] if lines else None
+j["test_gpu"] = t
+json.dump(j, open(os.path.join(o, "gpu.json.tmp"), "w"), indent=1)
+os.replace(os.path.join(o, "gpu.json.tmp"), os.path.join(o, "gpu.json"))
+PY
+fi
+echo "gpu_device: $(( $(date +%s) - t_start )) s in all"
+[ $bench_rc -eq 0 ] || rc=1
 exit $rc
