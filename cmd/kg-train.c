@@ -648,8 +648,9 @@ device_ready(struct state *s)
 	if (kg_train_device_check(&s->o) < 0)
 		return KG_EXIT_USAGE;
 	/* Partitions: the device's partition buffer, its capacity checked
-	 * against them before any work. */
-	if (s->x.mode == KG_DIST_BUCKETS) {
+	 * against them before any work (one process; under mpirun each
+	 * rank's device takes a bucket at a time, lib/dist/buckets.c). */
+	if (s->x.mode == KG_DIST_BUCKETS && kg_dist_launched_size() == 1) {
 		rc = kg_dist_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
 		if (rc == KG_ERR_VERSION)
 			return KG_EXIT_VERSION;
