@@ -76,10 +76,12 @@ $(error NCCL=1 but the CUDA backend is not built or nccl.h and \
 endif
 # Objects record whether they were built with the backend: the file below
 # changes when CUDA (or NCCL) does, and every object depends on it.
+# One setting a line (tests grep '^KG_CUDA=1$$').
 CUDA_CFG := $(BUILD)/cuda.cfg
-$(shell mkdir -p $(BUILD) && { echo 'KG_CUDA=$(KG_CUDA) KG_NCCL=$(KG_NCCL)' | \
-	cmp -s - $(CUDA_CFG) || \
-	echo 'KG_CUDA=$(KG_CUDA) KG_NCCL=$(KG_NCCL)' > $(CUDA_CFG); })
+$(shell mkdir -p $(BUILD) && { printf 'KG_CUDA=%s\nKG_NCCL=%s\n' \
+	'$(KG_CUDA)' '$(KG_NCCL)' | cmp -s - $(CUDA_CFG) || \
+	printf 'KG_CUDA=%s\nKG_NCCL=%s\n' '$(KG_CUDA)' '$(KG_NCCL)' \
+	> $(CUDA_CFG); })
 ifeq ($(KG_CUDA),1)
 ALL_CFLAGS += -DKG_HAVE_CUDA
 LDLIBS += $(CUDA_LIBS)
