@@ -736,6 +736,7 @@ train(struct state *s, int *argc, char ***argv)
 		return KG_EXIT_USAGE;
 	}
 	if (choose_gpu(s, &d) < 0) {
+		free(s->rank_gpus);
 		kg_dist_finalize(&d);
 		return KG_EXIT_USAGE;
 	}
