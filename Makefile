@@ -56,14 +56,38 @@ CUDA_LIBS := -L$(CUDA_HOME)/lib64 -lcudart_static -lstdc++ -ldl -lrt \
 	-lpthread
 CU_SRC := $(if $(KG_CUDA),$(wildcard lib/compute/cuda/*.cu))
 CU_OBJ := $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+# NCCL (several GPUs under mpirun, issue 31 item 5): NCCL=auto (the
+# default) notes it, with -DKG_HAVE_NCCL, when the CUDA backend is built
+# and nccl.h and libnccl.so are under $(CUDA_HOME); NCCL=1 requires it,
+# NCCL=0 leaves it out.  Nothing links it: libnccl.so is some 200 MB,
+# which every tool would then need to start, and the ranks exchange
+# through MPI over host memory (lib/dist) whether it is there or not.
+NCCL ?= auto
+ifeq ($(filter auto 0 1,$(NCCL)),)
+$(error NCCL must be auto, 0 or 1, not '$(NCCL)')
+endif
+KG_NCCL := $(if $(and $(KG_CUDA),$(filter-out 0,$(NCCL)),\
+	$(wildcard $(CUDA_HOME)/include/nccl.h),\
+	$(wildcard $(CUDA_HOME)/lib64/libnccl.so*)),1)
+ifeq ($(NCCL)$(KG_NCCL),1)
+$(error NCCL=1 but the CUDA backend is not built or nccl.h and \
+	libnccl.so are not under $(CUDA_HOME): install NCCL, set CUDA_HOME, \
+	or build with NCCL=0)
+endif
 # Objects record whether they were built with the backend: the file below
-# changes when CUDA does, and every object depends on it.
+# changes when CUDA (or NCCL) does, and every object depends on it.
+# One setting a line (tests grep '^KG_CUDA=1$$').
 CUDA_CFG := $(BUILD)/cuda.cfg
-$(shell mkdir -p $(BUILD) && { echo 'KG_CUDA=$(KG_CUDA)' | \
-	cmp -s - $(CUDA_CFG) || echo 'KG_CUDA=$(KG_CUDA)' > $(CUDA_CFG); })
+$(shell mkdir -p $(BUILD) && { printf 'KG_CUDA=%s\nKG_NCCL=%s\n' \
+	'$(KG_CUDA)' '$(KG_NCCL)' | cmp -s - $(CUDA_CFG) || \
+	printf 'KG_CUDA=%s\nKG_NCCL=%s\n' '$(KG_CUDA)' '$(KG_NCCL)' \
+	> $(CUDA_CFG); })
 ifeq ($(KG_CUDA),1)
 ALL_CFLAGS += -DKG_HAVE_CUDA
 LDLIBS += $(CUDA_LIBS)
+endif
+ifeq ($(KG_NCCL),1)
+ALL_CFLAGS += -DKG_HAVE_NCCL
 endif
 
 # lib/ holds one folder per layer, declared lowest first in lib/LAYERS

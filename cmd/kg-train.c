@@ -24,6 +24,7 @@
 #include "kge/model.h"
 #include "dist/dist.h"
 #include "dist/dist_train.h"
+#include "dist/gpus.h"
 #include "dist/ship.h"
 #include "kge/train.h"
 #include "kge/train_device.h"
@@ -43,7 +44,7 @@ enum {
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
 	O_OVA_DURA, O_DEVICE, O_GPU, O_GPUBUF, O_GPUBUDGET,
-	O_DETERMINISTIC
+	O_DETERMINISTIC, O_GPUS
 };
 
 static const struct option long_opts[] = {
@@ -121,6 +122,7 @@ static const struct option long_opts[] = {
 	{ "force", no_argument, NULL, O_FORCE },
 	{ "device", required_argument, NULL, O_DEVICE },
 	{ "gpu", required_argument, NULL, O_GPU },
+	{ "gpus", required_argument, NULL, O_GPUS },
 	{ "progress", no_argument, NULL, O_PROGRESS },
 	{ "dist", required_argument, NULL, O_DIST },
 	{ "partitions", required_argument, NULL, O_PARTS },
@@ -178,6 +180,13 @@ struct state {
 	int double_ent, double_rel;
 	int epochs_given;	/* --epochs, on the command line or config */
 	struct kg_device device;	/* --device, --gpu */
+	int device_given;	/* --device or --gpu given */
+	int pinned;		/* --device cuda:N or --gpu N: every rank on N */
+	int gpus[KG_GPU_LIST_MAX];	/* --gpus: one per local rank, cycled */
+	size_t n_gpus;
+	int emulated;		/* the seam with KG_DEVICE_COUNT (device_ready) */
+	uint32_t emulated_count;
+	int *rank_gpus;		/* every rank's GPU (train) */
 	int ship;		/* --ship_inputs */
 };
 
@@ -388,8 +397,15 @@ apply_run(struct state *s, int ch, const char *arg)
 	case O_OVA_PLATEAU: return kg_parse_u32("--one_vs_all_plateau", arg, 1,
 	    1u << 24, &s->j.one_vs_all_plateau);
 	case 'q': s->j.quiet = 1; return 0;
-	case O_DEVICE: return kg_cli_device(arg, &s->device);
-	case O_GPU: return kg_cli_gpu(arg, &s->device);
+	case O_DEVICE:
+		s->device_given = 1;
+		s->pinned = strchr(arg, ':') != NULL;
+		return kg_cli_device(arg, &s->device);
+	case O_GPU:
+		s->device_given = 1;
+		s->pinned = 1;
+		return kg_cli_gpu(arg, &s->device);
+	case O_GPUS: return kg_cli_gpus(arg, s->gpus, &s->n_gpus);
 	case O_IGNORED: return 0;	/* warned about by the caller */
 	}
 	return NOT_MINE;
@@ -566,23 +582,58 @@ ship_inputs(struct state *s, struct kg_dist *d, char **local,
 }
 
 /*
- * Where the step runs (--device, --gpu): the CPU trainer, or the device
- * trainer (kge/train_device.h) on a visible GPU, for one process and the
- * options it takes, with --partitions over the device's partition buffer
- * (kge/train_device_buf.h); one line and KG_EXIT_USAGE otherwise, before
- * any work.  KG_TRAIN_SEAM=cpu, a test hook, runs the device trainer on the
- * CPU backend.
+ * --gpus LIST: the GPUs of the ranks, which means --device cuda; with
+ * --device cpu, or with one GPU named, a usage error.  0 or -1.
+ */
+static int
+gpus_opt(struct state *s)
+{
+	if (s->n_gpus == 0)
+		return 0;
+	if (s->device_given && s->device.kind == KG_DEVICE_CPU) {
+		kg_error("--gpus lists the GPUs of the ranks; it does not go "
+		    "with --device cpu");
+		return -1;
+	}
+	if (s->pinned) {
+		kg_error("--gpus and --device cuda:N (or --gpu N) both choose "
+		    "the GPU; give one of them");
+		return -1;
+	}
+	s->device.kind = KG_DEVICE_CUDA;
+	s->device.index = s->gpus[0];
+	return 0;
+}
+
+/*
+ * Where the step runs (--device, --gpu, --gpus): the CPU trainer, or the
+ * device trainer (kge/train_device.h) on a visible GPU, alone or under
+ * mpirun with --dist ssgd, with --partitions over the device's partition
+ * buffer (kge/train_device_buf.h); one line and KG_EXIT_USAGE otherwise,
+ * before any work.  Test hooks: KG_TRAIN_SEAM=cpu runs the device trainer
+ * on the CPU backend; with it, KG_DEVICE_COUNT=N lets --device cuda and
+ * --gpus choose each rank's GPU as if N were visible (train() names them
+ * in its lines and the manifest), the steps running on the CPU backend.
  */
 static int
 device_ready(struct state *s)
 {
-	const char *seam = getenv("KG_TRAIN_SEAM");
+	const char *seam = getenv("KG_TRAIN_SEAM"), *count;
+	int seam_env = seam != NULL && strcmp(seam, "cpu") == 0, rc;
+	int gpu_opts = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0;
 	char name[32];
 
-	s->j.seam = s->device.kind == KG_DEVICE_CPU && seam != NULL &&
-	    strcmp(seam, "cpu") == 0;
-	int gpu_opts = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0, rc;
-
+	if (gpus_opt(s) < 0)
+		return KG_EXIT_USAGE;
+	count = seam_env ? getenv("KG_DEVICE_COUNT") : NULL;
+	if (count != NULL && s->device.kind == KG_DEVICE_CUDA) {
+		if (kg_parse_u32("KG_DEVICE_COUNT", count, 0,
+		    KG_DEVICE_MAX_INDEX + 1, &s->emulated_count) < 0)
+			return KG_EXIT_USAGE;
+		s->emulated = 1;
+	}
+	s->j.seam = seam_env && (s->device.kind == KG_DEVICE_CPU ||
+	    s->emulated);
 	if (gpu_opts && (s->x.mode != KG_DIST_BUCKETS ||
 	    (s->device.kind == KG_DEVICE_CPU && !s->j.seam))) {
 		kg_error("--gpu_buffer and --gpu_mem_budget need --partitions "
@@ -592,17 +643,14 @@ device_ready(struct state *s)
 	if (s->device.kind == KG_DEVICE_CPU && !s->j.seam)
 		return KG_EXIT_OK;
 	kg_device_format(&s->device, name, sizeof(name));
-	if (kg_backend_check(&s->device) < 0)
+	if (!s->emulated && kg_backend_check(&s->device) < 0)
 		return KG_EXIT_USAGE;
-	if (s->x.mode == KG_DIST_SSGD) {
-		kg_error("%s: --dist ssgd trains on the CPU only", name);
-		return KG_EXIT_USAGE;
-	}
 	if (kg_train_device_check(&s->o) < 0)
 		return KG_EXIT_USAGE;
 	/* Partitions: the device's partition buffer, its capacity checked
-	 * against them before any work. */
-	if (s->x.mode == KG_DIST_BUCKETS) {
+	 * against them before any work (one process; under mpirun each
+	 * rank's device takes a bucket at a time, lib/dist/buckets.c). */
+	if (s->x.mode == KG_DIST_BUCKETS && kg_dist_launched_size() == 1) {
 		rc = kg_dist_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
 		if (rc == KG_ERR_VERSION)
 			return KG_EXIT_VERSION;
@@ -610,8 +658,60 @@ device_ready(struct state *s)
 			return rc == -2 ? KG_EXIT_FAIL : KG_EXIT_USAGE;
 		s->x.gpu_mem_budget = 0;
 	}
-	s->j.device = s->device;
+	s->j.device = s->emulated ? (struct kg_device)KG_DEVICE_INIT :
+	    s->device;
 	return KG_EXIT_OK;
+}
+
+/*
+ * Under --device cuda (or --gpus): this rank's GPU (dist/gpus.h) into the
+ * job, every rank's in s->rank_gpus for the manifest, and unless quiet a
+ * line from each rank naming it.  Every entry of --gpus is checked on
+ * every rank, so a refusal is every rank's; one line (the lowest failing
+ * rank's) is printed.  0, or -1 on every rank (collective).
+ */
+static int
+choose_gpu(struct state *s, struct kg_dist *d)
+{
+	int lrank, lsize, count, dev = -1, rc = 0, i, *bad;
+	char msg[512];
+
+	if (s->device.kind != KG_DEVICE_CUDA)
+		return 0;
+	kg_dist_local_rank(d, &lrank, &lsize);
+	count = s->emulated ? (int)s->emulated_count : kg_gpu_count();
+	kg_error_hold(1);
+	for (i = 0; rc == 0 && (size_t)i < s->n_gpus; i++)
+		rc = kg_gpu_pick(i, count, s->gpus, s->n_gpus, -1, &dev);
+	if (rc == 0)
+		rc = kg_gpu_pick(lrank, count, s->gpus, s->n_gpus, s->pinned ?
+		    s->device.index : -1, &dev);
+	kg_error_hold(0);
+	snprintf(msg, sizeof(msg), "%s", rc < 0 ? kg_error_last() : "");
+	bad = kg_xcalloc((size_t)d->size, sizeof(int));
+	s->rank_gpus = kg_xcalloc((size_t)d->size, sizeof(int));
+	kg_dist_allgather(d, &rc, sizeof(rc), bad);
+	kg_dist_allgather(d, &dev, sizeof(dev), s->rank_gpus);
+	for (i = 0; i < d->size && bad[i] == 0; i++)
+		;
+	free(bad);
+	if (i < d->size) {
+		if (i == d->rank)
+			kg_error("%s", msg);
+		return -1;
+	}
+	s->device.index = dev;
+	if (!s->emulated)
+		s->j.device = s->device;
+	s->j.gpus = s->rank_gpus;
+	s->j.n_gpus = d->size;
+	s->j.gpus_emulated = s->emulated;
+	if (d->size > 1 && !s->j.quiet)
+		fprintf(stderr, "%s: rank %d of %d (local rank %d of %d) "
+		    "trains on cuda:%d%s\n", kg_progname(), d->rank, d->size,
+		    lrank, lsize, dev, s->emulated ?
+		    " (emulated: KG_DEVICE_COUNT, the CPU backend)" : "");
+	return 0;
 }
 
 /*
@@ -632,6 +732,11 @@ train(struct state *s, int *argc, char ***argv)
 		if (d.rank == 0)
 			kg_error("%d ranks under mpirun need --partitions DIR "
 			    "(partition buckets) or --dist ssgd", d.size);
+		kg_dist_finalize(&d);
+		return KG_EXIT_USAGE;
+	}
+	if (choose_gpu(s, &d) < 0) {
+		free(s->rank_gpus);
 		kg_dist_finalize(&d);
 		return KG_EXIT_USAGE;
 	}
@@ -670,6 +775,7 @@ train(struct state *s, int *argc, char ***argv)
 	free(shipped[1]);
 	kg_dist_ssgd_free(ssgd);
 	kg_dist_finalize(&d);
+	free(s->rank_gpus);
 	return rc;
 }
 

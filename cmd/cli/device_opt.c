@@ -4,6 +4,7 @@
 
 #include "cli/tool.h"
 #include "core/util.h"
+#include "dist/gpus.h"
 
 int
 kg_cli_device(const char *arg, struct kg_device *d)
@@ -21,6 +22,12 @@ kg_cli_gpu(const char *arg, struct kg_device *d)
 	d->kind = n < 0 ? KG_DEVICE_CPU : KG_DEVICE_CUDA;
 	d->index = n < 0 ? 0 : (int)n;
 	return 0;
+}
+
+int
+kg_cli_gpus(const char *arg, int *list, size_t *n)
+{
+	return kg_gpu_list_parse("--gpus", arg, list, n);
 }
 
 int

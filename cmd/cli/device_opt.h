@@ -12,6 +12,8 @@
 #ifndef KG_DEVICE_OPT_H
 #define KG_DEVICE_OPT_H
 
+#include <stddef.h>
+
 #include "compute/backend.h"
 
 /* --device DEV: "cpu", "cuda" or "cuda:N"; 0, or -1 after kg_error(). */
@@ -19,6 +21,11 @@ int kg_cli_device(const char *arg, struct kg_device *d);
 
 /* DGL-KE's --gpu N: -1 is the CPU, N >= 0 is cuda:N; 0 or -1. */
 int kg_cli_gpu(const char *arg, struct kg_device *d);
+
+/* kg-train's --gpus LIST: GPU numbers separated by commas, one per local
+ * rank under mpirun, cycled (dist/gpus.h); into list (KG_GPU_LIST_MAX
+ * entries), *n of them.  0 or -1. */
+int kg_cli_gpus(const char *arg, int *list, size_t *n);
 
 /*
  * KG_EXIT_OK when "work" ("training", "evaluation", "prediction") can run

@@ -379,6 +379,20 @@ figures(const struct job *b)
 		json_object_set_new(fig, "backend",
 		    json_string(kg_backend_cpu_name()));
 	}
+	if (b->j->n_gpus > 0) {
+		json_t *a = json_array();
+		char dev[32];
+		int i;
+
+		for (i = 0; i < b->j->n_gpus; i++) {
+			snprintf(dev, sizeof(dev), "cuda:%d", b->j->gpus[i]);
+			json_array_append_new(a, json_string(dev));
+		}
+		json_object_set_new(fig, "devices", a);
+		if (b->j->gpus_emulated)
+			json_object_set_new(fig, "devices_emulated",
+			    json_true());
+	}
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
 	if (b->j->one_vs_all_plateau > 0)

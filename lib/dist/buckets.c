@@ -182,6 +182,7 @@ teardown(struct kg_buckets *v)
 	uint32_t p;
 
 	kg_dev_buffer_free(v->db);
+	kg_dev_ranks_free(v->dr);
 	kg_backend_free(v->be);
 	for (p = 0; v->pinned != NULL && p < v->P; p++)
 		if (v->pinned[p])
@@ -276,8 +277,10 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
 	v->tr.chunk_base = (uint64_t)v->pass << 32;
 	if ((v->db != NULL ? kg_dev_buffer_bucket(v->db, a, c, v->pos + 3 * lo,
-	    hi - lo, &loss, &done) : kg_trainer_bucket(&v->tr, a, c,
-	    v->pos + 3 * lo, hi - lo, max_batches, &loss, &done)) < 0)
+	    hi - lo, &loss, &done) : v->dr != NULL ? kg_dev_ranks_bucket(
+	    v->dr, a, c, v->pos + 3 * lo, hi - lo, &loss, &done) :
+	    kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo,
+	    max_batches, &loss, &done)) < 0)
 		return -1;
 	v->step += (done + bs - 1) / bs;
 	stats[0] += loss;
@@ -504,6 +507,19 @@ figures(struct kg_buckets *v)
 		    json_string(kg_backend_name(v->be)));
 		json_object_set_new(fig, "trainer", json_string("device"));
 	}
+	if (v->j->n_gpus > 0) {
+		json_t *g = json_array();
+		char dev[32];
+
+		for (i = 0; i < v->j->n_gpus; i++) {
+			snprintf(dev, sizeof(dev), "cuda:%d", v->j->gpus[i]);
+			json_array_append_new(g, json_string(dev));
+		}
+		json_object_set_new(fig, "devices", g);
+		if (v->j->gpus_emulated)
+			json_object_set_new(fig, "devices_emulated",
+			    json_true());
+	}
 	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
@@ -555,10 +571,18 @@ check_run(struct kg_buckets *v)
 		    "--device");
 		return -1;
 	}
-	if (v->on_device && v->d->size > 1) {
+	if (v->on_device && v->d->size > 1 && (v->x->gpu_capacity > 0 ||
+	    v->x->gpu_mem_budget > 0)) {
 		if (v->d->rank == 0)
-			kg_error("a device trains partitions in one process; "
-			    "under mpirun each rank trains on the CPU");
+			kg_error("--gpu_buffer and --gpu_mem_budget size one "
+			    "process's device buffer; under mpirun each rank's "
+			    "device holds the bucket it trains");
+		return -1;
+	}
+	if (v->on_device && v->d->size > 1 && v->o->neg_pool > 0) {
+		if (v->d->rank == 0)
+			kg_error("under mpirun a device trains buckets without "
+			    "the negative pool; add --neg_pool 0");
 		return -1;
 	}
 	if (v->buffered && v->d->size > 1) {
@@ -620,6 +644,16 @@ open_device(struct kg_buckets *v)
 	v->be = kg_backend_open(&v->j->device);
 	if (v->be == NULL)
 		return -1;
+	if (v->d->size > 1) {
+		v->dr = kg_dev_ranks_open(&v->tr, v->be);
+		if (v->dr == NULL)
+			return -1;
+		if (v->show)
+			fprintf(stderr, "%s: training on %s, each rank a "
+			    "bucket at a time on its device\n", kg_progname(),
+			    kg_backend_name(v->be));
+		return 0;
+	}
 	v->db = kg_dev_buffer_open(&v->tr, v->be, v->capacity,
 	    getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL ? KG_DEV_BUFFER_SYNC : 0);
 	if (v->db == NULL)
@@ -668,8 +702,10 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.show = d->rank == 0 && !j->quiet;
 	v.progress = v.show && (j->progress || isatty(2));
 	v.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
+	/* A device in one process trains through its partition buffer;
+	 * under mpirun each rank's device trains a bucket at a time. */
 	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0 ||
-	    v.on_device;
+	    (v.on_device && d->size == 1);
 	if (check_run(&v) < 0)
 		return -1;
 	eo.epochs = o->epochs;

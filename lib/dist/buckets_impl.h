@@ -19,6 +19,7 @@
 #include "io/dataset.h"
 #include "kge/epochs.h"
 #include "kge/train_device_buf.h"
+#include "kge/train_device_ranks.h"
 #include "store/order.h"
 
 /* What an out-of-core epoch moved. */
@@ -83,6 +84,8 @@ struct kg_buckets {
 	uint32_t host_capacity;
 	struct kg_backend *be;
 	struct kg_dev_buffer *db;
+	/* On a device under mpirun: each bucket through it (train_device_ranks.h). */
+	struct kg_dev_ranks *dr;
 };
 
 /* One epoch; stats gets { loss sum, positives } over all ranks, *secs

@@ -30,6 +30,21 @@ kg_dist_launched(void)
 }
 
 int
+kg_dist_launched_size(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE",
+	    "PMI_SIZE" };
+	const char *v;
+	size_t i;
+	long n;
+
+	for (i = 0; i < KG_ARRAY_LEN(vars); i++)
+		if ((v = getenv(vars[i])) != NULL && (n = atol(v)) > 0)
+			return n < INT_MAX ? (int)n : INT_MAX;
+	return 1;
+}
+
+int
 kg_dist_init(struct kg_dist *d, int *argc, char ***argv)
 {
 	int provided;

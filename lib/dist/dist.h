@@ -54,6 +54,10 @@ struct kg_dist {
 /* 1 when the environment says this process was started by mpirun. */
 int kg_dist_launched(void);
 
+/* The job's rank count as mpirun's environment gives it before MPI_Init
+ * (OMPI_COMM_WORLD_SIZE, PMI_SIZE); 1 when it says none. */
+int kg_dist_launched_size(void);
+
 /*
  * Join the MPI job when launched by mpirun (MPI_Init_thread, funneled),
  * else set d to rank 0 of 1.  0, or -1 after kg_error().

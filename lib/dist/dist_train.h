@@ -108,6 +108,12 @@
  * device; both tables, and the pool's waiting gradients, come back to
  * the host at every epoch's end (checkpoints, the model dir).  The log's
  * and the figures' swaps are the device's.
+ *
+ * On devices under mpirun (each rank's GPU chosen by kg-train,
+ * dist/gpus.h): the schedule, moves, merges and checkpoints above, each
+ * bucket trained on the rank's device by kge/train_device_ranks.h (its
+ * partitions and the relation table up and back per bucket), without the
+ * negative pool and the device buffer's options.
  */
 #ifndef KG_DIST_TRAIN_H
 #define KG_DIST_TRAIN_H
@@ -193,7 +199,9 @@ int kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
  * the same global batch, up to the order of float additions (bit for bit
  * with one rank).  after_init also broadcasts rank 0's parameters, so a
  * run resumed from rank 0's checkpoint continues everywhere.
- * --one_vs_all is not supported.
+ * --one_vs_all is not supported.  On devices the device trainer takes the
+ * same shares and hands its sums to the trainer's merge hook (the same
+ * exchange, applied on the device; kge/train.h).
  */
 struct kg_dist_ssgd;
 

@@ -16,10 +16,11 @@ struct kg_dist_ssgd {
 	float *rel_g;
 };
 
-/* The trainer's sync hook: sum the chunk's row gradients over the ranks
- * and apply them, identically on every rank. */
+/* The trainer's merge hook: the chunk's row gradients summed over the
+ * ranks, identically on every rank, into out (s's arrays). */
 static int
-ssgd_sync(void *ctx, struct kg_trainer *tr, const struct kg_row_grads *g)
+ssgd_merge(void *ctx, struct kg_trainer *tr, const struct kg_row_grads *g,
+    struct kg_row_grads *out)
 {
 	struct kg_dist_ssgd *s = ctx;
 	size_t rw = tr->model.rel_width, n = tr->n_rel_rows, i, nr = 0;
@@ -47,8 +48,25 @@ ssgd_sync(void *ctx, struct kg_trainer *tr, const struct kg_row_grads *g)
 		memcpy(s->rel_g + nr * rw, row, rw * sizeof(float));
 		nr++;
 	}
-	kg_trainer_apply(tr, s->ent.ids, s->ent.g, s->ent.n, s->rel_ids,
-	    s->rel_g, nr);
+	out->n_ent = s->ent.n;
+	out->ent = s->ent.ids;
+	out->ent_g = s->ent.g;
+	out->n_rel = nr;
+	out->rel = s->rel_ids;
+	out->rel_g = s->rel_g;
+	return 0;
+}
+
+/* The trainer's sync hook: the merged sums applied on the host. */
+static int
+ssgd_sync(void *ctx, struct kg_trainer *tr, const struct kg_row_grads *g)
+{
+	struct kg_row_grads m;
+
+	if (ssgd_merge(ctx, tr, g, &m) < 0)
+		return -1;
+	kg_trainer_apply(tr, m.ent, m.ent_g, m.n_ent, m.rel, m.rel_g,
+	    m.n_rel);
 	return 0;
 }
 
@@ -124,6 +142,7 @@ kg_dist_ssgd_after_init(void *ctx, struct kg_trainer *tr)
 	tr->shard_rank = (uint32_t)d->rank;
 	tr->shard_size = (uint32_t)d->size;
 	tr->sync = ssgd_sync;
+	tr->merge = ssgd_merge;
 	tr->sync_ctx = s;
 	return 0;
 }

@@ -47,26 +47,23 @@ int
 kg_gnn_device_open(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_train_opts *o = ts->o;
-	struct kg_device cpu = KG_DEVICE_INIT;
+	struct kg_device dev;
 
 	if (o->device.kind == KG_DEVICE_CPU && !o->seam)
 		return 0;
 	if (kg_gnn_train_device_check(o) < 0)
 		return -1;
-	if (ts->d->size > 1) {
-		kg_error("GNN training on a device runs in one process, not "
-		    "on %d ranks", ts->d->size);
+	/* Several ranks: a GPU each (device_dist.c). */
+	if (kg_gnn_device_of_rank(ts, &dev) < 0)
 		return -1;
-	}
 	if (ts->out->enc.n_attrs > 0) {
 		kg_error("GNN training on a device reads learned embeddings "
 		    "only: leave out --features or add --learned_only");
 		return -1;
 	}
-	if ((ts->be = kg_backend_open(o->seam ? &cpu : &o->device)) == NULL)
+	if ((ts->be = kg_backend_open(&dev)) == NULL)
 		return -1;
-	kg_device_format(o->seam ? &cpu : &o->device, ts->out->device,
-	    sizeof(ts->out->device));
+	kg_device_format(&dev, ts->out->device, sizeof(ts->out->device));
 	snprintf(ts->out->backend, sizeof(ts->out->backend), "%s",
 	    kg_backend_name(ts->be));
 	ts->dev = kg_xcalloc(1, sizeof(*ts->dev));

@@ -209,6 +209,11 @@ double kg_gnn_step(struct kg_gnn_tstate *ts);
  * (after the models are set up): 0, or -1 after kg_error(). */
 int kg_gnn_device_open(struct kg_gnn_tstate *ts);
 void kg_gnn_device_close(struct kg_gnn_tstate *ts);
+/* device_dist.c: the device this rank's steps run on (o->device, its GPU
+ * chosen by local rank under mpirun; the CPU with o->seam).  Collective
+ * under mpirun.  0, or -1 after kg_error(). */
+int kg_gnn_device_of_rank(const struct kg_gnn_tstate *ts,
+    struct kg_device *dev);
 /* step.c's encode_decode on the device: the gradients into ts->w.grad
  * (every parameter's), the encoded rows into ts->w.st.rows; returns the
  * summed loss, or 0 with ts->dev_err set after kg_error(). */

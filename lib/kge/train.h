@@ -255,6 +255,16 @@ struct kg_trainer {
 	int (*sync)(void *ctx, struct kg_trainer *tr,
 	    const struct kg_row_grads *g);
 	void *sync_ctx;
+	/*
+	 * The same exchange for a trainer that applies the sums itself (the
+	 * device trainer, kge/train_device.h): merge (with sync_ctx) puts
+	 * in *out the sum over every share of the chunk's row gradients in
+	 * g, exactly what sync would apply (IDs ascending; the arrays its
+	 * own, valid until the next call), and applies nothing.  0, or -1
+	 * after kg_error().  NULL: no exchange.
+	 */
+	int (*merge)(void *ctx, struct kg_trainer *tr,
+	    const struct kg_row_grads *g, struct kg_row_grads *out);
 };
 
 /*

@@ -113,6 +113,14 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	dt->hidx = kg_be_host_alloc(dt->be, dt->n_idx * sizeof(int64_t));
 	if (dt->hidx == NULL)
 		return -1;
+	if (tr->merge != NULL &&
+	    ((dt->x_ent = kg_be_host_alloc(dt->be, M * sizeof(uint64_t))) ==
+	    NULL ||
+	    (dt->x_ent_g = kg_be_host_alloc(dt->be, M * d * fs)) == NULL ||
+	    (dt->x_rel = kg_be_host_alloc(dt->be, B * sizeof(uint32_t))) ==
+	    NULL ||
+	    (dt->x_rel_g = kg_be_host_alloc(dt->be, B * rw * fs)) == NULL))
+		return -1;
 	if (!dt->transr)
 		return 0;
 	/* TransR's ones and repeat index, once: they do not change. */
@@ -268,6 +276,10 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_free(dt->be, v->gPC);
 	kg_be_free(dt->be, v->ones);
 	kg_be_host_free(dt->be, dt->hidx);
+	kg_be_host_free(dt->be, dt->x_ent);
+	kg_be_host_free(dt->be, dt->x_ent_g);
+	kg_be_host_free(dt->be, dt->x_rel);
+	kg_be_host_free(dt->be, dt->x_rel_g);
 	if (dt->part != NULL)
 		kg_store_release(dt->tr->ents, 0, 1);
 	free(dt->neg);
@@ -553,11 +565,94 @@ pool_grads(struct kg_dev_trainer *dt, size_t me)
 	    dt->d, ix, dt->pool.sq) < 0 ? -1 : 0;
 }
 
+/* The relation optimiser's base rate: --rel_lr, else Adam's default or
+ * --lr. */
+static double
+rel_lr(const struct kg_train_opts *o)
+{
+	return o->rel_lr > 0.0 ? o->rel_lr : o->rel_optim == KG_OPTIM_ADAM ?
+	    0.001 : o->lr;
+}
+
+/*
+ * Data-parallel: the chunk's nu distinct entity rows and nr relation rows
+ * (their sums in dv.ug and dv.ugr, their IDs in the host's index batch)
+ * downloaded, summed over every share by the trainer's merge hook (MPI on
+ * the host: kg_dist_sparse_sum and the relation all-reduce of
+ * lib/dist/ssgd.c), uploaded back over them and applied, with the
+ * learning rates the CPU's kg_trainer_apply takes.  0 or -1.
+ */
+static int
+exchange(struct kg_dev_trainer *dt, size_t nu, size_t nr)
+{
+	struct kg_trainer *tr = dt->tr;
+	struct kg_backend *be = dt->be;
+	struct dev_bufs *v = &dt->dv;
+	const struct kg_train_opts *o = &tr->o;
+	size_t d = dt->d, rw = dt->rw, fs = sizeof(float), i;
+	int64_t *ue = dt->hidx + I_UENT(dt), *ur = dt->hidx + I_UREL(dt);
+	struct kg_row_grads g, m;
+
+	if ((nu > 0 && kg_be_download(be, dt->x_ent_g, v->ug, nu * d * fs) <
+	    0) || (nr > 0 && kg_be_download(be, dt->x_rel_g, v->ugr,
+	    nr * rw * fs) < 0))
+		return -1;
+	for (i = 0; i < nu; i++)
+		dt->x_ent[i] = (uint64_t)ue[i];
+	for (i = 0; i < nr; i++)
+		dt->x_rel[i] = (uint32_t)ur[i];
+	g.n_ent = nu;
+	g.ent = dt->x_ent;
+	g.ent_g = dt->x_ent_g;
+	g.n_rel = nr;
+	g.rel = dt->x_rel;
+	g.rel_g = dt->x_rel_g;
+	if (tr->merge(tr->sync_ctx, tr, &g, &m) < 0)
+		return -1;
+	if (m.n_ent > dt->M || m.n_rel > dt->B) {
+		kg_error("a chunk's merged gradients have %zu entity and %zu "
+		    "relation rows, more than the device holds (%zu, %zu)",
+		    m.n_ent, m.n_rel, dt->M, dt->B);
+		return -1;
+	}
+	for (i = 0; i < m.n_ent; i++)
+		ue[i] = (int64_t)m.ent[i];
+	for (i = 0; i < m.n_rel; i++)
+		ur[i] = (int64_t)m.rel[i];
+	return (m.n_ent > 0 && (kg_be_upload(be, v->idx + I_UENT(dt), ue,
+	    m.n_ent * sizeof(int64_t)) < 0 ||
+	    kg_be_upload(be, v->ug, m.ent_g, m.n_ent * d * fs) < 0 ||
+	    kg_dev_optim(be, o->ent_optim, m.n_ent, d, kg_train_lr(tr, 0,
+	    o->lr), v->idx + I_UENT(dt), v->ug, v->W, v->Ws) < 0)) ||
+	    (m.n_rel > 0 && (kg_be_upload(be, v->idx + I_UREL(dt), ur,
+	    m.n_rel * sizeof(int64_t)) < 0 ||
+	    kg_be_upload(be, v->ugr, m.rel_g, m.n_rel * rw * fs) < 0 ||
+	    kg_dev_optim(be, o->rel_optim, m.n_rel, rw, kg_train_lr(tr, 0,
+	    rel_lr(o)), v->idx + I_UREL(dt), v->ugr, v->R, v->Rs) < 0)) ?
+	    -1 : 0;
+}
+
+static int dev_step(struct kg_dev_trainer *dt, const int32_t *tri,
+    size_t len, size_t whole, int side, uint64_t c, uint64_t start);
+
 /* One chunk (train_device_impl.h): everything after the index upload
  * runs on the device. */
 int
 kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
     int side, uint64_t c, uint64_t start)
+{
+	return dev_step(dt, tri, len, len, side, c, start);
+}
+
+/*
+ * kg_dev_step on a share of len positives of a chunk of whole (the loss
+ * and its gradients are means over whole); with the trainer's merge hook
+ * the summed gradients go through exchange() before they are applied,
+ * and an empty share (len 0) takes part in the exchange all the same.
+ */
+static int
+dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
+    size_t whole, int side, uint64_t c, uint64_t start)
 {
 	struct kg_trainer *tr = dt->tr;
 	struct kg_backend *be = dt->be;
@@ -568,12 +663,13 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	float *fixed = v->rows, *posc = v->rows + len * d;
 	float *negc = v->rows + 2 * len * d, *gfixed = v->grows;
 	float *gposc = v->grows + len * d, *gneg = v->grows + 2 * len * d;
-	float inv = (float)(1.0 / (double)len);
+	float inv = (float)(1.0 / (double)whole);
 	float lr = kg_train_lr(tr, start, o->lr), rlr;
 	struct kg_rng rng;
 
-	rlr = kg_train_lr(tr, start, o->rel_lr > 0.0 ? o->rel_lr :
-	    o->rel_optim == KG_OPTIM_ADAM ? 0.001 : o->lr);
+	rlr = kg_train_lr(tr, start, rel_lr(o));
+	if (len == 0)		/* an empty share still takes part */
+		return tr->merge != NULL ? exchange(dt, 0, 0) : 0;
 	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, dt->ph,
 	    dt->pt, tr->chunk_base + c);
 	draw_negatives(dt, &rng);
@@ -625,15 +721,16 @@ kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	if (kg_be_zero(be, v->ug, nu * d * sizeof(float)) < 0 ||
 	    kg_be_scatter_add(be, me, d, v->grows, ix + I_ESLOT(dt),
 	    v->ug) < 0 ||
-	    kg_dev_optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt), v->ug,
-	    v->W, v->Ws) < 0 ||
 	    kg_be_zero(be, v->ugr, nr * rw * sizeof(float)) < 0 ||
 	    kg_be_scatter_add(be, len, rw, v->grel, ix + I_RSLOT(dt),
-	    v->ugr) < 0 ||
-	    kg_dev_optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt),
-	    v->ugr, v->R, v->Rs) < 0)
+	    v->ugr) < 0)
 		return -1;
-	return 0;
+	if (tr->merge != NULL)
+		return exchange(dt, nu, nr);
+	return kg_dev_optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt),
+	    v->ug, v->W, v->Ws) < 0 ||
+	    kg_dev_optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt),
+	    v->ugr, v->R, v->Rs) < 0 ? -1 : 0;
 }
 
 int
@@ -642,6 +739,7 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 {
 	struct kg_trainer *tr = dt->tr;
 	uint64_t bs = tr->o.batch_size, cs = dt->B, np, nb, b, k, c = 0;
+	uint64_t ns = tr->shard_size > 1 ? tr->shard_size : 1;
 	uint64_t done = 0;
 	double zero = 0.0, loss = 0.0;
 	int32_t *buf;
@@ -665,8 +763,14 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 			size_t len = (size_t)(end - k < cs ? end - k : cs);
 			int side = tr->o.reciprocal ? KG_SIDE_TAIL :
 			    (int)(c % 2);
+			/* Data-parallel: this rank's share of the chunk, cut
+			 * as the CPU trainer cuts it (plan_chunks). */
+			uint64_t lo = (uint64_t)len * tr->shard_rank / ns;
+			uint64_t hi = (uint64_t)len * (tr->shard_rank + 1) /
+			    ns;
 
-			rc = kg_dev_step(dt, buf + 3 * k, len, side, c, k);
+			rc = dev_step(dt, buf + 3 * (k + lo), (size_t)(hi - lo),
+			    len, side, c, k + lo);
 			done += len;
 		}
 	}

@@ -33,6 +33,13 @@
  * relations, the same scores), and the negatives' gradient back through
  * one GEMM per query.
  *
+ * Data-parallel (the trainer's shard_size and merge hook set, as
+ * lib/dist/ssgd.c sets them): each chunk is cut into the CPU trainer's
+ * shares and this trainer computes its own (the loss a mean over the
+ * whole chunk); the distinct rows' summed gradients are downloaded to
+ * pinned host buffers, summed over the ranks by merge, uploaded and
+ * applied with kg_trainer_apply's rates.  An empty share takes part too.
+ *
  * The options it does not support are refused by kg_train_device_check,
  * one line each: 1-vs-all, filtered or typed or in-batch
  * negatives, relation prediction, DURA, subsampling weights, gradient

@@ -106,6 +106,17 @@ struct kg_dev_trainer {
 	struct dev_pool pool;
 	uint32_t other_part;
 	size_t n_local, n_other, n_pool;
+	/*
+	 * Data-parallel (the trainer's merge hook set; train_device.c): a
+	 * chunk's distinct rows and their summed gradients downloaded into
+	 * these host buffers (pinned for a GPU), handed to merge, and the
+	 * merged sums uploaded and applied: M entity rows (IDs, M x d
+	 * floats), B relation rows (IDs, B x rw floats).
+	 */
+	uint64_t *x_ent;
+	float *x_ent_g;
+	uint32_t *x_rel;
+	float *x_rel_g;
 };
 
 /* Offsets into the index batch. */

@@ -62,6 +62,16 @@ struct kg_train_job {
 	 */
 	struct kg_device device;
 	int seam;
+	/*
+	 * Under mpirun with a device: the GPU of every rank, in rank order
+	 * (n_gpus of them; lib/dist/gpus.h), for the manifest's figures
+	 * ("devices"); gpus_emulated when the choice was the test hook's
+	 * (KG_DEVICE_COUNT with the seam: the steps ran on the CPU backend).
+	 * n_gpus 0: none recorded.
+	 */
+	const int *gpus;
+	int n_gpus;
+	int gpus_emulated;
 };
 
 #define KG_TRAIN_JOB_INIT { 0 }

@@ -68,8 +68,9 @@ expect_fail "1-vs-all is refused" 2 \
 expect_fail "gradient clipping is refused" 2 \
     "^kg-train: gradient clipping \(--max_grad_norm\) is not supported on a device" \
     env KG_TRAIN_SEAM=cpu $t --model_name DistMult --max_grad_norm 1 ds no2
-expect_fail "data-parallel SGD is refused" 2 \
-    "^kg-train: cpu: --dist ssgd trains on the CPU only$" \
-    env KG_TRAIN_SEAM=cpu $t --model_name DistMult --dist ssgd ds no3
+expect_fail "data-parallel SGD refuses 1-vs-all on a device as well" 2 \
+    "^kg-train: 1-vs-all \(--one_vs_all, --one_vs_all_after\) is not supported on a device yet" \
+    env KG_TRAIN_SEAM=cpu $t --model_name DistMult --dist ssgd \
+    --one_vs_all_after 2 ds no3
 check "the refusals wrote nothing" sh -c \
     'test ! -e no1 && test ! -e no2 && test ! -e no3 && test ! -e no1.ckpt'
