@@ -337,6 +337,13 @@ int kg_be_relu(struct kg_backend *be, size_t n, const float *x, float *y);
 int kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
     float *g);
 
+/* Adam a over n floats w that share one step count (rowops.h's
+ * kg_adam_row on one row of n, the same arithmetic): state holds m[n],
+ * v[n] and the count (2n + 1 floats), all device memory; one thread per
+ * element on a GPU. */
+int kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state);
+
 /* ---- The negative pool of the partition buffer
  * (lib/kge/train_device_buf.c; devops.h's kg_dev_t_scatter_sqnorm and
  * kg_dev_t_adagrad_sq). ---- */

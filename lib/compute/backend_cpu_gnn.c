@@ -118,6 +118,15 @@ cpu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return 0;
 }
 
+static int
+cpu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	(void)be;
+	kg_adam_row(w, state, grad, n, a);
+	return 0;
+}
+
 const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.seg_sum = cpu_seg_sum,
 	.edge_coef = cpu_edge_coef,
@@ -126,4 +135,5 @@ const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.mul = cpu_mul,
 	.relu = cpu_relu,
 	.relu_backward = cpu_relu_backward,
+	.adam_flat = cpu_adam_flat,
 };

@@ -52,3 +52,10 @@ kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 {
 	return n == 0 ? 0 : be->gnn->relu_backward(be, n, pre, g);
 }
+
+int
+kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	return n == 0 ? 0 : be->gnn->adam_flat(be, n, a, grad, w, state);
+}

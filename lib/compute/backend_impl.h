@@ -101,6 +101,9 @@ struct kg_backend_gnn_ops {
 	    float *y);
 	int (*relu_backward)(struct kg_backend *be, size_t n,
 	    const float *pre, float *g);
+	int (*adam_flat)(struct kg_backend *be, size_t n,
+	    const struct kg_adam *a, const float *grad, float *w,
+	    float *state);
 };
 
 /* The CPU backend's (backend_cpu_gnn.c). */

@@ -1255,6 +1255,41 @@ kg_dev_t_relu_bwd(unsigned b, unsigned t, unsigned bdim, size_t n,
 		g[e] = 0.0f;
 }
 
+/*
+ * Adam over one flat array of n floats that share one step count (the
+ * dense parameters of GNN training, as rowops.h's kg_adam_row on one row
+ * of n): state holds m[n], v[n], then the count.  One thread per
+ * element, each taking the bias corrections of the count this step
+ * reaches (the stored count + 1) and kg_dev_adam_elem's arithmetic;
+ * kg_dev_t_adam_count advances the count afterwards, in a launch of its
+ * own, so no thread reads it while another writes it.
+ */
+KG_HD void
+kg_dev_t_adam_flat(unsigned b, unsigned t, unsigned bdim, size_t n,
+    float lr, float b1, float b2, float eps, const float *grad, float *w,
+    float *state)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	float s, c1, c2;
+
+	if (e >= n)
+		return;
+	s = state[2 * n] + 1.0f;
+	c1 = 1.0f - powf(b1, s);
+	c2 = 1.0f - powf(b2, s);
+	kg_dev_adam_elem(&w[e], &state[e], &state[n + e], grad[e], lr, b1, b2,
+	    eps, c1, c2);
+}
+
+/* The step count of kg_dev_t_adam_flat's state: + 1 (thread 0 only). */
+KG_HD void
+kg_dev_t_adam_count(unsigned b, unsigned t, unsigned bdim, size_t n,
+    float *state)
+{
+	if (kg_dev_tid(b, t, bdim) == 0)
+		state[2 * n] += 1.0f;
+}
+
 /* ---- Thread functions: the partition buffer's negative pool
  * (lib/kge/train_device_buf.c, as lib/kge/sampler.c's kg_neg_pool). ---- */
 

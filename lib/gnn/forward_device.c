@@ -137,32 +137,60 @@ layer_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	    p->h[l + 1]) : 0;
 }
 
+/* The pass's rows and buffers for g (n_dst as kg_gnn_dforward's). */
+static int
+begin(struct kg_backend *be, const struct kg_gnn *m,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    struct kg_gnn_dpass *p)
+{
+	uint32_t l, L = m->c.n_layers;
+
+	if (kg_gnn_device_check(m) < 0)
+		return -1;
+	p->L = L;
+	p->rows[0] = g->n_nodes;
+	for (l = 0; l < L; l++)
+		p->rows[l + 1] = n_dst != NULL ? n_dst[l] : g->n_nodes;
+	p->blocks = n_dst != NULL;
+	return reserve(be, m, p);
+}
+
+static int
+layers_forward(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p)
+{
+	uint32_t l;
+
+	for (l = 0; l < p->L; l++)
+		if (layer_forward(be, m, l, dw, g, rng, s, p) < 0)
+			return -1;
+	return 0;
+}
+
 int
 kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
     const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
     const float *h0, struct kg_rng *rng, struct kg_gnn_state *s,
     struct kg_gnn_dpass *p)
 {
-	uint32_t l, L = m->c.n_layers;
-	uint64_t n0 = g->n_nodes;
-
-	if (kg_gnn_device_check(m) < 0)
-		return -1;
-	p->L = L;
-	p->rows[0] = n0;
-	for (l = 0; l < L; l++)
-		p->rows[l + 1] = n_dst != NULL ? n_dst[l] : n0;
-	p->blocks = n_dst != NULL;
-	if (reserve(be, m, p) < 0)
-		return -1;
 	/* The attribute layer of a learned-only encoder: its rows. */
-	if (kg_be_upload(be, p->h[0], h0, n0 * m->c.dims[0] *
-	    sizeof(float)) < 0)
+	if (begin(be, m, g, n_dst, p) < 0 || kg_be_upload(be, p->h[0], h0,
+	    g->n_nodes * m->c.dims[0] * sizeof(float)) < 0)
 		return -1;
-	for (l = 0; l < L; l++)
-		if (layer_forward(be, m, l, dw, g, rng, s, p) < 0)
-			return -1;
-	return 0;
+	return layers_forward(be, m, dw, g, rng, s, p);
+}
+
+int
+kg_gnn_dforward_rows(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    const float *dtab, const int64_t *didx, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p)
+{
+	if (begin(be, m, g, n_dst, p) < 0 || kg_be_gather(be, g->n_nodes,
+	    m->c.dims[0], dtab, didx, p->h[0]) < 0)
+		return -1;
+	return layers_forward(be, m, dw, g, rng, s, p);
 }
 
 float *

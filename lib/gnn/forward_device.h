@@ -64,6 +64,13 @@ int kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
     const float *h0, struct kg_rng *rng, struct kg_gnn_state *s,
     struct kg_gnn_dpass *p);
 
+/* The same with node i's input row dtab[didx[i]] (device memory: the
+ * learned table and g->n_nodes row numbers), gathered on the device. */
+int kg_gnn_dforward_rows(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    const float *dtab, const int64_t *didx, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p);
+
 /* The encoder's output after kg_gnn_dforward (device memory of p). */
 float *kg_gnn_dpass_output(const struct kg_gnn_dpass *p);
 

@@ -400,8 +400,6 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	const float *h;
 	double loss, t0 = kg_now(), t1, t2;
 
-	if (ts->dev != NULL)
-		return kg_gnn_device_encode_decode(ts, g, n_dst, lrow, scale);
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
 	    &ts->rng, &w->st);
 	t1 = kg_now();
@@ -529,10 +527,14 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	if (o->edge_dropout > 0.0)
 		g = kg_gnn_edge_drop(&ts->w.ed, g, o->edge_dropout, &ts->rng);
 	ph[KG_GNN_PHASE_SAMPLE] += kg_now() - t1;
-	loss = encode_decode(ts, g, blocks, frow, lrow, scale);
+	/* The device step updates the parameters where they live. */
+	loss = ts->dev != NULL ? kg_gnn_device_step(ts, g, blocks, lrow,
+	    scale) : encode_decode(ts, g, blocks, frow, lrow, scale);
 	for (l = 0; l <= L; l++)
 		ts->out->sum_rows[l] += (double)ts->w.st.rows[l];
 	ts->out->sum_msgs += (double)g->n_msgs;
+	if (ts->dev != NULL)
+		return loss;
 	t1 = kg_now();
 	update(ts, g, frow, lrow);
 	ph[KG_GNN_PHASE_UPDATE] += kg_now() - t1;

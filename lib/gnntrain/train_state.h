@@ -167,10 +167,15 @@ struct kg_gnn_tstate {
 	void (*draw)(struct kg_gnn_tstate *ts, void *ctx);
 	void *draw_ctx;
 	/* The device step (device.c; NULL: the CPU's) on its backend, and
-	 * whether a step on it failed (kg_error() said why). */
+	 * whether a step on it failed (kg_error() said why).  The training
+	 * state lives on the device between steps: dev_ahead when the
+	 * device's is newer than the host's parameters and Adam states
+	 * (until kg_gnn_device_sync_host), dev_stale when the host's are
+	 * (set at open, a resume or a restored snapshot: pushed before the
+	 * next step). */
 	struct kg_backend *be;
 	struct kg_gnn_dstep *dev;
-	int dev_err;
+	int dev_err, dev_ahead, dev_stale;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -209,12 +214,19 @@ double kg_gnn_step(struct kg_gnn_tstate *ts);
  * (after the models are set up): 0, or -1 after kg_error(). */
 int kg_gnn_device_open(struct kg_gnn_tstate *ts);
 void kg_gnn_device_close(struct kg_gnn_tstate *ts);
-/* step.c's encode_decode on the device: the gradients into ts->w.grad
- * (every parameter's), the encoded rows into ts->w.st.rows; returns the
- * summed loss, or 0 with ts->dev_err set after kg_error(). */
-double kg_gnn_device_encode_decode(struct kg_gnn_tstate *ts,
+/* step.c's encode_decode and update on the device (ts->dev): the state
+ * pushed first when the host's is newer, the encoded rows into
+ * ts->w.st.rows; returns the summed loss, or 0 with ts->dev_err set
+ * after kg_error(). */
+double kg_gnn_device_step(struct kg_gnn_tstate *ts,
     const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
     float scale);
+/* Before the host reads the parameters or Adam states (validation,
+ * snapshots, checkpoints, the end): the device's copied back when newer.
+ * 0 (also without a device step), or -1 after kg_error(). */
+int kg_gnn_device_sync_host(struct kg_gnn_tstate *ts);
+/* After the host changed them: pushed again before the next step. */
+void kg_gnn_device_host_changed(struct kg_gnn_tstate *ts);
 
 /* learned.c */
 /* ts->map from the problem's global IDs; 0, or -1 after kg_error() when

@@ -18,6 +18,13 @@
  *     the same batch, masks and parameters (kg_gnn_forward_blocks,
  *     kg_gnn_decode, kg_gnn_backward, as gnntrain/step.c runs them):
  *     the loss and every gradient within a relative 1e-5.
+ *   - The flat Adam's thread functions against rowops.h's kg_adam_row,
+ *     bit for bit; three training steps with the update on the device
+ *     (kg_gnn_dstep_train: the regulariser and Adam on the dense
+ *     parameters, relations and learned rows) against the device
+ *     gradients updated on the host as gnntrain/step.c does, on the CPU
+ *     backend and the emulated one: every parameter and Adam state
+ *     within a relative 1e-6 each step, rows outside the graph untouched.
  */
 #include <math.h>
 #include <stdint.h>
@@ -245,6 +252,48 @@ test_edge_ops(void)
 	}
 }
 
+/* The flat Adam's thread functions against rowops.h's kg_adam_row over
+ * three steps, on sizes that leave the last block partial: the same
+ * arithmetic, so the same bits; the count advanced once a step. */
+static void
+test_adam_flat(void)
+{
+	static const size_t sizes[] = { 1, 33, 300 };
+	struct kg_adam a = KG_ADAM_INIT;
+	struct kg_rng r;
+	size_t k, j, step;
+
+	a.lr = 0.05f;
+	kg_rng_seed(&r, 3, 3);
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+		for (j = 0; j < KG_ARRAY_LEN(sizes); j++) {
+			size_t n = sizes[j];
+			float *w1 = rnd(&r, n, -1, 1), *w2 = dup(w1, n);
+			float *s1 = rnd(&r, 2 * n + 1, 0, 0);
+			float *s2 = dup(s1, 2 * n + 1);
+
+			for (step = 0; step < 3; step++) {
+				float *g = rnd(&r, n, -1, 1);
+
+				kg_adam_row(w1, s1, g, n, &a);
+				EMU(bdims[k], n, kg_dev_t_adam_flat, n, a.lr,
+				    a.beta1, a.beta2, a.eps, g, w2, s2);
+				EMU(bdims[k], (size_t)1, kg_dev_t_adam_count, n,
+				    s2);
+				free(g);
+			}
+			T_CHECKF(memcmp(w1, w2, (n + GUARD) * sizeof(*w1)) ==
+			    0, "weights, n = %zu", n);
+			T_CHECKF(memcmp(s1, s2, (2 * n + 1 + GUARD) *
+			    sizeof(*s1)) == 0, "states, n = %zu", n);
+			T_CHECK(s2[2 * n] == 3.0f);
+			free(w1);
+			free(w2);
+			free(s1);
+			free(s2);
+		}
+}
+
 /* ---- a backend whose GNN operations are the emulated thread
  * functions ---- */
 
@@ -314,6 +363,17 @@ emu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return 0;
 }
 
+static int
+emu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_adam_flat, n, a->lr, a->beta1, a->beta2,
+	    a->eps, grad, w, state);
+	EMU(emu_bdim, (size_t)1, kg_dev_t_adam_count, n, state);
+	return 0;
+}
+
 static const struct kg_backend_gnn_ops emu_gnn_ops = {
 	.seg_sum = emu_seg_sum,
 	.edge_coef = emu_edge_coef,
@@ -322,6 +382,7 @@ static const struct kg_backend_gnn_ops emu_gnn_ops = {
 	.mul = emu_mul,
 	.relu = emu_relu,
 	.relu_backward = emu_relu_backward,
+	.adam_flat = emu_adam_flat,
 };
 
 /* ---- the layer against lib/gnn's ---- */
@@ -774,6 +835,207 @@ step_against_cpu(void)
 	}
 }
 
+/* |a - b| <= 1e-6 max(1, |b|) for n floats (arrays without guards). */
+static int
+near(const float *a, const float *b, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(fabsf(a[i] - b[i]) <= 1e-6f * fmaxf(1.0f, fabsf(b[i])))) {
+			fprintf(stderr, "%s[%zu]: %.9g against %.9g\n", what, i,
+			    (double)a[i], (double)b[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* gnntrain/step.c's update on one rank, on the host, from the gradients
+ * kg_gnn_dstep_grad gave (the learned rows' added into grad's table). */
+static void
+host_update(struct kg_gnn *m, float *rel, size_t nrel, float *grad,
+    const struct kg_gnn_graph *g, const int32_t *lrow, float *st_enc,
+    float *st_rel, float *st_learn, const struct kg_adam *a, double reg)
+{
+	size_t d0 = m->c.dims[0], hi = m->c.n_learned * d0;
+	size_t nd = m->n_params - hi;
+	uint64_t i;
+
+	if (reg > 0.0) {
+		kg_regularise(m->w + hi, grad + hi, nd, reg, 2, 1.0);
+		kg_regularise(rel, grad + m->n_params, nrel, reg, 2, 1.0);
+	}
+	for (i = 0; i < g->n_nodes; i++) {
+		size_t r = lrow != NULL ? (size_t)lrow[i] : i;
+
+		if (reg > 0.0)
+			kg_regularise(m->w + r * d0, grad + r * d0, d0, reg, 2,
+			    1.0);
+		kg_adam_row(m->w + r * d0, st_learn + r * (2 * d0 + 1),
+		    grad + r * d0, d0, a);
+	}
+	kg_adam_row(m->w + hi, st_enc, grad + hi, nd, a);
+	kg_adam_row(rel, st_rel, grad + m->n_params, nrel, a);
+}
+
+/*
+ * Three steps of kg_gnn_dstep_train (the update on the device) against
+ * kg_gnn_dstep_grad's gradients updated on the host as step.c does, on
+ * be: every parameter and Adam state within a relative 1e-6 after each
+ * step (pulled back from the device), the learned rows outside the
+ * batch's graph untouched.
+ */
+static void
+check_train(struct kg_backend *be, enum kg_gnn_decomp dc, int blocks,
+    double reg)
+{
+	enum { NB = 4, NEG = 3, STEPS = 3 };
+	struct kg_gnn m1 = KG_GNN_INIT, m2 = KG_GNN_INIT;
+	struct kg_gnn_dstep d1 = KG_GNN_DSTEP_INIT, d2 = KG_GNN_DSTEP_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	struct kg_loss l = KG_LOSS_INIT;
+	struct kg_adam a = KG_ADAM_INIT;
+	struct fixture f;
+	struct kg_rng r, r1, r2;
+	uint64_t n_dst[2], nout;
+	const uint64_t *nd = NULL;
+	const struct kg_gnn_graph *g;
+	const int32_t *lrow = NULL;
+	int32_t pos[NB * 3], negs[NB * NEG * 3];
+	size_t P, k, nrel, d0, hi, ns_enc, ns_learn, step, moved = 0;
+	float *rel1, *rel2, *grad, *se1, *se2, *sr1, *sr2, *sl1, *sl2, *w0;
+	double loss1, loss2;
+
+	fixture_init(&f, blocks);
+	memset(&c, 0, sizeof(c));
+	c.encoder = KG_GNN_RGCN;
+	c.decomp = dc;
+	c.n_layers = 2;
+	c.dims[0] = 4;
+	c.dims[1] = 6;
+	c.dims[2] = 4;
+	c.n_bases = 2;
+	c.n_relations = GR;
+	c.n_learned = GN;
+	c.learned_only = 1;
+	c.dropout = 0.2f;
+	T_CHECK(kg_gnn_init(&m1, &c, NULL, 42) == 0);
+	T_CHECK(kg_gnn_init(&m2, &c, NULL, 42) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	a.lr = 0.05f;
+	P = m1.n_params;
+	d0 = c.dims[0];
+	hi = GN * d0;
+	nrel = GR * (size_t)dec.rel_width;
+	ns_enc = 2 * (P - hi) + 1;
+	ns_learn = GN * (2 * d0 + 1);
+	kg_rng_seed(&r, 8, 8);
+	rel1 = rnd(&r, nrel, -1, 1);
+	rel2 = dup(rel1, nrel);
+	w0 = dup(m1.w, P);
+	se1 = kg_xcalloc(ns_enc, sizeof(float));
+	se2 = kg_xcalloc(ns_enc, sizeof(float));
+	sr1 = kg_xcalloc(2 * nrel + 1, sizeof(float));
+	sr2 = kg_xcalloc(2 * nrel + 1, sizeof(float));
+	sl1 = kg_xcalloc(ns_learn, sizeof(float));
+	sl2 = kg_xcalloc(ns_learn, sizeof(float));
+	grad = kg_xcalloc(P + nrel, sizeof(float));
+	if (blocks) {
+		n_dst[0] = f.sb.hop_end[1];
+		n_dst[1] = f.sb.hop_end[0];
+		nd = n_dst;
+		g = &f.sb.g;
+		lrow = f.sb.lrow;
+	} else
+		g = &f.full;
+	nout = blocks ? n_dst[1] : GN;
+	for (k = 0; k < NB * 3; k += 3) {
+		pos[k] = (int32_t)kg_rng_below(&r, nout);
+		pos[k + 1] = (int32_t)kg_rng_below(&r, GR);
+		pos[k + 2] = (int32_t)kg_rng_below(&r, nout);
+	}
+	for (k = 0; k < NB * NEG; k++) {
+		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
+		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, nout);
+	}
+	kg_rng_seed(&r1, 5, 5);
+	kg_rng_seed(&r2, 5, 5);
+	T_CHECK(kg_gnn_dstep_open(&d1, be, &m1, &dec, rel1, nrel) == 0);
+	T_CHECK(kg_gnn_dstep_open(&d2, be, &m2, &dec, rel2, nrel) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_gnn_dstep_train(&d2, &m2, &dec, &l, g, nd, lrow, &r2, pos,
+	    NB, negs, NEG, 1.0f / NB, &a, reg, &loss2) == -1);
+	kg_error_mute(0);
+	T_CHECK(kg_gnn_dstep_push(&d2, &m2, rel2, se2, sr2, sl2) == 0);
+	for (step = 0; step < STEPS; step++) {
+		memset(grad, 0, (P + nrel) * sizeof(float));
+		T_CHECK(kg_gnn_dstep_upload(&d1, &m1, rel1) == 0);
+		T_CHECK(kg_gnn_dstep_grad(&d1, &m1, &dec, &l, g, nd, lrow, &r1,
+		    pos, NB, negs, NEG, 1.0f / NB, grad, &loss1) == 0);
+		host_update(&m1, rel1, nrel, grad, g, lrow, se1, sr1, sl1, &a,
+		    reg);
+		T_CHECK(kg_gnn_dstep_train(&d2, &m2, &dec, &l, g, nd, lrow,
+		    &r2, pos, NB, negs, NEG, 1.0f / NB, &a, reg, &loss2) == 0);
+		T_CHECKF(loss2 == loss1, "step %zu: loss %.9g against %.9g",
+		    step, loss2, loss1);
+		T_CHECK(kg_gnn_dstep_pull(&d2, &m2, rel2, se2, sr2, sl2) == 0);
+		T_CHECK(near(m2.w, m1.w, P, "parameters"));
+		T_CHECK(near(rel2, rel1, nrel, "relations"));
+		T_CHECK(near(se2, se1, ns_enc, "encoder states"));
+		T_CHECK(near(sr2, sr1, 2 * nrel + 1, "relation states"));
+		T_CHECK(near(sl2, sl1, ns_learn, "learned rows' states"));
+	}
+	T_CHECK(se2[ns_enc - 1] == (float)STEPS);
+	T_CHECK(sr2[2 * nrel] == (float)STEPS);
+	/* Rows of the batch's graph moved, the others did not. */
+	for (k = 0; k < GN; k++) {
+		int in = 0;
+		uint64_t i;
+
+		for (i = 0; i < g->n_nodes; i++)
+			in |= (lrow != NULL ? (size_t)lrow[i] : i) == k;
+		if (in)
+			moved += memcmp(m2.w + k * d0, w0 + k * d0, d0 *
+			    sizeof(float)) != 0;
+		else
+			T_CHECKF(memcmp(m2.w + k * d0, w0 + k * d0, d0 *
+			    sizeof(float)) == 0, "row %zu outside the graph", k);
+	}
+	/* (A row whose gradient is zero moves only with the regulariser.) */
+	T_CHECKF(moved > g->n_nodes / 2, "%zu of %zu rows moved",
+	    moved, (size_t)g->n_nodes);
+	kg_gnn_dstep_release(&d1);
+	kg_gnn_dstep_release(&d2);
+	kg_gnn_release(&m1);
+	kg_gnn_release(&m2);
+	free(rel1);
+	free(rel2);
+	free(w0);
+	free(se1);
+	free(se2);
+	free(sr1);
+	free(sr2);
+	free(sl1);
+	free(sl2);
+	free(grad);
+	fixture_release(&f);
+}
+
+static void
+train_on_device(void)
+{
+	struct kg_backend emu = *cpu;
+	int blocks;
+
+	emu.gnn = &emu_gnn_ops;
+	for (blocks = 0; blocks < 2; blocks++) {
+		check_train(cpu, KG_GNN_BASIS, blocks, 0.0);
+		check_train(cpu, KG_GNN_BLOCK, blocks, 1e-3);
+		check_train(&emu, KG_GNN_BASIS, blocks, 1e-3);
+	}
+}
+
 static void
 step_refuses(void)
 {
@@ -822,6 +1084,8 @@ main(void)
 	T_RUN(layers_emulated_grid);
 	T_RUN(layers_finite_differences);
 	T_RUN(step_against_cpu);
+	T_RUN(test_adam_flat);
+	T_RUN(train_on_device);
 	T_RUN(step_refuses);
 	kg_backend_free(cpu);
 	return T_DONE();

@@ -708,6 +708,19 @@ k_relu_bwd(size_t n, const float *pre, float *g)
 	kg_dev_t_relu_bwd(TID, n, pre, g);
 }
 
+__global__ void
+k_adam_flat(size_t n, float lr, float b1, float b2, float eps,
+    const float *grad, float *w, float *state)
+{
+	kg_dev_t_adam_flat(TID, n, lr, b1, b2, eps, grad, w, state);
+}
+
+__global__ void
+k_adam_count(size_t n, float *state)
+{
+	kg_dev_t_adam_count(TID, n, state);
+}
+
 int
 cu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
     const struct kg_dev_seg *sg, const float *x, int beta, float *out,
@@ -759,9 +772,20 @@ cu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return launch(be, "relu_backward", n, k_relu_bwd, n, pre, g);
 }
 
+/* The elements first, then the count they read (same stream). */
+int
+cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	if (launch(be, "adam_flat", n, k_adam_flat, n, a->lr, a->beta1,
+	    a->beta2, a->eps, grad, w, state) < 0)
+		return -1;
+	return launch(be, "adam_count", 1, k_adam_count, n, state);
+}
+
 const struct kg_backend_gnn_ops cuda_gnn_ops = {
 	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
-	cu_relu_backward,
+	cu_relu_backward, cu_adam_flat,
 };
 
 } /* namespace */
