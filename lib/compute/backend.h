@@ -314,6 +314,18 @@ int kg_be_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
     const struct kg_dev_seg *sg, const float *x, int beta, float *out,
     size_t ldo);
 
+/*
+ * kg_be_seg_sum for few long segments: on a GPU each segment's items are
+ * summed in parts strided partial sums, then the parts in order (devops.h's
+ * kg_dev_t_seg_part and kg_dev_t_seg_join; tmp: n_seg x parts x d device
+ * floats of scratch), a fixed order that differs from kg_be_seg_sum's
+ * only in rounding.  parts <= 1, and the CPU backend always, sum as
+ * kg_be_seg_sum does, bit for bit.
+ */
+int kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp);
+
 /* w[c * n + e] = norm[e] a[type[e] * nb + c] for e < n, c < nb. */
 int kg_be_edge_coef(struct kg_backend *be, size_t n, size_t nb,
     const float *norm, const int64_t *type, const float *a, float *w);

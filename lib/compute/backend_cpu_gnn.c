@@ -127,6 +127,17 @@ cpu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
 	return 0;
 }
 
+/* lib/gnn's order: one running sum per element. */
+static int
+cpu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	(void)parts;
+	(void)tmp;
+	return cpu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
+}
+
 const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.seg_sum = cpu_seg_sum,
 	.edge_coef = cpu_edge_coef,
@@ -136,4 +147,5 @@ const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.relu = cpu_relu,
 	.relu_backward = cpu_relu_backward,
 	.adam_flat = cpu_adam_flat,
+	.seg_sum_split = cpu_seg_sum_split,
 };

@@ -59,3 +59,12 @@ kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
 {
 	return n == 0 ? 0 : be->gnn->adam_flat(be, n, a, grad, w, state);
 }
+
+int
+kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	return n_seg == 0 || d == 0 ? 0 : be->gnn->seg_sum_split(be, n_seg, d,
+	    parts < 1 ? 1 : parts, sg, x, beta, out, ldo, tmp);
+}

@@ -104,6 +104,9 @@ struct kg_backend_gnn_ops {
 	int (*adam_flat)(struct kg_backend *be, size_t n,
 	    const struct kg_adam *a, const float *grad, float *w,
 	    float *state);
+	int (*seg_sum_split)(struct kg_backend *be, size_t n_seg, size_t d,
+	    size_t parts, const struct kg_dev_seg *sg, const float *x,
+	    int beta, float *out, size_t ldo, float *tmp);
 };
 
 /* The CPU backend's (backend_cpu_gnn.c). */

@@ -1160,6 +1160,61 @@ kg_dev_t_seg_sum(unsigned b, unsigned t, unsigned bdim, size_t n_seg,
 	out[i * ldo + k] = acc;
 }
 
+/*
+ * kg_dev_t_seg_sum in two passes, for few long segments (one bias's rows,
+ * each relation type's messages), where one thread per output element
+ * would add a whole segment alone.  Pass one: one thread per (i, p, k)
+ * of n_seg x parts x d sums the items off[i] + p, off[i] + p + parts, ...
+ * of segment i in order (part 0 starting from out's element when beta,
+ * the others from 0) into tmp[(i * parts + p) * d + k].  Pass two
+ * (kg_dev_t_seg_join): one thread per (i, k) adds the parts in order
+ * into out.  With parts = 1 this is kg_dev_t_seg_sum's order, so its
+ * bits; otherwise a fixed order of its own, the same on every run.
+ */
+KG_HD void
+kg_dev_t_seg_part(unsigned b, unsigned t, unsigned bdim, size_t n_seg,
+    size_t d, size_t parts, struct kg_dev_seg sg, const float *x, int beta,
+    const float *out, size_t ldo, float *tmp)
+{
+	size_t el = kg_dev_tid(b, t, bdim), i, p, k, c;
+	int64_t q;
+	float acc;
+
+	if (el >= n_seg * parts * d)
+		return;
+	i = el / (parts * d);
+	p = el / d % parts;
+	k = el % d;
+	acc = beta && p == 0 ? out[i * ldo + k] : 0.0f;
+	for (q = sg.off[i] + (int64_t)p; q < sg.off[i + 1];
+	    q += (int64_t)parts) {
+		size_t e = sg.perm != NULL ? (size_t)sg.perm[q] : (size_t)q;
+		size_t r = sg.idx != NULL ? (size_t)sg.idx[e] : e;
+
+		for (c = 0; c < sg.nb; c++)
+			acc += (sg.w != NULL ? sg.w[c * sg.ws + e] : 1.0f) *
+			    x[c * sg.xs + r * d + k];
+	}
+	tmp[el] = acc;
+}
+
+KG_HD void
+kg_dev_t_seg_join(unsigned b, unsigned t, unsigned bdim, size_t n_seg,
+    size_t d, size_t parts, const float *tmp, float *out, size_t ldo)
+{
+	size_t el = kg_dev_tid(b, t, bdim), i, k, p;
+	float acc;
+
+	if (el >= n_seg * d)
+		return;
+	i = el / d;
+	k = el % d;
+	acc = tmp[i * parts * d + k];
+	for (p = 1; p < parts; p++)
+		acc += tmp[(i * parts + p) * d + k];
+	out[i * ldo + k] = acc;
+}
+
 /* w[c * n + e] = norm[e] a[type[e] nb + c] for e < n, c < nb (R-GCN's
  * basis coefficient of message e, its normaliser folded in): one thread
  * per (c, e). */

@@ -192,12 +192,26 @@ kg_gnn_dgraph_release(struct kg_backend *be, struct kg_gnn_dgraph *dg)
 
 /* ---- the scratch ---- */
 
+/* The parts kg_be_seg_sum_split sums n_seg segments of items items in
+ * all in: about KG_GNN_SPLIT_ITEMS items a thread, at most
+ * KG_GNN_SPLIT_MAX parts (one: kg_be_seg_sum's order). */
+#define KG_GNN_SPLIT_ITEMS 64
+#define KG_GNN_SPLIT_MAX 256
+
+static size_t
+split_parts(uint64_t items, uint64_t n_seg)
+{
+	uint64_t p = items / (n_seg ? n_seg : 1) / KG_GNN_SPLIT_ITEMS;
+
+	return p < 1 ? 1 : p > KG_GNN_SPLIT_MAX ? KG_GNN_SPLIT_MAX : (size_t)p;
+}
+
 int
 kg_gnn_dwork_reserve(struct kg_backend *be, struct kg_gnn_dwork *wk,
     const struct kg_gnn *m, uint32_t l, const struct kg_gnn_dgraph *dg)
 {
 	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], B = m->c.n_bases;
-	size_t na, nb, nc = 0, nd = 0, M = dg->n_msgs;
+	size_t na, nb, nc = 0, nd = 0, M = dg->n_msgs, np;
 
 	if (m->c.decomp == KG_GNN_BLOCK) {
 		na = dg->n_pairs * din;
@@ -209,7 +223,13 @@ kg_gnn_dwork_reserve(struct kg_backend *be, struct kg_gnn_dwork *wk,
 	} else {
 		na = nb = B * dg->n_src * dout;
 	}
-	return fgrow(be, &wk->a, &wk->cap_a, na) < 0 ||
+	/* The two long reductions' parts: the bias's, dA's by type. */
+	np = split_parts(dg->n_dst, 1) * dout;
+	if (m->c.decomp == KG_GNN_BASIS && split_parts(M, dg->n_types) *
+	    dg->n_types > np)
+		np = split_parts(M, dg->n_types) * dg->n_types;
+	return fgrow(be, &wk->part, &wk->cap_part, np) < 0 ||
+	    fgrow(be, &wk->a, &wk->cap_a, na) < 0 ||
 	    fgrow(be, &wk->b, &wk->cap_b, nb) < 0 ||
 	    fgrow(be, &wk->c, &wk->cap_c, nc) < 0 ||
 	    fgrow(be, &wk->d, &wk->cap_d, nd) < 0 ||
@@ -226,6 +246,7 @@ kg_gnn_dwork_release(struct kg_backend *be, struct kg_gnn_dwork *wk)
 	kg_be_free(be, wk->d);
 	kg_be_free(be, wk->coef);
 	kg_be_free(be, wk->dots);
+	kg_be_free(be, wk->part);
 	memset(wk, 0, sizeof(*wk));
 }
 
@@ -263,12 +284,13 @@ self_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	    din, dw + o->w0, dout, 1.0f, out, dout);
 }
 
-/* kg_gnn_self_backward: dW0 += x^T G, dbias += the rows of G, dx = G
- * W0^T (zero past the destinations). */
+/* kg_gnn_self_backward: dW0 += x^T G, dbias += the rows of G (in
+ * parts: one segment of every row), dx = G W0^T (zero past the
+ * destinations). */
 static int
 self_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
     const float *dw, const struct kg_gnn_dgraph *dg, const float *x,
-    const float *G, float *dx, float *dgrad)
+    const float *G, float *dx, struct kg_gnn_dwork *wk, float *dgrad)
 {
 	const struct kg_gnn_layer_off *o = &m->lay[l];
 	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], n = dg->n_dst;
@@ -276,7 +298,8 @@ self_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 
 	if (kg_be_sgemm(be, KG_TRANS, KG_NO_TRANS, din, dout, n, 1.0f, x, din,
 	    G, dout, 1.0f, dgrad + o->w0, dout) < 0 ||
-	    kg_be_seg_sum(be, 1, dout, &rows, G, 1, dgrad + o->bias, dout) < 0 ||
+	    kg_be_seg_sum_split(be, 1, dout, split_parts(n, 1), &rows, G, 1,
+	    dgrad + o->bias, dout, wk->part) < 0 ||
 	    kg_be_sgemm(be, KG_NO_TRANS, KG_TRANS, n, din, dout, 1.0f, G, dout,
 	    dw + o->w0, dout, 0.0f, dx, din) < 0)
 		return -1;
@@ -348,18 +371,19 @@ basis_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	return kg_be_seg_sum(be, n, dout, &sg, wk->a, 1, out, dout);
 }
 
-/* dA[r, b] += sum over the messages of type r, in order, of norm
- * dots_b (per message). */
+/* dA[r, b] += sum over the messages of type r, in order (in parts: few
+ * types, many messages), of norm dots_b (per message). */
 static int
 basis_grad_a(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
     const struct kg_gnn_dgraph *dg, const float *dots, size_t b,
-    float *dgrad)
+    struct kg_gnn_dwork *wk, float *dgrad)
 {
 	struct kg_dev_seg sg = seg(dg->toff, dg->by_type, NULL, dg->norm, 1, 0,
 	    0);
 
-	return kg_be_seg_sum(be, dg->n_types, 1, &sg, dots, 1,
-	    dgrad + m->lay[l].a + b, m->c.n_bases);
+	return kg_be_seg_sum_split(be, dg->n_types, 1, split_parts(dg->n_msgs,
+	    dg->n_types), &sg, dots, 1, dgrad + m->lay[l].a + b, m->c.n_bases,
+	    wk->part);
 }
 
 /* basis_backward_agg: dV_b += agg_b^T G, da_b = G V_b^T, dA by type and
@@ -385,7 +409,7 @@ basis_backward_agg(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	for (b = 0; b < B; b++)
 		if (kg_be_edge_dot(be, M, din, wk->b + b * n * din, dg->dst, x,
 		    dg->src, wk->dots) < 0 ||
-		    basis_grad_a(be, m, l, dg, wk->dots, b, dgrad) < 0)
+		    basis_grad_a(be, m, l, dg, wk->dots, b, wk, dgrad) < 0)
 			return -1;
 	sg = seg(dg->soff, dg->by_src, dg->dst, wk->coef, B, M, n * din);
 	return kg_be_seg_sum(be, dg->n_src, din, &sg, wk->b, 1, dx, din);
@@ -415,7 +439,7 @@ basis_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 
 		if (kg_be_edge_dot(be, M, dout, G, dg->dst, wk->a + b * n *
 		    dout, dg->src, wk->dots) < 0 ||
-		    basis_grad_a(be, m, l, dg, wk->dots, b, dgrad) < 0 ||
+		    basis_grad_a(be, m, l, dg, wk->dots, b, wk, dgrad) < 0 ||
 		    kg_be_seg_sum(be, n, dout, &sg, G, 0, wk->b + b * n * dout,
 		    dout) < 0)
 			return -1;
@@ -522,7 +546,7 @@ kg_gnn_drgcn_backward(struct kg_backend *be, const struct kg_gnn *m,
     float *dgrad)
 {
 	if (kg_gnn_dwork_reserve(be, wk, m, l, dg) < 0 ||
-	    self_backward(be, m, l, dw, dg, x, G, dx, dgrad) < 0)
+	    self_backward(be, m, l, dw, dg, x, G, dx, wk, dgrad) < 0)
 		return -1;
 	if (m->c.decomp == KG_GNN_BASIS)
 		return basis_backward(be, m, l, dw, dg, x, G, dx, wk, dgrad);

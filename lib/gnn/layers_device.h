@@ -67,7 +67,8 @@ void kg_gnn_dgraph_release(struct kg_backend *be, struct kg_gnn_dgraph *dg);
 struct kg_gnn_dwork {
 	float *a, *b, *c, *d;		/* products, their gradients */
 	float *coef, *dots;		/* per basis and message */
-	size_t cap_a, cap_b, cap_c, cap_d, cap_coef, cap_dots;
+	float *part;			/* kg_be_seg_sum_split's parts */
+	size_t cap_a, cap_b, cap_c, cap_d, cap_coef, cap_dots, cap_part;
 };
 
 #define KG_GNN_DWORK_INIT { 0 }

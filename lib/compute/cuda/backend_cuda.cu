@@ -709,6 +709,20 @@ k_relu_bwd(size_t n, const float *pre, float *g)
 }
 
 __global__ void
+k_seg_part(size_t n_seg, size_t d, size_t parts, kg_dev_seg sg,
+    const float *x, int beta, const float *out, size_t ldo, float *tmp)
+{
+	kg_dev_t_seg_part(TID, n_seg, d, parts, sg, x, beta, out, ldo, tmp);
+}
+
+__global__ void
+k_seg_join(size_t n_seg, size_t d, size_t parts, const float *tmp,
+    float *out, size_t ldo)
+{
+	kg_dev_t_seg_join(TID, n_seg, d, parts, tmp, out, ldo);
+}
+
+__global__ void
 k_adam_flat(size_t n, float lr, float b1, float b2, float eps,
     const float *grad, float *w, float *state)
 {
@@ -772,6 +786,20 @@ cu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return launch(be, "relu_backward", n, k_relu_bwd, n, pre, g);
 }
 
+int
+cu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	if (parts <= 1)
+		return cu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
+	if (launch(be, "seg_part", n_seg * parts * d, k_seg_part, n_seg, d,
+	    parts, *sg, x, beta, out, ldo, tmp) < 0)
+		return -1;
+	return launch(be, "seg_join", n_seg * d, k_seg_join, n_seg, d, parts,
+	    tmp, out, ldo);
+}
+
 /* The elements first, then the count they read (same stream). */
 int
 cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
@@ -785,7 +813,7 @@ cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
 
 const struct kg_backend_gnn_ops cuda_gnn_ops = {
 	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
-	cu_relu_backward, cu_adam_flat,
+	cu_relu_backward, cu_adam_flat, cu_seg_sum_split,
 };
 
 } /* namespace */
