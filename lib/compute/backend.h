@@ -326,6 +326,22 @@ int kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
     size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
     float *out, size_t ldo, float *tmp);
 
+/*
+ * The passes of the relation-aware attention layer over the graph at
+ * (devops.h's struct kg_dev_attn), each devops.h's thread function of
+ * that name: SCORES writes at->u and at->al; MSGS adds the messages to
+ * out [n_dst, d]; BACK_SCORES writes at->da and at->nsum from G;
+ * BACK_DZ overwrites out [n_src, d] with dL/dz; BACK_REL adds the
+ * relation rows' gradients to out [n_types, d].  Sums in a fixed order,
+ * as lib/gnn/layers_attn.c's (G unused by the forward passes).
+ */
+enum kg_be_attn_pass {
+	KG_BE_ATTN_SCORES, KG_BE_ATTN_MSGS, KG_BE_ATTN_BACK_SCORES,
+	KG_BE_ATTN_BACK_DZ, KG_BE_ATTN_BACK_REL
+};
+int kg_be_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out);
+
 /* w[c * n + e] = norm[e] a[type[e] * nb + c] for e < n, c < nb. */
 int kg_be_edge_coef(struct kg_backend *be, size_t n, size_t nb,
     const float *norm, const int64_t *type, const float *a, float *w);

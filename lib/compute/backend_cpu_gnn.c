@@ -138,6 +138,41 @@ cpu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
 	return cpu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
 }
 
+/* The attention passes: devops.h's thread functions, one thread at a
+ * time (each writes outputs of its own, so their order does not
+ * matter): lib/gnn/layers_attn.c's arithmetic. */
+static int
+cpu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	size_t i;
+
+	(void)be;
+	switch (pass) {
+	case KG_BE_ATTN_SCORES:
+		for (i = 0; i < at->n_dst; i++)
+			kg_dev_t_attn_scores((unsigned)i, 0, 1, *at);
+		break;
+	case KG_BE_ATTN_MSGS:
+		for (i = 0; i < at->n_dst * at->d; i++)
+			kg_dev_t_attn_msgs((unsigned)i, 0, 1, *at, out);
+		break;
+	case KG_BE_ATTN_BACK_SCORES:
+		for (i = 0; i < at->n_dst; i++)
+			kg_dev_t_attn_back_scores((unsigned)i, 0, 1, *at, G);
+		break;
+	case KG_BE_ATTN_BACK_DZ:
+		for (i = 0; i < at->n_src * at->d; i++)
+			kg_dev_t_attn_back_dz((unsigned)i, 0, 1, *at, G, out);
+		break;
+	case KG_BE_ATTN_BACK_REL:
+		for (i = 0; i < at->n_types * at->d; i++)
+			kg_dev_t_attn_back_rel((unsigned)i, 0, 1, *at, G, out);
+		break;
+	}
+	return 0;
+}
+
 const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.seg_sum = cpu_seg_sum,
 	.edge_coef = cpu_edge_coef,
@@ -148,4 +183,5 @@ const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.relu_backward = cpu_relu_backward,
 	.adam_flat = cpu_adam_flat,
 	.seg_sum_split = cpu_seg_sum_split,
+	.attn = cpu_attn,
 };

@@ -68,3 +68,10 @@ kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
 	return n_seg == 0 || d == 0 ? 0 : be->gnn->seg_sum_split(be, n_seg, d,
 	    parts < 1 ? 1 : parts, sg, x, beta, out, ldo, tmp);
 }
+
+int
+kg_be_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	return at->d == 0 ? 0 : be->gnn->attn(be, pass, at, G, out);
+}

@@ -107,6 +107,8 @@ struct kg_backend_gnn_ops {
 	int (*seg_sum_split)(struct kg_backend *be, size_t n_seg, size_t d,
 	    size_t parts, const struct kg_dev_seg *sg, const float *x,
 	    int beta, float *out, size_t ldo, float *tmp);
+	int (*attn)(struct kg_backend *be, enum kg_be_attn_pass pass,
+	    const struct kg_dev_attn *at, const float *G, float *out);
 };
 
 /* The CPU backend's (backend_cpu_gnn.c). */

@@ -10,11 +10,6 @@
 int
 kg_gnn_device_check(const struct kg_gnn *m)
 {
-	if (m->c.encoder != KG_GNN_RGCN) {
-		kg_error("the device runs R-GCN encoders only, not %s",
-		    kg_gnn_encoder_name(m->c.encoder));
-		return -1;
-	}
 	if (m->n_attrs > 0) {
 		kg_error("the device reads learned embeddings only, not node "
 		    "attributes (%zu attribute%s)", m->n_attrs,
@@ -130,7 +125,13 @@ layer_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 		if (kg_gnn_dgraph_upload(be, dg, m, &v, p->rows[l], s) < 0)
 			return -1;
 	}
-	if (kg_gnn_drgcn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
+	if (m->c.encoder == KG_GNN_RELGNN) {
+		if (grow_f(be, &p->u[l], &p->cap_u[l], dg->n_msgs + 1) < 0 ||
+		    grow_f(be, &p->al[l], &p->cap_al[l], dg->n_msgs + 1) < 0 ||
+		    kg_gnn_dattn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
+		    &p->wk, p->u[l], p->al[l]) < 0)
+			return -1;
+	} else if (kg_gnn_drgcn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
 	    &p->wk) < 0)
 		return -1;
 	return l + 1 < m->c.n_layers ? kg_be_relu(be, no, p->pre[l],
@@ -216,8 +217,10 @@ kg_gnn_dbackward(struct kg_backend *be, const struct kg_gnn *m,
 		if (l + 1 < L && kg_be_relu_backward(be, p->rows[l + 1] * dd,
 		    p->pre[l], G) < 0)
 			return -1;
-		if (kg_gnn_drgcn_backward(be, m, l, dw, dg, p->in[l], G, dx,
-		    &p->wk, dgrad) < 0)
+		if (m->c.encoder == KG_GNN_RELGNN ? kg_gnn_dattn_backward(be, m,
+		    l, dw, dg, p->in[l], G, dx, &p->wk, p->u[l], p->al[l],
+		    dgrad) < 0 : kg_gnn_drgcn_backward(be, m, l, dw, dg,
+		    p->in[l], G, dx, &p->wk, dgrad) < 0)
 			return -1;
 		if (p->dropped[l] && kg_be_mul(be, p->rows[l] * din, p->mask[l],
 		    dx, dx) < 0)
@@ -239,6 +242,8 @@ kg_gnn_dpass_release(struct kg_backend *be, struct kg_gnn_dpass *p)
 		kg_be_free(be, p->hdrop[l]);
 		kg_be_free(be, p->mask[l]);
 		kg_be_free(be, p->pre[l]);
+		kg_be_free(be, p->u[l]);
+		kg_be_free(be, p->al[l]);
 		kg_gnn_dgraph_release(be, &p->dg[l]);
 	}
 	kg_be_free(be, p->dh);

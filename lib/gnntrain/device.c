@@ -19,11 +19,6 @@
 int
 kg_gnn_train_device_check(const struct kg_gnn_train_opts *o)
 {
-	if (o->enc.encoder != KG_GNN_RGCN) {
-		kg_error("GNN training on a device runs R-GCN only, not %s",
-		    kg_gnn_encoder_name(o->enc.encoder));
-		return -1;
-	}
 	if (o->decoder != KG_MODEL_DISTMULT) {
 		kg_error("GNN training on a device decodes with DistMult only, "
 		    "not %s", kg_model_name(o->decoder));

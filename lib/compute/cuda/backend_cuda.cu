@@ -723,6 +723,36 @@ k_seg_join(size_t n_seg, size_t d, size_t parts, const float *tmp,
 }
 
 __global__ void
+k_attn_scores(kg_dev_attn A)
+{
+	kg_dev_t_attn_scores(TID, A);
+}
+
+__global__ void
+k_attn_msgs(kg_dev_attn A, float *out)
+{
+	kg_dev_t_attn_msgs(TID, A, out);
+}
+
+__global__ void
+k_attn_back_scores(kg_dev_attn A, const float *G)
+{
+	kg_dev_t_attn_back_scores(TID, A, G);
+}
+
+__global__ void
+k_attn_back_dz(kg_dev_attn A, const float *G, float *dz)
+{
+	kg_dev_t_attn_back_dz(TID, A, G, dz);
+}
+
+__global__ void
+k_attn_back_rel(kg_dev_attn A, const float *G, float *grel)
+{
+	kg_dev_t_attn_back_rel(TID, A, G, grel);
+}
+
+__global__ void
 k_adam_flat(size_t n, float lr, float b1, float b2, float eps,
     const float *grad, float *w, float *state)
 {
@@ -800,6 +830,31 @@ cu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
 	    tmp, out, ldo);
 }
 
+int
+cu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	const kg_dev_attn &A = *at;
+
+	switch (pass) {
+	case KG_BE_ATTN_SCORES:
+		return launch(be, "attn_scores", A.n_dst, k_attn_scores, A);
+	case KG_BE_ATTN_MSGS:
+		return launch(be, "attn_msgs", A.n_dst * A.d, k_attn_msgs, A,
+		    out);
+	case KG_BE_ATTN_BACK_SCORES:
+		return launch(be, "attn_back_scores", A.n_dst,
+		    k_attn_back_scores, A, G);
+	case KG_BE_ATTN_BACK_DZ:
+		return launch(be, "attn_back_dz", A.n_src * A.d, k_attn_back_dz,
+		    A, G, out);
+	case KG_BE_ATTN_BACK_REL:
+		return launch(be, "attn_back_rel", A.n_types * A.d,
+		    k_attn_back_rel, A, G, out);
+	}
+	return 0;
+}
+
 /* The elements first, then the count they read (same stream). */
 int
 cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
@@ -813,7 +868,7 @@ cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
 
 const struct kg_backend_gnn_ops cuda_gnn_ops = {
 	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
-	cu_relu_backward, cu_adam_flat, cu_seg_sum_split,
+	cu_relu_backward, cu_adam_flat, cu_seg_sum_split, cu_attn,
 };
 
 } /* namespace */
