@@ -264,6 +264,31 @@ update(struct kg_gnn_dstep *ds, uint64_t n, const struct kg_adam *a,
 }
 
 int
+kg_gnn_dstep_train_begin(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
+    size_t neg, float scale, const struct kg_adam *a, double reg)
+{
+	if (ds->dst_enc == NULL) {
+		kg_error("the GNN device step trains after its state was "
+		    "pushed to the device only");
+		return -1;
+	}
+	return row_index(ds, g->n_nodes, lrow) < 0 ||
+	    kg_gnn_dforward_rows(ds->be, enc, ds->dw, g, n_dst, ds->dw,
+	    ds->dlrow, rng, &ds->st, &ds->pass) < 0 ||
+	    grad_pass(ds, enc, dec, l, pos, nb, negs, neg, scale) < 0 ||
+	    update(ds, g->n_nodes, a, reg) < 0 ? -1 : 0;
+}
+
+int
+kg_gnn_dstep_train_end(struct kg_gnn_dstep *ds, double *loss)
+{
+	return kg_be_download(ds->be, loss, ds->dloss, sizeof(double));
+}
+
+int
 kg_gnn_dstep_train(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
     const struct kg_model *dec, const struct kg_loss *l,
     const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
@@ -271,19 +296,9 @@ kg_gnn_dstep_train(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
     size_t neg, float scale, const struct kg_adam *a, double reg,
     double *loss)
 {
-	struct kg_backend *be = ds->be;
-
-	if (ds->dst_enc == NULL) {
-		kg_error("the GNN device step trains after its state was "
-		    "pushed to the device only");
-		return -1;
-	}
-	return row_index(ds, g->n_nodes, lrow) < 0 ||
-	    kg_gnn_dforward_rows(be, enc, ds->dw, g, n_dst, ds->dw, ds->dlrow,
-	    rng, &ds->st, &ds->pass) < 0 ||
-	    grad_pass(ds, enc, dec, l, pos, nb, negs, neg, scale) < 0 ||
-	    update(ds, g->n_nodes, a, reg) < 0 ||
-	    kg_be_download(be, loss, ds->dloss, sizeof(double)) < 0 ? -1 : 0;
+	return kg_gnn_dstep_train_begin(ds, enc, dec, l, g, n_dst, lrow, rng,
+	    pos, nb, negs, neg, scale, a, reg) < 0 ? -1 :
+	    kg_gnn_dstep_train_end(ds, loss);
 }
 
 void

@@ -120,6 +120,20 @@ int kg_gnn_dstep_train(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
     size_t neg, float scale, const struct kg_adam *a, double reg,
     double *loss);
 
+/*
+ * kg_gnn_dstep_train in two halves: _begin uploads the batch and queues
+ * the step's work on the device (on a GPU it returns while the backward
+ * pass and the update may still run, so the host can draw the next batch
+ * meanwhile); _end waits for it and reads the loss.  Call them in turn.
+ */
+int kg_gnn_dstep_train_begin(struct kg_gnn_dstep *ds,
+    const struct kg_gnn *enc, const struct kg_model *dec,
+    const struct kg_loss *l, const struct kg_gnn_graph *g,
+    const uint64_t *n_dst, const int32_t *lrow, struct kg_rng *rng,
+    const int32_t *pos, size_t nb, const int32_t *negs, size_t neg,
+    float scale, const struct kg_adam *a, double reg);
+int kg_gnn_dstep_train_end(struct kg_gnn_dstep *ds, double *loss);
+
 void kg_gnn_dstep_release(struct kg_gnn_dstep *ds);
 
 #endif

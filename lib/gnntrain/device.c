@@ -101,36 +101,49 @@ kg_gnn_device_host_changed(struct kg_gnn_tstate *ts)
 		ts->dev_stale = 1;
 }
 
-double
-kg_gnn_device_step(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
-    const uint64_t *n_dst, const int32_t *lrow, float scale)
+int
+kg_gnn_device_step_begin(struct kg_gnn_tstate *ts,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    float scale)
 {
 	struct kg_gnn_trained *out = ts->out;
 	struct kg_gnn_work *w = &ts->w;
 	const struct kg_gnn_train_opts *o = ts->o;
 	uint32_t l, L = out->enc.c.n_layers;
-	double loss = 0.0, t0 = kg_now();
 
+	ts->t_dev = kg_now();
 	if (ts->dev_stale) {
 		if (kg_gnn_dstep_push(ts->dev, &out->enc, out->rel, ts->st_enc,
-		    ts->st_rel, ts->st_learn) < 0) {
-			ts->dev_err = 1;
-			return 0.0;
-		}
+		    ts->st_rel, ts->st_learn) < 0)
+			goto fail;
 		ts->dev_stale = 0;
 	}
 	/* As step.c's decode() without adaptive selection. */
 	memcpy(w->negs, w->cand, 3 * w->nb * w->nc * sizeof(*w->negs));
 	ts->dev_ahead = 1;
-	if (kg_gnn_dstep_train(ts->dev, &out->enc, &out->dec, &o->loss, g,
-	    n_dst, lrow, &ts->rng, w->pos, w->nb, w->negs, o->neg, scale,
-	    &ts->adam, o->reg, &loss) < 0) {
+	if (kg_gnn_dstep_train_begin(ts->dev, &out->enc, &out->dec, &o->loss,
+	    g, n_dst, lrow, &ts->rng, w->pos, w->nb, w->negs, o->neg, scale,
+	    &ts->adam, o->reg) < 0)
+		goto fail;
+	for (l = 0; l <= L; l++)
+		w->st.rows[l] = ts->dev->pass.rows[l];
+	return 0;
+fail:
+	ts->dev_err = 1;
+	return -1;
+}
+
+double
+kg_gnn_device_step_end(struct kg_gnn_tstate *ts)
+{
+	double loss = 0.0;
+
+	if (kg_gnn_dstep_train_end(ts->dev, &loss) < 0) {
 		ts->dev_err = 1;
 		return 0.0;
 	}
-	for (l = 0; l <= L; l++)
-		w->st.rows[l] = ts->dev->pass.rows[l];
-	/* One phase: the device's work is not timed apart. */
-	out->phase_seconds[KG_GNN_PHASE_FORWARD] += kg_now() - t0;
+	/* One phase: the device's work is not timed apart (the next
+	 * batch's draw, between the halves, counts in its own phases). */
+	ts->out->phase_seconds[KG_GNN_PHASE_FORWARD] += kg_now() - ts->t_dev;
 	return loss;
 }

@@ -176,6 +176,19 @@ struct kg_gnn_tstate {
 	struct kg_backend *be;
 	struct kg_gnn_dstep *dev;
 	int dev_err, dev_ahead, dev_stale;
+	double t_dev;
+	/* The device step's next batch (step.c), drawn and sampled while
+	 * the device ran the one before, within an epoch: ready, and what
+	 * step_size and the sampling gave for it. */
+	struct kg_gnn_next {
+		int ready, empty;
+		float scale;
+		uint64_t step_pos;
+		const struct kg_gnn_graph *g;
+		const int32_t *lrow;
+		uint64_t n_dst[KG_GNN_MAX_LAYERS];
+		int blocks;
+	} next;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -214,13 +227,15 @@ double kg_gnn_step(struct kg_gnn_tstate *ts);
  * (after the models are set up): 0, or -1 after kg_error(). */
 int kg_gnn_device_open(struct kg_gnn_tstate *ts);
 void kg_gnn_device_close(struct kg_gnn_tstate *ts);
-/* step.c's encode_decode and update on the device (ts->dev): the state
- * pushed first when the host's is newer, the encoded rows into
- * ts->w.st.rows; returns the summed loss, or 0 with ts->dev_err set
- * after kg_error(). */
-double kg_gnn_device_step(struct kg_gnn_tstate *ts,
+/* step.c's encode_decode and update on the device (ts->dev), in two
+ * halves (gnn/step_device.h's kg_gnn_dstep_train_begin and _end): the
+ * state pushed first when the host's is newer, the encoded rows into
+ * ts->w.st.rows; _begin returns 0, _end the summed loss; after an error
+ * -1 or 0.0 with ts->dev_err set after kg_error(). */
+int kg_gnn_device_step_begin(struct kg_gnn_tstate *ts,
     const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
     float scale);
+double kg_gnn_device_step_end(struct kg_gnn_tstate *ts);
 /* Before the host reads the parameters or Adam states (validation,
  * snapshots, checkpoints, the end): the device's copied back when newer.
  * 0 (also without a device step), or -1 after kg_error(). */

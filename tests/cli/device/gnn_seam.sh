@@ -58,7 +58,10 @@ check "resumed weights and relations bit-identical" sh -c \
     cmp -s whole/relations.npy resumed/relations.npy'
 
 # The state lives on the device between steps: validation (and its best
-# snapshot) reads it back, and a resumed run pushes it again.
+# snapshot) reads it back, and a resumed run pushes it again.  The device
+# step samples the next batch while the device runs (lib/gnntrain/step.c,
+# device_step): with dropout and sampling on one random stream, a draw out
+# of the CPU step's order would change every epoch's MRR.
 v="$r --reg 0.0001 --valid_every 1"
 mrrs() { jq -r .valid_mrr "$1/train_log.jsonl" | tr '\n' ' '; }
 check "validated: the device step trains" env KG_TRAIN_SEAM=cpu $v \
