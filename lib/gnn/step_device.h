@@ -1,12 +1,12 @@
 /*
  * gnn/step_device: one GNN training batch on a compute backend
  * (gnntrain/step.c's encode_decode and update, without the exchange of
- * negatives between ranks): the R-GCN encoder's forward over the graph
- * or blocks (forward_device.h), the DistMult decoder with per-positive
- * negatives (decode_device.h) and the backward, every dense parameter
- * and activation in device memory.  The host builds the batch, samples
- * the graph, orders its messages and draws the dropout masks, and
- * uploads those per step.
+ * negatives between ranks): the R-GCN or RelGNN encoder's forward over
+ * the graph or blocks (forward_device.h), the DistMult decoder with
+ * per-positive negatives (decode_device.h) and the backward, every dense
+ * parameter and activation in device memory.  The host builds the batch,
+ * samples the graph, orders its messages and draws the dropout masks,
+ * and uploads those per step.
  *
  * Two ways to use it.  kg_gnn_dstep_grad leaves the update to the host:
  * it uploads the learned rows of the graph's nodes and reads back every
