@@ -1217,7 +1217,8 @@ check_train(struct kg_backend *be, enum kg_gnn_decomp dc, int blocks,
 	kg_rng_seed(&r, 8, 8);
 	rel1 = rnd(&r, nrel, -1, 1);
 	rel2 = dup(rel1, nrel);
-	w0 = dup(m1.w, P);
+	w0 = kg_xmallocarray(P, sizeof(*w0));	/* m1.w has no guards */
+	memcpy(w0, m1.w, P * sizeof(*w0));
 	se1 = kg_xcalloc(ns_enc, sizeof(float));
 	se2 = kg_xcalloc(ns_enc, sizeof(float));
 	sr1 = kg_xcalloc(2 * nrel + 1, sizeof(float));
