@@ -314,6 +314,34 @@ int kg_be_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
     const struct kg_dev_seg *sg, const float *x, int beta, float *out,
     size_t ldo);
 
+/*
+ * kg_be_seg_sum for few long segments: on a GPU each segment's items are
+ * summed in parts strided partial sums, then the parts in order (devops.h's
+ * kg_dev_t_seg_part and kg_dev_t_seg_join; tmp: n_seg x parts x d device
+ * floats of scratch), a fixed order that differs from kg_be_seg_sum's
+ * only in rounding.  parts <= 1, and the CPU backend always, sum as
+ * kg_be_seg_sum does, bit for bit.
+ */
+int kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp);
+
+/*
+ * The passes of the relation-aware attention layer over the graph at
+ * (devops.h's struct kg_dev_attn), each devops.h's thread function of
+ * that name: SCORES writes at->u and at->al; MSGS adds the messages to
+ * out [n_dst, d]; BACK_SCORES writes at->da and at->nsum from G;
+ * BACK_DZ overwrites out [n_src, d] with dL/dz; BACK_REL adds the
+ * relation rows' gradients to out [n_types, d].  Sums in a fixed order,
+ * as lib/gnn/layers_attn.c's (G unused by the forward passes).
+ */
+enum kg_be_attn_pass {
+	KG_BE_ATTN_SCORES, KG_BE_ATTN_MSGS, KG_BE_ATTN_BACK_SCORES,
+	KG_BE_ATTN_BACK_DZ, KG_BE_ATTN_BACK_REL
+};
+int kg_be_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out);
+
 /* w[c * n + e] = norm[e] a[type[e] * nb + c] for e < n, c < nb. */
 int kg_be_edge_coef(struct kg_backend *be, size_t n, size_t nb,
     const float *norm, const int64_t *type, const float *a, float *w);
@@ -336,6 +364,13 @@ int kg_be_mul(struct kg_backend *be, size_t n, const float *a,
 int kg_be_relu(struct kg_backend *be, size_t n, const float *x, float *y);
 int kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
     float *g);
+
+/* Adam a over n floats w that share one step count (rowops.h's
+ * kg_adam_row on one row of n, the same arithmetic): state holds m[n],
+ * v[n] and the count (2n + 1 floats), all device memory; one thread per
+ * element on a GPU. */
+int kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state);
 
 /* ---- The negative pool of the partition buffer
  * (lib/kge/train_device_buf.c; devops.h's kg_dev_t_scatter_sqnorm and

@@ -118,6 +118,61 @@ cpu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return 0;
 }
 
+static int
+cpu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	(void)be;
+	kg_adam_row(w, state, grad, n, a);
+	return 0;
+}
+
+/* lib/gnn's order: one running sum per element. */
+static int
+cpu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	(void)parts;
+	(void)tmp;
+	return cpu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
+}
+
+/* The attention passes: devops.h's thread functions, one thread at a
+ * time (each writes outputs of its own, so their order does not
+ * matter): lib/gnn/layers_attn.c's arithmetic. */
+static int
+cpu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	size_t i;
+
+	(void)be;
+	switch (pass) {
+	case KG_BE_ATTN_SCORES:
+		for (i = 0; i < at->n_dst; i++)
+			kg_dev_t_attn_scores((unsigned)i, 0, 1, *at);
+		break;
+	case KG_BE_ATTN_MSGS:
+		for (i = 0; i < at->n_dst * at->d; i++)
+			kg_dev_t_attn_msgs((unsigned)i, 0, 1, *at, out);
+		break;
+	case KG_BE_ATTN_BACK_SCORES:
+		for (i = 0; i < at->n_dst; i++)
+			kg_dev_t_attn_back_scores((unsigned)i, 0, 1, *at, G);
+		break;
+	case KG_BE_ATTN_BACK_DZ:
+		for (i = 0; i < at->n_src * at->d; i++)
+			kg_dev_t_attn_back_dz((unsigned)i, 0, 1, *at, G, out);
+		break;
+	case KG_BE_ATTN_BACK_REL:
+		for (i = 0; i < at->n_types * at->d; i++)
+			kg_dev_t_attn_back_rel((unsigned)i, 0, 1, *at, G, out);
+		break;
+	}
+	return 0;
+}
+
 const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.seg_sum = cpu_seg_sum,
 	.edge_coef = cpu_edge_coef,
@@ -126,4 +181,7 @@ const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops = {
 	.mul = cpu_mul,
 	.relu = cpu_relu,
 	.relu_backward = cpu_relu_backward,
+	.adam_flat = cpu_adam_flat,
+	.seg_sum_split = cpu_seg_sum_split,
+	.attn = cpu_attn,
 };

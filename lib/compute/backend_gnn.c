@@ -52,3 +52,26 @@ kg_be_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 {
 	return n == 0 ? 0 : be->gnn->relu_backward(be, n, pre, g);
 }
+
+int
+kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	return n == 0 ? 0 : be->gnn->adam_flat(be, n, a, grad, w, state);
+}
+
+int
+kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	return n_seg == 0 || d == 0 ? 0 : be->gnn->seg_sum_split(be, n_seg, d,
+	    parts < 1 ? 1 : parts, sg, x, beta, out, ldo, tmp);
+}
+
+int
+kg_be_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	return at->d == 0 ? 0 : be->gnn->attn(be, pass, at, G, out);
+}

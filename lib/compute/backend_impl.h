@@ -101,6 +101,14 @@ struct kg_backend_gnn_ops {
 	    float *y);
 	int (*relu_backward)(struct kg_backend *be, size_t n,
 	    const float *pre, float *g);
+	int (*adam_flat)(struct kg_backend *be, size_t n,
+	    const struct kg_adam *a, const float *grad, float *w,
+	    float *state);
+	int (*seg_sum_split)(struct kg_backend *be, size_t n_seg, size_t d,
+	    size_t parts, const struct kg_dev_seg *sg, const float *x,
+	    int beta, float *out, size_t ldo, float *tmp);
+	int (*attn)(struct kg_backend *be, enum kg_be_attn_pass pass,
+	    const struct kg_dev_attn *at, const float *G, float *out);
 };
 
 /* The CPU backend's (backend_cpu_gnn.c). */

@@ -10,11 +10,6 @@
 int
 kg_gnn_device_check(const struct kg_gnn *m)
 {
-	if (m->c.encoder != KG_GNN_RGCN) {
-		kg_error("the device runs R-GCN encoders only, not %s",
-		    kg_gnn_encoder_name(m->c.encoder));
-		return -1;
-	}
 	if (m->n_attrs > 0) {
 		kg_error("the device reads learned embeddings only, not node "
 		    "attributes (%zu attribute%s)", m->n_attrs,
@@ -130,11 +125,48 @@ layer_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 		if (kg_gnn_dgraph_upload(be, dg, m, &v, p->rows[l], s) < 0)
 			return -1;
 	}
-	if (kg_gnn_drgcn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
+	if (m->c.encoder == KG_GNN_RELGNN) {
+		if (grow_f(be, &p->u[l], &p->cap_u[l], dg->n_msgs + 1) < 0 ||
+		    grow_f(be, &p->al[l], &p->cap_al[l], dg->n_msgs + 1) < 0 ||
+		    kg_gnn_dattn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
+		    &p->wk, p->u[l], p->al[l]) < 0)
+			return -1;
+	} else if (kg_gnn_drgcn_forward(be, m, l, dw, dg, p->in[l], p->pre[l],
 	    &p->wk) < 0)
 		return -1;
 	return l + 1 < m->c.n_layers ? kg_be_relu(be, no, p->pre[l],
 	    p->h[l + 1]) : 0;
+}
+
+/* The pass's rows and buffers for g (n_dst as kg_gnn_dforward's). */
+static int
+begin(struct kg_backend *be, const struct kg_gnn *m,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    struct kg_gnn_dpass *p)
+{
+	uint32_t l, L = m->c.n_layers;
+
+	if (kg_gnn_device_check(m) < 0)
+		return -1;
+	p->L = L;
+	p->rows[0] = g->n_nodes;
+	for (l = 0; l < L; l++)
+		p->rows[l + 1] = n_dst != NULL ? n_dst[l] : g->n_nodes;
+	p->blocks = n_dst != NULL;
+	return reserve(be, m, p);
+}
+
+static int
+layers_forward(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p)
+{
+	uint32_t l;
+
+	for (l = 0; l < p->L; l++)
+		if (layer_forward(be, m, l, dw, g, rng, s, p) < 0)
+			return -1;
+	return 0;
 }
 
 int
@@ -143,26 +175,23 @@ kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
     const float *h0, struct kg_rng *rng, struct kg_gnn_state *s,
     struct kg_gnn_dpass *p)
 {
-	uint32_t l, L = m->c.n_layers;
-	uint64_t n0 = g->n_nodes;
-
-	if (kg_gnn_device_check(m) < 0)
-		return -1;
-	p->L = L;
-	p->rows[0] = n0;
-	for (l = 0; l < L; l++)
-		p->rows[l + 1] = n_dst != NULL ? n_dst[l] : n0;
-	p->blocks = n_dst != NULL;
-	if (reserve(be, m, p) < 0)
-		return -1;
 	/* The attribute layer of a learned-only encoder: its rows. */
-	if (kg_be_upload(be, p->h[0], h0, n0 * m->c.dims[0] *
-	    sizeof(float)) < 0)
+	if (begin(be, m, g, n_dst, p) < 0 || kg_be_upload(be, p->h[0], h0,
+	    g->n_nodes * m->c.dims[0] * sizeof(float)) < 0)
 		return -1;
-	for (l = 0; l < L; l++)
-		if (layer_forward(be, m, l, dw, g, rng, s, p) < 0)
-			return -1;
-	return 0;
+	return layers_forward(be, m, dw, g, rng, s, p);
+}
+
+int
+kg_gnn_dforward_rows(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    const float *dtab, const int64_t *didx, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p)
+{
+	if (begin(be, m, g, n_dst, p) < 0 || kg_be_gather(be, g->n_nodes,
+	    m->c.dims[0], dtab, didx, p->h[0]) < 0)
+		return -1;
+	return layers_forward(be, m, dw, g, rng, s, p);
 }
 
 float *
@@ -188,8 +217,10 @@ kg_gnn_dbackward(struct kg_backend *be, const struct kg_gnn *m,
 		if (l + 1 < L && kg_be_relu_backward(be, p->rows[l + 1] * dd,
 		    p->pre[l], G) < 0)
 			return -1;
-		if (kg_gnn_drgcn_backward(be, m, l, dw, dg, p->in[l], G, dx,
-		    &p->wk, dgrad) < 0)
+		if (m->c.encoder == KG_GNN_RELGNN ? kg_gnn_dattn_backward(be, m,
+		    l, dw, dg, p->in[l], G, dx, &p->wk, p->u[l], p->al[l],
+		    dgrad) < 0 : kg_gnn_drgcn_backward(be, m, l, dw, dg,
+		    p->in[l], G, dx, &p->wk, dgrad) < 0)
 			return -1;
 		if (p->dropped[l] && kg_be_mul(be, p->rows[l] * din, p->mask[l],
 		    dx, dx) < 0)
@@ -211,6 +242,8 @@ kg_gnn_dpass_release(struct kg_backend *be, struct kg_gnn_dpass *p)
 		kg_be_free(be, p->hdrop[l]);
 		kg_be_free(be, p->mask[l]);
 		kg_be_free(be, p->pre[l]);
+		kg_be_free(be, p->u[l]);
+		kg_be_free(be, p->al[l]);
 		kg_gnn_dgraph_release(be, &p->dg[l]);
 	}
 	kg_be_free(be, p->dh);

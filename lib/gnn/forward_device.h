@@ -1,5 +1,5 @@
 /*
- * gnn/forward_device: the R-GCN encoder's passes over all layers
+ * gnn/forward_device: the R-GCN or RelGNN encoder's passes over all layers
  * (gnn.h's kg_gnn_forward_blocks and kg_gnn_backward) as backend calls,
  * for an encoder that reads learned embeddings only: the learned rows
  * gathered, then each graph layer (layers_device.h) with dropout and
@@ -35,6 +35,9 @@ struct kg_gnn_dpass {
 	float *mask[KG_GNN_MAX_LAYERS], *pre[KG_GNN_MAX_LAYERS];
 	float *dh, *dh2;
 	float *in[KG_GNN_MAX_LAYERS];	/* hdrop[l] or h[l] (not owned) */
+	/* Attention layers: each layer's scores and weights per message. */
+	float *u[KG_GNN_MAX_LAYERS], *al[KG_GNN_MAX_LAYERS];
+	uint64_t cap_u[KG_GNN_MAX_LAYERS], cap_al[KG_GNN_MAX_LAYERS];
 	float *gin;			/* not owned */
 	uint64_t cap[KG_GNN_MAX_LAYERS + 1], cap_dh;
 	/* One graph per layer on blocks; layer 0's for all on a graph. */
@@ -49,7 +52,7 @@ struct kg_gnn_dpass {
 #define KG_GNN_DPASS_INIT { 0 }
 
 /* Whether m can run on the device passes: 0, or -1 after kg_error()
- * naming what they lack (attention layers, attribute features). */
+ * naming what they lack (attribute features). */
 int kg_gnn_device_check(const struct kg_gnn *m);
 
 /*
@@ -63,6 +66,13 @@ int kg_gnn_dforward(struct kg_backend *be, const struct kg_gnn *m,
     const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
     const float *h0, struct kg_rng *rng, struct kg_gnn_state *s,
     struct kg_gnn_dpass *p);
+
+/* The same with node i's input row dtab[didx[i]] (device memory: the
+ * learned table and g->n_nodes row numbers), gathered on the device. */
+int kg_gnn_dforward_rows(struct kg_backend *be, const struct kg_gnn *m,
+    const float *dw, const struct kg_gnn_graph *g, const uint64_t *n_dst,
+    const float *dtab, const int64_t *didx, struct kg_rng *rng,
+    struct kg_gnn_state *s, struct kg_gnn_dpass *p);
 
 /* The encoder's output after kg_gnn_dforward (device memory of p). */
 float *kg_gnn_dpass_output(const struct kg_gnn_dpass *p);

@@ -95,7 +95,7 @@ dgraph_reserve(struct kg_backend *be, struct kg_gnn_dgraph *dg, uint64_t M,
 		free(dg->tpoff);
 		dg->tpoff = kg_xmallocarray(dg->cap_t, sizeof(*dg->tpoff));
 	}
-	if (dg->all == NULL && (dg->all = kg_be_alloc(be, 2 *
+	if (dg->all == NULL && (dg->all = kg_be_alloc(be, 4 *
 	    sizeof(int64_t))) == NULL)
 		return -1;
 	if (st > dg->cap_stage) {
@@ -140,7 +140,7 @@ kg_gnn_dgraph_upload(struct kg_backend *be, struct kg_gnn_dgraph *dg,
     const struct kg_gnn_state *s)
 {
 	uint64_t M = g->n_msgs, T = g->n_types;
-	int block = m->c.decomp == KG_GNN_BLOCK;
+	int block = m->c.encoder == KG_GNN_RGCN && m->c.decomp == KG_GNN_BLOCK;
 
 	if (dgraph_reserve(be, dg, M, n_src > g->n_nodes ? n_src : g->n_nodes,
 	    T) < 0)
@@ -152,7 +152,9 @@ kg_gnn_dgraph_upload(struct kg_backend *be, struct kg_gnn_dgraph *dg,
 	dg->n_pairs = block ? s->n_pairs : 0;
 	dg->stage[0] = 0;
 	dg->stage[1] = (int64_t)g->n_nodes;
-	if (kg_be_upload(be, dg->all, dg->stage, 2 * sizeof(int64_t)) < 0 ||
+	dg->stage[2] = 0;
+	dg->stage[3] = (int64_t)M;
+	if (kg_be_upload(be, dg->all, dg->stage, 4 * sizeof(int64_t)) < 0 ||
 	    up_u64(be, dg, dg->off, g->off, g->n_nodes + 1) < 0 ||
 	    up_i32(be, dg, dg->src, g->src, M) < 0 ||
 	    up_i32(be, dg, dg->type, g->type, M) < 0 ||
@@ -192,13 +194,39 @@ kg_gnn_dgraph_release(struct kg_backend *be, struct kg_gnn_dgraph *dg)
 
 /* ---- the scratch ---- */
 
+/* The parts kg_be_seg_sum_split sums n_seg segments of items items in
+ * all in: about KG_GNN_SPLIT_ITEMS items a thread, at most
+ * KG_GNN_SPLIT_MAX parts (one: kg_be_seg_sum's order). */
+#define KG_GNN_SPLIT_ITEMS 64
+#define KG_GNN_SPLIT_MAX 256
+
+size_t
+kg_gnn_split_parts(uint64_t items, uint64_t n_seg)
+{
+	uint64_t p = items / (n_seg ? n_seg : 1) / KG_GNN_SPLIT_ITEMS;
+
+	return p < 1 ? 1 : p > KG_GNN_SPLIT_MAX ? KG_GNN_SPLIT_MAX : (size_t)p;
+}
+
 int
 kg_gnn_dwork_reserve(struct kg_backend *be, struct kg_gnn_dwork *wk,
     const struct kg_gnn *m, uint32_t l, const struct kg_gnn_dgraph *dg)
 {
 	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], B = m->c.n_bases;
-	size_t na, nb, nc = 0, nd = 0, M = dg->n_msgs;
+	size_t na, nb, nc = 0, nd = 0, M = dg->n_msgs, np;
 
+	if (m->c.encoder == KG_GNN_RELGNN) {
+		/* z and dz; nsum; da; the vectors' parts over the messages. */
+		na = nb = dg->n_src * dout;
+		np = kg_gnn_split_parts(dg->n_dst, 1) * dout;
+		if (kg_gnn_split_parts(M, 1) * dout > np)
+			np = kg_gnn_split_parts(M, 1) * dout;
+		return fgrow(be, &wk->part, &wk->cap_part, np) < 0 ||
+		    fgrow(be, &wk->a, &wk->cap_a, na) < 0 ||
+		    fgrow(be, &wk->b, &wk->cap_b, nb) < 0 ||
+		    fgrow(be, &wk->coef, &wk->cap_coef, dg->n_dst + 1) < 0 ||
+		    fgrow(be, &wk->dots, &wk->cap_dots, M + 1) < 0 ? -1 : 0;
+	}
 	if (m->c.decomp == KG_GNN_BLOCK) {
 		na = dg->n_pairs * din;
 		nb = dg->n_pairs * dout;
@@ -209,7 +237,13 @@ kg_gnn_dwork_reserve(struct kg_backend *be, struct kg_gnn_dwork *wk,
 	} else {
 		na = nb = B * dg->n_src * dout;
 	}
-	return fgrow(be, &wk->a, &wk->cap_a, na) < 0 ||
+	/* The two long reductions' parts: the bias's, dA's by type. */
+	np = kg_gnn_split_parts(dg->n_dst, 1) * dout;
+	if (m->c.decomp == KG_GNN_BASIS && kg_gnn_split_parts(M, dg->n_types) *
+	    dg->n_types > np)
+		np = kg_gnn_split_parts(M, dg->n_types) * dg->n_types;
+	return fgrow(be, &wk->part, &wk->cap_part, np) < 0 ||
+	    fgrow(be, &wk->a, &wk->cap_a, na) < 0 ||
 	    fgrow(be, &wk->b, &wk->cap_b, nb) < 0 ||
 	    fgrow(be, &wk->c, &wk->cap_c, nc) < 0 ||
 	    fgrow(be, &wk->d, &wk->cap_d, nd) < 0 ||
@@ -226,6 +260,7 @@ kg_gnn_dwork_release(struct kg_backend *be, struct kg_gnn_dwork *wk)
 	kg_be_free(be, wk->d);
 	kg_be_free(be, wk->coef);
 	kg_be_free(be, wk->dots);
+	kg_be_free(be, wk->part);
 	memset(wk, 0, sizeof(*wk));
 }
 
@@ -250,8 +285,8 @@ seg(const int64_t *off, const int64_t *perm, const int64_t *idx,
 }
 
 /* kg_gnn_self_forward: out = bias + x W0 over the destinations. */
-static int
-self_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
+int
+kg_gnn_dself_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
     const float *dw, uint64_t n, const float *x, float *out)
 {
 	const struct kg_gnn_layer_off *o = &m->lay[l];
@@ -263,12 +298,13 @@ self_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	    din, dw + o->w0, dout, 1.0f, out, dout);
 }
 
-/* kg_gnn_self_backward: dW0 += x^T G, dbias += the rows of G, dx = G
- * W0^T (zero past the destinations). */
-static int
-self_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
+/* kg_gnn_self_backward: dW0 += x^T G, dbias += the rows of G (in
+ * parts: one segment of every row), dx = G W0^T (zero past the
+ * destinations). */
+int
+kg_gnn_dself_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
     const float *dw, const struct kg_gnn_dgraph *dg, const float *x,
-    const float *G, float *dx, float *dgrad)
+    const float *G, float *dx, struct kg_gnn_dwork *wk, float *dgrad)
 {
 	const struct kg_gnn_layer_off *o = &m->lay[l];
 	size_t din = m->c.dims[l], dout = m->c.dims[l + 1], n = dg->n_dst;
@@ -276,7 +312,8 @@ self_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 
 	if (kg_be_sgemm(be, KG_TRANS, KG_NO_TRANS, din, dout, n, 1.0f, x, din,
 	    G, dout, 1.0f, dgrad + o->w0, dout) < 0 ||
-	    kg_be_seg_sum(be, 1, dout, &rows, G, 1, dgrad + o->bias, dout) < 0 ||
+	    kg_be_seg_sum_split(be, 1, dout, kg_gnn_split_parts(n, 1), &rows,
+	    G, 1, dgrad + o->bias, dout, wk->part) < 0 ||
 	    kg_be_sgemm(be, KG_NO_TRANS, KG_TRANS, n, din, dout, 1.0f, G, dout,
 	    dw + o->w0, dout, 0.0f, dx, din) < 0)
 		return -1;
@@ -348,18 +385,19 @@ basis_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	return kg_be_seg_sum(be, n, dout, &sg, wk->a, 1, out, dout);
 }
 
-/* dA[r, b] += sum over the messages of type r, in order, of norm
- * dots_b (per message). */
+/* dA[r, b] += sum over the messages of type r, in order (in parts: few
+ * types, many messages), of norm dots_b (per message). */
 static int
 basis_grad_a(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
     const struct kg_gnn_dgraph *dg, const float *dots, size_t b,
-    float *dgrad)
+    struct kg_gnn_dwork *wk, float *dgrad)
 {
 	struct kg_dev_seg sg = seg(dg->toff, dg->by_type, NULL, dg->norm, 1, 0,
 	    0);
 
-	return kg_be_seg_sum(be, dg->n_types, 1, &sg, dots, 1,
-	    dgrad + m->lay[l].a + b, m->c.n_bases);
+	return kg_be_seg_sum_split(be, dg->n_types, 1,
+	    kg_gnn_split_parts(dg->n_msgs, dg->n_types), &sg, dots, 1,
+	    dgrad + m->lay[l].a + b, m->c.n_bases, wk->part);
 }
 
 /* basis_backward_agg: dV_b += agg_b^T G, da_b = G V_b^T, dA by type and
@@ -385,7 +423,7 @@ basis_backward_agg(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	for (b = 0; b < B; b++)
 		if (kg_be_edge_dot(be, M, din, wk->b + b * n * din, dg->dst, x,
 		    dg->src, wk->dots) < 0 ||
-		    basis_grad_a(be, m, l, dg, wk->dots, b, dgrad) < 0)
+		    basis_grad_a(be, m, l, dg, wk->dots, b, wk, dgrad) < 0)
 			return -1;
 	sg = seg(dg->soff, dg->by_src, dg->dst, wk->coef, B, M, n * din);
 	return kg_be_seg_sum(be, dg->n_src, din, &sg, wk->b, 1, dx, din);
@@ -415,7 +453,7 @@ basis_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 
 		if (kg_be_edge_dot(be, M, dout, G, dg->dst, wk->a + b * n *
 		    dout, dg->src, wk->dots) < 0 ||
-		    basis_grad_a(be, m, l, dg, wk->dots, b, dgrad) < 0 ||
+		    basis_grad_a(be, m, l, dg, wk->dots, b, wk, dgrad) < 0 ||
 		    kg_be_seg_sum(be, n, dout, &sg, G, 0, wk->b + b * n * dout,
 		    dout) < 0)
 			return -1;
@@ -508,7 +546,7 @@ kg_gnn_drgcn_forward(struct kg_backend *be, const struct kg_gnn *m,
     const float *x, float *out, struct kg_gnn_dwork *wk)
 {
 	if (kg_gnn_dwork_reserve(be, wk, m, l, dg) < 0 ||
-	    self_forward(be, m, l, dw, dg->n_dst, x, out) < 0)
+	    kg_gnn_dself_forward(be, m, l, dw, dg->n_dst, x, out) < 0)
 		return -1;
 	if (m->c.decomp == KG_GNN_BASIS)
 		return basis_forward(be, m, l, dw, dg, x, out, wk);
@@ -522,7 +560,7 @@ kg_gnn_drgcn_backward(struct kg_backend *be, const struct kg_gnn *m,
     float *dgrad)
 {
 	if (kg_gnn_dwork_reserve(be, wk, m, l, dg) < 0 ||
-	    self_backward(be, m, l, dw, dg, x, G, dx, dgrad) < 0)
+	    kg_gnn_dself_backward(be, m, l, dw, dg, x, G, dx, wk, dgrad) < 0)
 		return -1;
 	if (m->c.decomp == KG_GNN_BASIS)
 		return basis_backward(be, m, l, dw, dg, x, G, dx, wk, dgrad);

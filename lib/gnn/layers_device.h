@@ -41,7 +41,9 @@ struct kg_gnn_dgraph {
 	float *norm;			/* [n_msgs] */
 	int64_t *by_type, *toff;	/* messages by type, [n_types + 1] */
 	int64_t *by_src, *soff;		/* messages by source, [n_src + 1] */
-	int64_t *all;			/* { 0, n_dst }: one segment */
+	int64_t *all;			/* { 0, n_dst, 0, n_msgs }: one
+					 * segment of every destination,
+					 * at all + 2 of every message */
 	/* Block-diagonal: pairs by type (poff into by_type), each pair's
 	 * destination, each destination's pairs, each message's pair. */
 	int64_t *poff, *pdst, *dpair, *dpoff, *msg_pair;
@@ -67,7 +69,8 @@ void kg_gnn_dgraph_release(struct kg_backend *be, struct kg_gnn_dgraph *dg);
 struct kg_gnn_dwork {
 	float *a, *b, *c, *d;		/* products, their gradients */
 	float *coef, *dots;		/* per basis and message */
-	size_t cap_a, cap_b, cap_c, cap_d, cap_coef, cap_dots;
+	float *part;			/* kg_be_seg_sum_split's parts */
+	size_t cap_a, cap_b, cap_c, cap_d, cap_coef, cap_dots, cap_part;
 };
 
 #define KG_GNN_DWORK_INIT { 0 }
@@ -96,5 +99,36 @@ int kg_gnn_drgcn_backward(struct kg_backend *be, const struct kg_gnn *m,
     uint32_t l, const float *dw, const struct kg_gnn_dgraph *dg,
     const float *x, const float *G, float *dx, struct kg_gnn_dwork *wk,
     float *dgrad);
+
+/*
+ * The relation-aware attention layer l (gnn.h's RelGNN; layers_attn.c)
+ * on the device, as kg_gnn_attn_forward and kg_gnn_attn_backward: z = x
+ * W by GEMM, then each destination's scores, softmax and weighted sum,
+ * and the backward's passes (backend.h's kg_be_attn), the attention
+ * vectors' gradients as single-segment sums in parts.  u and al (device,
+ * dg->n_msgs floats each) get the forward's scores and weights, which
+ * the backward of the same layer and graph reads.  Otherwise as the
+ * R-GCN functions above.
+ */
+int kg_gnn_dattn_forward(struct kg_backend *be, const struct kg_gnn *m,
+    uint32_t l, const float *dw, const struct kg_gnn_dgraph *dg,
+    const float *x, float *out, struct kg_gnn_dwork *wk, float *u,
+    float *al);
+int kg_gnn_dattn_backward(struct kg_backend *be, const struct kg_gnn *m,
+    uint32_t l, const float *dw, const struct kg_gnn_dgraph *dg,
+    const float *x, const float *G, float *dx, struct kg_gnn_dwork *wk,
+    float *u, float *al, float *dgrad);
+
+/* Shared by both layer kinds: the self-connection's forward (out =
+ * bias + x W0 over n rows) and backward (layers.h's kg_gnn_self_backward
+ * over dg's destinations, the bias's rows summed in parts); the parts
+ * kg_be_seg_sum_split takes for n_seg segments of items items in all. */
+int kg_gnn_dself_forward(struct kg_backend *be, const struct kg_gnn *m,
+    uint32_t l, const float *dw, uint64_t n, const float *x, float *out);
+int kg_gnn_dself_backward(struct kg_backend *be, const struct kg_gnn *m,
+    uint32_t l, const float *dw, const struct kg_gnn_dgraph *dg,
+    const float *x, const float *G, float *dx, struct kg_gnn_dwork *wk,
+    float *dgrad);
+size_t kg_gnn_split_parts(uint64_t items, uint64_t n_seg);
 
 #endif

@@ -89,29 +89,24 @@ fetch_grad(struct kg_gnn_dstep *ds, const struct kg_gnn *enc, uint64_t n,
 	return 0;
 }
 
-int
-kg_gnn_dstep_grad(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
-    const struct kg_model *dec, const struct kg_loss *l,
-    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
-    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
-    size_t neg, float scale, float *grad, double *loss)
+/* The decoder and the backward pass after the forward pass: dgrad and
+ * the input rows' gradient (ds->pass.gin) on the device, *dloss the
+ * summed loss (not read back). */
+static int
+grad_pass(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l, const int32_t *pos,
+    size_t nb, const int32_t *negs, size_t neg, float scale)
 {
 	struct kg_backend *be = ds->be;
 	size_t hi = ds->tab_hi;
-	uint64_t n;
-	void *q;
+	uint64_t n = ds->pass.rows[enc->c.n_layers];
+	void *q = ds->dgh;
 
-	if (input_rows(ds, enc, g->n_nodes, lrow) < 0 ||
-	    kg_gnn_dforward(be, enc, ds->dw, g, n_dst, ds->h0, rng, &ds->st,
-	    &ds->pass) < 0)
-		return -1;
-	n = ds->pass.rows[enc->c.n_layers];
-	q = ds->dgh;
 	if (kg_gnn_dgrow(be, &q, &ds->cap_gh, n * ds->dl, sizeof(float)) < 0)
 		return -1;
 	ds->dgh = q;
 	/* The learned table's part of dgrad is never written. */
-	if (kg_be_zero(be, ds->dgh, n * ds->dl * sizeof(float)) < 0 ||
+	return kg_be_zero(be, ds->dgh, n * ds->dl * sizeof(float)) < 0 ||
 	    kg_be_zero(be, ds->dgrad, ds->tab_lo * sizeof(float)) < 0 ||
 	    kg_be_zero(be, ds->dgrad + hi, (ds->n_params + ds->n_rel_f - hi) *
 	    sizeof(float)) < 0 ||
@@ -120,10 +115,190 @@ kg_gnn_dstep_grad(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
 	    ds->drel, pos, nb, negs, neg, scale, ds->dgh,
 	    ds->dgrad + ds->n_params, ds->dloss, &ds->dec) < 0 ||
 	    kg_gnn_dbackward(be, enc, ds->dw, &ds->pass, ds->dgh,
-	    ds->dgrad) < 0 ||
+	    ds->dgrad) < 0 ? -1 : 0;
+}
+
+int
+kg_gnn_dstep_grad(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
+    size_t neg, float scale, float *grad, double *loss)
+{
+	struct kg_backend *be = ds->be;
+
+	if (input_rows(ds, enc, g->n_nodes, lrow) < 0 ||
+	    kg_gnn_dforward(be, enc, ds->dw, g, n_dst, ds->h0, rng, &ds->st,
+	    &ds->pass) < 0 ||
+	    grad_pass(ds, enc, dec, l, pos, nb, negs, neg, scale) < 0 ||
 	    kg_be_download(be, loss, ds->dloss, sizeof(double)) < 0)
 		return -1;
 	return fetch_grad(ds, enc, g->n_nodes, lrow, grad);
+}
+
+/* ---- the state on the device ---- */
+
+/* The encoder floats after the learned table. */
+static size_t
+n_dense(const struct kg_gnn_dstep *ds)
+{
+	return ds->n_params - ds->tab_hi;
+}
+
+static size_t
+n_table_rows(const struct kg_gnn_dstep *ds)
+{
+	return (ds->tab_hi - ds->tab_lo) / (ds->d0 ? ds->d0 : 1);
+}
+
+int
+kg_gnn_dstep_push(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const float *rel, const float *st_enc, const float *st_rel,
+    const float *st_learn)
+{
+	struct kg_backend *be = ds->be;
+	size_t nd = n_dense(ds), nt = n_table_rows(ds);
+
+	if (ds->tab_lo != 0) {
+		kg_error("the device's GNN training state wants the learned "
+		    "table first in the parameters, not at float %zu",
+		    ds->tab_lo);
+		return -1;
+	}
+	if (ds->dst_enc == NULL && ((ds->dst_enc = kg_be_alloc(be, (2 * nd +
+	    1) * sizeof(float))) == NULL || (ds->dst_rel = kg_be_alloc(be,
+	    (2 * ds->n_rel_f + 1) * sizeof(float))) == NULL ||
+	    (ds->dst_learn = kg_be_alloc(be, nt * (2 * ds->d0 + 1) *
+	    sizeof(float) + 1)) == NULL || (ds->dreg = kg_be_alloc(be,
+	    sizeof(double))) == NULL))
+		return -1;
+	return kg_gnn_dstep_upload(ds, enc, rel) < 0 ||
+	    kg_be_upload(be, ds->dw, kg_gnn_learned_rows(enc), ds->tab_hi *
+	    sizeof(float)) < 0 ||
+	    kg_be_upload(be, ds->dst_enc, st_enc, (2 * nd + 1) *
+	    sizeof(float)) < 0 ||
+	    kg_be_upload(be, ds->dst_rel, st_rel, (2 * ds->n_rel_f + 1) *
+	    sizeof(float)) < 0 ||
+	    kg_be_upload(be, ds->dst_learn, st_learn, nt * (2 * ds->d0 + 1) *
+	    sizeof(float)) < 0 ? -1 : 0;
+}
+
+int
+kg_gnn_dstep_pull(struct kg_gnn_dstep *ds, struct kg_gnn *enc, float *rel,
+    float *st_enc, float *st_rel, float *st_learn)
+{
+	struct kg_backend *be = ds->be;
+	size_t nd = n_dense(ds), nt = n_table_rows(ds), hi = ds->tab_hi;
+
+	return kg_be_download(be, kg_gnn_learned_rows(enc), ds->dw, hi *
+	    sizeof(float)) < 0 ||
+	    kg_be_download(be, enc->w + hi, ds->dw + hi, nd *
+	    sizeof(float)) < 0 ||
+	    kg_be_download(be, rel, ds->drel, ds->n_rel_f * sizeof(float)) <
+	    0 || kg_be_download(be, st_enc, ds->dst_enc, (2 * nd + 1) *
+	    sizeof(float)) < 0 ||
+	    kg_be_download(be, st_rel, ds->dst_rel, (2 * ds->n_rel_f + 1) *
+	    sizeof(float)) < 0 ||
+	    kg_be_download(be, st_learn, ds->dst_learn, nt * (2 * ds->d0 +
+	    1) * sizeof(float)) < 0 ? -1 : 0;
+}
+
+/* The n input nodes' learned row numbers onto the device. */
+static int
+row_index(struct kg_gnn_dstep *ds, uint64_t n, const int32_t *lrow)
+{
+	struct kg_backend *be = ds->be;
+	void *q = ds->dlrow;
+	uint64_t i;
+
+	if (n + 1 > ds->cap_hlrow) {
+		if (ds->hlrow != NULL)
+			kg_be_host_free(be, ds->hlrow);
+		ds->cap_hlrow = 0;
+		if ((ds->hlrow = kg_be_host_alloc(be, (n + 1) *
+		    sizeof(int64_t))) == NULL)
+			return -1;
+		ds->cap_hlrow = n + 1;
+	}
+	if (kg_gnn_dgrow(be, &q, &ds->cap_lrow, n + 1, sizeof(int64_t)) < 0)
+		return -1;
+	ds->dlrow = q;
+	for (i = 0; i < n; i++)
+		ds->hlrow[i] = lrow != NULL ? (int64_t)lrow[i] : (int64_t)i;
+	return kg_be_upload(be, ds->dlrow, ds->hlrow, n * sizeof(int64_t));
+}
+
+/* step.c's update on one rank: the regulariser's gradients, then Adam on
+ * the dense parameters, the relations and the n learned rows. */
+static int
+update(struct kg_gnn_dstep *ds, uint64_t n, const struct kg_adam *a,
+    double reg)
+{
+	struct kg_backend *be = ds->be;
+	size_t hi = ds->tab_hi, nd = n_dense(ds), d0 = ds->d0;
+	float *grel = ds->dgrad + ds->n_params, *gin = ds->pass.gin;
+
+	if (reg > 0.0) {
+		void *q = ds->dreg_rows;
+
+		if (kg_gnn_dgrow(be, &q, &ds->cap_reg_rows, n * d0 + 1,
+		    sizeof(float)) < 0)
+			return -1;
+		ds->dreg_rows = q;
+		if (kg_be_regularise(be, nd, ds->dw + hi, ds->dgrad + hi, reg,
+		    2, 1.0, ds->dreg) < 0 ||
+		    kg_be_regularise(be, ds->n_rel_f, ds->drel, grel, reg, 2,
+		    1.0, ds->dreg) < 0 ||
+		    kg_be_gather(be, n, d0, ds->dw, ds->dlrow,
+		    ds->dreg_rows) < 0 ||
+		    kg_be_regularise(be, n * d0, ds->dreg_rows, gin, reg, 2, 1.0,
+		    ds->dreg) < 0)
+			return -1;
+	}
+	return kg_be_adam_flat(be, nd, a, ds->dgrad + hi, ds->dw + hi,
+	    ds->dst_enc) < 0 ||
+	    kg_be_adam_flat(be, ds->n_rel_f, a, grel, ds->drel,
+	    ds->dst_rel) < 0 ||
+	    kg_be_adam(be, n, d0, a, ds->dlrow, gin, ds->dw,
+	    ds->dst_learn) < 0 ? -1 : 0;
+}
+
+int
+kg_gnn_dstep_train_begin(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
+    size_t neg, float scale, const struct kg_adam *a, double reg)
+{
+	if (ds->dst_enc == NULL) {
+		kg_error("the GNN device step trains after its state was "
+		    "pushed to the device only");
+		return -1;
+	}
+	return row_index(ds, g->n_nodes, lrow) < 0 ||
+	    kg_gnn_dforward_rows(ds->be, enc, ds->dw, g, n_dst, ds->dw,
+	    ds->dlrow, rng, &ds->st, &ds->pass) < 0 ||
+	    grad_pass(ds, enc, dec, l, pos, nb, negs, neg, scale) < 0 ||
+	    update(ds, g->n_nodes, a, reg) < 0 ? -1 : 0;
+}
+
+int
+kg_gnn_dstep_train_end(struct kg_gnn_dstep *ds, double *loss)
+{
+	return kg_be_download(ds->be, loss, ds->dloss, sizeof(double));
+}
+
+int
+kg_gnn_dstep_train(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
+    size_t neg, float scale, const struct kg_adam *a, double reg,
+    double *loss)
+{
+	return kg_gnn_dstep_train_begin(ds, enc, dec, l, g, n_dst, lrow, rng,
+	    pos, nb, negs, neg, scale, a, reg) < 0 ? -1 :
+	    kg_gnn_dstep_train_end(ds, loss);
 }
 
 void
@@ -138,6 +313,13 @@ kg_gnn_dstep_release(struct kg_gnn_dstep *ds)
 	kg_be_free(be, ds->dgrad);
 	kg_be_free(be, ds->dgh);
 	kg_be_free(be, ds->dloss);
+	kg_be_free(be, ds->dst_enc);
+	kg_be_free(be, ds->dst_rel);
+	kg_be_free(be, ds->dst_learn);
+	kg_be_free(be, ds->dlrow);
+	kg_be_free(be, ds->dreg_rows);
+	kg_be_free(be, ds->dreg);
+	kg_be_host_free(be, ds->hlrow);
 	kg_be_host_free(be, ds->h0);
 	kg_gnn_state_release(&ds->st);
 	kg_gnn_dpass_release(be, &ds->pass);

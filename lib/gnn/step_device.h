@@ -1,14 +1,23 @@
 /*
- * gnn/step_device: the gradient of one GNN training batch on a compute
- * backend (gnntrain/step.c's encode_decode, without the exchange of
- * negatives between ranks): the R-GCN encoder's forward over the graph
- * or blocks (forward_device.h), the DistMult decoder with per-positive
- * negatives (decode_device.h) and the backward, every dense parameter
- * and activation in device memory.  The host builds the batch, samples
- * the graph, orders its messages and draws the dropout masks; it uploads
- * those per step with the learned rows of the graph's nodes (the learned
- * table stays on the host: the transfers of a step grow with its graph,
- * not with the table), and reads back the loss and the gradients.
+ * gnn/step_device: one GNN training batch on a compute backend
+ * (gnntrain/step.c's encode_decode and update, without the exchange of
+ * negatives between ranks): the R-GCN or RelGNN encoder's forward over
+ * the graph or blocks (forward_device.h), the DistMult decoder with
+ * per-positive negatives (decode_device.h) and the backward, every dense
+ * parameter and activation in device memory.  The host builds the batch,
+ * samples the graph, orders its messages and draws the dropout masks,
+ * and uploads those per step.
+ *
+ * Two ways to use it.  kg_gnn_dstep_grad leaves the update to the host:
+ * it uploads the learned rows of the graph's nodes and reads back every
+ * gradient.  kg_gnn_dstep_train keeps the whole training state on the
+ * device after kg_gnn_dstep_push (the learned table, the dense
+ * parameters, the relations and their Adam states): the step gathers
+ * its input rows there, applies the regulariser and Adam there
+ * (backend.h's kg_be_adam for the learned rows, kg_be_adam_flat for the
+ * rest, rowops.h's arithmetic) and reads back only the loss; the host
+ * reads the state with kg_gnn_dstep_pull when it needs it (validation,
+ * checkpoints, the end).
  *
  * Against the CPU (kg_gnn_forward_blocks, kg_gnn_decode and
  * kg_gnn_backward on the same batch, masks and parameters): the loss
@@ -36,6 +45,15 @@ struct kg_gnn_dstep {
 	float *h0;		/* host: the input rows of a step */
 	uint64_t cap_h0;
 	double *dloss;
+	/* kg_gnn_dstep_train's: the Adam states (NULL until the first
+	 * push), the step's learned row numbers (device, host staging),
+	 * the regulariser's rows and value. */
+	float *dst_enc, *dst_rel, *dst_learn;
+	int64_t *dlrow, *hlrow;
+	uint64_t cap_lrow, cap_hlrow;
+	float *dreg_rows;
+	uint64_t cap_reg_rows;
+	double *dreg;
 	struct kg_gnn_state st;	/* host: message orders */
 	struct kg_gnn_dpass pass;
 	struct kg_gnn_ddecode dec;
@@ -72,6 +90,49 @@ int kg_gnn_dstep_grad(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
     const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
     struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
     size_t neg, float scale, float *grad, double *loss);
+
+/*
+ * The training state onto the device, replacing the device's: every
+ * parameter of enc (its learned rows from kg_gnn_learned_rows, the
+ * table at enc->learned == 0), the relations rel, and the Adam states
+ * st_enc (2 n + 1 floats for the n encoder floats after the table),
+ * st_rel (2 n_rel_f + 1) and st_learn (n_learned rows of 2 d0 + 1).
+ * kg_gnn_dstep_pull copies them all back to the same places.
+ */
+int kg_gnn_dstep_push(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const float *rel, const float *st_enc, const float *st_rel,
+    const float *st_learn);
+int kg_gnn_dstep_pull(struct kg_gnn_dstep *ds, struct kg_gnn *enc,
+    float *rel, float *st_enc, float *st_rel, float *st_learn);
+
+/*
+ * One training step on the state kg_gnn_dstep_push put on the device:
+ * kg_gnn_dstep_grad's batch and gradients (its arguments), then, as
+ * gnntrain/step.c's update on one rank, the L2 regulariser reg (when
+ * > 0) on the dense parameters, the relations and the learned rows of
+ * g's nodes (lrow: distinct rows, as a sample's), and Adam a on each.
+ * *loss the summed loss, the only thing read back.
+ */
+int kg_gnn_dstep_train(struct kg_gnn_dstep *ds, const struct kg_gnn *enc,
+    const struct kg_model *dec, const struct kg_loss *l,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    struct kg_rng *rng, const int32_t *pos, size_t nb, const int32_t *negs,
+    size_t neg, float scale, const struct kg_adam *a, double reg,
+    double *loss);
+
+/*
+ * kg_gnn_dstep_train in two halves: _begin uploads the batch and queues
+ * the step's work on the device (on a GPU it returns while the backward
+ * pass and the update may still run, so the host can draw the next batch
+ * meanwhile); _end waits for it and reads the loss.  Call them in turn.
+ */
+int kg_gnn_dstep_train_begin(struct kg_gnn_dstep *ds,
+    const struct kg_gnn *enc, const struct kg_model *dec,
+    const struct kg_loss *l, const struct kg_gnn_graph *g,
+    const uint64_t *n_dst, const int32_t *lrow, struct kg_rng *rng,
+    const int32_t *pos, size_t nb, const int32_t *negs, size_t neg,
+    float scale, const struct kg_adam *a, double reg);
+int kg_gnn_dstep_train_end(struct kg_gnn_dstep *ds, double *loss);
 
 void kg_gnn_dstep_release(struct kg_gnn_dstep *ds);
 

@@ -320,13 +320,18 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 static int
 hook_valid(void *ctx, double *mrr)
 {
-	return kg_gnn_valid_mrr(ctx, mrr);
+	return kg_gnn_device_sync_host(ctx) < 0 ? -1 : kg_gnn_valid_mrr(ctx,
+	    mrr);
 }
 
 static int
 hook_snapshot(void *ctx, int back)
 {
-	return kg_gnn_snapshot(ctx, back);
+	if (kg_gnn_device_sync_host(ctx) < 0 || kg_gnn_snapshot(ctx, back) < 0)
+		return -1;
+	if (back)
+		kg_gnn_device_host_changed(ctx);
+	return 0;
 }
 
 static int
@@ -337,7 +342,7 @@ hook_save(void *ctx, int whole)
 
 	if (!whole || o->ckpt == NULL || !o->ckpt->save || o->ckpt->dir == NULL)
 		return 0;
-	return kg_gnn_ckpt_save(ts);
+	return kg_gnn_device_sync_host(ts) < 0 ? -1 : kg_gnn_ckpt_save(ts);
 }
 
 /* The epochs (from a resumed one on) through the shared loop; then the
@@ -445,7 +450,11 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	int rc = -1;
 
 	if (kg_gnn_tstate_init(&ts, out, o, p, d != NULL ? d : &solo) < 0 ||
-	    kg_gnn_ckpt_resume(&ts) < 0 || run_epochs(&ts) < 0)
+	    kg_gnn_ckpt_resume(&ts) < 0)
+		goto out;
+	/* A resumed state reaches the device before the first step: the
+	 * device step was opened stale (kg_gnn_device_open). */
+	if (run_epochs(&ts) < 0 || kg_gnn_device_sync_host(&ts) < 0)
 		goto out;
 	out->comm = kg_dist_comm_json(ts.d);
 	/* Rank 0's whole table should not meet the training buffers. */

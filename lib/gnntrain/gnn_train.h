@@ -304,12 +304,14 @@ int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
 /*
  * Whether the options can train on a device (o->device CUDA, or o->seam):
  * 0, or -1 after kg_error() naming the first thing the device step
- * (gnn/step_device.h) does not run: RelGNN, a decoder other than
- * DistMult, shared or adaptive negatives.  Attribute features and
- * several ranks are refused when the run starts (kg_gnn_train).  The
- * device takes each step's encoder, decoder and gradients; the host
- * keeps sampling, the regulariser, the learned rows' and the dense Adam
- * steps, and uploads the parameters before each step.
+ * (gnn/step_device.h) does not run: a decoder other than DistMult,
+ * shared or adaptive negatives.  Attribute features and several ranks
+ * are refused when the run starts (kg_gnn_train).  The device takes each
+ * step's encoder (R-GCN or RelGNN), decoder, gradients, regulariser and
+ * Adam steps, and keeps the parameters and their states between steps;
+ * the host samples (the next batch while the device runs this one) and
+ * reads the state back for validation, checkpoints and the end
+ * (gnntrain/device.c).
  */
 int kg_gnn_train_device_check(const struct kg_gnn_train_opts *o);
 

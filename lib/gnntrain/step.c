@@ -400,6 +400,7 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	const float *h;
 	double loss, t0 = kg_now(), t1, t2;
 
+	/* Several ranks on devices: the host averages and updates. */
 	if (ts->dev != NULL)
 		return kg_gnn_device_encode_decode(ts, g, n_dst, lrow, scale);
 	kg_gnn_forward_blocks(&out->enc, g, n_dst, ts->p->feat, frow, lrow,
@@ -477,8 +478,94 @@ step_size(struct kg_gnn_tstate *ts)
 	return sum ? (float)R / (float)sum : 0.0f;
 }
 
-double
-kg_gnn_step(struct kg_gnn_tstate *ts)
+/* ---- one step on the device ---- */
+
+/*
+ * kg_gnn_step's host half for step ts->estep into *nx: its positives
+ * over the ranks (step_size), the batch drawn, its neighbourhood sampled
+ * and its edges dropped, from ts->rng in kg_gnn_step's order.  The graph
+ * it names lives in ts->w until the next call.
+ */
+static void
+device_prepare(struct kg_gnn_tstate *ts, struct kg_gnn_next *nx)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	uint32_t l, L = o->enc.n_layers;
+	double *ph = ts->out->phase_seconds, t0 = kg_now(), t1;
+
+	nx->scale = step_size(ts);
+	nx->step_pos = ts->step_pos;
+	/* One rank (the device's): no positives, no step. */
+	nx->empty = nx->scale == 0.0f || ts->w.nb == 0;
+	nx->ready = 1;
+	if (nx->empty)
+		return;
+	draw_batch(ts);
+	t1 = kg_now();
+	ph[KG_GNN_PHASE_DRAW] += t1 - t0;
+	nx->g = &ts->full;
+	nx->lrow = NULL;
+	nx->blocks = 0;
+	if (o->nfanout > 0) {
+		sample_batch(ts);
+		nx->g = &ts->w.sb.g;
+		nx->lrow = ts->w.sb.lrow;
+		if (o->blocks) {
+			for (l = 0; l < L; l++)
+				nx->n_dst[l] = ts->w.sb.hop_end[L - 1 - l];
+			nx->blocks = 1;
+		}
+	}
+	if (o->edge_dropout > 0.0)
+		nx->g = kg_gnn_edge_drop(&ts->w.ed, nx->g, o->edge_dropout,
+		    &ts->rng);
+	ph[KG_GNN_PHASE_SAMPLE] += kg_now() - t1;
+}
+
+/*
+ * kg_gnn_step on the device, pipelined: the step's work is queued, then,
+ * unless the epoch (or --max_step) ends with this step, the next batch is
+ * drawn and sampled on the host while the device runs, then this step's
+ * loss is read.  Every draw from ts->rng comes in kg_gnn_step's order
+ * (this step's dropout masks are drawn while its work is queued), so the
+ * results are the same bits as one step after the other; checkpoints and
+ * validation, between epochs, never see a drawn-ahead batch.
+ */
+static double
+device_step(struct kg_gnn_tstate *ts)
+{
+	const struct kg_gnn_train_opts *o = ts->o;
+	struct kg_gnn_next cur;
+	uint32_t l, L = o->enc.n_layers;
+	int more;
+
+	if (!ts->next.ready)
+		device_prepare(ts, &ts->next);
+	cur = ts->next;
+	ts->next.ready = 0;
+	ts->step_pos = cur.step_pos;
+	if (cur.empty)
+		return 0.0;
+	if (kg_gnn_device_step_begin(ts, cur.g, cur.blocks ? cur.n_dst : NULL,
+	    cur.lrow, cur.scale) < 0)
+		return 0.0;
+	for (l = 0; l <= L; l++)
+		ts->out->sum_rows[l] += (double)ts->w.st.rows[l];
+	ts->out->sum_msgs += (double)cur.g->n_msgs;
+	more = ts->estep + 1 < ts->steps_per_epoch && !(o->max_step > 0 &&
+	    ts->out->steps + 1 >= o->max_step);
+	if (more) {
+		ts->estep++;
+		device_prepare(ts, &ts->next);
+		ts->estep--;
+		ts->step_pos = cur.step_pos;
+	}
+	return kg_gnn_device_step_end(ts);
+}
+
+/* One step on the CPU. */
+static double
+host_step(struct kg_gnn_tstate *ts)
 {
 	const struct kg_gnn_train_opts *o = ts->o;
 	const struct kg_gnn_graph *g = &ts->full;
@@ -537,4 +624,14 @@ kg_gnn_step(struct kg_gnn_tstate *ts)
 	update(ts, g, frow, lrow);
 	ph[KG_GNN_PHASE_UPDATE] += kg_now() - t1;
 	return loss;
+}
+
+double
+kg_gnn_step(struct kg_gnn_tstate *ts)
+{
+	/* One process: the whole step on the device; several ranks: the
+	 * device's gradients averaged and applied on the host, as the CPU
+	 * ranks do (encode_decode). */
+	return ts->dev != NULL && ts->d->size == 1 ? device_step(ts) :
+	    host_step(ts);
 }

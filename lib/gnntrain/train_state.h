@@ -167,10 +167,28 @@ struct kg_gnn_tstate {
 	void (*draw)(struct kg_gnn_tstate *ts, void *ctx);
 	void *draw_ctx;
 	/* The device step (device.c; NULL: the CPU's) on its backend, and
-	 * whether a step on it failed (kg_error() said why). */
+	 * whether a step on it failed (kg_error() said why).  The training
+	 * state lives on the device between steps: dev_ahead when the
+	 * device's is newer than the host's parameters and Adam states
+	 * (until kg_gnn_device_sync_host), dev_stale when the host's are
+	 * (set at open, a resume or a restored snapshot: pushed before the
+	 * next step). */
 	struct kg_backend *be;
 	struct kg_gnn_dstep *dev;
-	int dev_err;
+	int dev_err, dev_ahead, dev_stale;
+	double t_dev;
+	/* The device step's next batch (step.c), drawn and sampled while
+	 * the device ran the one before, within an epoch: ready, and what
+	 * step_size and the sampling gave for it. */
+	struct kg_gnn_next {
+		int ready, empty;
+		float scale;
+		uint64_t step_pos;
+		const struct kg_gnn_graph *g;
+		const int32_t *lrow;
+		uint64_t n_dst[KG_GNN_MAX_LAYERS];
+		int blocks;
+	} next;
 };
 
 /* driver.c: the paper's epoch (gnn_train.h, Batch sizes) */
@@ -214,12 +232,29 @@ void kg_gnn_device_close(struct kg_gnn_tstate *ts);
  * under mpirun.  0, or -1 after kg_error(). */
 int kg_gnn_device_of_rank(const struct kg_gnn_tstate *ts,
     struct kg_device *dev);
-/* step.c's encode_decode on the device: the gradients into ts->w.grad
- * (every parameter's), the encoded rows into ts->w.st.rows; returns the
- * summed loss, or 0 with ts->dev_err set after kg_error(). */
+/* step.c's encode_decode on the device for several ranks, whose
+ * gradients are averaged on the host (the update there too): the
+ * gradients into ts->w.grad (every parameter's), the encoded rows into
+ * ts->w.st.rows; returns the summed loss, or 0 with ts->dev_err set after
+ * kg_error(). */
 double kg_gnn_device_encode_decode(struct kg_gnn_tstate *ts,
     const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
     float scale);
+/* step.c's encode_decode and update on the device (ts->dev), in two
+ * halves (gnn/step_device.h's kg_gnn_dstep_train_begin and _end): the
+ * state pushed first when the host's is newer, the encoded rows into
+ * ts->w.st.rows; _begin returns 0, _end the summed loss; after an error
+ * -1 or 0.0 with ts->dev_err set after kg_error(). */
+int kg_gnn_device_step_begin(struct kg_gnn_tstate *ts,
+    const struct kg_gnn_graph *g, const uint64_t *n_dst, const int32_t *lrow,
+    float scale);
+double kg_gnn_device_step_end(struct kg_gnn_tstate *ts);
+/* Before the host reads the parameters or Adam states (validation,
+ * snapshots, checkpoints, the end): the device's copied back when newer.
+ * 0 (also without a device step), or -1 after kg_error(). */
+int kg_gnn_device_sync_host(struct kg_gnn_tstate *ts);
+/* After the host changed them: pushed again before the next step. */
+void kg_gnn_device_host_changed(struct kg_gnn_tstate *ts);
 
 /* learned.c */
 /* ts->map from the problem's global IDs; 0, or -1 after kg_error() when

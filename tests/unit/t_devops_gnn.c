@@ -18,7 +18,15 @@
  *     the same batch, masks and parameters (kg_gnn_forward_blocks,
  *     kg_gnn_decode, kg_gnn_backward, as gnntrain/step.c runs them):
  *     the loss and every gradient within a relative 1e-5.
+ *   - The flat Adam's thread functions against rowops.h's kg_adam_row,
+ *     bit for bit; three training steps with the update on the device
+ *     (kg_gnn_dstep_train: the regulariser and Adam on the dense
+ *     parameters, relations and learned rows) against the device
+ *     gradients updated on the host as gnntrain/step.c does, on the CPU
+ *     backend and the emulated one: every parameter and Adam state
+ *     within a relative 1e-6 each step, rows outside the graph untouched.
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -245,6 +253,178 @@ test_edge_ops(void)
 	}
 }
 
+/* Segment sums in double over the float products (positive terms): the
+ * reference the split sums are held to. */
+static void
+seg_ref(size_t ns, size_t d, const struct kg_dev_seg *sg, const float *x,
+    int beta, const float *out, size_t ldo, double *ref)
+{
+	size_t i, k, c;
+	int64_t q;
+
+	for (i = 0; i < ns; i++)
+		for (k = 0; k < d; k++) {
+			double acc = beta ? out[i * ldo + k] : 0.0;
+
+			for (q = sg->off[i]; q < sg->off[i + 1]; q++) {
+				size_t e = (size_t)sg->perm[q];
+				size_t rr = (size_t)sg->idx[e];
+
+				for (c = 0; c < sg->nb; c++)
+					acc += (double)(sg->w[c * sg->ws + e] *
+					    x[c * sg->xs + rr * d + k]);
+			}
+			ref[i * d + k] = acc;
+		}
+}
+
+/* The largest |a - ref| / |ref| over ns x d elements of a (stride ldo). */
+static double
+max_rel(const float *a, const double *ref, size_t ns, size_t d, size_t ldo)
+{
+	double m = 0.0, e;
+	size_t i, k;
+
+	for (i = 0; i < ns; i++)
+		for (k = 0; k < d; k++) {
+			e = fabs(a[i * ldo + k] - ref[i * d + k]) /
+			    fmax(1.0, fabs(ref[i * d + k]));
+			m = e > m ? e : m;
+		}
+	return m;
+}
+
+/*
+ * kg_dev_t_seg_part then kg_dev_t_seg_join: parts = 1 gives
+ * kg_dev_t_seg_sum's bits; more parts, within a relative 1e-6 of the
+ * sums taken in double, or no further from them than the serial loop
+ * (positive terms, so no cancellation hides an error; the serial float
+ * loop itself strays past 1e-6 on segments of a thousand items, so it
+ * is not the reference), segments long (up to
+ * 2000 items), empty, or ending in a partial block; the parts' scratch
+ * and out's guards untouched.
+ */
+static void
+test_seg_split(void)
+{
+	static const size_t nsegs[] = { 1, 3, 40 }, ds[] = { 1, 16 };
+	static const size_t parts[] = { 1, 2, 7, 32, 256 };
+	struct kg_rng r;
+	size_t a, b, c, k, v, i;
+	double e_serial = 0.0, e_split = 0.0, e;
+
+	kg_rng_seed(&r, 37, 0);
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+	for (a = 0; a < KG_ARRAY_LEN(nsegs); a++)
+	for (b = 0; b < KG_ARRAY_LEN(ds); b++)
+	for (c = 0; c < KG_ARRAY_LEN(parts); c++)
+	for (v = 0; v < 4; v++) {
+		size_t ns = nsegs[a], d = ds[b], P = parts[c], n = 2000;
+		size_t rows = 50, ldo = d + 1, xs = rows * d;
+		int64_t *off = segments(&r, ns, n);
+		int64_t *perm = kg_xmallocarray(n, sizeof(*perm));
+		int64_t *idx = kg_xmallocarray(n, sizeof(*idx));
+		float *w = rnd(&r, 2 * n, 0.5f, 1);
+		float *x = rnd(&r, 2 * xs, 0, 1);
+		float *o1 = rnd(&r, ns * ldo, 0, 1), *o2 = dup(o1, ns * ldo);
+		float *tmp = rnd(&r, ns * P * d, -1, 1);
+		double *ref = kg_xmallocarray(ns * d, sizeof(*ref));
+		struct kg_dev_seg sg;
+		int beta = (int)(v & 1);
+
+		if (v & 2 && ns > 1)	/* an empty segment */
+			off[1] = off[0];
+		for (i = 0; i < n; i++) {
+			perm[i] = (int64_t)((i * 7 + 3) % n);
+			idx[i] = (int64_t)kg_rng_below(&r, rows);
+		}
+		sg.off = off;
+		sg.perm = perm;
+		sg.idx = idx;
+		sg.w = w;
+		sg.nb = v & 2 ? 2 : 1;
+		sg.ws = n;
+		sg.xs = xs;
+		seg_ref(ns, d, &sg, x, beta, o1, ldo, ref);
+		EMU(bdims[k], ns * d, kg_dev_t_seg_sum, ns, d, sg, x, beta, o1,
+		    ldo);
+		EMU(bdims[k], ns * P * d, kg_dev_t_seg_part, ns, d, P, sg, x,
+		    beta, o2, ldo, tmp);
+		EMU(bdims[k], ns * d, kg_dev_t_seg_join, ns, d, P, tmp, o2,
+		    ldo);
+		if (P == 1)
+			T_CHECKF(memcmp(o2, o1, (ns * ldo + GUARD) *
+			    sizeof(*o1)) == 0, "one part: seg_sum's bits, "
+			    "%zu segments of %zu", ns, d);
+		else {
+			double es = max_rel(o1, ref, ns, d, ldo);
+
+			e = max_rel(o2, ref, ns, d, ldo);
+			e_split = e > e_split ? e : e_split;
+			T_CHECKF(e <= 1e-6 || e <= es, "%zu parts, %zu segments "
+			    "of %zu: %.3g from the double sums (serial %.3g)",
+			    P, ns, d, e, es);
+			T_CHECK(close_tol(o2, o2, ns * ldo, 0.0f, "guards"));
+		}
+		e = max_rel(o1, ref, ns, d, ldo);
+		e_serial = e > e_serial ? e : e_serial;
+		T_CHECK(tmp[ns * P * d] == POISON);
+		free(off);
+		free(perm);
+		free(idx);
+		free(w);
+		free(x);
+		free(o1);
+		free(o2);
+		free(tmp);
+		free(ref);
+	}
+	printf("# seg_split: largest relative distance from the double sums "
+	    "%.3g in parts, %.3g in the serial loop\n", e_split, e_serial);
+}
+
+/* The flat Adam's thread functions against rowops.h's kg_adam_row over
+ * three steps, on sizes that leave the last block partial: the same
+ * arithmetic, so the same bits; the count advanced once a step. */
+static void
+test_adam_flat(void)
+{
+	static const size_t sizes[] = { 1, 33, 300 };
+	struct kg_adam a = KG_ADAM_INIT;
+	struct kg_rng r;
+	size_t k, j, step;
+
+	a.lr = 0.05f;
+	kg_rng_seed(&r, 3, 3);
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+		for (j = 0; j < KG_ARRAY_LEN(sizes); j++) {
+			size_t n = sizes[j];
+			float *w1 = rnd(&r, n, -1, 1), *w2 = dup(w1, n);
+			float *s1 = rnd(&r, 2 * n + 1, 0, 0);
+			float *s2 = dup(s1, 2 * n + 1);
+
+			for (step = 0; step < 3; step++) {
+				float *g = rnd(&r, n, -1, 1);
+
+				kg_adam_row(w1, s1, g, n, &a);
+				EMU(bdims[k], n, kg_dev_t_adam_flat, n, a.lr,
+				    a.beta1, a.beta2, a.eps, g, w2, s2);
+				EMU(bdims[k], (size_t)1, kg_dev_t_adam_count, n,
+				    s2);
+				free(g);
+			}
+			T_CHECKF(memcmp(w1, w2, (n + GUARD) * sizeof(*w1)) ==
+			    0, "weights, n = %zu", n);
+			T_CHECKF(memcmp(s1, s2, (2 * n + 1 + GUARD) *
+			    sizeof(*s1)) == 0, "states, n = %zu", n);
+			T_CHECK(s2[2 * n] == 3.0f);
+			free(w1);
+			free(w2);
+			free(s1);
+			free(s2);
+		}
+}
+
 /* ---- a backend whose GNN operations are the emulated thread
  * functions ---- */
 
@@ -314,6 +494,67 @@ emu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
 	return 0;
 }
 
+static int
+emu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	(void)be;
+	EMU(emu_bdim, n, kg_dev_t_adam_flat, n, a->lr, a->beta1, a->beta2,
+	    a->eps, grad, w, state);
+	EMU(emu_bdim, (size_t)1, kg_dev_t_adam_count, n, state);
+	return 0;
+}
+
+/* The parts emu_seg_sum_split takes (0: the caller's): the fixtures'
+ * graphs are too small for the layers to ask for more than one. */
+static size_t emu_parts;
+
+static int
+emu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	size_t P = emu_parts ? emu_parts : parts;
+	float *t = tmp;
+
+	(void)be;
+	if (emu_parts)		/* more parts than the layer reserved */
+		t = kg_xmallocarray(n_seg * P * d + 1, sizeof(*t));
+	EMU(emu_bdim, n_seg * P * d, kg_dev_t_seg_part, n_seg, d, P, *sg, x,
+	    beta, out, ldo, t);
+	EMU(emu_bdim, n_seg * d, kg_dev_t_seg_join, n_seg, d, P, t, out, ldo);
+	if (t != tmp)
+		free(t);
+	return 0;
+}
+
+static int
+emu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	(void)be;
+	switch (pass) {
+	case KG_BE_ATTN_SCORES:
+		EMU(emu_bdim, at->n_dst, kg_dev_t_attn_scores, *at);
+		break;
+	case KG_BE_ATTN_MSGS:
+		EMU(emu_bdim, at->n_dst * at->d, kg_dev_t_attn_msgs, *at, out);
+		break;
+	case KG_BE_ATTN_BACK_SCORES:
+		EMU(emu_bdim, at->n_dst, kg_dev_t_attn_back_scores, *at, G);
+		break;
+	case KG_BE_ATTN_BACK_DZ:
+		EMU(emu_bdim, at->n_src * at->d, kg_dev_t_attn_back_dz, *at, G,
+		    out);
+		break;
+	case KG_BE_ATTN_BACK_REL:
+		EMU(emu_bdim, at->n_types * at->d, kg_dev_t_attn_back_rel, *at,
+		    G, out);
+		break;
+	}
+	return 0;
+}
+
 static const struct kg_backend_gnn_ops emu_gnn_ops = {
 	.seg_sum = emu_seg_sum,
 	.edge_coef = emu_edge_coef,
@@ -322,6 +563,9 @@ static const struct kg_backend_gnn_ops emu_gnn_ops = {
 	.mul = emu_mul,
 	.relu = emu_relu,
 	.relu_backward = emu_relu_backward,
+	.adam_flat = emu_adam_flat,
+	.seg_sum_split = emu_seg_sum_split,
+	.attn = emu_attn,
 };
 
 /* ---- the layer against lib/gnn's ---- */
@@ -330,19 +574,52 @@ enum { GN = 60, GR = 3, GT = 300, NSEED = 6 };
 
 static int32_t ghrt[GT * 3];
 
+/* The layer kind the layer tests build (layer_model), and whether the
+ * fixtures leave the last node out of every triple (no messages in or
+ * out: the attention tests' destination without in-edges). */
+static enum kg_gnn_encoder layer_enc = KG_GNN_RGCN;
+static int fixture_isolated;
+
 static void
 make_triples(void)
 {
 	struct kg_rng r;
+	uint64_t n = fixture_isolated ? GN - 1 : GN;
 	int i;
 
 	kg_rng_seed(&r, 17, 0);
 	for (i = 0; i < GT; i++) {
 		/* A fifth of the triples touch 4 hubs. */
-		ghrt[3 * i] = (int32_t)kg_rng_below(&r, i % 5 ? GN : 4);
+		ghrt[3 * i] = (int32_t)kg_rng_below(&r, i % 5 ? n : 4);
 		ghrt[3 * i + 1] = (int32_t)kg_rng_below(&r, GR);
-		ghrt[3 * i + 2] = (int32_t)kg_rng_below(&r, GN);
+		ghrt[3 * i + 2] = (int32_t)kg_rng_below(&r, n);
 	}
+}
+
+/* An attention layer's scores and weights from its forward to its
+ * backward (the tests' backends keep device memory on the host). */
+static float t_u[2 * GT + 1], t_al[2 * GT + 1];
+
+static int
+dlayer_forward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
+    const float *dw, const struct kg_gnn_dgraph *dg, const float *x,
+    float *out, struct kg_gnn_dwork *wk)
+{
+	if (m->c.encoder == KG_GNN_RELGNN)
+		return kg_gnn_dattn_forward(be, m, l, dw, dg, x, out, wk, t_u,
+		    t_al);
+	return kg_gnn_drgcn_forward(be, m, l, dw, dg, x, out, wk);
+}
+
+static int
+dlayer_backward(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
+    const float *dw, const struct kg_gnn_dgraph *dg, const float *x,
+    const float *G, float *dx, struct kg_gnn_dwork *wk, float *dgrad)
+{
+	if (m->c.encoder == KG_GNN_RELGNN)
+		return kg_gnn_dattn_backward(be, m, l, dw, dg, x, G, dx, wk,
+		    t_u, t_al, dgrad);
+	return kg_gnn_drgcn_backward(be, m, l, dw, dg, x, G, dx, wk, dgrad);
 }
 
 /* One layer's graph: the whole graph (sampled 0), or the seeds of a
@@ -395,7 +672,7 @@ layer_model(struct kg_gnn *m, enum kg_gnn_decomp dc, uint32_t L)
 	size_t k;
 
 	memset(&c, 0, sizeof(c));
-	c.encoder = KG_GNN_RGCN;
+	c.encoder = layer_enc;
 	c.decomp = dc;
 	c.n_layers = L;
 	c.dims[0] = 4;
@@ -440,9 +717,8 @@ device_layer(struct kg_backend *be, const struct kg_gnn *m, uint32_t l,
 	    /* dx is overwritten: start it from junk. */
 	    kg_be_upload(be, dx_, G, (nd * dout < ns * din ? nd * dout :
 	    ns * din) * sizeof(float)) < 0 ||
-	    kg_gnn_drgcn_forward(be, m, l, dw, &dg, dxin, dout_, &wk) < 0 ||
-	    kg_gnn_drgcn_backward(be, m, l, dw, &dg, dxin, dG, dx_, &wk,
-	    dgr) < 0 ||
+	    dlayer_forward(be, m, l, dw, &dg, dxin, dout_, &wk) < 0 ||
+	    dlayer_backward(be, m, l, dw, &dg, dxin, dG, dx_, &wk, dgr) < 0 ||
 	    kg_be_download(be, out, dout_, nd * dout * sizeof(float)) < 0 ||
 	    kg_be_download(be, dx, dx_, ns * din * sizeof(float)) < 0 ||
 	    kg_be_download(be, grad, dgr, P * sizeof(float)) < 0 ? -1 : 0;
@@ -493,8 +769,13 @@ check_layer(struct kg_backend *be, enum kg_gnn_decomp dc, uint32_t L,
 		rows[k] = k == l ? ns : nd;
 	kg_gnn_state_reserve_rows(&m, &s, rows, f.view.n_msgs);
 	kg_gnn_index_build(&m, &f.view, ns, &s);
-	kg_gnn_rgcn_forward(&m, l, &f.view, ns, x, o1, &s);
-	kg_gnn_rgcn_backward(&m, l, &f.view, ns, x, G, dx1, &s, gr1);
+	if (layer_enc == KG_GNN_RELGNN) {
+		kg_gnn_attn_forward(&m, l, &f.view, ns, x, o1, &s);
+		kg_gnn_attn_backward(&m, l, &f.view, ns, x, G, dx1, &s, gr1);
+	} else {
+		kg_gnn_rgcn_forward(&m, l, &f.view, ns, x, o1, &s);
+		kg_gnn_rgcn_backward(&m, l, &f.view, ns, x, G, dx1, &s, gr1);
+	}
 	T_CHECK(device_layer(be, &m, l, &f, &s, x, G, g0, o2, dx2, gr2) == 0);
 	T_CHECK(close_rel(o2, o1, nd * dout, 1, "layer output"));
 	T_CHECK(close_rel(dx2, dx1, ns * din, 1, "input gradient"));
@@ -543,6 +824,12 @@ layers_emulated_grid(void)
 		for (sampled = 0; sampled < 2; sampled++) {
 			check_layer(&emu, KG_GNN_BASIS, 2, 1, sampled);
 			check_layer(&emu, KG_GNN_BLOCK, 1, 0, sampled);
+			/* The long reductions in 5 parts. */
+			emu_parts = 5;
+			check_layer(&emu, KG_GNN_BASIS, 2, 1, sampled);
+			check_layer(&emu, KG_GNN_BASIS, 1, 0, sampled);
+			check_layer(&emu, KG_GNN_BLOCK, 1, 0, sampled);
+			emu_parts = 0;
 		}
 	}
 }
@@ -559,7 +846,7 @@ objective(const struct kg_gnn *m, uint32_t l, const struct kg_gnn_dgraph *dg,
 	double s = 0.0;
 
 	if (kg_be_upload(cpu, dw, m->w, m->n_params * sizeof(float)) < 0 ||
-	    kg_gnn_drgcn_forward(cpu, m, l, dw, dg, dx, dout, wk) < 0 ||
+	    dlayer_forward(cpu, m, l, dw, dg, dx, dout, wk) < 0 ||
 	    kg_be_download(cpu, out, dout, n * sizeof(float)) < 0)
 		return NAN;
 	for (k = 0; k < n; k++)
@@ -606,7 +893,7 @@ check_fd(enum kg_gnn_decomp dc, int sampled)
 	T_CHECK(kg_be_upload(cpu, dc_, c, nd * dout * sizeof(float)) == 0);
 	T_CHECK(kg_be_zero(cpu, dgr, P * sizeof(float)) == 0);
 	T_CHECK(!isnan(objective(&m, 0, &dg, dw, dxin, dout_, &wk, c, out)));
-	T_CHECK(kg_gnn_drgcn_backward(cpu, &m, 0, dw, &dg, dxin, dc_, ddx, &wk,
+	T_CHECK(dlayer_backward(cpu, &m, 0, dw, &dg, dxin, dc_, ddx, &wk,
 	    dgr) == 0);
 	T_CHECK(kg_be_download(cpu, grad, dgr, P * sizeof(float)) == 0);
 	T_CHECK(kg_be_download(cpu, dxg, ddx, ns * din * sizeof(float)) == 0);
@@ -664,6 +951,60 @@ layers_finite_differences(void)
 	check_fd(KG_GNN_BLOCK, 1);
 }
 
+/* ---- the attention layer ---- */
+
+/*
+ * RelGNN's layer (gnn/layers_attn_device.c) against lib/gnn's
+ * layers_attn.c, on a graph whose last node has no in-edges and whose
+ * hubs have many: on the CPU backend and the emulated grid (256 and 32
+ * threads a block, the last block partial; the attention vectors' sums
+ * also in 5 parts) within a relative 1e-5, on the whole graph and on a
+ * block; its backward against finite differences.
+ */
+static void
+attention_layers(void)
+{
+	struct kg_backend emu = *cpu;
+	struct fixture f;
+	uint64_t i, most = 0, empty = 0;
+	size_t k;
+	int sampled;
+
+	layer_enc = KG_GNN_RELGNN;
+	fixture_isolated = 1;
+	fixture_init(&f, 0);
+	for (i = 0; i < f.full.n_nodes; i++) {
+		uint64_t in = f.full.off[i + 1] - f.full.off[i];
+
+		empty += in == 0;
+		most = in > most ? in : most;
+	}
+	T_CHECKF(empty == 1 && f.full.off[GN] == f.full.off[GN - 1],
+	    "%" PRIu64 " nodes without in-edges", empty);
+	T_CHECKF(most >= 16, "the busiest node has %" PRIu64 " in-edges",
+	    most);
+	fixture_release(&f);
+	for (sampled = 0; sampled < 2; sampled++) {
+		check_layer(cpu, KG_GNN_BASIS, 1, 0, sampled);
+		check_layer(cpu, KG_GNN_BASIS, 2, 1, sampled);
+	}
+	emu.gnn = &emu_gnn_ops;
+	for (k = 0; k < KG_ARRAY_LEN(bdims); k++) {
+		emu_bdim = bdims[k];
+		for (sampled = 0; sampled < 2; sampled++) {
+			check_layer(&emu, KG_GNN_BASIS, 2, 1, sampled);
+			emu_parts = 5;
+			check_layer(&emu, KG_GNN_BASIS, 1, 0, sampled);
+			emu_parts = 0;
+		}
+	}
+	emu_bdim = KG_DEV_BLOCK;
+	check_fd(KG_GNN_BASIS, 0);
+	check_fd(KG_GNN_BASIS, 1);
+	layer_enc = KG_GNN_RGCN;
+	fixture_isolated = 0;
+}
+
 /* ---- a whole batch against the CPU's ---- */
 
 static void
@@ -690,7 +1031,7 @@ check_step(enum kg_gnn_decomp dc, int blocks, float drop, double adv)
 
 	fixture_init(&f, blocks);
 	memset(&c, 0, sizeof(c));
-	c.encoder = KG_GNN_RGCN;
+	c.encoder = layer_enc;
 	c.decomp = dc;
 	c.n_layers = 2;
 	c.dims[0] = 4;
@@ -771,6 +1112,215 @@ step_against_cpu(void)
 		check_step(KG_GNN_BASIS, blocks, 0.0f, 0.0);
 		check_step(KG_GNN_BASIS, blocks, 0.3f, 1.0);
 		check_step(KG_GNN_BLOCK, blocks, 0.3f, 0.0);
+		/* RelGNN: two attention layers. */
+		layer_enc = KG_GNN_RELGNN;
+		check_step(KG_GNN_BASIS, blocks, 0.3f, 1.0);
+		layer_enc = KG_GNN_RGCN;
+	}
+}
+
+/* |a - b| <= 1e-6 max(1, |b|) for n floats (arrays without guards). */
+static int
+near(const float *a, const float *b, size_t n, const char *what)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(fabsf(a[i] - b[i]) <= 1e-6f * fmaxf(1.0f, fabsf(b[i])))) {
+			fprintf(stderr, "%s[%zu]: %.9g against %.9g\n", what, i,
+			    (double)a[i], (double)b[i]);
+			return 0;
+		}
+	return 1;
+}
+
+/* gnntrain/step.c's update on one rank, on the host, from the gradients
+ * kg_gnn_dstep_grad gave (the learned rows' added into grad's table). */
+static void
+host_update(struct kg_gnn *m, float *rel, size_t nrel, float *grad,
+    const struct kg_gnn_graph *g, const int32_t *lrow, float *st_enc,
+    float *st_rel, float *st_learn, const struct kg_adam *a, double reg)
+{
+	size_t d0 = m->c.dims[0], hi = m->c.n_learned * d0;
+	size_t nd = m->n_params - hi;
+	uint64_t i;
+
+	if (reg > 0.0) {
+		kg_regularise(m->w + hi, grad + hi, nd, reg, 2, 1.0);
+		kg_regularise(rel, grad + m->n_params, nrel, reg, 2, 1.0);
+	}
+	for (i = 0; i < g->n_nodes; i++) {
+		size_t r = lrow != NULL ? (size_t)lrow[i] : i;
+
+		if (reg > 0.0)
+			kg_regularise(m->w + r * d0, grad + r * d0, d0, reg, 2,
+			    1.0);
+		kg_adam_row(m->w + r * d0, st_learn + r * (2 * d0 + 1),
+		    grad + r * d0, d0, a);
+	}
+	kg_adam_row(m->w + hi, st_enc, grad + hi, nd, a);
+	kg_adam_row(rel, st_rel, grad + m->n_params, nrel, a);
+}
+
+/*
+ * Three steps of kg_gnn_dstep_train (the update on the device) against
+ * kg_gnn_dstep_grad's gradients updated on the host as step.c does, on
+ * be: every parameter and Adam state within a relative 1e-6 after each
+ * step (pulled back from the device), the learned rows outside the
+ * batch's graph untouched.
+ */
+static void
+check_train(struct kg_backend *be, enum kg_gnn_decomp dc, int blocks,
+    double reg)
+{
+	enum { NB = 4, NEG = 3, STEPS = 3 };
+	struct kg_gnn m1 = KG_GNN_INIT, m2 = KG_GNN_INIT;
+	struct kg_gnn_dstep d1 = KG_GNN_DSTEP_INIT, d2 = KG_GNN_DSTEP_INIT;
+	struct kg_gnn_config c;
+	struct kg_model dec;
+	struct kg_loss l = KG_LOSS_INIT;
+	struct kg_adam a = KG_ADAM_INIT;
+	struct fixture f;
+	struct kg_rng r, r1, r2;
+	uint64_t n_dst[2], nout;
+	const uint64_t *nd = NULL;
+	const struct kg_gnn_graph *g;
+	const int32_t *lrow = NULL;
+	int32_t pos[NB * 3], negs[NB * NEG * 3];
+	size_t P, k, nrel, d0, hi, ns_enc, ns_learn, step, moved = 0;
+	float *rel1, *rel2, *grad, *se1, *se2, *sr1, *sr2, *sl1, *sl2, *w0;
+	double loss1, loss2;
+
+	fixture_init(&f, blocks);
+	memset(&c, 0, sizeof(c));
+	c.encoder = layer_enc;
+	c.decomp = dc;
+	c.n_layers = 2;
+	c.dims[0] = 4;
+	c.dims[1] = 6;
+	c.dims[2] = 4;
+	c.n_bases = 2;
+	c.n_relations = GR;
+	c.n_learned = GN;
+	c.learned_only = 1;
+	c.dropout = 0.2f;
+	T_CHECK(kg_gnn_init(&m1, &c, NULL, 42) == 0);
+	T_CHECK(kg_gnn_init(&m2, &c, NULL, 42) == 0);
+	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
+	a.lr = 0.05f;
+	P = m1.n_params;
+	d0 = c.dims[0];
+	hi = GN * d0;
+	nrel = GR * (size_t)dec.rel_width;
+	ns_enc = 2 * (P - hi) + 1;
+	ns_learn = GN * (2 * d0 + 1);
+	kg_rng_seed(&r, 8, 8);
+	rel1 = rnd(&r, nrel, -1, 1);
+	rel2 = dup(rel1, nrel);
+	w0 = kg_xmallocarray(P, sizeof(*w0));	/* m1.w has no guards */
+	memcpy(w0, m1.w, P * sizeof(*w0));
+	se1 = kg_xcalloc(ns_enc, sizeof(float));
+	se2 = kg_xcalloc(ns_enc, sizeof(float));
+	sr1 = kg_xcalloc(2 * nrel + 1, sizeof(float));
+	sr2 = kg_xcalloc(2 * nrel + 1, sizeof(float));
+	sl1 = kg_xcalloc(ns_learn, sizeof(float));
+	sl2 = kg_xcalloc(ns_learn, sizeof(float));
+	grad = kg_xcalloc(P + nrel, sizeof(float));
+	if (blocks) {
+		n_dst[0] = f.sb.hop_end[1];
+		n_dst[1] = f.sb.hop_end[0];
+		nd = n_dst;
+		g = &f.sb.g;
+		lrow = f.sb.lrow;
+	} else
+		g = &f.full;
+	nout = blocks ? n_dst[1] : GN;
+	for (k = 0; k < NB * 3; k += 3) {
+		pos[k] = (int32_t)kg_rng_below(&r, nout);
+		pos[k + 1] = (int32_t)kg_rng_below(&r, GR);
+		pos[k + 2] = (int32_t)kg_rng_below(&r, nout);
+	}
+	for (k = 0; k < NB * NEG; k++) {
+		memcpy(negs + 3 * k, pos + 3 * (k / NEG), 3 * sizeof(int32_t));
+		negs[3 * k + (k % 2 ? 0 : 2)] = (int32_t)kg_rng_below(&r, nout);
+	}
+	kg_rng_seed(&r1, 5, 5);
+	kg_rng_seed(&r2, 5, 5);
+	T_CHECK(kg_gnn_dstep_open(&d1, be, &m1, &dec, rel1, nrel) == 0);
+	T_CHECK(kg_gnn_dstep_open(&d2, be, &m2, &dec, rel2, nrel) == 0);
+	kg_error_mute(1);
+	T_CHECK(kg_gnn_dstep_train(&d2, &m2, &dec, &l, g, nd, lrow, &r2, pos,
+	    NB, negs, NEG, 1.0f / NB, &a, reg, &loss2) == -1);
+	kg_error_mute(0);
+	T_CHECK(kg_gnn_dstep_push(&d2, &m2, rel2, se2, sr2, sl2) == 0);
+	for (step = 0; step < STEPS; step++) {
+		memset(grad, 0, (P + nrel) * sizeof(float));
+		T_CHECK(kg_gnn_dstep_upload(&d1, &m1, rel1) == 0);
+		T_CHECK(kg_gnn_dstep_grad(&d1, &m1, &dec, &l, g, nd, lrow, &r1,
+		    pos, NB, negs, NEG, 1.0f / NB, grad, &loss1) == 0);
+		host_update(&m1, rel1, nrel, grad, g, lrow, se1, sr1, sl1, &a,
+		    reg);
+		T_CHECK(kg_gnn_dstep_train(&d2, &m2, &dec, &l, g, nd, lrow,
+		    &r2, pos, NB, negs, NEG, 1.0f / NB, &a, reg, &loss2) == 0);
+		T_CHECKF(loss2 == loss1, "step %zu: loss %.9g against %.9g",
+		    step, loss2, loss1);
+		T_CHECK(kg_gnn_dstep_pull(&d2, &m2, rel2, se2, sr2, sl2) == 0);
+		T_CHECK(near(m2.w, m1.w, P, "parameters"));
+		T_CHECK(near(rel2, rel1, nrel, "relations"));
+		T_CHECK(near(se2, se1, ns_enc, "encoder states"));
+		T_CHECK(near(sr2, sr1, 2 * nrel + 1, "relation states"));
+		T_CHECK(near(sl2, sl1, ns_learn, "learned rows' states"));
+	}
+	T_CHECK(se2[ns_enc - 1] == (float)STEPS);
+	T_CHECK(sr2[2 * nrel] == (float)STEPS);
+	/* Rows of the batch's graph moved, the others did not. */
+	for (k = 0; k < GN; k++) {
+		int in = 0;
+		uint64_t i;
+
+		for (i = 0; i < g->n_nodes; i++)
+			in |= (lrow != NULL ? (size_t)lrow[i] : i) == k;
+		if (in)
+			moved += memcmp(m2.w + k * d0, w0 + k * d0, d0 *
+			    sizeof(float)) != 0;
+		else
+			T_CHECKF(memcmp(m2.w + k * d0, w0 + k * d0, d0 *
+			    sizeof(float)) == 0, "row %zu outside the graph", k);
+	}
+	/* (A row whose gradient is zero moves only with the regulariser.) */
+	T_CHECKF(moved > g->n_nodes / 2, "%zu of %zu rows moved",
+	    moved, (size_t)g->n_nodes);
+	kg_gnn_dstep_release(&d1);
+	kg_gnn_dstep_release(&d2);
+	kg_gnn_release(&m1);
+	kg_gnn_release(&m2);
+	free(rel1);
+	free(rel2);
+	free(w0);
+	free(se1);
+	free(se2);
+	free(sr1);
+	free(sr2);
+	free(sl1);
+	free(sl2);
+	free(grad);
+	fixture_release(&f);
+}
+
+static void
+train_on_device(void)
+{
+	struct kg_backend emu = *cpu;
+	int blocks;
+
+	emu.gnn = &emu_gnn_ops;
+	for (blocks = 0; blocks < 2; blocks++) {
+		check_train(cpu, KG_GNN_BASIS, blocks, 0.0);
+		check_train(cpu, KG_GNN_BLOCK, blocks, 1e-3);
+		check_train(&emu, KG_GNN_BASIS, blocks, 1e-3);
+		layer_enc = KG_GNN_RELGNN;
+		check_train(&emu, KG_GNN_BASIS, blocks, 1e-3);
+		layer_enc = KG_GNN_RGCN;
 	}
 }
 
@@ -792,10 +1342,10 @@ step_refuses(void)
 	c.learned_only = 1;
 	T_CHECK(kg_gnn_init(&m, &c, NULL, 1) == 0);
 	T_CHECK(kg_model_init(&dec, KG_MODEL_DISTMULT, 4, 0, 0.0f) == 0);
-	kg_error_mute(1);
-	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == -1);
-	T_CHECK(strstr(kg_error_last(), "R-GCN encoders only") != NULL);
+	/* RelGNN runs on the device now. */
+	T_CHECK(kg_gnn_dstep_open(&ds, cpu, &m, &dec, rel, GR * 4) == 0);
 	kg_gnn_dstep_release(&ds);
+	kg_error_mute(1);
 	kg_gnn_release(&m);
 	c.encoder = KG_GNN_RGCN;
 	c.n_bases = 2;
@@ -818,10 +1368,14 @@ main(void)
 		return 1;
 	T_RUN(test_seg_sum);
 	T_RUN(test_edge_ops);
+	T_RUN(test_seg_split);
 	T_RUN(layers_cpu_backend);
 	T_RUN(layers_emulated_grid);
 	T_RUN(layers_finite_differences);
+	T_RUN(attention_layers);
 	T_RUN(step_against_cpu);
+	T_RUN(test_adam_flat);
+	T_RUN(train_on_device);
 	T_RUN(step_refuses);
 	kg_backend_free(cpu);
 	return T_DONE();
