@@ -71,6 +71,21 @@ kg_backend_have_cuda(void)
 }
 
 int
+kg_backend_gpu_count(void)
+{
+#if defined(KG_HAVE_CUDA)
+	char err[256];
+	int n;
+
+	if (kg_backend_cuda_count(&n, err, sizeof(err)) < 0)
+		return 0;
+	return n;
+#else
+	return 0;
+#endif
+}
+
+int
 kg_backend_check(const struct kg_device *d)
 {
 #if defined(KG_HAVE_CUDA)

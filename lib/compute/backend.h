@@ -79,6 +79,10 @@ char *kg_device_format(const struct kg_device *d, char *buf, size_t n);
 /* 1 when this build has the CUDA backend, 0 when not. */
 int kg_backend_have_cuda(void);
 
+/* The GPUs the CUDA runtime sees: 0 without the CUDA backend, without a
+ * GPU, or when the runtime fails (kg_backend_check says why). */
+int kg_backend_gpu_count(void);
+
 /*
  * Whether d can be used here, without opening it: 0, or -1 after
  * kg_error() with the reason in one line: a build without CUDA ("built

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/backend_impl.h"
 #include "core/util.h"
 
 int
@@ -75,16 +74,7 @@ kg_gpu_pick(int lrank, int count, const int *list, size_t n, int pinned,
 int
 kg_gpu_count(void)
 {
-#if defined(KG_HAVE_CUDA)
-	char err[256];
-	int n;
-
-	if (kg_backend_cuda_count(&n, err, sizeof(err)) < 0)
-		return 0;
-	return n;
-#else
-	return 0;
-#endif
+	return kg_backend_gpu_count();
 }
 
 void
