@@ -31,9 +31,12 @@ mpirun --allow-run-as-root -np 2 $t --epochs $E --partitions p4 ds ref ||
 cluster_mpirun -np 2 $t --epochs $E --partitions $S/p4 $S/ds $S/m \
     2>err &
 job=$!
-for _ in $(seq 1 600); do
+# (Up to 5 minutes: on a loaded machine 3 epochs took over the first
+# cap of 60 s, and the kill came before any checkpoint.)
+for _ in $(seq 1 3000); do
 	e=$(jq -r '.epoch // 0' "$h1/m.ckpt/state.json" 2>/dev/null || echo 0)
 	[ "${e:-0}" -ge 3 ] && break
+	kill -0 $job 2>/dev/null || break
 	sleep 0.1
 done
 t0=$(date +%s)
