@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kge/grad.h"
+#include "kge/plan.h"
 #include "kge/score.h"
 
 int
@@ -134,7 +135,7 @@ kg_train_relpred(struct kg_trainer *tr, struct kg_train_ws *ws,
 	    ws->rp_work);
 	for (i = 0; i < B; i++)
 		loss += kg_loss_softmax_xent(ws->rp_s + i * nr, nr,
-		    (size_t)ws->tri[3 * i + 1], scale, ws->rp_g + i * nr);
+		    (size_t)ws->plan->tri[3 * i + 1], scale, ws->rp_g + i * nr);
 	kg_grad_relpred_backward(m, B, h, t, tr->rel, nr, ws->rp_g, gh, gt,
 	    ws->rp_grad, ws->rp_work);
 	return tr->o.rel_pred * loss;

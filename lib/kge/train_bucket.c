@@ -1,6 +1,6 @@
 /*
- * train_bucket: a bucket's positives cut into chunks and trained by
- * OpenMP threads, and the one-partition epoch on top; see train.h.
+ * train_bucket: a bucket's chunks (plan.h) trained by OpenMP threads,
+ * and the one-partition epoch on top; see train.h.
  */
 #include "kge/train_impl.h"
 
@@ -12,143 +12,13 @@
 
 #include <omp.h>
 
-/*
- * A bucket driver's chunks: ceil(n / cs) of even size, sides alternating
- * from the parity of the bucket, the epoch and the pass (tails only with
- * reciprocal relations).  From the bucket's alone, a bucket of one chunk
- * (a small bucket, or a pass's slice of one) corrupted the same side in
- * every epoch and never the other: UMLS, ComplEx d=64, 20 epochs, 8
- * random partitions (buckets of about 80 triples), seeds 1-3, filtered
- * MRR 0.809 -> 0.833 (0.855 in one process).
- */
+#include "kge/plan.h"
+
 size_t
 kg_train_plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
     struct kg_chunk *c)
 {
-	uint64_t cs = kg_train_chunk_size(&tr->o), m = (n + cs - 1) / cs, k;
-	uint64_t flip = tr->epoch + (tr->chunk_base >> 32);
-
-	for (k = 0; k < m; k++) {
-		c[k].start = n * k / m;
-		c[k].len = (uint32_t)(n * (k + 1) / m - c[k].start);
-		c[k].side = tr->o.reciprocal ? KG_SIDE_TAIL :
-		    (uint8_t)((k + bucket + flip) % 2);
-		c[k].type = -1;
-		c[k].whole = c[k].len;
-	}
-	return (size_t)m;
-}
-
-/* Chunks of plain batches: batches of batch_size, chunks of cs inside,
- * sides alternating (tails only with reciprocal relations). */
-static size_t
-plan_plain(const struct kg_trainer *tr, uint64_t n, uint64_t nb,
-    uint32_t bucket, struct kg_chunk *c, uint64_t *ord)
-{
-	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), b, k;
-	size_t nch = 0;
-
-	for (k = 0; k < n; k++)
-		ord[k] = k;
-	if (tr->bucket_chunks)
-		return kg_train_plan_even(tr, n, bucket, c);
-	for (b = 0; b < nb; b++) {
-		uint64_t end = (b + 1) * bs < n ? (b + 1) * bs : n;
-
-		for (k = b * bs; k < end; k += cs) {
-			c[nch].start = k;
-			c[nch].len = (uint32_t)(end - k < cs ? end - k : cs);
-			c[nch].side = tr->o.reciprocal ? KG_SIDE_TAIL :
-			    (uint8_t)(nch % 2);
-			c[nch].type = -1;
-			c[nch].whole = c[nch].len;
-			nch++;
-		}
-	}
-	return nch;
-}
-
-/* The (side, type of the corrupted entity) key of position k. */
-static uint64_t
-type_key(const struct kg_trainer *tr, const int32_t *hrt, uint64_t k,
-    const int32_t *types)
-{
-	uint64_t cs = kg_train_chunk_size(&tr->o), T = tr->samplers[0].n_types;
-	int side = tr->o.reciprocal ? 0 : (int)((k / cs) % 2);
-	int32_t e = hrt[3 * k + (side == KG_SIDE_TAIL ? 2 : 0)];
-
-	return (uint64_t)side * (T + 1) + (uint64_t)(types[e] + 1);
-}
-
-/* Chunks of positions grouped by (side, type) with a counting sort, so
- * that a chunk's negatives share the type. */
-static size_t
-plan_typed(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
-    const int32_t *types, struct kg_chunk *c, uint64_t *ord)
-{
-	uint64_t cs = kg_train_chunk_size(&tr->o), T = tr->samplers[0].n_types;
-	uint64_t nkeys = 2 * (T + 1), key, k;
-	uint64_t *cnt = kg_xcalloc(nkeys + 1, sizeof(*cnt));
-	size_t nch = 0;
-
-	for (k = 0; k < n; k++)
-		cnt[type_key(tr, hrt, k, types) + 1]++;
-	for (key = 0; key < nkeys; key++)
-		cnt[key + 1] += cnt[key];
-	for (key = 0; key < nkeys; key++) {
-		uint64_t lo = cnt[key], hi = cnt[key + 1];
-
-		for (k = lo; k < hi; k += cs) {
-			c[nch].start = k;
-			c[nch].len = (uint32_t)(hi - k < cs ? hi - k : cs);
-			c[nch].side = (uint8_t)(key / (T + 1));
-			c[nch].type = (int32_t)(key % (T + 1)) - 1;
-			c[nch].whole = c[nch].len;
-			nch++;
-		}
-	}
-	for (k = 0; k < n; k++)
-		ord[cnt[type_key(tr, hrt, k, types)]++] = k;
-	free(cnt);
-	return nch;
-}
-
-/*
- * Cut n positives (at most max_batches batches) into chunks.  order maps
- * positions to triples.  With sharing (shard_size > 1), each chunk is
- * narrowed to this trainer's share.  Returns the chunk count.
- */
-static size_t
-plan_chunks(const struct kg_trainer *tr, const int32_t *hrt, uint64_t n,
-    uint64_t max_batches, uint32_t bucket, struct kg_chunk **chunks,
-    uint64_t **order)
-{
-	uint64_t bs = tr->o.batch_size, cs = kg_train_chunk_size(&tr->o), nb;
-	const int32_t *types = tr->o.use_types ? tr->types : NULL;
-	size_t nch, cap, k;
-
-	nb = (n + bs - 1) / bs;
-	if (max_batches > 0 && nb > max_batches)
-		nb = max_batches;
-	if (nb * bs < n)
-		n = nb * bs;
-	cap = (size_t)(nb * ((bs + cs - 1) / cs) + 4 * (uint64_t)
-	    (types ? tr->samplers[0].n_types + 1 : 1));
-	*chunks = kg_xmallocarray(cap, sizeof(**chunks));
-	*order = kg_xmallocarray(n ? n : 1, sizeof(**order));
-	nch = types == NULL ? plan_plain(tr, n, nb, bucket, *chunks, *order) :
-	    plan_typed(tr, hrt, n, types, *chunks, *order);
-	for (k = 0; tr->shard_size > 1 && k < nch; k++) {
-		struct kg_chunk *c = &(*chunks)[k];
-		uint64_t lo = (uint64_t)c->whole * tr->shard_rank /
-		    tr->shard_size;
-		uint64_t hi = (uint64_t)c->whole * (tr->shard_rank + 1) /
-		    tr->shard_size;
-
-		c->start += lo;
-		c->len = (uint32_t)(hi - lo);
-	}
-	return nch;
+	return kg_plan_even(tr, n, bucket, c);
 }
 
 /* Progress inside an epoch, at most every two seconds. */
@@ -178,7 +48,6 @@ struct bucket_run {
 	const uint64_t *order;
 	size_t nch;
 	uint64_t n;		/* positives, for the progress line */
-	uint32_t ph, pt;
 	double t0, last;
 	uint64_t seen;
 	int bad;
@@ -190,18 +59,12 @@ run_chunk(struct kg_trainer *tr, struct bucket_run *r, long c)
 {
 	struct kg_train_ws *ws = &tr->ws[omp_get_thread_num()];
 	const struct kg_chunk *ch = &r->chunks[c];
-	struct kg_rng rng;
-	uint32_t i, pc;
+	int tail = ch->side == KG_SIDE_TAIL;
 
-	for (i = 0; i < ch->len; i++)
-		memcpy(ws->tri + 3 * i, r->hrt + 3 * r->order[ch->start + i],
-		    3 * sizeof(int32_t));
-	kg_rng_stream(&rng, tr->o.seed, KG_STREAM_CHUNK, tr->epoch, r->ph,
-	    r->pt, tr->chunk_base + (uint64_t)c);
-	pc = ch->side == KG_SIDE_TAIL ? r->pt : r->ph;
-	return kg_train_chunk(tr, ws, &rng, ch,
-	    tr->cur[ch->side == KG_SIDE_TAIL ? 0 : 1],
-	    tr->cur[ch->side == KG_SIDE_TAIL ? 1 : 0], pc);
+	kg_plan_chunk(ws->plan, tr, ch, (uint64_t)c, r->hrt,
+	    r->order + ch->start);
+	return kg_train_chunk(tr, ws, ch, tr->cur[tail ? 0 : 1],
+	    tr->cur[tail ? 1 : 0]);
 }
 
 /*
@@ -417,6 +280,7 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	struct kg_chunk *chunks;
 	uint64_t *order;
 	struct bucket_run r;
+	uint32_t t;
 
 	*loss_sum = 0.0;
 	*done = 0;
@@ -431,16 +295,16 @@ kg_trainer_bucket(struct kg_trainer *tr, uint32_t ph, uint32_t pt,
 	apply_pool(tr, ph);
 	apply_pool(tr, pt);
 	tr->ova = kg_train_one_vs_all(&tr->o, tr->epoch);
+	for (t = 0; t < tr->nthreads; t++)
+		kg_plan_bucket(tr->ws[t].plan, tr, ph, pt, tr->ova);
 	memset(&r, 0, sizeof(r));
-	r.nch = plan_chunks(tr, hrt, n, max_batches, ph * tr->n_parts + pt,
+	r.nch = kg_plan_chunks(tr, hrt, n, max_batches, ph * tr->n_parts + pt,
 	    &chunks, &order);
 	r.hrt = hrt;
 	r.chunks = chunks;
 	r.order = order;
 	r.n = max_batches > 0 && max_batches * tr->o.batch_size < n ?
 	    max_batches * tr->o.batch_size : n;
-	r.ph = ph;
-	r.pt = pt;
 	r.t0 = r.last = kg_now();
 	run_chunks(tr, &r, loss_sum, done);
 	/* The pool's copies of the two partitions, as they are now. */

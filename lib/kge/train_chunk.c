@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "kge/grad.h"
+#include "kge/plan.h"
 
 /* Ask for the cache lines of a row that will be used soon: rows are
  * scattered over tables much larger than the caches. */
@@ -43,27 +44,26 @@ part_of(const struct kg_trainer *tr, uint64_t e)
 }
 
 /*
- * Add gradient row g of entity e (global; stamp slot "key") to the
- * chunk's distinct rows.  A row's first gradient row becomes its sum:
- * later ones are added into it in place (ws->ugp points at it), the same
- * additions in the same order as into a copy, without the copy.
+ * Add gradient row g of the plan's occurrence k to its distinct row.
+ * Occurrences come in the plan's order, so a row is met first when its
+ * slot equals the count of rows met so far (*nu): its first gradient row
+ * becomes its sum, and later ones are added into it in place (ws->ugp
+ * points at it), the same additions in the same order as into a copy,
+ * without the copy.
  */
-static void
-add_ent_grad(struct kg_train_ws *ws, uint64_t e, uint64_t key, float *g,
-    size_t d, size_t *nu)
+static inline void
+add_ent_grad(struct kg_train_ws *ws, size_t k, float *g, size_t d,
+    size_t *nu)
 {
+	uint32_t s = ws->plan->slot[k];
 	float *dst;
 	size_t i;
 
-	if (ws->ent_stamp[key] != ws->stamp) {
-		ws->ent_stamp[key] = ws->stamp;
-		ws->ent_slot[key] = (uint32_t)*nu;
-		ws->uent[*nu] = e;
-		ws->ugp[*nu] = g;
-		(*nu)++;
+	if (s == *nu) {
+		ws->ugp[(*nu)++] = g;
 		return;
 	}
-	dst = ws->ugp[ws->ent_slot[key]];
+	dst = ws->ugp[s];
 #pragma omp simd
 	for (i = 0; i < d; i++)
 		dst[i] += g[i];
@@ -80,48 +80,31 @@ pack_ent_grads(const struct kg_train_ws *ws, size_t nu, size_t d, float *dst)
 		memcpy(dst + i * d, ws->ugp[i], d * sizeof(float));
 }
 
-static void
-next_stamp(struct kg_train_ws *ws, const struct kg_trainer *tr)
-{
-	if (++ws->stamp == 0) {
-		memset(ws->ent_stamp, 0, ws->n_stamp * sizeof(uint32_t));
-		memset(ws->rel_stamp, 0, tr->n_rel_rows * sizeof(uint32_t));
-		ws->stamp = 1;
-	}
-}
-
 /*
  * Point every positive at the gradient row of its relation: one row of
- * ugr per distinct relation of the chunk, zeroed; with relation
- * prediction, its row of rp_grad (all zeroed).  Returns their count.
+ * ugr per distinct relation of the chunk (the plan's), zeroed; with
+ * relation prediction, its row of rp_grad (all zeroed).  Returns their
+ * count.
  */
 static size_t
 relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
     size_t B)
 {
-	size_t rw = tr->model.rel_width, nu = 0, i;
+	const struct kg_plan *pl = ws->plan;
+	size_t rw = tr->model.rel_width, i;
 
 	if (ws->rp_grad != NULL) {
 		/* Relation prediction: every row has a gradient. */
 		memset(ws->rp_grad, 0, tr->n_rel_rows * rw * sizeof(float));
 		for (i = 0; i < B; i++)
-			ws->grel[i] = ws->rp_grad + (size_t)ws->tri[3 * i + 1] *
+			ws->grel[i] = ws->rp_grad + (size_t)pl->tri[3 * i + 1] *
 			    rw;
 		return tr->n_rel_rows;
 	}
-	for (i = 0; i < B; i++) {
-		uint32_t r = (uint32_t)ws->tri[3 * i + 1];
-
-		if (ws->rel_stamp[r] != ws->stamp) {
-			ws->rel_stamp[r] = ws->stamp;
-			ws->rel_slot[r] = (uint32_t)nu;
-			ws->urel[nu] = r;
-			memset(ws->ugr + nu * rw, 0, rw * sizeof(float));
-			nu++;
-		}
-		ws->grel[i] = ws->ugr + (size_t)ws->rel_slot[r] * rw;
-	}
-	return nu;
+	memset(ws->ugr, 0, pl->n_rel * rw * sizeof(float));
+	for (i = 0; i < B; i++)
+		ws->grel[i] = ws->ugr + (size_t)pl->rslot[i] * rw;
+	return pl->n_rel;
 }
 
 /* Update the nu relation rows ids with the gradient rows g, for the
@@ -194,24 +177,23 @@ kg_trainer_apply(struct kg_trainer *tr, const uint64_t *ent, float *ent_g,
 	apply_relations(tr, rel, rel_g, n_rel, 0);
 }
 
-/* The global ID of candidate column j: drawn in pc, in the other
- * pinned partition (pool draws that fell there), from the pool, or (past
- * the drawn ones) the corrupted entity of positive j - drawn. */
+/* The global ID of candidate column j: a negative in hand (drawn in pc,
+ * or a pool draw that fell in the other pinned partition), from the
+ * pool, or (past the drawn ones) the corrupted entity of positive
+ * j - drawn; with 1-vs-all, row j of pc. */
 static inline uint64_t
-cand_id(const struct kg_trainer *tr, const struct kg_train_ws *ws,
-    const struct kg_store_part *pc, int ccol, size_t j)
+cand_id(const struct kg_trainer *tr, const struct kg_plan *pl,
+    const struct kg_store_part *pc, size_t j)
 {
-	size_t drawn = ws->n_local + ws->n_other + ws->n_pool;
+	size_t hand = pl->n_local + pl->n_other, drawn = hand + pl->n_pool;
 
 	if (tr->ova)
 		return pc->base + j;
-	if (j < ws->n_local)
-		return pc->base + ws->neg_ids[j];
-	if (j < ws->n_local + ws->n_other)
-		return ws->other_base + ws->neg_ids[j];
+	if (j < hand)
+		return pl->occ[2 * pl->len + j];
 	if (j < drawn)
-		return tr->pool.gid[ws->neg_ids[j]];
-	return (uint64_t)ws->tri[3 * (j - drawn) + ccol];
+		return tr->pool.gid[pl->neg[j]];
+	return pl->occ[pl->len + (j - drawn)];
 }
 
 /* Mark the negatives that are known positives, or the target itself in
@@ -221,14 +203,15 @@ static int
 mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_store_part *pc, const struct kg_chunk *ch, size_t nc)
 {
+	const struct kg_plan *pl = ws->plan;
 	int filter = tr->o.filter_negatives, ova = tr->ova;
-	int ccol = ch->side == KG_SIDE_TAIL ? 2 : 0;
-	size_t i, j, self = ova ? 0 : ws->n_local + ws->n_other + ws->n_pool;
+	int ccol = pl->ccol;
+	size_t i, j, self = ova ? 0 : pl->n_local + pl->n_other + pl->n_pool;
 
 	if (!filter && !ova && !tr->o.neg_in_batch)
 		return 0;
 	for (i = 0; i < ch->len; i++) {
-		const int32_t *x = ws->tri + 3 * i;
+		const int32_t *x = pl->tri + 3 * i;
 		uint64_t target = (uint64_t)(ch->side == KG_SIDE_TAIL ?
 		    x[2] : x[0]);
 		uint8_t *sk = ws->skip + i * nc;
@@ -237,12 +220,12 @@ mark_skips(const struct kg_trainer *tr, struct kg_train_ws *ws,
 			/* Only in-batch candidates can be the target. */
 			memset(sk, 0, self);
 			for (j = self; j < nc; j++)
-				sk[j] = (uint64_t)ws->tri[3 * (j - self) +
+				sk[j] = (uint64_t)pl->tri[3 * (j - self) +
 				    ccol] == target;
 			continue;
 		}
 		for (j = 0; j < nc; j++) {
-			uint64_t c = cand_id(tr, ws, pc, ccol, j);
+			uint64_t c = cand_id(tr, pl, pc, j);
 
 			sk[j] = (ova || j >= self) && c == target;
 			if (filter && !sk[j])
@@ -271,7 +254,8 @@ sync_chunk(struct kg_trainer *tr, const uint64_t *ent, size_t n_ent,
 	g.ent = ent;
 	g.ent_g = ws ? ws->ug : NULL;
 	g.n_rel = n_rel;
-	g.rel = ws ? (ws->rp_ids ? ws->rp_ids : ws->urel) : NULL;
+	g.rel = ws ? (ws->rp_ids ? ws->rp_ids : ws->plan->urel) :
+	    NULL;
 	g.rel_g = ws ? (ws->rp_grad ? ws->rp_grad : ws->ugr) : NULL;
 	if (tr->sync(tr->sync_ctx, tr, &g) < 0)
 		return NAN;
@@ -289,7 +273,7 @@ gather_positives(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	int ccol = 2 - fcol;
 
 	for (i = 0; i < B; i++) {
-		const int32_t *x = ws->tri + 3 * i;
+		const int32_t *x = ws->plan->tri + 3 * i;
 
 		if (i + 2 < B) {
 			prefetch_row(pf->w + ((uint64_t)x[6 + fcol] - pf->base) *
@@ -305,81 +289,38 @@ gather_positives(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	}
 }
 
-/*
- * Of the ws->n_pool slots drawn at ws->neg_ids + ws->n_local, move those
- * of rows in pf (pinned with pc, and not pc) to the front as local IDs
- * of pf (ws->n_other of them): their rows are in hand, so they are
- * scored as they are and updated at once, not through the pool's stale
- * copy and waiting gradient.  The draw is the same; only where its rows
- * come from changes.
- */
-static void
-pool_to_other(const struct kg_trainer *tr, struct kg_train_ws *ws,
-    const struct kg_store_part *pf, const struct kg_store_part *pc)
-{
-	uint32_t *ids = ws->neg_ids + ws->n_local, t;
-	size_t j, k = 0;
-
-	ws->n_other = 0;
-	ws->other_base = pf->base;
-	if (pf == pc || pf->base == pc->base)
-		return;
-	for (j = 0; j < ws->n_pool; j++) {
-		uint64_t g = tr->pool.gid[ids[j]];
-
-		if (g - pf->base >= pf->rows)
-			continue;
-		t = ids[k];
-		ids[k] = (uint32_t)(g - pf->base);
-		ids[j] = k == j ? ids[k] : t;
-		k++;
-	}
-	ws->n_other = k;
-	ws->n_pool -= k;
-}
-
-/* The chunk's candidate rows: every row of pc (one_vs_all), or
- * neg_sample_size negatives drawn inside pc (of the chunk's type) and
- * the pool's (those in pf from pf itself), copied into ws->negc.  *nc
- * gets their count. */
+/* The chunk's candidate rows: every row of pc (one_vs_all), or the
+ * plan's negatives (those in pf from pf itself, the pool's from its
+ * copies, then the in-batch ones) copied into ws->negc.  *nc gets their
+ * count. */
 static const float *
 candidates(const struct kg_trainer *tr, struct kg_train_ws *ws,
-    struct kg_rng *rng, const struct kg_chunk *ch,
-    const struct kg_store_part *pf, const struct kg_store_part *pc,
-    uint32_t pc_index, size_t *nc)
+    const struct kg_chunk *ch, const struct kg_store_part *pf,
+    const struct kg_store_part *pc, size_t *nc)
 {
-	const struct kg_sampler *s = &tr->samplers[pc_index];
+	const struct kg_plan *pl = ws->plan;
+	const uint32_t *neg = pl->neg;
 	size_t d = tr->model.dim, j, n;
 
 	if (tr->ova) {
 		*nc = pc->rows;
 		return pc->w;
 	}
-	n = tr->o.neg_sample_size;
-	ws->n_pool = ch->type < 0 ? kg_neg_pool_share(&tr->pool, pc_index,
-	    n) : 0;
-	ws->n_local = n - ws->n_pool;
-	if (ch->type < 0 || kg_sampler_draw_type(s, rng, ch->type,
-	    ws->n_local, ws->neg_ids) < 0)
-		kg_sampler_draw(s, rng, ws->n_local, ws->neg_ids);
-	for (j = 0; j < ws->n_local; j++) {
-		if (j + 2 < ws->n_local)
-			prefetch_row(pc->w + (size_t)ws->neg_ids[j + 2] * d, d,
-			    0);
-		memcpy(ws->negc + j * d, pc->w + (size_t)ws->neg_ids[j] * d,
+	n = pl->n_local + pl->n_other + pl->n_pool;
+	for (j = 0; j < pl->n_local; j++) {
+		if (j + 2 < pl->n_local)
+			prefetch_row(pc->w + (size_t)neg[j + 2] * d, d, 0);
+		memcpy(ws->negc + j * d, pc->w + (size_t)neg[j] * d,
 		    d * sizeof(float));
 	}
-	kg_neg_pool_draw(&tr->pool, rng, pc_index, ws->n_pool,
-	    ws->neg_ids + ws->n_local);
-	pool_to_other(tr, ws, pf, pc);
-	for (j = ws->n_local; j < ws->n_local + ws->n_other; j++)
-		memcpy(ws->negc + j * d, pf->w + (size_t)ws->neg_ids[j] * d,
+	for (; j < pl->n_local + pl->n_other; j++)
+		memcpy(ws->negc + j * d, pf->w + (size_t)neg[j] * d,
 		    d * sizeof(float));
 	for (; j < n; j++)
-		memcpy(ws->negc + j * d, tr->pool.rows + (size_t)
-		    ws->neg_ids[j] * d, d * sizeof(float));
+		memcpy(ws->negc + j * d, tr->pool.rows + (size_t)neg[j] * d,
+		    d * sizeof(float));
 	/* In-batch: the chunk's own corrupted-side rows, gathered already. */
-	if (tr->o.neg_in_batch) {
+	if (pl->n_batch > 0) {
 		memcpy(ws->negc + n * d, ws->posc, ch->len * d * sizeof(float));
 		n += ch->len;
 	}
@@ -393,8 +334,8 @@ static inline double
 pos_weight(const struct kg_trainer *tr, const struct kg_train_ws *ws,
     size_t i)
 {
-	return tr->o.subsampling ? kg_query_weight(&tr->qw, ws->tri + 3 * i) :
-	    1.0;
+	return tr->o.subsampling ? kg_query_weight(&tr->qw, ws->plan->tri +
+	    3 * i) : 1.0;
 }
 
 /* Whether a chunk scores each distinct query once (grouped 1-vs-all,
@@ -417,7 +358,7 @@ group_queries(const struct kg_trainer *tr, struct kg_train_ws *ws,
 	int fcol = ch->side == KG_SIDE_TAIL ? 0 : 2;
 
 	for (i = 0; i < B; i++) {
-		const int32_t *x = ws->tri + 3 * i, *y = x - 3;
+		const int32_t *x = ws->plan->tri + 3 * i, *y = x - 3;
 
 		if (i > 0 && x[fcol] == y[fcol] && x[1] == y[1])
 			continue;
@@ -459,12 +400,14 @@ grouped_loss(const struct kg_trainer *tr, struct kg_train_ws *ws,
 		for (wsum = 0.0, i = lo; i < hi; i++)
 			wsum += pos_weight(tr, ws, i);
 		scale = (float)(wsum * inv);
-		t = (size_t)((uint64_t)ws->tri[3 * lo + ccol] - pc->base);
+		t = (size_t)((uint64_t)ws->plan->tri[3 * lo + ccol] -
+		    pc->base);
 		lse = kg_loss_softmax_xent(s, nc, t, scale, g) + (double)s[t];
 		g[t] += scale;
 		for (i = lo; i < hi; i++) {
 			w = pos_weight(tr, ws, i);
-			t = (size_t)((uint64_t)ws->tri[3 * i + ccol] - pc->base);
+			t = (size_t)((uint64_t)ws->plan->tri[3 * i + ccol] -
+			    pc->base);
 			loss += w * (lse - (double)s[t]);
 			g[t] -= (float)(w * inv);
 			ws->gpos[i] = 0.0f;
@@ -519,7 +462,6 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 	memset(ws->gfixed, 0, B * d * sizeof(float));
 	memset(ws->gposc, 0, B * d * sizeof(float));
 	memset(ws->gneg, 0, nc * d * sizeof(float));
-	next_stamp(ws, tr);
 	*nrel = relation_slots(tr, ws, B);
 	if (tr->o.reg_coef > 0.0) {
 		uint32_t p = tr->o.reg_norm;
@@ -541,54 +483,40 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 }
 
 /*
- * Sum the chunk's entity gradients per distinct row (ws->uent, ws->ugp:
- * in place, in the first of its gradient rows); with one_vs_all, the rows of pc (every one has a gradient) are
- * updated here instead, with learning rate lr.  Returns the number of
- * distinct rows.
+ * Sum the chunk's entity gradients per distinct row (the plan's uent;
+ * ws->ugp: in place, in the first of its gradient rows), walking the
+ * occurrences in the plan's order; the pool negatives' gradients wait in
+ * the pool.  With one_vs_all, the rows of pc (every one has a gradient)
+ * are updated here instead, with learning rate lr.
  */
-static size_t
+static void
 collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_chunk *ch, const struct kg_store_part *pf,
     const struct kg_store_part *pc, size_t nc, float lr)
 {
-	size_t d = tr->model.dim, B = ch->len, i, j, nu = 0;
-	int fcol = ch->side == KG_SIDE_TAIL ? 0 : 2, ccol = 2 - fcol;
-	/* Stamp slots: pf's rows first, then pc's unless it is pf. */
-	uint64_t kc = pf == pc ? 0 : pf->rows;
+	const struct kg_plan *pl = ws->plan;
+	size_t d = tr->model.dim, B = ch->len, i, j, k, nu = 0;
+	size_t hand = pl->n_local + pl->n_other, drawn = hand + pl->n_pool;
 
 	if (!tr->ova) {
 		for (i = 0; i < B; i++) {
-			const int32_t *x = ws->tri + 3 * i;
-			uint64_t f = (uint64_t)x[fcol], c = (uint64_t)x[ccol];
-
-			add_ent_grad(ws, f, f - pf->base, ws->gfixed + i * d,
-			    d, &nu);
-			add_ent_grad(ws, c, kc + c - pc->base,
-			    ws->gposc + i * d, d, &nu);
+			add_ent_grad(ws, i, ws->gfixed + i * d, d, &nu);
+			add_ent_grad(ws, B + i, ws->gposc + i * d, d, &nu);
 		}
-		for (j = 0; j < ws->n_local; j++)
-			add_ent_grad(ws, pc->base + ws->neg_ids[j], kc +
-			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
-		/* pf's rows take the stamp slots from 0. */
-		for (; j < ws->n_local + ws->n_other; j++)
-			add_ent_grad(ws, pf->base + ws->neg_ids[j],
-			    ws->neg_ids[j], ws->gneg + j * d, d, &nu);
+		for (j = 0; j < hand; j++)
+			add_ent_grad(ws, 2 * B + j, ws->gneg + j * d, d, &nu);
 		/* Pool rows are not in hand: their gradients wait. */
-		for (; j < ws->n_local + ws->n_other + ws->n_pool; j++)
+		for (; j < drawn; j++)
 			kg_neg_pool_add_grad(&tr->pool, (uint32_t)(ws -
-			    tr->ws), ws->neg_ids[j], ws->gneg + j * d);
-		for (; j < nc; j++) {
-			uint64_t c = cand_id(tr, ws, pc, ccol, j);
-
-			add_ent_grad(ws, c, kc + c - pc->base, ws->gneg + j * d,
-			    d, &nu);
-		}
-		return nu;
+			    tr->ws), pl->neg[j], ws->gneg + j * d);
+		for (k = 2 * B + hand; j < nc; j++, k++)
+			add_ent_grad(ws, k, ws->gneg + j * d, d, &nu);
+		return;
 	}
 	/* Fold the positives' rows of pc into the candidates' gradients. */
 	for (i = 0; i < B; i++) {
-		const int32_t *x = ws->tri + 3 * i;
-		uint64_t f = (uint64_t)x[fcol], c = (uint64_t)x[ccol];
+		const int32_t *x = pl->tri + 3 * i;
+		uint64_t f = (uint64_t)x[pl->fcol], c = (uint64_t)x[pl->ccol];
 		float *gc = ws->gneg + (c - pc->base) * d;
 
 		for (j = 0; j < d; j++)
@@ -598,12 +526,10 @@ collect_entity_grads(struct kg_trainer *tr, struct kg_train_ws *ws,
 			for (j = 0; j < d; j++)
 				gc[j] += ws->gfixed[i * d + j];
 		} else
-			add_ent_grad(ws, f, f - pf->base, ws->gfixed + i * d,
-			    d, &nu);
+			add_ent_grad(ws, i, ws->gfixed + i * d, d, &nu);
 	}
 	for (j = 0; j < nc; j++)
 		update_row(tr, pc, j, ws->gneg + j * d, lr);
-	return nu;
 }
 
 /* The grouped chunk's backward: through the nq query rows, each query's
@@ -637,7 +563,8 @@ defer_chunk(struct kg_train_ws *ws, size_t d, size_t rw, size_t nu,
     size_t nrel, uint64_t pos)
 {
 	struct kg_defer *df = ws->defer;
-	const uint32_t *rid = ws->rp_grad != NULL ? ws->rp_ids : ws->urel;
+	const uint32_t *rid = ws->rp_grad != NULL ? ws->rp_ids :
+	    ws->plan->urel;
 	const float *rg = ws->rp_grad != NULL ? ws->rp_grad : ws->ugr;
 
 	if (nu > df->cap_ent) {
@@ -651,7 +578,7 @@ defer_chunk(struct kg_train_ws *ws, size_t d, size_t rw, size_t nu,
 		df->rel_g = kg_xreallocarray(df->rel_g, nrel * rw,
 		    sizeof(float));
 	}
-	memcpy(df->ent, ws->uent, nu * sizeof(*df->ent));
+	memcpy(df->ent, ws->plan->uent, nu * sizeof(*df->ent));
 	pack_ent_grads(ws, nu, d, df->ent_g);
 	memcpy(df->rel, rid, nrel * sizeof(*df->rel));
 	memcpy(df->rel_g, rg, nrel * rw * sizeof(float));
@@ -694,12 +621,12 @@ kg_defer_release(struct kg_defer *df)
 
 double
 kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
-    struct kg_rng *rng, const struct kg_chunk *ch,
-    const struct kg_store_part *pf, const struct kg_store_part *pc,
-    uint32_t pc_index)
+    const struct kg_chunk *ch, const struct kg_store_part *pf,
+    const struct kg_store_part *pc)
 {
 	const struct kg_model *m = &tr->model;
-	size_t d = m->dim, B = ch->len, nc, i, nu, nrel;
+	const uint64_t *uent = ws->plan->uent;
+	size_t d = m->dim, B = ch->len, nu = ws->plan->n_ent, nc, i, nrel;
 	enum kg_side side = (enum kg_side)ch->side;
 	const float *cand;
 	double loss;
@@ -708,7 +635,7 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 	if (B == 0)		/* an empty share still takes part in sync */
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, 0.0) : 0.0;
 	gather_positives(tr, ws, B, side == KG_SIDE_TAIL ? 0 : 2, pf, pc);
-	cand = candidates(tr, ws, rng, ch, pf, pc, pc_index, &nc);
+	cand = candidates(tr, ws, ch, pf, pc, &nc);
 	loss = score_and_loss(tr, ws, ch, pc, cand, nc, &nrel);
 	if (!isfinite(loss))
 		return tr->sync ? sync_chunk(tr, NULL, 0, NULL, 0, NAN) : NAN;
@@ -722,9 +649,9 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 		    ws->posc, ws->gpos, ws->gfixed, ws->grel, ws->gposc,
 		    ws->pwork);
 	}
-	nu = collect_entity_grads(tr, ws, ch, pf, pc, nc, lr);
+	collect_entity_grads(tr, ws, ch, pf, pc, nc, lr);
 	if (tr->sync)
-		return sync_chunk(tr, ws->uent, nu, ws, nrel, loss);
+		return sync_chunk(tr, uent, nu, ws, nrel, loss);
 	if (ws->defer != NULL) {
 		defer_chunk(ws, d, tr->model.rel_width, nu, nrel, ch->start);
 		return loss;
@@ -733,16 +660,15 @@ kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
 		const struct kg_store_part *p;
 
 		if (i + 2 < nu) {
-			p = part_of(tr, ws->uent[i + 2]);
-			prefetch_row(p->w + (ws->uent[i + 2] - p->base) * d, d,
-			    1);
+			p = part_of(tr, uent[i + 2]);
+			prefetch_row(p->w + (uent[i + 2] - p->base) * d, d, 1);
 		}
-		p = part_of(tr, ws->uent[i]);
-		update_row(tr, p, ws->uent[i] - p->base, ws->ugp[i], lr);
+		p = part_of(tr, uent[i]);
+		update_row(tr, p, uent[i] - p->base, ws->ugp[i], lr);
 	}
 	if (ws->rp_grad != NULL)
 		apply_relations(tr, ws->rp_ids, ws->rp_grad, nrel, ch->start);
 	else
-		apply_relations(tr, ws->urel, ws->ugr, nrel, ch->start);
+		apply_relations(tr, ws->plan->urel, ws->ugr, nrel, ch->start);
 	return loss;
 }

@@ -199,11 +199,7 @@ kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
 	dt->N = tr->o.neg_sample_size;
 	dt->M = 2 * dt->B + dt->N;
 	dt->n_idx = 3 * dt->M + 3 * dt->B + 2 * dt->N;
-	dt->neg = kg_xmallocarray(dt->N + 1, sizeof(*dt->neg));
-	dt->ent_stamp = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
-	dt->ent_slot = kg_xcalloc(tr->n_entities, sizeof(uint32_t));
-	dt->rel_stamp = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
-	dt->rel_slot = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
+	kg_plan_init(&dt->plan, tr);
 	if (alloc_all(dt, table_rows) < 0) {
 		kg_dev_trainer_free(dt);
 		return NULL;
@@ -231,7 +227,6 @@ kg_dev_trainer_open(struct kg_trainer *tr, struct kg_backend *be)
 		kg_dev_trainer_free(dt);
 		return NULL;
 	}
-	dt->neg_base = dt->part->base;
 	return dt;
 }
 
@@ -282,11 +277,7 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_host_free(dt->be, dt->x_rel_g);
 	if (dt->part != NULL)
 		kg_store_release(dt->tr->ents, 0, 1);
-	free(dt->neg);
-	free(dt->ent_stamp);
-	free(dt->ent_slot);
-	free(dt->rel_stamp);
-	free(dt->rel_slot);
+	kg_plan_release(&dt->plan);
 	free(dt);
 }
 
@@ -294,16 +285,6 @@ int
 kg_dev_trainer_download(struct kg_dev_trainer *dt)
 {
 	return copy_tables(dt, 0);
-}
-
-static void
-next_stamp(struct kg_dev_trainer *dt)
-{
-	if (++dt->stamp == 0) {
-		memset(dt->ent_stamp, 0, dt->tr->n_entities * sizeof(uint32_t));
-		memset(dt->rel_stamp, 0, dt->tr->n_rel_rows * sizeof(uint32_t));
-		dt->stamp = 1;
-	}
 }
 
 /* The device row of entity e (train_device_impl.h). */
@@ -315,120 +296,40 @@ dev_row(const struct kg_dev_trainer *dt, uint64_t e)
 	return (int64_t)e + dt->row_shift[kg_store_part_of(dt->tr->ents, e)];
 }
 
-/* Put entity e at position k of the rows to gather, with its slot among
- * the distinct rows (*nu so far). */
-static void
-put_ent(struct kg_dev_trainer *dt, size_t k, uint64_t e, size_t *nu)
-{
-	int64_t *x = dt->hidx;
-
-	if (dt->ent_stamp[e] != dt->stamp) {
-		dt->ent_stamp[e] = dt->stamp;
-		dt->ent_slot[e] = (uint32_t)*nu;
-		x[I_UENT(dt) + *nu] = dev_row(dt, e);
-		(*nu)++;
-	}
-	x[I_ENT(dt) + k] = dev_row(dt, e);
-	x[I_ESLOT(dt) + k] = dt->ent_slot[e];
-}
-
 /*
- * The chunk's index batch: positive i's fixed row at i, its true
- * candidate at B' + i, negative j at 2 B' + j (B' = len): the n_local
- * drawn in neg_part, the n_other in other_part, then the pool's (their
- * slots at I_PSLOT, their rows in the banks at I_PBANK); the relation
- * row of positive i.  *nu, *nr: distinct entity and relation rows.
+ * The chunk's index batch from its plan: occurrence k (positive i's
+ * fixed row at i, its true candidate at len + i, the negatives in hand
+ * at 2 len + j) and its slot among the distinct rows, the distinct rows,
+ * the relation row of each positive, its slot and the distinct relation
+ * rows, then the pool negatives' slots (I_PSLOT) and their rows in the
+ * banks (I_PBANK).
  */
 static void
-index_batch(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
-    int side, size_t *nu, size_t *nr)
+index_batch(struct kg_dev_trainer *dt)
 {
-	int fcol = side == KG_SIDE_TAIL ? 0 : 2, ccol = 2 - fcol;
+	const struct kg_plan *pl = &dt->plan;
+	size_t hand = pl->n_local + pl->n_other, i, k;
 	int64_t *x = dt->hidx;
-	size_t i, j;
 
-	next_stamp(dt);
-	*nu = *nr = 0;
-	for (i = 0; i < len; i++) {
-		const int32_t *t = tri + 3 * i;
-		uint32_t r = (uint32_t)t[1];
-
-		put_ent(dt, i, (uint64_t)t[fcol], nu);
-		put_ent(dt, len + i, (uint64_t)t[ccol], nu);
-		if (dt->rel_stamp[r] != dt->stamp) {
-			dt->rel_stamp[r] = dt->stamp;
-			dt->rel_slot[r] = (uint32_t)*nr;
-			x[I_UREL(dt) + *nr] = r;
-			(*nr)++;
-		}
-		x[I_REL(dt) + i] = r;
-		x[I_RSLOT(dt) + i] = dt->rel_slot[r];
+	for (k = 0; k < pl->n_occ; k++) {
+		x[I_ENT(dt) + k] = dev_row(dt, pl->occ[k]);
+		x[I_ESLOT(dt) + k] = pl->slot[k];
 	}
-	for (j = 0; j < dt->n_local; j++)
-		put_ent(dt, 2 * len + j, dt->neg_base + dt->neg[j], nu);
-	for (; j < dt->n_local + dt->n_other; j++)
-		put_ent(dt, 2 * len + j, dt->tr->ents->off[dt->other_part] +
-		    dt->neg[j], nu);
-	for (; j < dt->N; j++) {
-		size_t k = j - dt->n_local - dt->n_other;
+	for (k = 0; k < pl->n_ent; k++)
+		x[I_UENT(dt) + k] = dev_row(dt, pl->uent[k]);
+	for (i = 0; i < pl->len; i++) {
+		x[I_REL(dt) + i] = pl->tri[3 * i + 1];
+		x[I_RSLOT(dt) + i] = pl->rslot[i];
+	}
+	for (k = 0; k < pl->n_rel; k++)
+		x[I_UREL(dt) + k] = pl->urel[k];
+	for (k = 0; k < pl->n_pool; k++) {
+		uint32_t s = pl->neg[hand + k];
 
-		x[I_PSLOT(dt) + k] = dt->neg[j];
+		x[I_PSLOT(dt) + k] = s;
 		x[I_PBANK(dt) + k] = (int64_t)(dt->pool.bank[
-		    kg_neg_pool_part_of(dt->np, dt->neg[j])] *
-		    dt->pool.slots + dt->neg[j]);
+		    kg_neg_pool_part_of(dt->np, s)] * dt->pool.slots + s);
 	}
-}
-
-/*
- * Of the n_pool slots drawn at neg + n_local, move those of rows in
- * other_part to the front as its local IDs (n_other of them), as the CPU
- * trainer's pool_to_other does, swap for swap: those rows are on the
- * device, so they are scored as they are and updated at once.
- */
-static void
-pool_to_other(struct kg_dev_trainer *dt)
-{
-	const struct kg_store *st = dt->tr->ents;
-	uint32_t *ids = dt->neg + dt->n_local, t;
-	uint64_t base = st->off[dt->other_part];
-	uint64_t rows = st->off[dt->other_part + 1] - base;
-	size_t j, k = 0;
-
-	dt->n_other = 0;
-	if (dt->other_part == dt->neg_part)
-		return;
-	for (j = 0; j < dt->n_pool; j++) {
-		uint64_t g = dt->np->gid[ids[j]];
-
-		if (g - base >= rows)
-			continue;
-		t = ids[k];
-		ids[k] = (uint32_t)(g - base);
-		ids[j] = k == j ? ids[k] : t;
-		k++;
-	}
-	dt->n_other = k;
-	dt->n_pool -= k;
-}
-
-/* The chunk's negatives from rng: inside neg_part, and with a pool its
- * share from the pool (candidates() of train_chunk.c, draw for draw). */
-static void
-draw_negatives(struct kg_dev_trainer *dt, struct kg_rng *rng)
-{
-	size_t N = dt->N;
-
-	dt->n_pool = dt->np != NULL ? kg_neg_pool_share(dt->np, dt->neg_part,
-	    N) : 0;
-	dt->n_local = N - dt->n_pool;
-	dt->n_other = 0;
-	kg_sampler_draw(&dt->tr->samplers[dt->neg_part], rng, dt->n_local,
-	    dt->neg);
-	if (dt->n_pool == 0)
-		return;
-	kg_neg_pool_draw(dt->np, rng, dt->neg_part, dt->n_pool,
-	    dt->neg + dt->n_local);
-	pool_to_other(dt);
 }
 
 int
@@ -555,13 +456,14 @@ pool_grads(struct kg_dev_trainer *dt, size_t me)
 {
 	struct dev_bufs *v = &dt->dv;
 	const int64_t *ix = v->idx + I_PBANK(dt);
+	const struct kg_plan *pl = &dt->plan;
 	size_t j;
 
-	for (j = dt->N - dt->n_pool; j < dt->N; j++)
-		dt->np->pending[kg_neg_pool_part_of(dt->np, dt->neg[j])] = 1;
-	return kg_be_scatter_add(dt->be, dt->n_pool, dt->d, v->grows + me *
+	for (j = dt->N - pl->n_pool; j < dt->N; j++)
+		dt->np->pending[kg_neg_pool_part_of(dt->np, pl->neg[j])] = 1;
+	return kg_be_scatter_add(dt->be, pl->n_pool, dt->d, v->grows + me *
 	    dt->d, ix, dt->pool.grad) < 0 ||
-	    kg_be_scatter_sqnorm(dt->be, dt->n_pool, dt->d, v->grows + me *
+	    kg_be_scatter_sqnorm(dt->be, pl->n_pool, dt->d, v->grows + me *
 	    dt->d, ix, dt->pool.sq) < 0 ? -1 : 0;
 }
 
@@ -665,23 +567,29 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	float *gposc = v->grows + len * d, *gneg = v->grows + 2 * len * d;
 	float inv = (float)(1.0 / (double)whole);
 	float lr = kg_train_lr(tr, start, o->lr), rlr;
-	struct kg_rng rng;
+	struct kg_chunk ch;
 
 	rlr = kg_train_lr(tr, start, rel_lr(o));
 	if (len == 0)		/* an empty share still takes part */
 		return tr->merge != NULL ? exchange(dt, 0, 0) : 0;
-	kg_rng_stream(&rng, o->seed, KG_STREAM_CHUNK, tr->epoch, dt->ph,
-	    dt->pt, tr->chunk_base + c);
-	draw_negatives(dt, &rng);
-	index_batch(dt, tri, len, side, &nu, &nr);
+	ch.start = start;
+	ch.len = (uint32_t)len;
+	ch.side = (uint8_t)side;
+	ch.type = -1;
+	ch.whole = (uint32_t)whole;
+	kg_plan_bucket(&dt->plan, tr, dt->ph, dt->pt, 0);
+	kg_plan_chunk(&dt->plan, tr, &ch, c, tri, NULL);
+	index_batch(dt);
+	nu = dt->plan.n_ent;
+	nr = dt->plan.n_rel;
 	if (kg_be_upload(be, v->idx, dt->hidx, dt->n_idx * sizeof(int64_t)) <
 	    0)
 		return -1;
 	/* Forward: rows (the pool's last), queries, scores, the loss. */
-	me = m - dt->n_pool;
+	me = m - dt->plan.n_pool;
 	if (kg_be_gather(be, me, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
-	    kg_be_gather(be, dt->n_pool, d, dt->pool.rows, ix + I_PSLOT(dt),
-	    v->rows + me * d) < 0 ||
+	    kg_be_gather(be, dt->plan.n_pool, d, dt->pool.rows,
+	    ix + I_PSLOT(dt), v->rows + me * d) < 0 ||
 	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
 	    (dt->transr ? transr_forward(dt, len, side) :
 	    query_forward(dt, len, side)) < 0 ||
@@ -716,7 +624,7 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 		return -1;
 	/* The pool negatives' gradients and squares wait in their bank;
 	 * each distinct row's sum, then one optimiser step per row. */
-	if (dt->n_pool > 0 && pool_grads(dt, me) < 0)
+	if (dt->plan.n_pool > 0 && pool_grads(dt, me) < 0)
 		return -1;
 	if (kg_be_zero(be, v->ug, nu * d * sizeof(float)) < 0 ||
 	    kg_be_scatter_add(be, me, d, v->grows, ix + I_ESLOT(dt),
@@ -738,42 +646,35 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
     uint64_t n, uint64_t *trained)
 {
 	struct kg_trainer *tr = dt->tr;
-	uint64_t bs = tr->o.batch_size, cs = dt->B, np, nb, b, k, c = 0;
-	uint64_t ns = tr->shard_size > 1 ? tr->shard_size : 1;
-	uint64_t done = 0;
+	uint64_t bs = tr->o.batch_size, np, done = 0, max_batches = 0;
+	struct kg_chunk *chunks;
+	uint64_t *order;
 	double zero = 0.0, loss = 0.0;
 	int32_t *buf;
+	size_t nch, c;
 	int rc = 0;
 
 	*trained = 0;
-	if (tr->o.max_step > 0 && tr->step >= tr->o.max_step)
-		return 0;
+	if (tr->o.max_step > 0) {
+		if (tr->step >= tr->o.max_step)
+			return 0;
+		max_batches = tr->o.max_step - tr->step;
+	}
 	buf = kg_train_epoch_positives(tr, hrt, n, &np);
-	nb = (np + bs - 1) / bs;
-	if (tr->o.max_step > 0 && nb > tr->o.max_step - tr->step)
-		nb = tr->o.max_step - tr->step;
+	nch = kg_plan_chunks(tr, buf, np, max_batches, 0, &chunks, &order);
 	if (kg_be_upload(dt->be, dt->dv.lsum, &zero, sizeof(zero)) < 0)
 		rc = -1;
-	/* Batches of bs, chunks of cs inside, sides alternating (tails
-	 * only with reciprocal relations), as the CPU trainer cuts them. */
-	for (b = 0; rc == 0 && b < nb; b++) {
-		uint64_t end = (b + 1) * bs < np ? (b + 1) * bs : np;
+	/* The plain chunks keep the epoch's order: a chunk's positives
+	 * (this rank's share of them) lie at buf + 3 start. */
+	for (c = 0; rc == 0 && c < nch; c++) {
+		const struct kg_chunk *ch = &chunks[c];
 
-		for (k = b * bs; rc == 0 && k < end; k += cs, c++) {
-			size_t len = (size_t)(end - k < cs ? end - k : cs);
-			int side = tr->o.reciprocal ? KG_SIDE_TAIL :
-			    (int)(c % 2);
-			/* Data-parallel: this rank's share of the chunk, cut
-			 * as the CPU trainer cuts it (plan_chunks). */
-			uint64_t lo = (uint64_t)len * tr->shard_rank / ns;
-			uint64_t hi = (uint64_t)len * (tr->shard_rank + 1) /
-			    ns;
-
-			rc = dev_step(dt, buf + 3 * (k + lo), (size_t)(hi - lo),
-			    len, side, c, k + lo);
-			done += len;
-		}
+		rc = dev_step(dt, buf + 3 * ch->start, ch->len, ch->whole,
+		    ch->side, c, ch->start);
+		done += ch->whole;
 	}
+	free(chunks);
+	free(order);
 	free(buf);
 	if (rc == 0 && kg_be_download(dt->be, &loss, dt->dv.lsum,
 	    sizeof(loss)) < 0)

@@ -622,7 +622,7 @@ kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
 		db->chunks = kg_xreallocarray(db->chunks, need,
 		    sizeof(*db->chunks));
 	}
-	nch = kg_train_plan_even(tr, n, ph * db->P + pt, db->chunks);
+	nch = kg_plan_even(tr, n, ph * db->P + pt, db->chunks);
 	dt->ph = ph;
 	dt->pt = pt;
 	if (kg_be_zero(db->be, dt->dv.lsum, sizeof(double)) < 0 ||
@@ -631,9 +631,6 @@ kg_dev_buffer_bucket(struct kg_dev_buffer *db, uint32_t ph, uint32_t pt,
 	for (c = 0; c < nch; c++) {
 		const struct kg_chunk *ch = &db->chunks[c];
 
-		dt->neg_part = ch->side == KG_SIDE_TAIL ? pt : ph;
-		dt->other_part = ch->side == KG_SIDE_TAIL ? ph : pt;
-		dt->neg_base = db->st->off[dt->neg_part];
 		if (kg_dev_step(dt, hrt + 3 * ch->start, ch->len, ch->side, c,
 		    ch->start) < 0)
 			return -1;

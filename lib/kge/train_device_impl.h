@@ -6,6 +6,7 @@
 #ifndef KG_TRAIN_DEVICE_IMPL_H
 #define KG_TRAIN_DEVICE_IMPL_H
 
+#include "kge/plan.h"
 #include "kge/train_device.h"
 #include "kge/train_impl.h"
 
@@ -76,36 +77,28 @@ struct kg_dev_trainer {
 	 */
 	int64_t *hidx;
 	size_t n_idx;
-	uint32_t *neg;		/* N drawn local IDs */
-	uint32_t stamp;
-	uint32_t *ent_stamp, *ent_slot;	/* n_entities */
-	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
+	struct kg_plan plan;	/* the chunk's (kg_plan_chunk) */
 	/*
 	 * Where a chunk's rows are.  The whole table (kg_dev_trainer_open):
-	 * row_shift NULL (entity e is device row e), negatives from sampler 0
-	 * offset by part->base, the chunk's random stream (epoch, 0, 0,
-	 * chunk_base + c).  The partition buffer (train_device_buf.c) sets
-	 * them per bucket: entity e of partition p (resident) is device row
-	 * e + row_shift[p], the negatives come from the corrupted
-	 * partition's sampler neg_part offset by neg_base, the stream is
-	 * (epoch, ph, pt, chunk_base + c) as the CPU bucket trainer's.
+	 * row_shift NULL (entity e is device row e), bucket (0, 0).  The
+	 * partition buffer (train_device_buf.c) sets them per bucket:
+	 * entity e of partition p (resident) is device row e + row_shift[p],
+	 * and the chunks are planned as bucket (ph, pt)'s, which gives the
+	 * partitions the negatives come from and the random stream.
+	 * neg_part, other_part and neg_base are not read: the planner
+	 * derives them from (ph, pt) and the chunk's side.
 	 */
 	const int64_t *row_shift;
-	uint32_t ph, pt, neg_part;
+	uint32_t ph, pt, neg_part, other_part;
 	uint64_t neg_base;
 	/*
-	 * The negative pool (np NULL: none).  A chunk corrupting into
-	 * neg_part draws n_local negatives there and the pool's share
-	 * (kg_neg_pool_share) from the pool, in the CPU trainer's order;
-	 * the pool's draws of rows in the bucket's other partition
-	 * (other_part, the fixed side's) become n_other negatives of it,
-	 * the rest (n_pool) are gathered from pool.rows and their
-	 * gradients summed into the pool's bank.
+	 * The negative pool (np NULL: none).  The plan's n_pool pool
+	 * negatives are gathered from pool.rows and their gradients summed
+	 * into the pool's bank; its draws of rows in the bucket's other
+	 * partition are negatives in hand.
 	 */
 	struct kg_neg_pool *np;
 	struct dev_pool pool;
-	uint32_t other_part;
-	size_t n_local, n_other, n_pool;
 	/*
 	 * Data-parallel (the trainer's merge hook set; train_device.c): a
 	 * chunk's distinct rows and their summed gradients downloaded into

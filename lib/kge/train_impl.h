@@ -1,13 +1,14 @@
 /*
  * train_impl: what the trainer's files share (lib/kge only): the
- * per-thread work buffers, the chunk plan and the chunk step.
+ * per-thread work buffers and the chunk step, which trains a chunk that
+ * the planner (plan.h) has planned.
  *
  *   trainer.c      options, set-up and tear-down
  *   train_chunk.c  the maths of one chunk: gather, score, loss, gradient,
  *                  row updates (the hot loop)
  *   train_aux.c    the accuracy options of a chunk: relation prediction,
  *                  DURA, the learning-rate schedule
- *   train_bucket.c cutting a bucket into chunks, the OpenMP loop, epochs
+ *   train_bucket.c the OpenMP loop over a bucket's chunks, epochs
  *   train_ckpt.c   checkpoints
  */
 #ifndef KG_TRAIN_IMPL_H
@@ -15,15 +16,16 @@
 
 #include "kge/train.h"
 
+struct kg_chunk;
+struct kg_plan;
+
 /*
- * One thread's buffers, allocated once.  Entity rows of a chunk are
- * deduplicated with stamps indexed by a row's position in the bucket's
- * two pinned partitions (the head partition's rows first), so they are
- * sized by n_stamp = the rows two partitions can hold, not the table.
+ * One thread's buffers, allocated once, and its chunk plan (the
+ * positives, negatives, distinct rows and slots of the chunk it trains).
  */
 struct kg_train_ws {
-	size_t B, N;		/* capacities: positives, negatives */
-	int32_t *tri;		/* B triples of the chunk */
+	size_t B, N;		/* capacities: positives, candidates */
+	struct kg_plan *plan;
 	float *fixed, *posc, *negc;	/* gathered entity rows */
 	const float **rel;	/* B relation rows, in the table */
 	float **grel;		/* B gradient rows, in ugr (shared) */
@@ -31,21 +33,11 @@ struct kg_train_ws {
 	uint8_t *skip;
 	float *gfixed, *gposc, *gneg;
 	float *work, *pwork;	/* chunk and pairs passes */
-	uint32_t *neg_ids;	/* local IDs (the corrupted partition's, then
-				 * the other pinned one's), then pool slots */
-	size_t n_local, n_other, n_pool;	/* of the chunk's drawn
-						 * negatives */
-	uint64_t other_base;	/* the other pinned partition's first ID */
-	uint32_t stamp;
-	uint64_t n_stamp;
-	uint32_t *ent_stamp, *ent_slot;	/* n_stamp */
-	uint32_t *rel_stamp, *rel_slot;	/* n_rel_rows */
-	uint64_t *uent;		/* distinct entity rows (global IDs) */
-	float **ugp;		/* each one's summed gradient row: the first of
-				 * its rows in gfixed, gposc or gneg */
+	float **ugp;		/* each distinct entity row's summed gradient
+				 * row: the first of its rows in gfixed,
+				 * gposc or gneg */
 	float *ug;		/* the sums packed, for the sync hook */
-	uint32_t *urel;
-	float *ugr;
+	float *ugr;		/* the distinct relation rows' sums */
 	/* Relation prediction (train_aux.c; NULL when off): the chunk's
 	 * scores and their gradient (B x n_rel_rows), the pass's work, the
 	 * gradient of every relation row and their IDs 0..n_rel_rows-1. */
@@ -79,15 +71,6 @@ struct kg_defer {
 	float *rel_g;
 	uint64_t pos;
 	double loss;
-};
-
-/* One chunk of a bucket: positions [start, start + len) of the order. */
-struct kg_chunk {
-	uint64_t start;
-	uint32_t len;
-	uint8_t side;
-	int32_t type;		/* corrupted entities' type, or -1 */
-	uint32_t whole;		/* positives of the whole chunk (shares) */
 };
 
 /*
@@ -139,21 +122,16 @@ double kg_train_relpred(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_chunk *ch);
 
 /*
- * Forward, loss, backward and update for one chunk whose triples are in
- * ws->tri.  pf holds the fixed entities, pc (partition pc_index) the
+ * Forward, loss, backward and update for chunk ch as ws->plan has
+ * planned it (kg_plan_chunk).  pf holds the fixed entities, pc the
  * corrupted ones.  Returns the sum of the positives' losses (NaN if it is
  * not finite or the sync hook failed).
  */
 double kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
-    struct kg_rng *rng, const struct kg_chunk *ch,
-    const struct kg_store_part *pf, const struct kg_store_part *pc,
-    uint32_t pc_index);
+    const struct kg_chunk *ch, const struct kg_store_part *pf,
+    const struct kg_store_part *pc);
 
-/* A bucket driver's chunks (tr->bucket_chunks) of n positives of bucket
- * number ph * P + pt: ceil(n / chunk size) of even size into c, sides
- * alternating from the parity of the bucket, the epoch and the pass
- * (train_bucket.c; the device's partition buffer cuts alike).  Returns
- * their count. */
+/* kg_plan_even (plan.h), under the bucket drivers' name. */
 size_t kg_train_plan_even(const struct kg_trainer *tr, uint64_t n,
     uint32_t bucket, struct kg_chunk *c);
 

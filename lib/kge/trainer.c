@@ -13,6 +13,7 @@
 #include "compute/compute.h"
 #include "kge/modeldir.h"
 #include "kge/grad.h"
+#include "kge/plan.h"
 
 int
 kg_train_opts_check(const struct kg_train_opts *o)
@@ -126,7 +127,8 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	memset(ws, 0, sizeof(*ws));
 	ws->B = B;
 	ws->N = N;
-	ws->tri = kg_xmallocarray(3 * B, sizeof(*ws->tri));
+	ws->plan = kg_xmalloc(sizeof(*ws->plan));
+	kg_plan_init(ws->plan, tr);
 	ws->fixed = kg_xmallocarray(B * d, sizeof(float));
 	ws->rel = kg_xmallocarray(B, sizeof(*ws->rel));
 	ws->grel = kg_xmallocarray(B, sizeof(*ws->grel));
@@ -148,18 +150,8 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 	    sizeof(float));
 	ws->pwork = kg_xmallocarray(kg_grad_work_size(&tr->model, B, 1),
 	    sizeof(float));
-	ws->neg_ids = kg_xmallocarray(nc, sizeof(uint32_t));
-	/* A bucket pins at most two partitions (one without partitions). */
-	ws->n_stamp = tr->n_parts == 1 ? tr->n_entities :
-	    2 * tr->max_part_rows;
-	ws->ent_stamp = kg_xcalloc(ws->n_stamp, sizeof(uint32_t));
-	ws->ent_slot = kg_xmallocarray(ws->n_stamp, sizeof(uint32_t));
-	ws->rel_stamp = kg_xcalloc(tr->n_rel_rows, sizeof(uint32_t));
-	ws->rel_slot = kg_xmallocarray(tr->n_rel_rows, sizeof(uint32_t));
-	ws->uent = kg_xmallocarray(2 * B + nc, sizeof(uint64_t));
 	ws->ugp = kg_xmallocarray(2 * B + nc, sizeof(*ws->ugp));
 	ws->ug = kg_xmallocarray((2 * B + nc) * d, sizeof(float));
-	ws->urel = kg_xmallocarray(B, sizeof(uint32_t));
 	ws->ugr = kg_xmallocarray(B * rw, sizeof(float));
 	kg_train_aux_alloc(ws, tr);
 	if (tr->o.one_vs_all || tr->o.one_vs_all_after) {
@@ -174,7 +166,9 @@ kg_train_ws_alloc(struct kg_train_ws *ws, const struct kg_trainer *tr,
 void
 kg_train_ws_free(struct kg_train_ws *ws)
 {
-	free(ws->tri);
+	if (ws->plan != NULL)
+		kg_plan_release(ws->plan);
+	free(ws->plan);
 	free(ws->fixed);
 	free((void *)ws->rel);
 	free(ws->posc);
@@ -190,15 +184,8 @@ kg_train_ws_free(struct kg_train_ws *ws)
 	free(ws->gneg);
 	free(ws->work);
 	free(ws->pwork);
-	free(ws->neg_ids);
-	free(ws->ent_stamp);
-	free(ws->ent_slot);
-	free(ws->rel_stamp);
-	free(ws->rel_slot);
-	free(ws->uent);
 	free(ws->ugp);
 	free(ws->ug);
-	free(ws->urel);
 	free(ws->ugr);
 	free(ws->qfixed);
 	free(ws->qgfixed);

@@ -12,6 +12,7 @@
 #include "kge/modeldir.h"
 #include "kge/epochs.h"
 #include "kge/grad.h"
+#include "kge/plan.h"
 #include "kge/train_impl.h"
 #include "core/util.h"
 #include "test.h"
@@ -744,7 +745,7 @@ t_partition_buckets(void)
 	    umls.n[0], NULL, 0, NULL, 0) == 0);
 	T_CHECK(tr.n_parts == 2 && st->off[1] == half);
 	/* Work buffers follow the partitions, not the table. */
-	T_CHECK(tr.ws[0].n_stamp == 2 * (umls.ent.n - half));
+	T_CHECK(tr.ws[0].plan->n_stamp == 2 * (umls.ent.n - half));
 	for (b = 0; b < 4; b++)
 		bucket[b] = kg_xmallocarray(3 * umls.n[0], sizeof(int32_t));
 	for (i = 0; i < umls.n[0]; i++) {
@@ -1202,7 +1203,8 @@ t_in_batch(void)
 	 * entity (the first in-batch candidate) masked, no drawn one
 	 * (nothing filters them). */
 	ws = &tr.ws[0];
-	self = ws->n_local + ws->n_other + ws->n_pool;
+	self = ws->plan->n_local + ws->plan->n_other +
+	    ws->plan->n_pool;
 	for (j = 0; j < self; j++)
 		drawn_masked += ws->skip[j];
 	T_CHECKF(self == o.neg_sample_size && ws->skip[self] == 1 &&
