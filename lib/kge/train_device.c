@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
 #include "core/util.h"
 #include "kge/score.h"
 #include "kge/train_impl.h"

@@ -6,10 +6,10 @@
  * It trains a one-partition trainer (kg_trainer_init) in place of
  * kg_trainer_epoch: the entity table, the relation table and both
  * optimisers' states are uploaded once when it opens and stay on the
- * device; per chunk the host sends one index batch (the positives, the
- * negatives drawn on the host with the trainer's sampler and the
- * chunk's RNG stream, the distinct rows and each row's slot among them)
- * and the device gathers the rows, builds the queries, scores the
+ * device; per chunk the host plans it with the CPU trainer's planner
+ * (lib/kge/plan.h: the positives, the negatives drawn from the chunk's
+ * RNG stream, the distinct rows and each row's slot among them) and
+ * sends it as one index batch, and the device gathers the rows, builds the queries, scores the
  * positives (pairs) and the shared negatives (chunk), takes the loss
  * (self-adversarial weights included), runs both backwards, sums each
  * distinct row's gradient by scatter-add and updates the rows it touched
@@ -18,8 +18,8 @@
  * nothing is allocated inside the step loop.
  *
  * Against kg_trainer_epoch at the same options and seed: the same epoch
- * order (KG_STREAM_SHUFFLE), the same chunks and sides, the same negatives
- * (KG_STREAM_CHUNK, drawn as one thread draws them), the same initial
+ * order (KG_STREAM_SHUFFLE), the same chunks, sides and negatives (one
+ * planner, kg_plan_chunks and kg_plan_chunk), the same initial
  * parameters.  What differs: the chunks run one after another on one
  * stream (the CPU trainer runs them on OpenMP threads, Hogwild), the
  * query forms and the loss scaling are devops.h's float arithmetic, and

@@ -31,11 +31,11 @@
  * one left on the device (the order starts with them).
  *
  * A bucket (ph, pt) trains as the CPU bucket trainer does
- * (kg_trainer_bucket): the same chunks (kg_train_plan_even), the same
- * random streams, negatives drawn inside the corrupted side's partition
- * by its sampler and, with the trainer's negative pool (neg_pool > 0),
- * the pool's share of them from stale copies of rows of every partition
- * (struct kg_neg_pool, lib/kge/sampler.h).  The pool lives on the
+ * (kg_trainer_bucket): the same chunks (kg_plan_even) and the same plan
+ * of each (kg_plan_chunk): negatives drawn inside the corrupted side's
+ * partition by its sampler and, with the trainer's negative pool
+ * (neg_pool > 0), the pool's share of them from stale copies of rows
+ * of every partition (struct kg_neg_pool, lib/kge/sampler.h).  The pool lives on the
  * device beside the slots (train_device_impl.h's struct dev_pool): its
  * rows, refreshed from the device after each bucket of their partition;
  * the gradients of its negatives and their squares, summed there and

@@ -138,7 +138,7 @@ size_t kg_train_plan_even(const struct kg_trainer *tr, uint64_t n,
 /* The epoch's positives: the n triples and, with reciprocal relations,
  * their inverses, shuffled from the seed and the epoch, and in a grouped
  * 1-vs-all epoch ordered by query; *np gets their count (train_bucket.c;
- * the device trainer shuffles alike).  The caller frees them. */
+ * the device trainer's epoch takes them too).  The caller frees them. */
 int32_t *kg_train_epoch_positives(const struct kg_trainer *tr,
     const int32_t *hrt, uint64_t n, uint64_t *np);
 
