@@ -107,7 +107,7 @@ UNITS := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Helper programs for tests and examples (graph generators and the like).
 AUX_SRC := $(wildcard tests/tools/*.c examples/tools/*.c)
 AUX := $(foreach f,$(AUX_SRC),$(BUILD)/aux/$(notdir $(f:.c=)))
-MAN := $(wildcard man/man1/*.1 man/man5/*.5)
+MAN := $(wildcard man/man1/*.1 man/man5/*.5 man/man7/*.7)
 # The CUDA backend's checks on a GPU (make test-gpu; built with the rest,
 # they skip where there is no GPU).
 GPU_SRC := $(wildcard tests/gpu/*.c)
@@ -269,10 +269,11 @@ lint-man:
 
 install: $(TOOLS)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-	    $(DESTDIR)$(PREFIX)/share/man/man5
+	    $(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man7
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin
 	$(if $(wildcard man/man1/*.1),install -m 644 man/man1/*.1 $(DESTDIR)$(PREFIX)/share/man/man1)
 	$(if $(wildcard man/man5/*.5),install -m 644 man/man5/*.5 $(DESTDIR)$(PREFIX)/share/man/man5)
+	$(if $(wildcard man/man7/*.7),install -m 644 man/man7/*.7 $(DESTDIR)$(PREFIX)/share/man/man7)
 
 clean:
 	rm -rf $(BUILD) $(BIN) build-asan $(FUZZ_BUILD)

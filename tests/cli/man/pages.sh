@@ -2,7 +2,7 @@
 # long option its --help prints is documented in that page.
 . "$KG_TOP/tests/cli/lib.sh"
 # One lint per page, two checks per tool.
-pages=("$KG_TOP"/man/man1/*.1 "$KG_TOP"/man/man5/*.5)
+pages=("$KG_TOP"/man/man1/*.1 "$KG_TOP"/man/man5/*.5 "$KG_TOP"/man/man7/*.7)
 tools=("$KG_BIN"/kg-*)
 plan $((${#pages[@]} + 2 * ${#tools[@]}))
 have_mandoc=1

@@ -1,6 +1,8 @@
-"""Run the shell blocks of README.md as written and check what they say.
+"""Run the shell blocks of README.md and of the section 7 pages as written
+and check what they say.
 
-Every indented block of the README is a block of commands unless it is a
+Every indented block of the README, and every literal display (.Bd
+-literal) of the pages named after it, is a block of commands unless it is a
 sample of output (its first line is a tool's message, "kg-eval: ...", or
 a diagram with "->").  The commands run in order, in one bash session (a
 variable set in one line is seen by the next), in the current directory,
@@ -17,7 +19,7 @@ must refuse them as the README says ("an existing output needs --force"),
 exit non-zero and leave them as they were, while kg-eval gives the same
 metrics again.  Last, no temporary is left behind, in work/ or in $TMPDIR.
 
-usage: python3 readme.py README.md
+usage: python3 readme.py README.md [PAGE.7 ...]
 Environment: READMETEST_REWRITE="FROM=TO" rewrites an absolute path that
 a block writes to (the ETL block's /data/kg) into the scratch directory;
 READMETEST_NO_NUMPY=1 skips the lines that need numpy.
@@ -58,8 +60,8 @@ def skip(msg):
     print("ok - readme # SKIP " + msg)
 
 
-def blocks_of(path):
-    """[(heading, [logical lines])] of the indented blocks."""
+def raw_blocks_md(path):
+    """[(heading, [lines])] of a markdown file's indented blocks."""
     blocks, heading, cur = [], "", None
     for line in open(path, encoding="utf-8").read().splitlines():
         if line.startswith("    "):
@@ -73,8 +75,42 @@ def blocks_of(path):
             cur = None
             if line.startswith("#"):
                 heading = line.lstrip("#").strip()
+    return blocks
+
+
+def unescape_mdoc(line):
+    """A literal line of an mdoc page as it renders."""
+    if line.startswith("\\&"):
+        line = line[2:]
+    return line.replace("\\e", "\\").replace("\\-", "-")
+
+
+def raw_blocks_mdoc(path):
+    """[(heading, [lines])] of an mdoc page's literal displays (.Bd
+    -literal ... .Ed) under their .Sh or .Ss headings."""
+    page = os.path.basename(path)
+    blocks, heading, cur = [], page, None
+    for line in open(path, encoding="utf-8").read().splitlines():
+        if cur is not None:
+            if line.startswith(".Ed"):
+                cur = None
+            else:
+                cur[1].append(unescape_mdoc(line))
+        elif line.startswith((".Sh ", ".Ss ")):
+            heading = "%s %s" % (page, line[4:].strip())
+        elif line.startswith(".Bd") and "-literal" in line:
+            cur = (heading, [])
+            blocks.append(cur)
+    return blocks
+
+
+def blocks_of(path):
+    """[(heading, [logical lines])] of the blocks of a README (markdown)
+    or a man page (mdoc)."""
+    raw = raw_blocks_mdoc(path) if re.search(r"\.[1-9]$", path) \
+        else raw_blocks_md(path)
     out = []
-    for heading, lines in blocks:
+    for heading, lines in raw:
         logical, part = [], ""
         for line in lines:
             if line.endswith("\\"):
@@ -273,7 +309,9 @@ def check_table(readme_blocks, evals):
 
 def second_pass(blocks, evals, rewrite):
     """The distributed block again, over outputs that exist by now."""
-    lines = [b for h, b in blocks if h == DIST_HEADING and not is_output(b)]
+    lines = [b for h, b in blocks
+             if h.lower().endswith(DIST_HEADING.lower()) and
+             not is_output(b)]
     if not lines:
         notok("no block under '%s'" % DIST_HEADING)
         return
@@ -332,9 +370,10 @@ def main():
     rewrite = None
     if os.environ.get("READMETEST_REWRITE"):
         rewrite = tuple(os.environ["READMETEST_REWRITE"].split("=", 1))
-    blocks = blocks_of(sys.argv[1])
+    readme = blocks_of(sys.argv[1])
+    blocks = readme + [b for page in sys.argv[2:] for b in blocks_of(page)]
     evals = first_pass(blocks, rewrite)
-    check_table(blocks, evals)
+    check_table(readme, evals)
     second_pass(blocks, evals, rewrite)
     leftovers()
     print("1..%d" % checks)

@@ -34,4 +34,8 @@ else
 	export READMETEST_NO_NUMPY=1
 fi
 cd "$top" && READMETEST_REWRITE="/data/kg=$top/data/kg" \
-    python3 "$KG_TOP/tests/cli/readme/readme.py" "$KG_TOP/README.md"
+    python3 "$KG_TOP/tests/cli/readme/readme.py" "$KG_TOP/README.md" \
+    "$KG_TOP"/man/man7/kgpipe.7 "$KG_TOP"/man/man7/kgpipe-distributed.7 \
+    "$KG_TOP"/man/man7/kgpipe-ooc.7 "$KG_TOP"/man/man7/kgpipe-migrate.7 \
+    "$KG_TOP"/man/man7/kgpipe-gnn.7 "$KG_TOP"/man/man7/kgpipe-enterprise.7 \
+    "$KG_TOP"/man/man7/kgpipe-gpu.7
