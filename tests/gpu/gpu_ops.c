@@ -4,7 +4,8 @@
  * the GPU's results downloaded and compared within a relative 1e-5 (rank
  * counts exactly).  Sizes that are no multiple of the block (256) and
  * repeated indices for scatter-add.  `make test-gpu` runs it
- * (tests/gpu/run.sh); without a GPU it prints one skip line saying why.
+ * (tests/gpu/run.sh); without a GPU it prints one skip line saying why
+ * (a failed test under KG_GPU_REQUIRE: gpu_open.h).
  * KG_GPU_DEVICE=cpu runs the CPU backend against itself: a check of this
  * program's own bookkeeping where there is no GPU.
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../unit/test.h"
+#include "gpu_open.h"
 #include "compute/backend.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -596,14 +598,10 @@ main(void)
 	if (kg_device_parse("KG_GPU_DEVICE", name != NULL ? name : "cuda",
 	    &dg) < 0)
 		return 1;
-	kg_error_mute(1);
-	gpu = kg_backend_open(&dg);
-	kg_error_mute(0);
+	gpu = gpu_open("gpu_ops", &dg);
 	if (gpu == NULL) {
-		/* One line: tests/gpu/run.sh reports it as the reason. */
-		printf("skip - gpu_ops: %s\n", kg_error_last());
 		kg_backend_free(cpu);
-		return 0;
+		return gpu_required();
 	}
 	fprintf(stderr, "gpu_ops: %s against %s\n",
 	    kg_backend_name(gpu), kg_backend_name(cpu));
