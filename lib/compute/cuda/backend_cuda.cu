@@ -7,7 +7,9 @@
  * backend is open except what the caller asks for.  cuBLAS is loaded
  * with dlopen when the first backend opens (libcublas.so.N, N the major
  * version of the headers, from the library path or KG_CUDA_LIBDIR), so
- * the tools neither load it nor need it unless a GPU is used.
+ * the tools neither load it nor need it unless a GPU is used.  Every
+ * call first makes the backend's GPU the thread's current device (use()),
+ * and each kernel and cuBLAS call is counted (backend.h's counters).
  */
 #define restrict __restrict__
 #include "compute/backend_impl.h"
