@@ -79,6 +79,11 @@
 # in KG_GPU_WORK (default a fresh folder under /tmp, removed at the end;
 # the 2.8M-node graph's TSVs and dataset are the largest, not measured
 # at that size here).
+# Exits 1 when a run failed (a tool's nonzero status, or a run stopped
+# at KG_GPU_CMD_TIMEOUT or KG_GPU_HARD), after writing gpu.json, whose
+# "failed_runs" names each; a stage skipped at the deadline or for want
+# of data is recorded with its reason and fails nothing.  The carried
+# library path goes on the tools' command lines alone.
 # Needs bash, python3 (for the JSON), nvidia-smi on a GPU; no jq.
 set -u
 # Paths given in the environment are taken from where it was started.
