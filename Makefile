@@ -189,7 +189,9 @@ test: deps
 	@$(MAKE) --no-print-directory all
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD)
 
-# The CUDA backend on a GPU; one line saying why when it cannot run.
+# The CUDA backend on a GPU; one line saying why when it cannot run, a
+# failure instead where a GPU is expected (KG_GPU_REQUIRE, or nvidia-smi
+# listing one: tests/gpu/run.sh).
 test-gpu: $(GPU_TESTS)
 	@tests/gpu/run.sh $(BUILD)
 

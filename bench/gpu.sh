@@ -79,6 +79,11 @@
 # in KG_GPU_WORK (default a fresh folder under /tmp, removed at the end;
 # the 2.8M-node graph's TSVs and dataset are the largest, not measured
 # at that size here).
+# Exits 1 when a run failed (a tool's nonzero status, or a run stopped
+# at KG_GPU_CMD_TIMEOUT or KG_GPU_HARD), after writing gpu.json, whose
+# "failed_runs" names each; a stage skipped at the deadline or for want
+# of data is recorded with its reason and fails nothing.  The carried
+# library path goes on the tools' command lines alone.
 # Needs bash, python3 (for the JSON), nvidia-smi on a GPU; no jq.
 set -u
 # Paths given in the environment are taken from where it was started.
@@ -152,18 +157,20 @@ for t in kg-ingest kg-train kg-eval kg-partition; do
 done
 
 # The carried libraries first; cuBLAS (dlopened by the CUDA backend) from
-# the toolkit or PyTorch's nvidia-cublas wheel.
+# the toolkit or PyTorch's nvidia-cublas wheel.  On the tools' command
+# lines alone (tool, below), never exported: the lent machine's python3
+# and the rest keep their own libraries.
 nvcc=$(command -v nvcc || ls /usr/local/cuda/bin/nvcc 2>/dev/null || true)
 cuda_lib=
 [ -n "$nvcc" ] && cuda_lib=$(cd "$(dirname "$nvcc")/../lib64" 2>/dev/null && pwd)
 pycublas=$(python3 -c 'import glob, os, nvidia
 print(next((os.path.dirname(f) for p in nvidia.__path__ for f in sorted(glob.glob(
     os.path.join(p, "**", "libcublas.so.*"), recursive=True))), ""))' 2>/dev/null || true)
-[ -n "$rt" ] && LD_LIBRARY_PATH=$rt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}${cuda_lib:+:$cuda_lib}${pycublas:+:$pycublas}
-export LD_LIBRARY_PATH OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
+kglib=${rt:+$rt/lib:}${LD_LIBRARY_PATH:-}${cuda_lib:+:$cuda_lib}${pycublas:+:$pycublas}
+tool="env LD_LIBRARY_PATH=$kglib"
+export OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=1
 cublas=none
-for d in $(echo "$LD_LIBRARY_PATH" | tr : ' ') /usr/local/cuda/lib64; do
+for d in $(echo "$kglib" | tr : ' ') /usr/local/cuda/lib64; do
 	for f in "$d"/libcublas.so.[0-9]*; do
 		[ -e "$f" ] && { cublas=$f; break 2; }
 	done
@@ -207,6 +214,7 @@ cd "$work" || exit 1
 runs=$work/runs.jsonl glog=$out/gpu.log
 : >"$runs"
 : >"$glog"
+: >failed.txt
 t0=$(date +%s.%N) t0s=$(date +%s)
 since() { python3 -c "import sys; print(round($(date +%s.%N) - float(sys.argv[1]), 3))" "$1"; }
 log() { echo "bench/gpu.sh: $*" >&2; echo "bench/gpu.sh: $*" >>"$glog"; }
@@ -336,8 +344,12 @@ def final(argv):
 {"rec": rec, "final": final}[sys.argv[1]](sys.argv[2:])
 PY
 
-# run LOG CMD...: the command under the timeout, its output to LOG; sets
-# wall to its wall seconds; returns its status.
+# run LOG CMD...: the command (a carried tool) under the timeout, with
+# the tools' library path, its output to LOG; sets wall to its wall
+# seconds; returns its status.  A run that fails is counted in nfailed
+# and named in failed.txt (gpu.json's "failed_runs"): the script then
+# exits 1.
+nfailed=0
 run() {
 	local lg=$1 s rc to
 	shift
@@ -349,12 +361,16 @@ run() {
 		echo "  not run: KG_GPU_HARD ($hard s) reached" >>"$glog"
 		rc=124
 	else
-		timeout "$to" "$@" >>"$glog" 2>&1
+		timeout "$to" $tool "$@" >>"$glog" 2>&1
 		rc=$?
 	fi
 	wall=$(since "$s")
 	echo "  [${lg%.log}] status $rc, $wall s" >>"$glog"
-	[ $rc -eq 0 ] || log "${lg%.log}: status $rc: $* (see gpu.log)"
+	if [ $rc -ne 0 ]; then
+		log "${lg%.log}: status $rc: $* (see gpu.log)"
+		nfailed=$((nfailed + 1))
+		echo "${lg%.log}: status $rc: $*" >>failed.txt
+	fi
 	return $rc
 }
 rec() { python3 j.py rec "$@" >>"$runs"; }
@@ -367,6 +383,7 @@ print(json.dumps({"benchmark": "gpu", "device": a[0], "driver": a[1],
     "dry_run": a[5] == "1", "date": a[6], "cpu": a[7],
     "cpu_threads": int(a[8]), "wall_seconds": float(a[9]),
     "sizes": json.loads(a[10]), "cublas": a[11],
+    "failed_runs": [l.rstrip("\n") for l in open("failed.txt")],
     "note": "figures with wall times in runs; GPU runs first, CPU runs on all cores second, same settings" +
         (" -- DRY RUN on the CPU backend through the test hooks: no GPU figure" if a[5] == "1" else "")}))' \
 	    "$device_name" "$driver" "${gpu_mem:-}" "$commit" "${dirty:-null}" "$dry" \
@@ -485,7 +502,7 @@ PY
 		a="--model_name $buf_model --hidden_dim $buf_dim --epochs $buf_epochs --seed 1"
 		# The bytes of one partition on the device, from kg-train's own
 		# refusal of a budget too small (it writes nothing).
-		pb=$($devenv "$bin/kg-train" -q $devopt $a --partitions parts \
+		pb=$($tool $devenv "$bin/kg-train" -q $devopt $a --partitions parts \
 		    --gpu_mem_budget 1 fb15k-237 m_probe 2>&1 |
 		    sed -n 's/.*holds [0-9]* partitions of \([0-9]*\) bytes.*/\1/p')
 		if [ -z "$pb" ]; then
@@ -555,3 +572,8 @@ PY
 done
 write_json
 log "wrote $out/gpu.json ($(since "$t0") s)"
+if [ $nfailed -gt 0 ]; then
+	log "$nfailed run(s) failed:"
+	sed 's/^/  /' failed.txt >&2
+	exit 1
+fi

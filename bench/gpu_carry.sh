@@ -31,8 +31,8 @@
 #             nvidia-cublas wheel serves there;
 #   data/     FB15k and FB15k-237 from ../shared/data (KG_SHARED_DATA),
 #             gzipped as they are there (about 11 MB);
-#   BUILD_INFO  the commit the tools were built from, and whether the
-#             worktree was dirty.
+#   BUILD_INFO  the commit the tools were built from, whether the
+#             worktree was dirty, and the cuBLAS soname they load.
 #
 # Run from the repository root after `make` and the CUDA build (make
 # gpu-carry does all three).  Prints the carry's size; fails when the
@@ -118,6 +118,9 @@ done
 	fi
 	echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m)"
 	echo "nvcc $(nvcc --version 2>/dev/null | tail -1)"
+	# The cuBLAS the tools dlopen (lib/compute/cuda: CUBLAS_VER_MAJOR).
+	echo "cublas libcublas.so.$(awk '$2 == "CUBLAS_VER_MAJOR" { print $3; exit }' \
+	    "${CUDA_HOME:-/usr/local/cuda}/include/cublas_api.h" 2>/dev/null)"
 } >gpu-carry.tmp/BUILD_INFO
 tar -C gpu-carry.tmp -cf - bin aux lib | xz -6 -T1 >gpu-carry.tmp/runtime.tar.xz
 rm -rf gpu-carry.tmp/bin gpu-carry.tmp/aux gpu-carry.tmp/lib

@@ -162,6 +162,29 @@ kg_backend_device(const struct kg_backend *be)
 	return be->dev;
 }
 
+struct kg_be_counts
+kg_backend_counts(const struct kg_backend *be)
+{
+	return be->counts;
+}
+
+void
+kg_backend_counts_reset(struct kg_backend *be)
+{
+	memset(&be->counts, 0, sizeof(be->counts));
+}
+
+/* A copy (and, blocking, a wait for the device) that returned rc. */
+static int
+counted_copy(struct kg_backend *be, int rc, int blocking)
+{
+	if (rc == 0) {
+		be->counts.copies++;
+		be->counts.syncs += blocking != 0;
+	}
+	return rc;
+}
+
 void *
 kg_be_alloc(struct kg_backend *be, size_t bytes)
 {
@@ -191,41 +214,53 @@ kg_be_host_free(struct kg_backend *be, void *p)
 int
 kg_be_zero(struct kg_backend *be, void *dev, size_t bytes)
 {
-	return bytes == 0 ? 0 : be->ops->zero(be, dev, bytes);
+	if (bytes == 0)
+		return 0;
+	if (be->ops->zero(be, dev, bytes) < 0)
+		return -1;
+	be->counts.launches++;
+	return 0;
 }
 
 int
 kg_be_upload(struct kg_backend *be, void *dev, const void *host,
     size_t bytes)
 {
-	return bytes == 0 ? 0 : be->ops->copy(be, dev, host, bytes, 1, 0);
+	return bytes == 0 ? 0 : counted_copy(be, be->ops->copy(be, dev, host,
+	    bytes, 1, 0), 1);
 }
 
 int
 kg_be_download(struct kg_backend *be, void *host, const void *dev,
     size_t bytes)
 {
-	return bytes == 0 ? 0 : be->ops->copy(be, host, dev, bytes, 0, 0);
+	return bytes == 0 ? 0 : counted_copy(be, be->ops->copy(be, host, dev,
+	    bytes, 0, 0), 1);
 }
 
 int
 kg_be_upload_async(struct kg_backend *be, void *dev, const void *host,
     size_t bytes)
 {
-	return bytes == 0 ? 0 : be->ops->copy(be, dev, host, bytes, 1, 1);
+	return bytes == 0 ? 0 : counted_copy(be, be->ops->copy(be, dev, host,
+	    bytes, 1, 1), 0);
 }
 
 int
 kg_be_download_async(struct kg_backend *be, void *host, const void *dev,
     size_t bytes)
 {
-	return bytes == 0 ? 0 : be->ops->copy(be, host, dev, bytes, 0, 1);
+	return bytes == 0 ? 0 : counted_copy(be, be->ops->copy(be, host, dev,
+	    bytes, 0, 1), 0);
 }
 
 int
 kg_be_sync(struct kg_backend *be)
 {
-	return be->ops->sync(be);
+	if (be->ops->sync(be) < 0)
+		return -1;
+	be->counts.syncs++;
+	return 0;
 }
 
 int

@@ -37,7 +37,9 @@
  * call that failed; an error of the CUDA runtime is sticky, and the
  * backend can then only be freed.  The operations check their sizes, not
  * the contents of index arrays: an index outside the table is undefined
- * behaviour, as in the CPU code.
+ * behaviour, as in the CPU code.  Empty work (no rows, no threads: an
+ * attention pass over an empty set too) is a no-op returning 0 on every
+ * backend.
  *
  * Threads: a backend is used by one thread at a time; two backends (even
  * of one device) are independent.  Nothing is allocated inside the
@@ -109,6 +111,25 @@ const char *kg_backend_cpu_name(void);
 
 /* The device the backend was opened on. */
 struct kg_device kg_backend_device(const struct kg_backend *be);
+
+/*
+ * What a backend has asked of its device since it opened or the last
+ * kg_backend_counts_reset.  launches: the operations queued on the
+ * compute stream, each kernel, each cuBLAS call (one, however many
+ * kernels cuBLAS runs inside) and each kg_be_zero; copies: every
+ * kg_be_upload, kg_be_download and their _async forms; syncs: the times
+ * the host waited for the device, each blocking copy and each
+ * kg_be_sync.  The CPU backend counts the launches the CUDA backend
+ * makes for the same calls, so that a device step's counts can be read
+ * without a GPU (tests/gpu/gpu_ops.c checks that the two agree).  Empty
+ * work counts nothing.
+ */
+struct kg_be_counts {
+	uint64_t launches, copies, syncs;
+};
+
+struct kg_be_counts kg_backend_counts(const struct kg_backend *be);
+void kg_backend_counts_reset(struct kg_backend *be);
 
 /* ---- Memory and copies. ---- */
 

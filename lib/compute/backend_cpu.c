@@ -38,6 +38,21 @@ run_copies(struct cpu_impl *c)
 	c->n = 0;
 }
 
+/*
+ * Count n launches: what the CUDA backend (cuda/backend_cuda.cu) queues
+ * for the same call, so that backend.h's counters read here what a GPU
+ * would; 0.  One per operation but where that backend makes two: both
+ * sides of a DOT chunk's backward (two products), a query's backward
+ * (the fixed rows, then the relation rows), TransR's backward with both
+ * gradients, the GNN operations below their own table.
+ */
+static int
+launched(struct kg_backend *be, uint64_t n)
+{
+	be->counts.launches += n;
+	return 0;
+}
+
 static void
 cpu_release(struct kg_backend *be)
 {
@@ -115,11 +130,10 @@ cpu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
 {
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < batch; i++)
 		kg_sgemm(ta, tb, m, n, k, alpha, a + i * sa, lda, b + i * sb,
 		    ldb, beta, c + i * sc, ldc);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -128,11 +142,10 @@ cpu_gather(struct kg_backend *be, size_t n, size_t d, const float *table,
 {
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < n; i++)
 		memcpy(out + i * d, table + (size_t)idx[i] * d,
 		    d * sizeof(*out));
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -141,7 +154,6 @@ cpu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 {
 	size_t i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		float *row = table + (size_t)idx[i] * d;
 		const float *s = src + i * d;
@@ -149,7 +161,7 @@ cpu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 		for (l = 0; l < d; l++)
 			row[l] += s[l];
 	}
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -157,9 +169,8 @@ cpu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
     size_t d, float gamma, const float *q, const float *c, float *out,
     float *dist, float *work)
 {
-	(void)be;
 	kg_kern_chunk(sim, nq, nc, d, gamma, q, c, out, dist, work);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -167,18 +178,16 @@ cpu_chunk_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
     size_t nc, size_t d, const float *q, const float *c, const float *g,
     float *dist, float *gq, float *gc, float *work)
 {
-	(void)be;
 	kg_kern_chunk_backward(sim, nq, nc, d, q, c, g, dist, gq, gc, work);
-	return 0;
+	return launched(be, sim == KG_KERN_DOT && gc != NULL ? 2 : 1);
 }
 
 static int
 cpu_pairs(struct kg_backend *be, enum kg_kern_sim sim, size_t n, size_t d,
     float gamma, const float *q, const float *c, float *out, float *dist)
 {
-	(void)be;
 	kg_kern_pairs(sim, n, d, gamma, q, c, out, dist);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -186,9 +195,8 @@ cpu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
     size_t d, const float *q, const float *c, const float *g,
     const float *dist, float *gq, float *gc)
 {
-	(void)be;
 	kg_kern_pairs_backward(sim, n, d, q, c, g, dist, gq, gc);
-	return 0;
+	return launched(be, 1);
 }
 
 /* The query forms: devops.h's element functions in row order (the
@@ -199,12 +207,11 @@ cpu_query(struct kg_backend *be, enum kg_qform form, int side, size_t n,
 {
 	size_t rw = kg_dev_qform_width((int)form, d), i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++)
 		for (l = 0; l < d; l++)
 			q[i * d + l] = kg_dev_query_elem((int)form, side, d,
 			    fixed + i * d, rel + i * rw, l);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -214,7 +221,6 @@ cpu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 {
 	size_t rw = kg_dev_qform_width((int)form, d), i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		const float *f = fixed + i * d, *r = rel + i * rw;
 		const float *g = gq + i * d;
@@ -226,7 +232,7 @@ cpu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 			grel[i * rw + l] += kg_dev_query_dr((int)form, side, d,
 			    f, r, g, l);
 	}
-	return 0;
+	return launched(be, 2);
 }
 
 static int
@@ -234,10 +240,9 @@ cpu_scale(struct kg_backend *be, size_t n, float alpha, float *x)
 {
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < n; i++)
 		x[i] *= alpha;
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -246,11 +251,10 @@ cpu_dsum(struct kg_backend *be, size_t n, const double *x, double *acc)
 	double s = *acc;
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < n; i++)
 		s += x[i];
 	*acc = s;
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -260,11 +264,10 @@ cpu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 {
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < rows; i++)
 		loss[i] = kg_loss_eval(l, pos[i], neg + i * n, n,
 		    skip != NULL ? skip + i * n : NULL, gpos + i, gneg + i * n);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -274,7 +277,6 @@ cpu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
 {
 	size_t i;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		size_t r = (size_t)idx[i];
 		float *w = table + r * d;
@@ -292,16 +294,15 @@ cpu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
 			break;
 		}
 	}
-	return 0;
+	return launched(be, 1);
 }
 
 static int
 cpu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
     double coef, unsigned p, double scale, double *value)
 {
-	(void)be;
 	*value += kg_regularise(x, g, n, coef, p, scale);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -312,7 +313,6 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 	size_t i, j;
 	int64_t k;
 
-	(void)be;
 	for (i = 0; i < nq; i++) {
 		const float *row = scores + i * nc;
 		uint64_t g = 0, e = 0;
@@ -332,7 +332,7 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 		greater[i] += g;
 		equal[i] += e;
 	}
-	return 0;
+	return launched(be, 1);
 }
 
 /* TransR: devops.h's element functions in row order (the bits of
@@ -343,12 +343,11 @@ cpu_transr(struct kg_backend *be, int sign, size_t n, size_t d, size_t k,
 {
 	size_t rw = k + k * d, i, a;
 
-	(void)be;
 	for (i = 0; i < n; i++)
 		for (a = 0; a < k; a++)
 			y[i * k + a] = kg_dev_transr_elem(sign, d, k, x + i * d,
 			    rel + i * rw, a);
-	return 0;
+	return launched(be, 1);
 }
 
 static int
@@ -358,7 +357,6 @@ cpu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
 {
 	size_t rw = k + k * d, i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		if (gx != NULL)
 			for (l = 0; l < d; l++)
@@ -369,7 +367,7 @@ cpu_transr_backward(struct kg_backend *be, int sign, size_t n, size_t d,
 				grel[i * rw + l] += kg_dev_transr_drel(sign, d,
 				    k, x + i * d, gy + i * k, l);
 	}
-	return 0;
+	return launched(be, (uint64_t)(gx != NULL && d > 0) + (grel != NULL));
 }
 
 /* As kg_neg_pool_add_grad sums a slot's squares. */
@@ -379,7 +377,6 @@ cpu_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
 {
 	size_t i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		const float *g = src + i * d;
 		float ss = 0.0f;
@@ -389,7 +386,7 @@ cpu_scatter_sqnorm(struct kg_backend *be, size_t n, size_t d,
 			ss += g[l] * g[l];
 		out[idx[i]] += ss / (float)d;
 	}
-	return 0;
+	return launched(be, 1);
 }
 
 /* As lib/kge/train_bucket.c's apply_slots steps a pool slot. */
@@ -400,7 +397,6 @@ cpu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
 {
 	size_t i, l;
 
-	(void)be;
 	for (i = 0; i < n; i++) {
 		size_t r = (size_t)idx[i];
 		float *w = table + r * d, step;
@@ -415,7 +411,7 @@ cpu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
 		for (l = 0; l < d; l++)
 			w[l] -= step * g[l];
 	}
-	return 0;
+	return launched(be, 1);
 }
 
 static const struct kg_backend_ops cpu_ops = {
@@ -449,6 +445,124 @@ static const struct kg_backend_ops cpu_ops = {
 	.adagrad_sq = cpu_adagrad_sq,
 };
 
+/*
+ * The GNN operations (backend_cpu_gnn.c), each counted as the CUDA
+ * backend launches it: one kernel, two for Adam (the elements, then the
+ * step count) and for a split sum (the parts, then their join), none
+ * for an attention pass with no threads.
+ */
+#define CPU_GNN kg_backend_cpu_gnn_ops
+
+static int
+cg_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
+    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
+    size_t ldo)
+{
+	return CPU_GNN.seg_sum(be, n_seg, d, sg, x, beta, out, ldo) < 0 ? -1 :
+	    launched(be, 1);
+}
+
+static int
+cg_edge_coef(struct kg_backend *be, size_t n, size_t nb, const float *norm,
+    const int64_t *type, const float *a, float *w)
+{
+	return CPU_GNN.edge_coef(be, n, nb, norm, type, a, w) < 0 ? -1 :
+	    launched(be, 1);
+}
+
+static int
+cg_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
+    const int64_t *ia, const float *b, const int64_t *ib, float *out)
+{
+	return CPU_GNN.edge_dot(be, n, d, a, ia, b, ib, out) < 0 ? -1 :
+	    launched(be, 1);
+}
+
+static int
+cg_fill_rows(struct kg_backend *be, size_t n, size_t d, const float *row,
+    float *out)
+{
+	return CPU_GNN.fill_rows(be, n, d, row, out) < 0 ? -1 :
+	    launched(be, 1);
+}
+
+static int
+cg_mul(struct kg_backend *be, size_t n, const float *a, const float *x,
+    float *y)
+{
+	return CPU_GNN.mul(be, n, a, x, y) < 0 ? -1 : launched(be, 1);
+}
+
+static int
+cg_relu(struct kg_backend *be, size_t n, const float *x, float *y)
+{
+	return CPU_GNN.relu(be, n, x, y) < 0 ? -1 : launched(be, 1);
+}
+
+static int
+cg_relu_backward(struct kg_backend *be, size_t n, const float *pre,
+    float *g)
+{
+	return CPU_GNN.relu_backward(be, n, pre, g) < 0 ? -1 :
+	    launched(be, 1);
+}
+
+static int
+cg_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
+    const float *grad, float *w, float *state)
+{
+	return CPU_GNN.adam_flat(be, n, a, grad, w, state) < 0 ? -1 :
+	    launched(be, 2);
+}
+
+static int
+cg_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
+    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
+    float *out, size_t ldo, float *tmp)
+{
+	return CPU_GNN.seg_sum_split(be, n_seg, d, parts, sg, x, beta, out, ldo,
+	    tmp) < 0 ? -1 : launched(be, parts <= 1 ? 1 : 2);
+}
+
+/* The threads of pass's launch on a GPU (cuda/backend_cuda.cu). */
+static size_t
+attn_threads(enum kg_be_attn_pass pass, const struct kg_dev_attn *at)
+{
+	switch (pass) {
+	case KG_BE_ATTN_SCORES:
+	case KG_BE_ATTN_BACK_SCORES:
+		return at->n_dst;
+	case KG_BE_ATTN_MSGS:
+		return at->n_dst * at->d;
+	case KG_BE_ATTN_BACK_DZ:
+		return at->n_src * at->d;
+	case KG_BE_ATTN_BACK_REL:
+		return at->n_types * at->d;
+	}
+	return 0;
+}
+
+static int
+cg_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
+    const struct kg_dev_attn *at, const float *G, float *out)
+{
+	return CPU_GNN.attn(be, pass, at, G, out) < 0 ? -1 :
+	    launched(be, attn_threads(pass, at) > 0);
+}
+
+static const struct kg_backend_gnn_ops cpu_gnn_counted = {
+	.seg_sum = cg_seg_sum,
+	.edge_coef = cg_edge_coef,
+	.edge_dot = cg_edge_dot,
+	.fill_rows = cg_fill_rows,
+	.mul = cg_mul,
+	.relu = cg_relu,
+	.relu_backward = cg_relu_backward,
+	.adam_flat = cg_adam_flat,
+	.seg_sum_split = cg_seg_sum_split,
+	.attn = cg_attn,
+};
+
 const char *
 kg_backend_cpu_name(void)
 {
@@ -464,7 +578,7 @@ kg_backend_cpu_init(struct kg_backend *be)
 {
 	kg_compute_init();
 	be->ops = &cpu_ops;
-	be->gnn = &kg_backend_cpu_gnn_ops;
+	be->gnn = &cpu_gnn_counted;
 	snprintf(be->name, sizeof(be->name), "%s", kg_backend_cpu_name());
 	be->impl = kg_xcalloc(1, sizeof(struct cpu_impl));
 	return 0;

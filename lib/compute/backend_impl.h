@@ -5,7 +5,8 @@
  * file includes it), so no restrict here.
  *
  * The dispatchers in backend.c return early for empty work, so no
- * operation below is called with n, rows, m or nq x nc of 0.
+ * operation below is called with n, rows, m or nq x nc of 0 (an
+ * attention pass may be: its sets are checked by the backend).
  */
 #ifndef KG_BACKEND_IMPL_H
 #define KG_BACKEND_IMPL_H
@@ -120,6 +121,9 @@ struct kg_backend {
 	struct kg_device dev;
 	char name[160];
 	void *impl;		/* the backend's own state */
+	/* backend.h's counters: copies, syncs and kg_be_zero counted by
+	 * backend.c, the other launches by each backend's operations. */
+	struct kg_be_counts counts;
 };
 
 /* Fill be (ops, name, impl) for the CPU; 0. */

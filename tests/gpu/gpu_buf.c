@@ -13,7 +13,8 @@
  * written (ComplEx d=200, 10 epochs); without the pool 0.1692.  Prints
  * both runs' positives per second.  Without the data it prints a skip
  * line and stops; without a GPU, the one skip line tests/gpu/run.sh
- * takes for "skipped".  KG_GPU_DEVICE=cpu runs both on the CPU backend.
+ * takes for "skipped" (a failed test under KG_GPU_REQUIRE: gpu_open.h).
+ * KG_GPU_DEVICE=cpu runs both on the CPU backend.
  * KG_GPU_BUF_CPU set also trains the CPU bucket trainer at the same
  * settings and checks the buffer's MRR within 0.005 of it.
  *
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "../unit/test.h"
+#include "gpu_open.h"
 #include "../unit/devbuf_run.h"
 #include "compute/backend.h"
 #include "core/util.h"
@@ -408,13 +410,9 @@ main(void)
 		if (kg_device_parse("KG_GPU_DEVICE", want, &d) < 0)
 			return 1;
 	}
-	kg_error_mute(1);
-	dev = kg_backend_open(&d);
-	kg_error_mute(0);
-	if (dev == NULL) {
-		printf("skip - gpu_buf: %s\n", kg_error_last());
-		return 0;
-	}
+	dev = gpu_open("gpu_buf", &d);
+	if (dev == NULL)
+		return gpu_required();
 	if (load_fb15k237(&where) < 0) {
 		printf("# %s: no FB15k-237 there\n", where);
 		printf("skip - gpu_buf: FB15k-237 not found\n");

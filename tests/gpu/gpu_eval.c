@@ -17,7 +17,8 @@
  * Each case prints the seconds of the device ranking (the second of two
  * runs: tables uploaded, every block ranked, counts read back) beside the
  * CPU's; bench/gpu_device.sh collects the "# eval" lines.  Without a GPU
- * it prints one skip line saying why; KG_GPU_DEVICE=cpu runs it on the
+ * it prints one skip line saying why (a failed test under
+ * KG_GPU_REQUIRE: gpu_open.h); KG_GPU_DEVICE=cpu runs it on the
  * CPU backend (where "close" holds exactly).
  *
  * Like gpu_train it links no more than the GPU machine has: the splits
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #include "../unit/test.h"
+#include "gpu_open.h"
 #include "compute/backend.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -297,13 +299,9 @@ main(void)
 		if (kg_device_parse("KG_GPU_DEVICE", want, &d) < 0)
 			return 1;
 	}
-	kg_error_mute(1);
-	dev = kg_backend_open(&d);
-	kg_error_mute(0);
-	if (dev == NULL) {
-		printf("skip - gpu_eval: %s\n", kg_error_last());
-		return 0;
-	}
+	dev = gpu_open("gpu_eval", &d);
+	if (dev == NULL)
+		return gpu_required();
 	if (load_data() < 0) {
 		printf("not ok - gpu_eval: no FB15k-237 nor UMLS data\n");
 		return 1;

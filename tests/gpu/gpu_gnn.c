@@ -7,7 +7,8 @@
  * device (kg_gnn_dstep_train): losses within 1e-3, parameters within 0.02
  * (the GPU adds scattered rows with atomics, in no fixed order, and
  * cuBLAS sums in its own order).  `make test-gpu` runs it
- * (tests/gpu/run.sh); without a GPU it prints one skip line saying why.
+ * (tests/gpu/run.sh); without a GPU it prints one skip line saying why
+ * (a failed test under KG_GPU_REQUIRE: gpu_open.h).
  * KG_GPU_DEVICE=cpu runs the CPU backend against itself.  Each case also
  * prints on stderr the seconds of one step on each backend (a figure, not
  * a check: the first GPU step includes cuBLAS's start).
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "../unit/test.h"
+#include "gpu_open.h"
 #include "compute/backend.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -256,14 +258,10 @@ main(void)
 	if (kg_device_parse("KG_GPU_DEVICE", name != NULL ? name : "cuda",
 	    &dg) < 0)
 		return 1;
-	kg_error_mute(1);
-	gpu = kg_backend_open(&dg);
-	kg_error_mute(0);
+	gpu = gpu_open("gpu_gnn", &dg);
 	if (gpu == NULL) {
-		/* One line: tests/gpu/run.sh reports it as the reason. */
-		printf("skip - gpu_gnn: %s\n", kg_error_last());
 		kg_backend_free(cpu);
-		return 0;
+		return gpu_required();
 	}
 	fprintf(stderr, "gpu_gnn: %s against %s\n", kg_backend_name(gpu),
 	    kg_backend_name(cpu));

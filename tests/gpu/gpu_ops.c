@@ -4,7 +4,8 @@
  * the GPU's results downloaded and compared within a relative 1e-5 (rank
  * counts exactly).  Sizes that are no multiple of the block (256) and
  * repeated indices for scatter-add.  `make test-gpu` runs it
- * (tests/gpu/run.sh); without a GPU it prints one skip line saying why.
+ * (tests/gpu/run.sh); without a GPU it prints one skip line saying why
+ * (a failed test under KG_GPU_REQUIRE: gpu_open.h).
  * KG_GPU_DEVICE=cpu runs the CPU backend against itself: a check of this
  * program's own bookkeeping where there is no GPU.
  */
@@ -14,6 +15,7 @@
 #include <string.h>
 
 #include "../unit/test.h"
+#include "gpu_open.h"
 #include "compute/backend.h"
 #include "core/rng.h"
 #include "core/util.h"
@@ -583,6 +585,124 @@ test_copies(void)
 	free(x);
 }
 
+/* The launches counted on be since the last reset. */
+static uint64_t
+launches(struct kg_backend *be)
+{
+	return kg_backend_counts(be).launches;
+}
+
+/*
+ * What the host tests cannot show of the CUDA backend: an attention pass
+ * over empty sets is a no-op (0 threads, no launch), a failed allocation
+ * leaves no error for the next launch, a second backend interleaved with
+ * the first (on the last visible GPU: another device where there are
+ * two) computes right, and the launches counted equal the CPU backend's
+ * for the same calls.
+ */
+static void
+test_device_faults(void)
+{
+	struct kg_device d2 = { .kind = KG_DEVICE_CUDA, .index = 0 };
+	struct kg_backend *g2;
+	struct kg_dev_attn at;
+	float *x = rnd(512, -1, 1), *q = rnd(64 * 32, -1, 1);
+	float *c = rnd(48 * 32, -1, 1), *g = rnd(64 * 48, -1, 1);
+	float *gq = rnd(64 * 32, 0, 0), *gc = rnd(48 * 32, 0, 0);
+	float *dist = rnd(64 * 48, 0, 0);
+	float *work = kg_xmallocarray(kg_be_work_size(cpu, KG_KERN_DOT, 64,
+	    48) + kg_be_work_size(cpu, KG_KERN_L2, 64, 48) + 1, sizeof(float));
+	void *dx = up(x, 512 * 4), *dq = up(q, sizeof(float) * 64 * 32);
+	void *dc = up(c, sizeof(float) * 48 * 32);
+	void *dg = up(g, sizeof(float) * 64 * 48);
+	void *dgq, *dgc, *ddist, *dwork, *p;
+	int pass;
+
+	NEED_GPU();
+	ddist = up(dist, sizeof(float) * 64 * 48);
+	dwork = kg_be_alloc(gpu, sizeof(float) * (kg_be_work_size(gpu,
+	    KG_KERN_DOT, 64, 48) + kg_be_work_size(gpu, KG_KERN_L2, 64, 48) +
+	    1));
+	memset(&at, 0, sizeof(at));
+	at.d = 8;
+	kg_backend_counts_reset(gpu);
+	for (pass = KG_BE_ATTN_SCORES; pass <= KG_BE_ATTN_BACK_REL; pass++)
+		T_CHECK(kg_be_attn(gpu, (enum kg_be_attn_pass)pass, &at, dx,
+		    dx) == 0);
+	T_CHECK(launches(gpu) == 0);
+	/* A petabyte: refused at once, and the next launch is clean (the
+	 * CPU backend's allocations stop the program instead). */
+	if (kg_backend_device(gpu).kind == KG_DEVICE_CUDA) {
+		kg_error_mute(1);
+		p = kg_be_alloc(gpu, (size_t)1 << 50);
+		T_CHECK(p == NULL);
+		p = kg_be_host_alloc(gpu, (size_t)1 << 50);
+		T_CHECK(p == NULL);
+		kg_error_mute(0);
+	}
+	T_CHECK(kg_be_scale(cpu, 512, 0.5f, x) == 0);
+	T_CHECK(kg_be_scale(gpu, 512, 0.5f, dx) == 0);
+	T_CHECK(kg_be_sync(gpu) == 0);
+	/* Another backend, interleaved with this one. */
+	if (kg_backend_device(gpu).kind == KG_DEVICE_CUDA)
+		d2.index = kg_backend_gpu_count() - 1;
+	else
+		d2 = kg_backend_device(gpu);
+	g2 = kg_backend_open(&d2);
+	T_CHECK(g2 != NULL);
+	if (g2 != NULL) {
+		void *y = kg_be_alloc(g2, 512 * 4);
+
+		T_CHECK(y != NULL && kg_be_upload(g2, y, x, 512 * 4) == 0);
+		T_CHECK(kg_be_scale(gpu, 512, 2.0f, dx) == 0);
+		T_CHECK(kg_be_scale(g2, 512, 1.0f, y) == 0);
+		T_CHECK(kg_be_scale(cpu, 512, 2.0f, x) == 0);
+		T_CHECK(kg_be_sync(g2) == 0);
+		kg_be_free(g2, y);
+		kg_backend_free(g2);
+	}
+	T_CHECK(same(dx, x, 512, "scale after the failed allocations"));
+	/* The same calls counted on both backends. */
+	dgq = up(gq, sizeof(float) * 64 * 32);
+	dgc = up(gc, sizeof(float) * 48 * 32);
+	kg_backend_counts_reset(cpu);
+	kg_backend_counts_reset(gpu);
+	T_CHECK(kg_be_chunk_backward(cpu, KG_KERN_DOT, 64, 48, 32, q, c, g,
+	    NULL, gq, gc, work) == 0);
+	T_CHECK(kg_be_chunk_backward(gpu, KG_KERN_DOT, 64, 48, 32, dq, dc, dg,
+	    NULL, dgq, dgc, dwork) == 0);
+	T_CHECK(kg_be_chunk(cpu, KG_KERN_L2, 64, 48, 32, 1.0f, q, c, g, dist,
+	    work) == 0);
+	T_CHECK(kg_be_chunk(gpu, KG_KERN_L2, 64, 48, 32, 1.0f, dq, dc, dg,
+	    ddist, dwork) == 0);
+	T_CHECK(kg_be_query_backward(cpu, KG_QFORM_ADD, 0, 48, 32, c, c, c,
+	    gc, gc) == 0);
+	T_CHECK(kg_be_query_backward(gpu, KG_QFORM_ADD, 0, 48, 32, dc, dc, dc,
+	    dgc, dgc) == 0);
+	T_CHECK(kg_be_zero(cpu, gq, 64 * 32 * 4) == 0);
+	T_CHECK(kg_be_zero(gpu, dgq, 64 * 32 * 4) == 0);
+	T_CHECKF(launches(gpu) == launches(cpu) && launches(cpu) == 6,
+	    "launches: GPU %llu, CPU %llu, wanted 6",
+	    (unsigned long long)launches(gpu),
+	    (unsigned long long)launches(cpu));
+	T_CHECK(kg_be_sync(gpu) == 0);
+	kg_be_free(gpu, dq);
+	kg_be_free(gpu, dc);
+	kg_be_free(gpu, dg);
+	kg_be_free(gpu, dgq);
+	kg_be_free(gpu, dgc);
+	kg_be_free(gpu, ddist);
+	kg_be_free(gpu, dwork);
+	free(dist);
+	free(x);
+	free(q);
+	free(c);
+	free(g);
+	free(gq);
+	free(gc);
+	free(work);
+}
+
 int
 main(void)
 {
@@ -596,14 +716,10 @@ main(void)
 	if (kg_device_parse("KG_GPU_DEVICE", name != NULL ? name : "cuda",
 	    &dg) < 0)
 		return 1;
-	kg_error_mute(1);
-	gpu = kg_backend_open(&dg);
-	kg_error_mute(0);
+	gpu = gpu_open("gpu_ops", &dg);
 	if (gpu == NULL) {
-		/* One line: tests/gpu/run.sh reports it as the reason. */
-		printf("skip - gpu_ops: %s\n", kg_error_last());
 		kg_backend_free(cpu);
-		return 0;
+		return gpu_required();
 	}
 	fprintf(stderr, "gpu_ops: %s against %s\n",
 	    kg_backend_name(gpu), kg_backend_name(cpu));
@@ -618,6 +734,7 @@ main(void)
 	T_RUN(test_rank_counts);
 	T_RUN(test_transr);
 	T_RUN(test_transr_negatives);
+	T_RUN(test_device_faults);
 	kg_backend_free(gpu);
 	kg_backend_free(cpu);
 	return T_DONE();

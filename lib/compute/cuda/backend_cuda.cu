@@ -7,7 +7,9 @@
  * backend is open except what the caller asks for.  cuBLAS is loaded
  * with dlopen when the first backend opens (libcublas.so.N, N the major
  * version of the headers, from the library path or KG_CUDA_LIBDIR), so
- * the tools neither load it nor need it unless a GPU is used.
+ * the tools neither load it nor need it unless a GPU is used.  Every
+ * call first makes the backend's GPU the thread's current device (use()),
+ * and each kernel and cuBLAS call is counted (backend.h's counters).
  */
 #define restrict __restrict__
 #include "compute/backend_impl.h"
@@ -96,10 +98,13 @@ impl(struct kg_backend *be)
 	return static_cast<cuda_impl *>(be->impl);
 }
 
-/* Report a failed runtime call; -1. */
+/* Report a failed runtime call; -1.  The runtime's last error is
+ * cleared (a sticky one stays), so that the next launch's check reports
+ * its own failure, not this one. */
 int
 cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
 {
+	(void)cudaGetLastError();
 	kg_error("cuda:%d: %s: %s", be->dev.index, what,
 	    cudaGetErrorString(e));
 	return -1;
@@ -119,6 +124,24 @@ blas_fail(struct kg_backend *be, const char *what, cublasStatus_t s)
 		return cuda_fail((be), #call, ck_e_);			\
 } while (0)
 
+/*
+ * Make the backend's GPU the calling thread's current device, which
+ * every runtime call, launch and cuBLAS call of its streams needs (a
+ * second backend, or another thread, may have set another): one
+ * cudaGetDevice, a read of the runtime's per-thread state, when it
+ * already is.  0, or -1 after kg_error().
+ */
+int
+use(struct kg_backend *be)
+{
+	int cur;
+
+	if (cudaGetDevice(&cur) == cudaSuccess && cur == impl(be)->dev)
+		return 0;
+	CK(be, cudaSetDevice(impl(be)->dev));
+	return 0;
+}
+
 /* Blocks for n threads, or 0 when the grid would be too large. */
 unsigned
 grid(size_t n)
@@ -129,7 +152,8 @@ grid(size_t n)
 	    static_cast<unsigned>(b);
 }
 
-/* Launch kernel k over n threads on the compute stream and check it. */
+/* Launch kernel k over n threads on the compute stream, counted, and
+ * check it; 0 threads: nothing to do (as on the CPU backend), 0. */
 template <typename K, typename... A>
 int
 launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
@@ -137,14 +161,21 @@ launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
 	unsigned g = grid(n);
 	cudaError_t e;
 
+	if (n == 0)
+		return 0;
 	if (g == 0) {
 		kg_error("cuda:%d: %s: %zu threads exceed one grid",
 		    be->dev.index, what, n);
 		return -1;
 	}
+	if (use(be) < 0)
+		return -1;
 	k<<<g, KG_DEV_BLOCK, 0, impl(be)->comp>>>(args...);
 	e = cudaGetLastError();
-	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
+	if (e != cudaSuccess)
+		return cuda_fail(be, what, e);
+	be->counts.launches++;
+	return 0;
 }
 
 /* Launch a tiled kernel over a gx x gy x gz grid of KG_DEV_TILE_THREADS-
@@ -163,10 +194,15 @@ launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
 		    "grid", be->dev.index, what, gx, gy);
 		return -1;
 	}
+	if (use(be) < 0)
+		return -1;
 	k<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), gz),
 	    KG_DEV_TILE_THREADS, 0, impl(be)->comp>>>(args...);
 	e = cudaGetLastError();
-	return e == cudaSuccess ? 0 : cuda_fail(be, what, e);
+	if (e != cudaSuccess)
+		return cuda_fail(be, what, e);
+	be->counts.launches++;
+	return 0;
 }
 
 /* The kernels: one line each, the thread functions of devops.h (the
@@ -344,13 +380,19 @@ cu_release(struct kg_backend *be)
 	be->impl = NULL;
 }
 
+/* A failed allocation is reported here and its error cleared (the
+ * runtime would otherwise hand it to the next launch's check). */
 void *
 cu_alloc(struct kg_backend *be, size_t bytes)
 {
 	void *p = NULL;
-	cudaError_t e = cudaMalloc(&p, bytes > 0 ? bytes : 256);
+	cudaError_t e;
 
+	if (use(be) < 0)
+		return NULL;
+	e = cudaMalloc(&p, bytes > 0 ? bytes : 256);
 	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
 		kg_error("cuda:%d: cannot allocate %zu bytes of GPU memory: "
 		    "%s", be->dev.index, bytes, cudaGetErrorString(e));
 		return NULL;
@@ -361,17 +403,21 @@ cu_alloc(struct kg_backend *be, size_t bytes)
 void
 cu_free(struct kg_backend *be, void *p)
 {
-	(void)be;
-	cudaFree(p);
+	if (use(be) == 0)
+		cudaFree(p);
 }
 
 void *
 cu_host_alloc(struct kg_backend *be, size_t bytes)
 {
 	void *p = NULL;
-	cudaError_t e = cudaMallocHost(&p, bytes > 0 ? bytes : 256);
+	cudaError_t e;
 
+	if (use(be) < 0)
+		return NULL;
+	e = cudaMallocHost(&p, bytes > 0 ? bytes : 256);
 	if (e != cudaSuccess) {
+		(void)cudaGetLastError();
 		kg_error("cuda:%d: cannot allocate %zu bytes of pinned host "
 		    "memory: %s", be->dev.index, bytes, cudaGetErrorString(e));
 		return NULL;
@@ -382,13 +428,15 @@ cu_host_alloc(struct kg_backend *be, size_t bytes)
 void
 cu_host_free(struct kg_backend *be, void *p)
 {
-	(void)be;
-	cudaFreeHost(p);
+	if (use(be) == 0)
+		cudaFreeHost(p);
 }
 
 int
 cu_zero(struct kg_backend *be, void *p, size_t bytes)
 {
+	if (use(be) < 0)
+		return -1;
 	CK(be, cudaMemsetAsync(p, 0, bytes, impl(be)->comp));
 	return 0;
 }
@@ -401,6 +449,8 @@ cu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 	cudaMemcpyKind kind = to_dev ? cudaMemcpyHostToDevice :
 	    cudaMemcpyDeviceToHost;
 
+	if (use(be) < 0)
+		return -1;
 	if (async) {
 		CK(be, cudaMemcpyAsync(dst, src, bytes, kind, c->copy));
 		return 0;
@@ -413,6 +463,8 @@ cu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 int
 cu_sync(struct kg_backend *be)
 {
+	if (use(be) < 0)
+		return -1;
 	CK(be, cudaStreamSynchronize(impl(be)->comp));
 	CK(be, cudaStreamSynchronize(impl(be)->copy));
 	return 0;
@@ -452,6 +504,8 @@ cu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
 		    be->dev.index);
 		return -1;
 	}
+	if (use(be) < 0)
+		return -1;
 	if (batch == 1)
 		s = blas.sgemm(impl(be)->blas, op(tb), op(ta),
 		    static_cast<int>(n), static_cast<int>(m),
@@ -464,7 +518,10 @@ cu_sgemm_batched(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
 		    static_cast<long long>(sb), a, ilda,
 		    static_cast<long long>(sa), &beta, c, ildc,
 		    static_cast<long long>(sc), static_cast<int>(batch));
-	return s == CUBLAS_STATUS_SUCCESS ? 0 : blas_fail(be, "sgemm", s);
+	if (s != CUBLAS_STATUS_SUCCESS)
+		return blas_fail(be, "sgemm", s);
+	be->counts.launches++;
+	return 0;
 }
 
 int
@@ -943,6 +1000,7 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 	cudaDeviceProp prop;
 	cuda_impl *c;
 	cublasStatus_t s;
+	cudaError_t e;
 
 	if (load_blas(index) < 0)
 		return -1;
@@ -954,11 +1012,16 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		return -1;
 	}
 	c->dev = index;
-	if (cudaStreamCreateWithFlags(&c->comp, cudaStreamNonBlocking) !=
-	    cudaSuccess || cudaStreamCreateWithFlags(&c->copy,
-	    cudaStreamNonBlocking) != cudaSuccess) {
+	e = cudaStreamCreateWithFlags(&c->comp, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
 		free(c);
-		return cuda_fail(be, "cudaStreamCreate", cudaGetLastError());
+		return cuda_fail(be, "cudaStreamCreate", e);
+	}
+	e = cudaStreamCreateWithFlags(&c->copy, cudaStreamNonBlocking);
+	if (e != cudaSuccess) {
+		cudaStreamDestroy(c->comp);
+		free(c);
+		return cuda_fail(be, "cudaStreamCreate", e);
 	}
 	s = blas.create(&c->blas);
 	if (s == CUBLAS_STATUS_SUCCESS)

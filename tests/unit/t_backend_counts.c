@@ -1,0 +1,117 @@
+/*
+ * backend.h's counters and empty work on the CPU backend: an operation
+ * with nothing to do (an attention pass over empty sets too) returns 0
+ * and counts nothing; copies and waits are counted by kind; each
+ * operation counts the launches the CUDA backend makes for it, two
+ * where that backend makes two (tests/gpu/gpu_ops.c checks the same
+ * sequence on a GPU against these numbers' source, the CPU backend).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "test.h"
+#include "compute/backend.h"
+
+static struct kg_backend *be;
+
+/* The counts equal (launches, copies, syncs). */
+static int
+counts_are(uint64_t l, uint64_t c, uint64_t s)
+{
+	struct kg_be_counts n = kg_backend_counts(be);
+
+	if (n.launches == l && n.copies == c && n.syncs == s)
+		return 1;
+	fprintf(stderr, "counts %llu/%llu/%llu, wanted %llu/%llu/%llu\n",
+	    (unsigned long long)n.launches, (unsigned long long)n.copies,
+	    (unsigned long long)n.syncs, (unsigned long long)l,
+	    (unsigned long long)c, (unsigned long long)s);
+	return 0;
+}
+
+static void
+empty_work_is_a_noop(void)
+{
+	struct kg_dev_attn at;
+	float x[8] = { 0 };
+	int64_t idx[2] = { 0, 0 };
+	int p;
+
+	memset(&at, 0, sizeof(at));
+	at.d = 4;		/* no destinations, sources nor types */
+	kg_backend_counts_reset(be);
+	for (p = KG_BE_ATTN_SCORES; p <= KG_BE_ATTN_BACK_REL; p++)
+		T_CHECK(kg_be_attn(be, (enum kg_be_attn_pass)p, &at, x, x) ==
+		    0);
+	T_CHECK(kg_be_gather(be, 0, 4, x, idx, x) == 0);
+	T_CHECK(kg_be_scatter_add(be, 2, 0, x, idx, x) == 0);
+	T_CHECK(kg_be_scale(be, 0, 2.0f, x) == 0);
+	T_CHECK(kg_be_zero(be, x, 0) == 0);
+	T_CHECK(kg_be_upload(be, x, x, 0) == 0);
+	T_CHECK(kg_be_seg_sum(be, 0, 4, NULL, x, 0, x, 4) == 0);
+	T_CHECK(counts_are(0, 0, 0));
+}
+
+static void
+counts(void)
+{
+	float *d = kg_be_alloc(be, 64 * sizeof(float));
+	float *h = kg_be_host_alloc(be, 64 * sizeof(float));
+	struct kg_adam a = KG_ADAM_INIT;
+	float q[32], c[32], g[32], dist[16], gq[32], gc[32], w[64], work[256];
+	int64_t off[3] = { 0, 1, 2 }, ix[2] = { 0, 1 };
+	struct kg_dev_seg sg = { off, NULL, ix, NULL, 1, 0, 0 };
+
+	memset(q, 0, sizeof(q));
+	memset(c, 0, sizeof(c));
+	memset(g, 0, sizeof(g));
+	memset(w, 0, sizeof(w));
+	T_CHECK(kg_be_work_size(be, KG_KERN_DOT, 2, 2) <= 256);
+	memset(h, 0, 64 * sizeof(float));
+	kg_backend_counts_reset(be);
+	T_CHECK(kg_be_upload(be, d, h, 64 * sizeof(float)) == 0);
+	T_CHECK(counts_are(0, 1, 1));
+	T_CHECK(kg_be_upload_async(be, d, h, 64 * sizeof(float)) == 0);
+	T_CHECK(kg_be_download_async(be, h, d, 64 * sizeof(float)) == 0);
+	T_CHECK(counts_are(0, 3, 1));
+	T_CHECK(kg_be_sync(be) == 0);
+	T_CHECK(kg_be_download(be, h, d, 64 * sizeof(float)) == 0);
+	T_CHECK(counts_are(0, 4, 3));
+	T_CHECK(kg_be_zero(be, d, 64 * sizeof(float)) == 0);
+	T_CHECK(kg_be_scale(be, 64, 0.5f, d) == 0);
+	T_CHECK(counts_are(2, 4, 3));
+	/* Two launches where the CUDA backend makes two. */
+	T_CHECK(kg_be_query_backward(be, KG_QFORM_ADD, 0, 2, 16, q, c, g, gq,
+	    gc) == 0);
+	T_CHECK(counts_are(4, 4, 3));
+	T_CHECK(kg_be_chunk_backward(be, KG_KERN_DOT, 2, 2, 8, q, c, g, dist,
+	    gq, gc, work) == 0);
+	T_CHECK(kg_be_chunk_backward(be, KG_KERN_DOT, 2, 2, 8, q, c, g, dist,
+	    gq, NULL, work) == 0);
+	T_CHECK(counts_are(7, 4, 3));
+	T_CHECK(kg_be_transr_backward(be, 1, 2, 2, 2, q, c, g, gq, gc) == 0);
+	T_CHECK(kg_be_transr_backward(be, 1, 2, 2, 2, q, c, g, NULL, gc) == 0);
+	T_CHECK(counts_are(10, 4, 3));
+	T_CHECK(kg_be_adam_flat(be, 4, &a, g, w, w + 8) == 0);
+	T_CHECK(kg_be_seg_sum_split(be, 2, 4, 1, &sg, q, 0, gq, 4, gc) == 0);
+	T_CHECK(kg_be_seg_sum_split(be, 2, 4, 3, &sg, q, 0, gq, 4, gc) == 0);
+	T_CHECK(counts_are(15, 4, 3));
+	kg_backend_counts_reset(be);
+	T_CHECK(counts_are(0, 0, 0));
+	kg_be_host_free(be, h);
+	kg_be_free(be, d);
+}
+
+int
+main(void)
+{
+	struct kg_device dc = KG_DEVICE_INIT;
+
+	be = kg_backend_open(&dc);
+	if (be == NULL)
+		return 1;
+	T_RUN(empty_work_is_a_noop);
+	T_RUN(counts);
+	kg_backend_free(be);
+	return T_DONE();
+}
