@@ -40,6 +40,23 @@ kg_score_sim(const struct kg_model *m)
 	}
 }
 
+enum kg_qform
+kg_score_qform(const struct kg_model *m)
+{
+	switch (m->kind) {
+	case KG_MODEL_DISTMULT:
+		return KG_QFORM_MUL;
+	case KG_MODEL_COMPLEX:
+		return KG_QFORM_COMPLEX;
+	case KG_MODEL_ROTATE:
+		return KG_QFORM_ROTATE;
+	case KG_MODEL_RESCAL:
+		return KG_QFORM_RESCAL;
+	default:
+		return KG_QFORM_ADD;
+	}
+}
+
 /* The similarity ranking uses (kg_score_rank). */
 static enum kg_kern_sim
 rank_sim(const struct kg_model *m)

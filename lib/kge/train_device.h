@@ -57,10 +57,6 @@
  * kg_error() naming the first option it does not support. */
 int kg_train_device_check(const struct kg_train_opts *o);
 
-/* The device seam's query form of model kind k (TransE: ADD, DistMult:
- * MUL, ...); TransR, which has none (backend.h's kg_be_transr), gets ADD. */
-enum kg_qform kg_train_device_qform(enum kg_model_kind k);
-
 struct kg_dev_trainer;
 
 /*
