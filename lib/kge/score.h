@@ -99,6 +99,10 @@ void kg_score_rank(const struct kg_model *m, enum kg_side side, size_t nq,
     const float *fixed, const struct kg_score_rows *rel, const float *cand,
     size_t nc, float *out, float *q, float *work);
 
+/* The similarity kg_score_rank uses: kg_score_sim's but for the two
+ * models above (TransR: L2, RotatE: CMOD). */
+enum kg_kern_sim kg_score_rank_sim(const struct kg_model *m);
+
 void kg_score_pairs(const struct kg_model *m, enum kg_side side, size_t n,
     const float *fixed, const struct kg_score_rows *rel, const float *cand,
     float *out, float *q, float *dist, float *work);
