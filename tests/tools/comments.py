@@ -12,9 +12,11 @@ literals) and prints one line per fault:
 
 A citation is the word "issue" or "issues" followed by a number, with or
 without '#', on one line or across two of a comment.  A path is a word that starts with lib/, cmd/, tests/ or
-bench/; it must name a file or folder under REPO_ROOT, a glob
-('devops_*.h') must match one, and a brace list ('model.{c,h}') must
-name existing files for each member.  Paths with placeholders ('<tool>')
+bench/, or a file name that starts with a folder of lib/ or cmd/ as an
+#include spells it ('compute/devops.h', found in lib/ or cmd/); it must
+name a file or folder under REPO_ROOT, a glob ('devops_*.h') must match
+one, and a brace list ('model.{c,h}') must name existing files for each
+member.  Paths with placeholders ('<tool>')
 are left alone.  Exits 1 when there is any fault, else prints a summary
 and exits 0.
 """
@@ -27,6 +29,12 @@ root = sys.argv[1] if len(sys.argv) > 1 else '.'
 
 ISSUE = re.compile(r'\bissues?(?:\s|\*)*#?\s*\d+', re.IGNORECASE)
 PATH = re.compile(r'(?<![\w/.-])((?:lib|cmd|tests|bench)/[\w./*{},-]*)')
+FOLDERS = sorted(d for top in ('lib', 'cmd')
+                 if os.path.isdir(os.path.join(root, top))
+                 for d in os.listdir(os.path.join(root, top))
+                 if os.path.isdir(os.path.join(root, top, d)))
+REL = re.compile(r'(?<![\w/.-])((?:%s)/[\w/*-]+\.(?:c|h|cu))(?![\w/])' %
+                 '|'.join(map(re.escape, FOLDERS or ['-'])))
 
 
 def comments(text):
@@ -91,6 +99,8 @@ def paths(body):
         if end < len(body) and body[end] == '<':
             continue
         yield p
+    for m in REL.finditer(body):
+        yield m.group(1)
 
 
 faults = []
@@ -114,7 +124,9 @@ for top in ('lib', 'cmd'):
                                                           m.start()), cite))
                 for k, part in enumerate(body.split('\n')):
                     for p in paths(part):
-                        missing = [x for x in expand(p) if not exists(x)]
+                        missing = [x for x in expand(p) if not
+                                   (exists(x) or exists('lib/' + x) or
+                                    exists('cmd/' + x))]
                         if missing:
                             faults.append("%s:%d: names a missing file: "
                                           "'%s'" % (rel, line + k, p))

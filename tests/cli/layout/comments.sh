@@ -1,12 +1,13 @@
 # Comments state contracts (STYLE.md): no comment in lib/ or cmd/ cites an
 # issue ("issue 31", "issue #5"), and every file path under lib/, cmd/,
-# tests/ or bench/ that a comment names exists.  The tree is checked by
+# tests/ or bench/ that a comment names exists (also as an #include
+# spells it: "compute/kernels.h").  The tree is checked by
 # tests/tools/comments.py, each fault printed as a TAP comment line
 # ("# FILE:LINE: ..."); small planted trees show that each kind of fault
 # fails it with a line naming the fault, and that literals, globs that
 # match, brace lists and placeholders pass.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 9
+plan 10
 
 if ! command -v python3 >/dev/null; then
 	skip_all "comments: python3 is not installed"
@@ -68,6 +69,9 @@ planted "refuses an issue number across two lines" \
 planted "refuses a path that does not exist" \
     "^lib/x/a.c:2: names a missing file: 'lib/x/gone.c'$" \
     "/* As lib/x/gone.c does, and lib/x/b.h. */"
+planted "refuses an include-style name that does not exist" \
+    "^lib/x/a.c:2: names a missing file: 'x/gone.h'$" \
+    "/* As x/gone.h says. */"
 planted "refuses a glob that matches nothing" \
     "^lib/x/a.c:2: names a missing file: 'lib/x/b_\*.h'$" \
     "/* The headers lib/x/b_*.h. */"
@@ -77,7 +81,7 @@ planted "refuses a brace list with a missing member" \
 
 setup "$(printf '%s\n' \
     '/* lib/x/b.h, lib/x/*.h, lib/x/{a.c,b.h}, tests/t.sh, lib/x/ and' \
-    ' * tests/cli/<tool>/<case>.sh name what is there. */' \
+    ' * tests/cli/<tool>/<case>.sh, x/b.h name what is there. */' \
     'static const char *s = "/* issue 31, lib/x/gone.c */";' \
     "static const char c = '\"', *t = \"/* issue 4 */\"; /* lib/x/b.h */")"
 check "comments: literals, globs, brace lists and placeholders pass" \
