@@ -22,9 +22,10 @@
  * (KG_STREAM_CHUNK, drawn as one thread draws them), the same initial
  * parameters.  What differs: the chunks run one after another on one
  * stream (the CPU trainer runs them on OpenMP threads, Hogwild), the
- * query forms and the loss scaling are devops.h's float arithmetic, and
- * sums run in other orders (atomics on a GPU), so results agree within
- * rounding, not bit for bit; MRR after a few epochs within 0.005.
+ * query forms and the loss scaling are lib/compute/devops_*.h's float
+ * arithmetic, and sums run in other orders (atomics on a GPU), so
+ * results agree within rounding, not bit for bit; MRR after a few epochs
+ * within 0.005.
  *
  * TransR compares its query M h + r (M t - r) with the candidates
  * projected by the query's own M: the positives by kg_be_transr, the
