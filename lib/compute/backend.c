@@ -5,23 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute/devops.h"
+#include "compute/devops_query.h"
 #include "core/util.h"
-
-/* devops.h numbers the similarities and losses as these enums do. */
-_Static_assert(KG_KERN_DOT == KG_DEV_DOT && KG_KERN_L1 == KG_DEV_L1 &&
-    KG_KERN_L2 == KG_DEV_L2 && KG_KERN_L2_DIFF == KG_DEV_L2_DIFF &&
-    KG_KERN_CMOD == KG_DEV_CMOD && KG_KERN_CMOD_APPROX ==
-    KG_DEV_CMOD_APPROX, "devops.h's similarity numbers");
-_Static_assert(KG_LOSS_LOGISTIC == KG_DEV_LOSS_LOGISTIC && KG_LOSS_MARGIN ==
-    KG_DEV_LOSS_MARGIN && KG_LOSS_SOFTMAX == KG_DEV_LOSS_SOFTMAX &&
-    KG_LOSS_BCE == KG_DEV_LOSS_BCE, "devops.h's loss numbers");
-_Static_assert(KG_QFORM_ADD == KG_DEV_Q_ADD && KG_QFORM_MUL == KG_DEV_Q_MUL &&
-    KG_QFORM_COMPLEX == KG_DEV_Q_COMPLEX && KG_QFORM_ROTATE ==
-    KG_DEV_Q_ROTATE && KG_QFORM_RESCAL == KG_DEV_Q_RESCAL,
-    "devops.h's query form numbers");
-_Static_assert(KG_KERN_DIST_EPS == KG_DEV_DIST_EPS &&
-    KG_ADAGRAD_EPS == KG_DEV_ADAGRAD_EPS, "devops.h's epsilons");
 
 int
 kg_device_parse(const char *what, const char *s, struct kg_device *d)

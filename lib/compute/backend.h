@@ -13,7 +13,7 @@
  *   "cuda", "cuda:N" GPU N (0 for "cuda") through the CUDA runtime and
  *                    cuBLAS (lib/compute/cuda/), present only in a build
  *                    with nvcc (KG_HAVE_CUDA; the Makefile's CUDA
- *                    setting).  Its kernels run devops.h's thread
+ *                    setting).  Its kernels run devops_*.h's thread
  *                    functions, so its results match the CPU's within
  *                    rounding (relative 1e-5 in the tests), not bit for
  *                    bit: it sums in other orders and with atomics.
@@ -52,8 +52,9 @@
 #include <stdint.h>
 
 #include "compute/compute.h"
-#include "compute/devops.h"
+#include "compute/devops_types.h"
 #include "compute/kernels.h"
+#include "compute/kinds.h"
 #include "compute/rowops.h"
 
 enum kg_device_kind { KG_DEVICE_CPU, KG_DEVICE_CUDA };
@@ -204,16 +205,8 @@ int kg_be_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim,
     size_t n, size_t d, const float *q, const float *c, const float *g,
     const float *dist, float *gq, float *gc);
 
-/* ---- Query forms (lib/kge/score.h's Q(fixed, rel), every shallow
- * model but TransR). ---- */
-
-enum kg_qform {
-	KG_QFORM_ADD,		/* TransE L1, L2: f + r (tail), f - r (head) */
-	KG_QFORM_MUL,		/* DistMult: f o r */
-	KG_QFORM_COMPLEX,	/* ComplEx: f * r, f * conj(r) */
-	KG_QFORM_ROTATE,	/* RotatE: f * e^(+-i theta) */
-	KG_QFORM_RESCAL		/* RESCAL: M^T f (tail), M f (head) */
-};
+/* ---- Query forms (kinds.h's enum kg_qform: lib/kge/score.h's
+ * Q(fixed, rel), every shallow model but TransR). ---- */
 
 /* Floats of a relation row of form f with entity rows of d floats: d,
  * d / 2 (ROTATE) or d * d (RESCAL). */
@@ -298,11 +291,10 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
  */
 int kg_backend_cpu_defer_copies(struct kg_backend *be, int on);
 
-/* ---- TransR's projections (issue 31, item 3; devops.h's
- * kg_dev_transr_*).  A TransR relation row is [r (k) | M (k x d,
- * row-major)], k + k d floats (lib/kge/model.h).  Candidates projected
- * by one shared M are one kg_be_sgemm: P = C M^T, as kernels.h's
- * kg_kern_project. ---- */
+/* ---- TransR's projections (devops_transr.h's kg_dev_transr_*).  A
+ * TransR relation row is [r (k) | M (k x d, row-major)], k + k d floats
+ * (lib/kge/model.h).  Candidates projected by one shared M are one
+ * kg_be_sgemm: P = C M^T, as kernels.h's kg_kern_project. ---- */
 
 /*
  * y[i] = M_i x[i] + sign r_i for n rows: x n x d, rel n x (k + k d)
@@ -329,7 +321,7 @@ int kg_be_transr_backward(struct kg_backend *be, int sign, size_t n,
 /*
  * out[i * ldo + k] = (beta ? out[i * ldo + k] : 0) + sum_q sum_c
  * w_c(e) x_c[idx(e)][k] for the n_seg segments i and k < d, sg as
- * devops.h's struct kg_dev_seg (item q of segment i in off[i] ..
+ * devops_types.h's struct kg_dev_seg (item q of segment i in off[i] ..
  * off[i + 1), e = perm[q], rows idx[e] of the sg->nb blocks of x,
  * weights w[c * ws + e]; perm, idx, w may be NULL), summed over q in
  * order and, for each q, over c in order.  ldo >= d.  Every pointer in
@@ -341,11 +333,11 @@ int kg_be_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
 
 /*
  * kg_be_seg_sum for few long segments: on a GPU each segment's items are
- * summed in parts strided partial sums, then the parts in order (devops.h's
- * kg_dev_t_seg_part and kg_dev_t_seg_join; tmp: n_seg x parts x d device
- * floats of scratch), a fixed order that differs from kg_be_seg_sum's
- * only in rounding.  parts <= 1, and the CPU backend always, sum as
- * kg_be_seg_sum does, bit for bit.
+ * summed in parts strided partial sums, then the parts in order
+ * (devops_gnn.h's kg_dev_t_seg_part and kg_dev_t_seg_join; tmp: n_seg x
+ * parts x d device floats of scratch), a fixed order that differs from
+ * kg_be_seg_sum's only in rounding.  parts <= 1, and the CPU backend
+ * always, sum as kg_be_seg_sum does, bit for bit.
  */
 int kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
     size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
@@ -353,11 +345,11 @@ int kg_be_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
 
 /*
  * The passes of the relation-aware attention layer over the graph at
- * (devops.h's struct kg_dev_attn), each devops.h's thread function of
- * that name: SCORES writes at->u and at->al; MSGS adds the messages to
- * out [n_dst, d]; BACK_SCORES writes at->da and at->nsum from G;
- * BACK_DZ overwrites out [n_src, d] with dL/dz; BACK_REL adds the
- * relation rows' gradients to out [n_types, d].  Sums in a fixed order,
+ * (devops_types.h's struct kg_dev_attn), each devops_gnn.h's thread
+ * function of that name: SCORES writes at->u and at->al; MSGS adds the
+ * messages to out [n_dst, d]; BACK_SCORES writes at->da and at->nsum
+ * from G; BACK_DZ overwrites out [n_src, d] with dL/dz; BACK_REL adds
+ * the relation rows' gradients to out [n_types, d].  Sums in a fixed order,
  * as lib/gnn/layers_attn.c's (G unused by the forward passes).
  */
 enum kg_be_attn_pass {
@@ -398,8 +390,8 @@ int kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
     const float *grad, float *w, float *state);
 
 /* ---- The negative pool of the partition buffer
- * (lib/kge/train_device_buf.c; devops.h's kg_dev_t_scatter_sqnorm and
- * kg_dev_t_adagrad_sq). ---- */
+ * (lib/kge/train_device_buf.c; devops_pool.h's kg_dev_t_scatter_sqnorm
+ * and kg_dev_t_adagrad_sq). ---- */
 
 /* out[idx[i]] += (the sum of the squares of src[i]) / d for n rows of d
  * floats; repeated indices add up (in index order on the CPU). */

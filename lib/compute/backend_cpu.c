@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compute/devops.h"
+#include "compute/devops_optim.h"
+#include "compute/devops_query.h"
+#include "compute/devops_transr.h"
 #include "core/util.h"
 
 /* Asynchronous copies a test deferred, run at the next sync in call
@@ -199,7 +201,7 @@ cpu_pairs_backward(struct kg_backend *be, enum kg_kern_sim sim, size_t n,
 	return launched(be, 1);
 }
 
-/* The query forms: devops.h's element functions in row order (the
+/* The query forms: devops_query.h's element functions in row order (the
  * kge code they mirror sits above lib/compute). */
 static int
 cpu_query(struct kg_backend *be, enum kg_qform form, int side, size_t n,
@@ -335,7 +337,7 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 	return launched(be, 1);
 }
 
-/* TransR: devops.h's element functions in row order (the bits of
+/* TransR: devops_transr.h's element functions in row order (the bits of
  * score.c's TransR query and projection, which they mirror). */
 static int
 cpu_transr(struct kg_backend *be, int sign, size_t n, size_t d, size_t k,

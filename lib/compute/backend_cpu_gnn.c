@@ -1,7 +1,7 @@
 /*
  * The CPU backend's GNN message-passing operations (backend.h's last
  * section) on the calling thread.  Each output row is summed as the
- * thread functions of devops.h sum each element (the items of a segment
+ * thread functions of devops_gnn.h sum each element (the items of a segment
  * in order, then the blocks), and as lib/gnn's CPU layers add their
  * messages, so lib/gnn/layers_device.c on this backend follows lib/gnn's
  * arithmetic.
@@ -10,7 +10,7 @@
 
 #include <string.h>
 
-#include "compute/devops.h"
+#include "compute/devops_gnn.h"
 
 static int
 cpu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
@@ -138,7 +138,7 @@ cpu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
 	return cpu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
 }
 
-/* The attention passes: devops.h's thread functions, one thread at a
+/* The attention passes: devops_gnn.h's thread functions, one thread at a
  * time (each writes outputs of its own, so their order does not
  * matter): lib/gnn/layers_attn.c's arithmetic. */
 static int

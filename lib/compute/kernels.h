@@ -57,17 +57,7 @@
 #include <stddef.h>
 
 #include "compute/compute.h"
-
-enum kg_kern_sim {
-	KG_KERN_DOT,
-	KG_KERN_L1,
-	KG_KERN_L2,
-	KG_KERN_L2_DIFF,
-	KG_KERN_CMOD,
-	KG_KERN_CMOD_APPROX
-};
-
-#define KG_KERN_DIST_EPS 1e-12f
+#include "compute/kinds.h"
 
 size_t kg_kern_work_size(enum kg_kern_sim sim, size_t nq, size_t nc);
 

@@ -1,7 +1,7 @@
 /*
- * The CPU's per-row arithmetic of training (rowops.h): moved unchanged
- * from lib/kge/loss.c and lib/kge/optim.c, the per-element expressions
- * now in devops.h, shared with the CUDA backend.
+ * The CPU's per-row arithmetic of training (rowops.h); the per-element
+ * expressions are devops_loss.h's and devops_optim.h's, which the CUDA
+ * backend shares.
  */
 #include "compute/rowops.h"
 
@@ -17,7 +17,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "compute/devops.h"
+#include "compute/devops_loss.h"
+#include "compute/devops_optim.h"
 #include "core/util.h"
 
 double
@@ -34,7 +35,7 @@ kg_sigmoid(double x)
 
 /*
  * For every negative with weight w_j: add w_j softplus(neg_j) to the
- * returned sum and set g_j = scale * w_j * sigmoid(neg_j) (devops.h's
+ * returned sum and set g_j = scale * w_j * sigmoid(neg_j) (devops_loss.h's
  * kg_dev_sp_term).  Blocks of LANES with a fixed inner trip count
  * vectorise at -O2.
  */

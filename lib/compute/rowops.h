@@ -20,7 +20,7 @@
  *             binary cross-entropy averaged over the 1 + n labels.
  * softplus(x) = log(1 + e^x) = -log sigmoid(-x).  Per-negative terms are
  * float, sums double; stable for scores of any size.  The per-element
- * terms are lib/compute/devops.h's, which the CUDA backend shares.
+ * terms are lib/compute/devops_loss.h's, which the CUDA backend shares.
  *
  * Optimisers.  Row-wise Adagrad (PBG, DGL-KE): one accumulator per row,
  * the running sum of the mean squared gradient of the row; a row update is
@@ -44,13 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The values are devops.h's KG_DEV_LOSS_*. */
-enum kg_loss_kind {
-	KG_LOSS_LOGISTIC,
-	KG_LOSS_MARGIN,
-	KG_LOSS_SOFTMAX,
-	KG_LOSS_BCE
-};
+#include "compute/kinds.h"
 
 struct kg_loss {
 	enum kg_loss_kind kind;
@@ -90,7 +84,6 @@ struct kg_adam {
 
 #define KG_ADAM_INIT { .lr = 0.001f, .beta1 = 0.9f, .beta2 = 0.999f, \
 	.eps = 1e-8f }
-#define KG_ADAGRAD_EPS 1e-10f
 
 /* One row-wise Adagrad step of row w (n floats) with gradient g. */
 void kg_adagrad_row(float *restrict w, float *restrict state,

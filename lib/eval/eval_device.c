@@ -473,11 +473,9 @@ ranker_init(struct ranker *rk, struct kg_backend *be,
 	rk->be = be;
 	rk->md = md;
 	rk->transr = m->kind == KG_MODEL_TRANSR;
-	rk->form = kg_train_device_qform(m->kind);
+	rk->form = kg_score_qform(m);
 	rk->sim = kg_score_sim(m);
-	/* Ranking's similarity (score.h's kg_score_rank). */
-	rk->rsim = m->kind == KG_MODEL_TRANSR ? KG_KERN_L2 :
-	    m->kind == KG_MODEL_ROTATE ? KG_KERN_CMOD : rk->sim;
+	rk->rsim = kg_score_rank_sim(m);
 	rk->d = m->dim;
 	rk->rw = m->rel_width;
 	rk->qd = kg_score_qdim(m);

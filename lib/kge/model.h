@@ -26,6 +26,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compute/kinds.h"
+
 enum kg_model_kind {
 	KG_MODEL_TRANSE_L1,
 	KG_MODEL_TRANSE_L2,
@@ -34,12 +36,6 @@ enum kg_model_kind {
 	KG_MODEL_ROTATE,
 	KG_MODEL_RESCAL,
 	KG_MODEL_TRANSR
-};
-
-/* Which side of a triple the candidates replace. */
-enum kg_side {
-	KG_SIDE_TAIL = 0,	/* (h, r, ?) */
-	KG_SIDE_HEAD = 1	/* (?, r, t) */
 };
 
 struct kg_model {

@@ -40,9 +40,25 @@ kg_score_sim(const struct kg_model *m)
 	}
 }
 
-/* The similarity ranking uses (kg_score_rank). */
-static enum kg_kern_sim
-rank_sim(const struct kg_model *m)
+enum kg_qform
+kg_score_qform(const struct kg_model *m)
+{
+	switch (m->kind) {
+	case KG_MODEL_DISTMULT:
+		return KG_QFORM_MUL;
+	case KG_MODEL_COMPLEX:
+		return KG_QFORM_COMPLEX;
+	case KG_MODEL_ROTATE:
+		return KG_QFORM_ROTATE;
+	case KG_MODEL_RESCAL:
+		return KG_QFORM_RESCAL;
+	default:
+		return KG_QFORM_ADD;
+	}
+}
+
+enum kg_kern_sim
+kg_score_rank_sim(const struct kg_model *m)
 {
 	switch (m->kind) {
 	case KG_MODEL_TRANSR:
@@ -58,7 +74,8 @@ size_t
 kg_score_work_size(const struct kg_model *m, size_t nq, size_t nc)
 {
 	size_t a = kg_kern_work_size(kg_score_sim(m), nq, nc);
-	size_t b = kg_kern_work_size(rank_sim(m), nq, nc), n = a > b ? a : b;
+	size_t b = kg_kern_work_size(kg_score_rank_sim(m), nq, nc);
+	size_t n = a > b ? a : b;
 
 	/* TransR: the candidates' projections. */
 	if (m->kind == KG_MODEL_TRANSR)
@@ -241,7 +258,7 @@ kg_score_rank(const struct kg_model *m, enum kg_side side, size_t nq,
     size_t nc, float *out, float *q, float *work)
 {
 	chunk(m, side, nq, fixed, R, cand, nc, out, q, NULL, work,
-	    rank_sim(m));
+	    kg_score_rank_sim(m));
 }
 
 void

@@ -65,6 +65,11 @@ size_t kg_score_qdim(const struct kg_model *m);
 /* The similarity S of the model. */
 enum kg_kern_sim kg_score_sim(const struct kg_model *m);
 
+/* The query form Q of the model, as the table above gives it (TransE:
+ * ADD, DistMult: MUL, ...); TransR, whose query is its projection
+ * (backend.h's kg_be_transr) and no query form, gets ADD. */
+enum kg_qform kg_score_qform(const struct kg_model *m);
+
 /* q = Q(f, rel) for one query (kg_score_qdim(m) floats). */
 void kg_score_query(const struct kg_model *m, enum kg_side side,
     const float *f, const float *rel, float *q);
@@ -93,6 +98,10 @@ void kg_score_chunk(const struct kg_model *m, enum kg_side side, size_t nq,
 void kg_score_rank(const struct kg_model *m, enum kg_side side, size_t nq,
     const float *fixed, const struct kg_score_rows *rel, const float *cand,
     size_t nc, float *out, float *q, float *work);
+
+/* The similarity kg_score_rank uses: kg_score_sim's but for the two
+ * models above (TransR: L2, RotatE: CMOD). */
+enum kg_kern_sim kg_score_rank_sim(const struct kg_model *m);
 
 void kg_score_pairs(const struct kg_model *m, enum kg_side side, size_t n,
     const float *fixed, const struct kg_score_rows *rel, const float *cand,

@@ -37,23 +37,6 @@ kg_train_device_check(const struct kg_train_opts *o)
 	return -1;
 }
 
-enum kg_qform
-kg_train_device_qform(enum kg_model_kind k)
-{
-	switch (k) {
-	case KG_MODEL_DISTMULT:
-		return KG_QFORM_MUL;
-	case KG_MODEL_COMPLEX:
-		return KG_QFORM_COMPLEX;
-	case KG_MODEL_ROTATE:
-		return KG_QFORM_ROTATE;
-	case KG_MODEL_RESCAL:
-		return KG_QFORM_RESCAL;
-	default:
-		return KG_QFORM_ADD;
-	}
-}
-
 /* Allocate n bytes of device memory into *p; 0 or -1. */
 static int
 dalloc(struct kg_dev_trainer *dt, void *p, size_t n)
@@ -186,7 +169,7 @@ kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
 	dt = kg_xcalloc(1, sizeof(*dt));
 	dt->tr = tr;
 	dt->be = be;
-	dt->form = kg_train_device_qform(tr->model.kind);
+	dt->form = kg_score_qform(&tr->model);
 	dt->sim = kg_score_sim(&tr->model);
 	dt->d = tr->model.dim;
 	dt->rw = tr->model.rel_width;

@@ -22,9 +22,10 @@
  * planner, kg_plan_chunks and kg_plan_chunk), the same initial
  * parameters.  What differs: the chunks run one after another on one
  * stream (the CPU trainer runs them on OpenMP threads, Hogwild), the
- * query forms and the loss scaling are devops.h's float arithmetic, and
- * sums run in other orders (atomics on a GPU), so results agree within
- * rounding, not bit for bit; MRR after a few epochs within 0.005.
+ * query forms and the loss scaling are lib/compute/devops_*.h's float
+ * arithmetic, and sums run in other orders (atomics on a GPU), so
+ * results agree within rounding, not bit for bit; MRR after a few epochs
+ * within 0.005.
  *
  * TransR compares its query M h + r (M t - r) with the candidates
  * projected by the query's own M: the positives by kg_be_transr, the
@@ -56,10 +57,6 @@
 /* Whether options o can train through the seam: 0, or -1 after
  * kg_error() naming the first option it does not support. */
 int kg_train_device_check(const struct kg_train_opts *o);
-
-/* The device seam's query form of model kind k (TransE: ADD, DistMult:
- * MUL, ...); TransR, which has none (backend.h's kg_be_transr), gets ADD. */
-enum kg_qform kg_train_device_qform(enum kg_model_kind k);
 
 struct kg_dev_trainer;
 

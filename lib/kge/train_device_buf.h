@@ -42,8 +42,8 @@
  * applied to their rows (row-wise Adagrad through kg_be_adagrad_sq) when
  * the partition's next bucket starts, a carry over an epoch's end as on
  * the CPU; the host keeps its IDs and flags and makes its draws.
- * Results agree with the CPU trainer within rounding (devops.h's
- * arithmetic, sums in other orders).
+ * Results agree with the CPU trainer within rounding (the arithmetic of
+ * lib/compute/devops_*.h, sums in other orders).
  *
  * Threads: one thread drives a buffer; the backend is borrowed and used
  * by that thread only.  Errors: functions return 0 or -1 after

@@ -248,7 +248,7 @@ test_scores(void)
 }
 
 /*
- * The tiled chunk kernels (devops.h's kg_dev_tile_*) on the shapes
+ * The tiled chunk kernels (devops_tile.h's kg_dev_tile_*) on the shapes
  * tests/unit/t_devops_tile.c emulates: partial tiles both ways, d no
  * multiple of the slab, odd d for the complex kinds, nq or nc of 1, and
  * a training chunk and an evaluation block at d = 400.

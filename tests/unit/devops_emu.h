@@ -1,6 +1,6 @@
 /*
  * devops_emu: what the host-emulated device tests (t_devops*.c) share: a
- * CUDA launch emulated over the thread functions of compute/devops.h,
+ * CUDA launch emulated over the thread functions of compute/devops_*.h,
  * arrays with poisoned guard floats after them, and a relative
  * comparison that also checks the guards.  Tests only.
  */
@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compute/devops.h"
+#include "compute/devops_base.h"
 #include "core/rng.h"
 #include "core/util.h"
 

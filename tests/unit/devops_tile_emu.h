@@ -1,5 +1,5 @@
 /*
- * devops_tile_emu: a tiled launch of compute/devops.h (its block
+ * devops_tile_emu: a tiled launch of compute/devops_tile.h (its block
  * functions kg_dev_tile_*) emulated on the CPU, as the CUDA backend's
  * k_chunk_tile and k_chunk_bwd_tile run it: every block of the grid,
  * each phase over all the block's threads before the next phase (the
@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "compute/devops.h"
+#include "compute/devops_tile.h"
 #include "core/util.h"
 
 #define EMU_TSQ (KG_DEV_TSUB * KG_DEV_TSUB)

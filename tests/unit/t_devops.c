@@ -1,6 +1,6 @@
 /*
  * The CUDA backend's arithmetic without a GPU: the thread functions of
- * lib/compute/devops.h, which the CUDA kernels are one-line wrappers of,
+ * lib/compute/devops_*.h, which the CUDA kernels are one-line wrappers of,
  * run here on the CPU over an emulated grid (every block, every thread,
  * one at a time) and are compared with the CPU backend (backend.h's
  * "cpu", today's code) within a relative 1e-5, and the backward ones with
@@ -14,7 +14,11 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/devops.h"
+#include "compute/devops_loss.h"
+#include "compute/devops_optim.h"
+#include "compute/devops_rank.h"
+#include "compute/devops_rows.h"
+#include "compute/devops_score.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "devops_emu.h"

@@ -1,7 +1,7 @@
 /*
- * GNN layers on the device seam without a GPU (issue 31, step d).
- *   - The GNN thread functions of lib/compute/devops.h (the CUDA kernels'
- *     bodies) over an emulated grid, 256 and 32 threads a block, sizes
+ * GNN layers on the device seam without a GPU.
+ *   - The GNN thread functions of lib/compute/devops_gnn.h (the CUDA
+ *     kernels' bodies) over an emulated grid, 256 and 32 threads a block, sizes
  *     that leave the last block partial, against the CPU backend's
  *     operations, relative 1e-5, guard floats untouched.
  *   - The R-GCN layer as backend calls (lib/gnn/layers_device.h), basis
@@ -33,7 +33,8 @@
 #include <string.h>
 
 #include "compute/backend_impl.h"
-#include "compute/devops.h"
+#include "compute/devops_gnn.h"
+#include "compute/devops_optim.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "gnn/layers.h"

@@ -2,9 +2,9 @@
  * The negative pool's device operations (backend.h's kg_be_scatter_sqnorm
  * and kg_be_adagrad_sq): the CPU backend against lib/kge's own pool
  * (kg_neg_pool_add_grad's squares, apply_slots's Adagrad step written out
- * from train_bucket.c's contract), and the thread functions of devops.h,
- * which the CUDA kernels wrap, over an emulated grid against the CPU
- * backend within a relative 1e-5: blocks of 256 and 32 threads, row
+ * from train_bucket.c's contract), and the thread functions of
+ * devops_pool.h, which the CUDA kernels wrap, over an emulated grid
+ * against the CPU backend within a relative 1e-5: blocks of 256 and 32 threads, row
  * counts that fill neither, repeated indices where they may repeat, and
  * guard floats past every output that no thread may touch.
  */
@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/devops.h"
+#include "compute/devops_pool.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "kge/sampler.h"

@@ -1,7 +1,7 @@
 /*
  * The query forms of the device seam (backend.h's kg_be_query and
- * kg_be_query_backward, devops.h's kg_dev_t_query*) against the shallow
- * models' own code (lib/kge/score.c's kg_score_query, grad.c's pairs
+ * kg_be_query_backward, devops_query.h's kg_dev_t_query*) against the
+ * shallow models' own code (lib/kge/score.c's kg_score_query, grad.c's pairs
  * passes) within a relative 1e-5, through the CPU backend and through
  * the thread functions on an emulated grid (256 and 32 threads a block,
  * partial last blocks, guard floats), and the backward against float64
@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/devops.h"
+#include "compute/devops_query.h"
+#include "compute/devops_rows.h"
+#include "compute/devops_score.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "kge/grad.h"

@@ -1,6 +1,6 @@
 /*
- * The tiled chunk kernels without a GPU (devops.h's kg_dev_tile_* block
- * functions, which the CUDA backend's k_chunk_tile and k_chunk_bwd_tile
+ * The tiled chunk kernels without a GPU (devops_tile.h's kg_dev_tile_*
+ * block functions, which the CUDA backend's k_chunk_tile and k_chunk_bwd_tile
  * run): whole blocks emulated phase by phase (devops_tile_emu.h) and
  * compared with the CPU backend (kg_be_chunk, kg_be_chunk_backward)
  * within a relative 1e-5, for every similarity, on shapes with partial
@@ -22,7 +22,8 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/devops.h"
+#include "compute/devops_score.h"
+#include "compute/devops_tile.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "devops_emu.h"
@@ -215,7 +216,7 @@ test_tile_backward(void)
 static void
 test_tile_geometry(void)
 {
-	struct kg_dev_tile a = { KG_DEV_L2, KG_DEV_TILE_GQ, 65, 129, 40, 0.0f,
+	struct kg_dev_tile a = { KG_KERN_L2, KG_DEV_TILE_GQ, 65, 129, 40, 0.0f,
 		NULL, NULL, NULL, NULL, NULL };
 
 	T_CHECK(kg_dev_tile_fwd_gx(a) == 2 && kg_dev_tile_fwd_gy(a) == 3);
@@ -224,13 +225,13 @@ test_tile_geometry(void)
 	T_CHECK(kg_dev_tile_bwd_slabs(a) == 9);
 	a.side = KG_DEV_TILE_GC;
 	T_CHECK(kg_dev_tile_bwd_gx(a) == 3 && kg_dev_tile_bwd_slabs(a) == 5);
-	a.sim = KG_DEV_CMOD;
+	a.sim = KG_KERN_CMOD;
 	a.d = 129;
 	T_CHECK(kg_dev_tile_fwd_slabs(a) == 4);
 	T_CHECK(kg_dev_tile_bwd_cols(a) == 65 && kg_dev_tile_bwd_gy(a) == 2);
 	/* Both sides in one grid: x over the larger; a gq block past gq's
 	 * tiles has no work, a gc block there has. */
-	a.sim = KG_DEV_L2;
+	a.sim = KG_KERN_L2;
 	a.d = 40;
 	a.side = KG_DEV_TILE_GQ;
 	{

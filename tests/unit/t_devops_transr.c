@@ -1,7 +1,7 @@
 /*
  * TransR on the device seam (backend.h's kg_be_transr and
- * kg_be_transr_backward, devops.h's kg_dev_t_transr*): the query M h + r,
- * M t - r and the candidates' projection M c against the shallow models'
+ * kg_be_transr_backward, devops_transr.h's kg_dev_t_transr*): the query
+ * M h + r, M t - r and the candidates' projection M c against the shallow models'
  * own code (lib/kge/score.c's kg_score_query, kernels.h's
  * kg_kern_matvec), a whole pairs pass against grad.c's TransR pairs
  * passes within a relative 1e-5, through the CPU backend and through the
@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "compute/backend.h"
-#include "compute/devops.h"
+#include "compute/devops_score.h"
+#include "compute/devops_transr.h"
 #include "core/rng.h"
 #include "core/util.h"
 #include "kge/grad.h"
@@ -150,9 +151,9 @@ test_transr_pairs_chain(void)
 
 		EMU(bd, n * k, kg_dev_t_transr, sign, n, d, k, f, rel, q);
 		EMU(bd, n * k, kg_dev_t_transr, 0, n, d, k, cand, rel, p);
-		EMU(bd, n, kg_dev_t_pairs, KG_DEV_L2_DIFF, n, k, m.gamma, q, p,
+		EMU(bd, n, kg_dev_t_pairs, KG_KERN_L2_DIFF, n, k, m.gamma, q, p,
 		    sc, dist);
-		EMU(bd, n * k, kg_dev_t_pairs_bwd, KG_DEV_L2_DIFF, n, k, q, p,
+		EMU(bd, n * k, kg_dev_t_pairs_bwd, KG_KERN_L2_DIFF, n, k, q, p,
 		    g, dist, gq, gp);
 		EMU(bd, n * d, kg_dev_t_transr_bwd_x, n, d, k, rel, gq, gf2);
 		EMU(bd, n * rw, kg_dev_t_transr_bwd_r, sign, n, d, k, f, gq,

@@ -177,7 +177,7 @@ test_query_bits(void)
 		T_CHECK(kg_be_transr(cpu, side == KG_SIDE_TAIL ? 1 : -1, N, d,
 		    qd, f, rel, q) == 0);
 	else
-		T_CHECK(kg_be_query(cpu, kg_train_device_qform(kinds[k]), side,
+		T_CHECK(kg_be_query(cpu, kg_score_qform(&m), side,
 		    N, d, f, rel, q) == 0);
 	T_CHECKF(memcmp(q, ref, N * qd * sizeof(float)) == 0,
 	    "%s d %u side %d: the query's bits differ",

@@ -1,7 +1,7 @@
 /*
  * The CUDA backend (backend.h): cuBLAS for the products, and for the rest
- * kernels that each call one thread function of lib/compute/devops.h, the
- * arithmetic the host-emulated tests (tests/unit/t_devops.c) check
+ * kernels that each call one thread function of lib/compute/devops_*.h,
+ * the arithmetic the host-emulated tests (tests/unit/t_devops*.c) check
  * against the CPU backend.  Operations go on one compute stream, the
  * asynchronous copies on a second; nothing is allocated after the
  * backend is open except what the caller asks for.  cuBLAS is loaded
@@ -14,7 +14,15 @@
 #define restrict __restrict__
 #include "compute/backend_impl.h"
 #undef restrict
-#include "compute/devops.h"
+#include "compute/devops_gnn.h"
+#include "compute/devops_loss.h"
+#include "compute/devops_optim.h"
+#include "compute/devops_pool.h"
+#include "compute/devops_query.h"
+#include "compute/devops_rank.h"
+#include "compute/devops_rows.h"
+#include "compute/devops_tile.h"
+#include "compute/devops_transr.h"
 
 #include <climits>
 #include <cstdio>
@@ -205,8 +213,9 @@ launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
 	return 0;
 }
 
-/* The kernels: one line each, the thread functions of devops.h (the
- * tiled ones above them: the phases of its block functions). */
+/* The kernels: one line each, the thread functions of devops_*.h (the
+ * tiled ones above them: the phases of devops_tile.h's block
+ * functions). */
 #define TID blockIdx.x, threadIdx.x, blockDim.x
 
 __global__ void
@@ -223,7 +232,7 @@ k_scatter_add(size_t n, size_t d, const float *s, const int64_t *idx,
 }
 
 /*
- * The tiled chunk forward and backward (devops.h's block functions): a
+ * The tiled chunk forward and backward (devops_tile.h's block functions): a
  * block of KG_DEV_TILE_THREADS runs the phases there, with the barriers
  * between them.
  */

@@ -1,0 +1,195 @@
+/*
+ * devops_loss: the losses of a positive against its negatives on the
+ * device (rowops.h's kg_loss_eval, the same arithmetic): the float
+ * exponential and log1p that vectorise, the softplus and sigmoid terms
+ * the CPU's rowops.c shares, and the thread function of one row
+ * (backend.h's kg_be_loss), under devops_base.h's conventions.
+ */
+#ifndef KG_DEVOPS_LOSS_H
+#define KG_DEVOPS_LOSS_H
+
+#include "compute/devops_base.h"
+#include "compute/kinds.h"
+
+/*
+ * exp and log1p in float, written so that loops over negatives vectorise
+ * (glibc's expf/logf are calls, one element at a time).  exp: x = n ln 2
+ * + r with |r| <= ln 2 / 2, 2^n built in the exponent bits and e^r from
+ * its Taylor polynomial to degree 7 (relative error below 2e-7).
+ * log1p(e) for e in [0, 1]: 2 atanh(z) with z = e / (2 + e) <= 1/3, the
+ * odd series to z^13 (relative error below 1e-7).
+ */
+KG_HD float
+kg_dev_fexp(float x)
+{
+	float t, n, r, p;
+
+	/* NaN fails both tests and becomes -87: no undefined conversion
+	 * below; callers propagate NaN themselves. */
+	x = x > -87.0f ? x : -87.0f;
+	x = x < 88.0f ? x : 88.0f;
+	t = x * 1.44269504f;
+	n = (t + 12582912.0f) - 12582912.0f;	/* round to nearest */
+	r = x - n * 0.693145752f - n * 1.42860677e-06f;
+	p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 +
+	    r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+	return p * kg_dev_as_float((int32_t)((uint32_t)((int32_t)n + 127) <<
+	    23));
+}
+
+KG_HD float
+kg_dev_flog1p01(float e)
+{
+	float z = e / (2.0f + e), z2 = z * z;
+
+	return 2.0f * z * (1.0f + z2 * (1.0f / 3 + z2 * (1.0f / 5 + z2 *
+	    (1.0f / 7 + z2 * (1.0f / 9 + z2 * (1.0f / 11 + z2 * (1.0f /
+	    13)))))));
+}
+
+/*
+ * w softplus(x), setting *g = scale * w * sigmoid(x).  Shares one
+ * exponential: with e = exp(-|x|), softplus = max(x, 0) + log1p(e) and
+ * sigmoid = 1 / (1 + e) for x >= 0, e / (1 + e) below.
+ */
+KG_HD float
+kg_dev_sp_term(float x, float w, float scale, float *g)
+{
+	float e = kg_dev_fexp(-fabsf(x)), inv = 1.0f / (1.0f + e);
+
+	*g = scale * w * (x >= 0.0f ? inv : e * inv);
+	/* 0 * x keeps a NaN or infinite score visible in the loss. */
+	return w * ((x > 0.0f ? x : 0.0f) + kg_dev_flog1p01(e)) + 0.0f * x;
+}
+
+/* softplus(x) = log(1 + exp(x)) and sigmoid(x), stable, in double. */
+KG_HD double
+kg_dev_softplus(double x)
+{
+	return x > 0.0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+KG_HD double
+kg_dev_sigmoid(double x)
+{
+	double e;
+
+	if (x >= 0.0)
+		return 1.0 / (1.0 + exp(-x));
+	e = exp(x);
+	return e / (1.0 + e);
+}
+
+/*
+ * The loss of row i (rowops.h's kg_loss_eval, same arithmetic, one
+ * thread per row): pos[i] against neg[i * n .. i * n + n), skip (NULL, or
+ * n bytes per row); writes gpos[i], gneg[i * n ..] and loss[i].
+ * adv: the self-adversarial temperature (0 = uniform weights).
+ */
+KG_HD void
+kg_dev_t_loss(unsigned b, unsigned t, unsigned bdim, int kind,
+    double margin, float adv, size_t rows, size_t n, const float *pos,
+    const float *neg, const uint8_t *skip, float *gpos, float *gneg,
+    double *loss)
+{
+	size_t i = kg_dev_tid(b, t, bdim), j, k;
+	const float *x;
+	const uint8_t *sk;
+	float *w, mx = -INFINITY, inv, acc[KG_DEV_LANES] = { 0 }, scale, p;
+	double sum = 0.0, out = 0.0, gp = 0.0, dmx;
+	size_t kept = 0;
+
+	if (i >= rows)
+		return;
+	x = neg + i * n;
+	w = gneg + i * n;
+	sk = skip != NULL ? skip + i * n : NULL;
+	p = pos[i];
+	if (kind == KG_LOSS_SOFTMAX) {
+		dmx = p;
+		for (j = 0; j < n; j++)
+			if ((sk == NULL || !sk[j]) && x[j] > dmx)
+				dmx = x[j];
+		for (j = 0; j < n; j++)
+			w[j] = sk != NULL && sk[j] ? 0.0f : 1.0f;
+		for (j = 0; j < n; j++) {
+			w[j] *= kg_dev_fexp(1.0f * x[j] - (float)dmx);
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    w[j];
+		}
+		for (k = 0; k < KG_DEV_LANES; k++)
+			out += acc[k];
+		sum = exp(p - dmx) + out;
+		loss[i] = -p + dmx + log(sum);
+		gpos[i] = (float)(exp(p - dmx) / sum - 1.0);
+		inv = (float)(1.0 / sum);
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+		return;
+	}
+	/* The weights: uniform over the kept negatives or their softmax. */
+	for (j = 0; j < n; j++) {
+		w[j] = sk != NULL && sk[j] ? 0.0f : 1.0f;
+		kept += w[j] != 0.0f;
+	}
+	if (kept > 0 && adv <= 0.0f) {
+		inv = 1.0f / (float)kept;
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+	} else if (kept > 0) {
+		for (j = 0; j < n; j++)
+			mx = w[j] != 0.0f && adv * x[j] > mx ? adv * x[j] : mx;
+		for (j = 0; j < n; j++) {
+			w[j] *= kg_dev_fexp(adv * x[j] - mx);
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    w[j];
+		}
+		for (k = 0; k < KG_DEV_LANES; k++) {
+			sum += acc[k];
+			acc[k] = 0.0f;
+		}
+		inv = (float)(1.0 / sum);
+		for (j = 0; j < n; j++)
+			w[j] *= inv;
+		sum = 0.0;
+	}
+	switch (kind) {
+	case KG_LOSS_LOGISTIC:
+	case KG_LOSS_BCE:
+		scale = kind == KG_LOSS_LOGISTIC ? 0.5f :
+		    (float)kept / (float)(1 + kept);
+		for (j = 0; j < n; j++)
+			acc[j < n - n % KG_DEV_LANES ? j % KG_DEV_LANES : 0] +=
+			    kg_dev_sp_term(x[j], w[j], scale, &w[j]);
+		for (k = 0; k < KG_DEV_LANES; k++)
+			sum += acc[k];
+		if (kind == KG_LOSS_LOGISTIC) {
+			out = 0.5 * kg_dev_softplus(-p) + 0.5 * sum;
+			gp = -0.5 * kg_dev_sigmoid(-p);
+		} else {
+			out = (kg_dev_softplus(-p) + (double)kept * sum) /
+			    (double)(1 + kept);
+			gp = -kg_dev_sigmoid(-p) / (double)(1 + kept);
+		}
+		break;
+	default:	/* margin */
+		for (j = 0; j < n; j++) {
+			double wj = w[j] * (double)kept, v;
+
+			w[j] = 0.0f;
+			if (wj == 0.0)
+				continue;
+			v = margin - p + x[j];
+			if (v > 0.0) {
+				out += wj * v;
+				gp -= wj;
+				w[j] = (float)wj;
+			}
+		}
+		break;
+	}
+	gpos[i] = (float)gp;
+	loss[i] = out;
+}
+
+#endif

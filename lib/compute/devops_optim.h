@@ -1,0 +1,169 @@
+/*
+ * devops_optim: the optimisers on the device, as rowops.h's row updates:
+ * the element steps of Adagrad and Adam the CPU's rowops.c shares, the
+ * thread functions of row-wise and element-wise Adagrad, of sparse Adam
+ * and of Adam over one flat array (the GNN's dense parameters), and the
+ * L2 and N3 regularisers (backend.h's kg_be_adagrad ... kg_be_regularise,
+ * kg_be_adam_flat), under devops_base.h's conventions.
+ */
+#ifndef KG_DEVOPS_OPTIM_H
+#define KG_DEVOPS_OPTIM_H
+
+#include "compute/devops_base.h"
+#include "compute/kinds.h"
+
+/* Element-wise Adagrad: s += g^2; w -= lr g / (sqrt(s) + eps). */
+KG_HD void
+kg_dev_adagrad_elem(float *w, float *s, float g, float lr)
+{
+	*s += g * g;
+	*w -= lr * g / (sqrtf(*s) + KG_ADAGRAD_EPS);
+}
+
+/* Row-wise Adagrad's step size once the state has its new value. */
+KG_HD float
+kg_dev_adagrad_step(float state, float lr)
+{
+	return lr / (sqrtf(state) + KG_ADAGRAD_EPS);
+}
+
+/* Adam on one element, c1 and c2 the bias corrections 1 - beta^t. */
+KG_HD void
+kg_dev_adam_elem(float *w, float *m, float *v, float g, float lr, float b1,
+    float b2, float eps, float c1, float c2)
+{
+	*m = b1 * *m + (1.0f - b1) * g;
+	*v = b2 * *v + (1.0f - b2) * g * g;
+	*w -= lr * (*m / c1) / (sqrtf(*v / c2) + eps);
+}
+
+/*
+ * Row-wise Adagrad of rows idx[0..n) of table (width d) with gradients
+ * grad (n x d) and state (one float per table row): one thread per row.
+ * Indices must be distinct within one call.
+ */
+KG_HD void
+kg_dev_t_adagrad(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    float lr, const int64_t *idx, const float *grad, float *table,
+    float *state)
+{
+	size_t i = kg_dev_tid(b, t, bdim), l, r;
+	const float *g;
+	float *w, ss = 0.0f, step;
+
+	if (i >= n)
+		return;
+	r = (size_t)idx[i];
+	g = grad + i * d;
+	w = table + r * d;
+	for (l = 0; l < d; l++)
+		ss += g[l] * g[l];
+	state[r] += ss / (float)d;
+	step = kg_dev_adagrad_step(state[r], lr);
+	for (l = 0; l < d; l++)
+		w[l] -= step * g[l];
+}
+
+/* Element-wise Adagrad (state d floats per table row): one thread per
+ * element. */
+KG_HD void
+kg_dev_t_adagrad_elem(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t d, float lr, const int64_t *idx, const float *grad,
+    float *table, float *state)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l, r;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	r = (size_t)idx[i] * d + l;
+	kg_dev_adagrad_elem(&table[r], &state[r], grad[e], lr);
+}
+
+/*
+ * Adam (state 2d + 1 floats per table row: m, v, step count): one thread
+ * per row, which advances the row's step count first.
+ */
+KG_HD void
+kg_dev_t_adam(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    float lr, float b1, float b2, float eps, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	size_t i = kg_dev_tid(b, t, bdim), l, r;
+	float *st, *w, c1, c2;
+
+	if (i >= n)
+		return;
+	r = (size_t)idx[i];
+	st = state + r * (2 * d + 1);
+	w = table + r * d;
+	st[2 * d] += 1.0f;
+	c1 = 1.0f - powf(b1, st[2 * d]);
+	c2 = 1.0f - powf(b2, st[2 * d]);
+	for (l = 0; l < d; l++)
+		kg_dev_adam_elem(&w[l], &st[l], &st[d + l], grad[i * d + l], lr,
+		    b1, b2, eps, c1, c2);
+}
+
+/*
+ * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) over n floats:
+ * g += scale * its gradient, and coef * |x_e|^p added to *value; one
+ * thread per element.
+ */
+KG_HD void
+kg_dev_t_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const float *x, float *g, double coef, unsigned p, double scale,
+    double *value)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	double a;
+
+	if (e >= n)
+		return;
+	a = fabs((double)x[e]);
+	if (p == 2) {
+		g[e] += (float)(scale * coef * 2.0 * x[e]);
+		kg_dev_atomic_add_d(value, coef * a * a);
+	} else {
+		g[e] += (float)(scale * coef * 3.0 * a * x[e]);
+		kg_dev_atomic_add_d(value, coef * a * a * a);
+	}
+}
+
+/*
+ * Adam over one flat array of n floats that share one step count (the
+ * dense parameters of GNN training, as rowops.h's kg_adam_row on one row
+ * of n): state holds m[n], v[n], then the count.  One thread per
+ * element, each taking the bias corrections of the count this step
+ * reaches (the stored count + 1) and kg_dev_adam_elem's arithmetic;
+ * kg_dev_t_adam_count advances the count afterwards, in a launch of its
+ * own, so no thread reads it while another writes it.
+ */
+KG_HD void
+kg_dev_t_adam_flat(unsigned b, unsigned t, unsigned bdim, size_t n,
+    float lr, float b1, float b2, float eps, const float *grad, float *w,
+    float *state)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	float s, c1, c2;
+
+	if (e >= n)
+		return;
+	s = state[2 * n] + 1.0f;
+	c1 = 1.0f - powf(b1, s);
+	c2 = 1.0f - powf(b2, s);
+	kg_dev_adam_elem(&w[e], &state[e], &state[n + e], grad[e], lr, b1, b2,
+	    eps, c1, c2);
+}
+
+/* The step count of kg_dev_t_adam_flat's state: + 1 (thread 0 only). */
+KG_HD void
+kg_dev_t_adam_count(unsigned b, unsigned t, unsigned bdim, size_t n,
+    float *state)
+{
+	if (kg_dev_tid(b, t, bdim) == 0)
+		state[2 * n] += 1.0f;
+}
+
+#endif

@@ -1,0 +1,63 @@
+/*
+ * devops_rows: the thread functions that move rows and reduce arrays
+ * (backend.h's kg_be_gather, kg_be_scatter_add, kg_be_scale, kg_be_dsum),
+ * under devops_base.h's conventions.
+ */
+#ifndef KG_DEVOPS_ROWS_H
+#define KG_DEVOPS_ROWS_H
+
+#include "compute/devops_base.h"
+
+/* out[i] = table[idx[i]], rows of d floats; one thread per element. */
+KG_HD void
+kg_dev_t_gather(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
+    const float *table, const int64_t *idx, float *out)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	out[e] = table[(size_t)idx[i] * d + l];
+}
+
+/* table[idx[i]] += src[i]; repeated indices add up (atomically on the
+ * device, so in no fixed order there). */
+KG_HD void
+kg_dev_t_scatter_add(unsigned b, unsigned t, unsigned bdim, size_t n,
+    size_t d, const float *src, const int64_t *idx, float *table)
+{
+	size_t e = kg_dev_tid(b, t, bdim), i, l;
+
+	if (e >= n * d)
+		return;
+	i = e / d;
+	l = e % d;
+	kg_dev_atomic_add(&table[(size_t)idx[i] * d + l], src[e]);
+}
+
+/* x[e] *= alpha for n floats: one thread per element. */
+KG_HD void
+kg_dev_t_scale(unsigned b, unsigned t, unsigned bdim, size_t n, float alpha,
+    float *x)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		x[e] *= alpha;
+}
+
+/* *acc += x[e] for n doubles: one thread per element (atomically on the
+ * device, so in no fixed order there). */
+KG_HD void
+kg_dev_t_dsum(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const double *x, double *acc)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	if (e < n)
+		kg_dev_atomic_add_d(acc, x[e]);
+}
+
+#endif
