@@ -1,7 +1,7 @@
 /*
- * gnntrain/device_dist: GNN training on devices under mpirun (issue 31
- * item 5).  Each rank's device step downloads its gradients into the
- * host's buffer (device.c), where step.c averages the dense ones over the
+ * gnntrain/device_dist: GNN training on devices under mpirun.  Each
+ * rank's device step downloads its gradients into the host's buffer
+ * (device.c), where step.c averages the dense ones over the
  * ranks and sums the learned rows as it does for the CPU step, so the
  * ranks need nothing more than a GPU each: local rank mod the GPUs
  * visible (dist/gpus.h) for --device cuda (or cuda:0), every rank on N

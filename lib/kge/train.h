@@ -372,7 +372,7 @@ extern const char *const kg_trainer_shape_hints[][2];
  * NULL) in the checkpoint's manifest, and refuses a dir that is, lies
  * inside or holds one of inputs[0..n_inputs) (kg_ckpt_begin).
  * 0, or -1 after kg_error().  The MPI bucket driver writes the
- * same layout collectively (lib/dist/buckets_ckpt.c).
+ * same layout collectively.
  */
 int kg_trainer_save(struct kg_trainer *tr, const char *dir, const char *log,
     json_t *config, const char *const *inputs, size_t n_inputs);

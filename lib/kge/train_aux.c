@@ -1,9 +1,9 @@
 /*
- * train_aux: the trainer's accuracy options (issue 15): the
+ * train_aux: the trainer's accuracy options: the
  * relation-prediction term, the checks of DURA's and its models, the
  * learning-rate schedule, the element-wise optimisers of entity rows,
- * and their work buffers.  Without them set,
- * training runs exactly as before.
+ * and their work buffers.  Left at their defaults, they change nothing
+ * in training.
  */
 #include "kge/train_impl.h"
 

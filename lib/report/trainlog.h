@@ -8,11 +8,11 @@
  *     "seconds" (that epoch's wall-clock training time, >= 0;
  *     the trainers leave validation out) and "valid_mrr" (in
  *     [0, 1], on the epochs where --valid_every validated).  Written by the
- *     shallow trainer (lib/kge/train.c), --dist ssgd and the bucket
- *     trainer's epoch summary (lib/dist/dist_train.c); other keys ("step",
+ *     shallow trainer's epoch loop (lib/kge/epochs.c), --dist ssgd and
+ *     the bucket trainer's epoch summary; other keys ("step",
  *     "triples_per_second", "ranks", "bytes_sent", ...) are ignored.
  *   - detail lines, which have a "bucket" key (one per edge bucket in
- *     lib/dist/dist_train.c's PBG-style training): skipped.
+ *     PBG-style bucket training): skipped.
  * Blank lines are skipped.  Epochs must increase from line to line (a
  * resumed run's log continues its checkpoint's).
  */
