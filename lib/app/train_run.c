@@ -15,7 +15,7 @@
 #include "eval/eval.h"
 #include "io/dataset.h"
 #include "kge/modeldir.h"
-#include "kge/train_device.h"
+#include "kge/engine.h"
 #include "kge/train_impl.h"
 
 struct job {
@@ -32,10 +32,7 @@ struct job {
 	int show;	/* epoch lines and messages: not quiet, rank 0 */
 	int progress;	/* the line inside an epoch: a terminal, --progress */
 	int writes;
-	/* The device trainer (j->device CUDA, or j->seam); NULL: the CPU
-	 * trainer. */
-	struct kg_backend *be;
-	struct kg_dev_trainer *dt;
+	struct kg_engine *eng;	/* where the step runs (kge/engine.h) */
 };
 
 /* Fail before training, not after it, when the output cannot be made. */
@@ -214,12 +211,8 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 	double t0 = kg_now();
 	uint64_t full = b->train->n * (b->o->reciprocal ? 2 : 1);
 
-	if (b->dt != NULL) {
-		if (kg_dev_trainer_epoch(b->dt, b->train->hrt, b->train->n,
-		    &r->trained) < 0 || kg_dev_trainer_download(b->dt) < 0)
-			return -1;
-	} else if (kg_trainer_epoch(&b->tr, b->train->hrt, b->train->n,
-	    &r->trained) < 0)
+	if (kg_engine_epoch(b->eng, b->train->hrt, b->train->n,
+	    &r->trained) < 0 || kg_engine_download(b->eng) < 0)
 		return -1;
 	if (j->after_epoch != NULL && j->after_epoch(j->hook_ctx, &b->tr) < 0)
 		return -1;
@@ -351,6 +344,7 @@ static json_t *
 figures(const struct job *b)
 {
 	const struct kg_trainer *tr = &b->tr;
+	struct kg_backend *be = kg_engine_backend(b->eng);
 	json_t *fig = json_object();
 
 	json_object_set_new(fig, "epochs", json_integer(tr->epoch));
@@ -363,16 +357,16 @@ figures(const struct job *b)
 	    b->ep.train_seconds > 0.0 ? (double)b->ep.trained /
 	    b->ep.train_seconds : 0.0));
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
-	/* The CPU trainer runs on the CPU backend (lib/compute/backend.h);
-	 * the device trainer on its backend. */
-	if (b->be != NULL) {
+	/* The host engine runs on the CPU backend (lib/compute/backend.h);
+	 * the device engine on its backend. */
+	if (be != NULL) {
 		char dev[32];
-		struct kg_device d = kg_backend_device(b->be);
+		struct kg_device d = kg_backend_device(be);
 
 		json_object_set_new(fig, "device", json_string(
 		    kg_device_format(&d, dev, sizeof(dev))));
 		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(b->be)));
+		    json_string(kg_backend_name(be)));
 		json_object_set_new(fig, "trainer", json_string("device"));
 	} else {
 		json_object_set_new(fig, "device", json_string("cpu"));
@@ -505,31 +499,33 @@ epochs_init(struct job *b)
 	kg_epochs_init(&b->ep, &eo);
 }
 
-/* Open the device trainer when the job asks for one; 0 or -1. */
+/* The engine of the run (kge/engine.h), once the trainer holds its
+ * start; 0 or -1. */
 static int
-open_device(struct job *b)
+open_engine(struct job *b)
 {
 	const struct kg_train_job *j = b->j;
+	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
+	char *line;
 
-	if (j->device.kind == KG_DEVICE_CPU && !j->seam)
-		return 0;
-	b->be = kg_backend_open(&j->device);
-	if (b->be == NULL)
+	r.o = &b->tr.o;
+	r.shape = KG_SHAPE_TABLE;
+	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
+	r.device = j->device;
+	b->eng = kg_engine_open(&r, &b->tr);
+	if (b->eng == NULL)
 		return -1;
-	b->dt = kg_dev_trainer_open(&b->tr, b->be);
-	if (b->dt == NULL)
-		return -1;
-	if (b->show)
-		fprintf(stderr, "%s: training on %s\n", kg_progname(),
-		    kg_backend_name(b->be));
+	line = kg_engine_says(b->eng);
+	if (b->show && line != NULL)
+		fprintf(stderr, "%s: %s\n", kg_progname(), line);
+	free(line);
 	return 0;
 }
 
 static void
 job_release(struct job *b)
 {
-	kg_dev_trainer_free(b->dt);
-	kg_backend_free(b->be);
+	kg_engine_free(b->eng);
 	kg_epochs_release(&b->ep);
 	free(b->ckpt);
 	json_decref(b->config);
@@ -567,7 +563,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		rc = init_trainer(&b) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
-		    &b.tr) < 0) || open_device(&b) < 0 ? -1 : 0;
+		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;
 	if (rc == 0) {
 		b.tr.progress = b.progress;
 		if (j->valid_every > 0)

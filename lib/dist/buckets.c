@@ -181,9 +181,7 @@ teardown(struct kg_buckets *v)
 {
 	uint32_t p;
 
-	kg_dev_buffer_free(v->db);
-	kg_dev_ranks_free(v->dr);
-	kg_backend_free(v->be);
+	kg_engine_free(v->eng);
 	for (p = 0; v->pinned != NULL && p < v->P; p++)
 		if (v->pinned[p])
 			kg_store_release(v->st, p, 0);
@@ -276,11 +274,8 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	lo = K > 1 ? n * v->pass / K : 0;
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
 	v->tr.chunk_base = (uint64_t)v->pass << 32;
-	if ((v->db != NULL ? kg_dev_buffer_bucket(v->db, a, c, v->pos + 3 * lo,
-	    hi - lo, &loss, &done) : v->dr != NULL ? kg_dev_ranks_bucket(
-	    v->dr, a, c, v->pos + 3 * lo, hi - lo, &loss, &done) :
-	    kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo,
-	    max_batches, &loss, &done)) < 0)
+	if (kg_engine_bucket(v->eng, a, c, v->pos + 3 * lo, hi - lo,
+	    max_batches, &loss, &done) < 0)
 		return -1;
 	v->step += (done + bs - 1) / bs;
 	stats[0] += loss;
@@ -375,8 +370,7 @@ static int
 load_pool(struct kg_buckets *v)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
-	int rc = v->db != NULL ? kg_dev_buffer_pool_load(v->db) :
-	    kg_trainer_pool_load(&v->tr, v->buffered ? NULL : v->loc,
+	int rc = kg_engine_pool_load(v->eng, v->buffered ? NULL : v->loc,
 	    v->d->rank);
 
 	if (v->d->size == 1 || np->k == 0 || v->tr.epoch == 0)
@@ -401,7 +395,7 @@ settle_pool(struct kg_buckets *v)
 	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[np->n_parts] * np->dim);
 	kg_dist_sum_f32(v->d, np->sq, np->off[np->n_parts]);
-	return kg_buckets_agree(v, kg_trainer_pool_settle(&v->tr, v->loc,
+	return kg_buckets_agree(v, kg_engine_pool_settle(v->eng, v->loc,
 	    v->d->rank));
 }
 
@@ -449,6 +443,7 @@ figures(struct kg_buckets *v)
 	struct kg_dist *d = v->d;
 	uint64_t *rss = kg_xcalloc(2 * (size_t)d->size, sizeof(*rss));
 	uint64_t bytes[2] = { d->bytes_sent, d->bytes_received };
+	struct kg_backend *be = kg_engine_backend(v->eng);
 	json_t *fig = json_object(), *a, *b;
 	int i;
 
@@ -497,14 +492,14 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
-	if (v->be != NULL) {
-		struct kg_device dv = kg_backend_device(v->be);
+	if (be != NULL) {
+		struct kg_device dv = kg_backend_device(be);
 		char dev[32];
 
 		json_object_set_new(fig, "device", json_string(
 		    kg_device_format(&dv, dev, sizeof(dev))));
 		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(v->be)));
+		    json_string(kg_backend_name(be)));
 		json_object_set_new(fig, "trainer", json_string("device"));
 	}
 	if (v->j->n_gpus > 0) {
@@ -545,6 +540,7 @@ check_paths(const struct kg_buckets *v)
 static int
 check_run(struct kg_buckets *v)
 {
+	enum kg_engine_place place;
 	int rc = 0;
 
 	if (kg_train_opts_check(v->o) < 0 || kg_train_job_check(v->o, v->j) < 0)
@@ -566,25 +562,12 @@ check_run(struct kg_buckets *v)
 			    "--max_step");
 		return -1;
 	}
-	if (v->o->max_step > 0 && v->on_device) {
-		kg_error("--max_step with partitions trains on the CPU; drop "
-		    "--device");
+	/* Where the steps can run, said by rank 0 (kge/engine.h). */
+	kg_error_hold(v->d->rank != 0);
+	rc = kg_engine_choose(&v->run, KG_ASK_RUN, &place);
+	kg_error_hold(0);
+	if (rc < 0)
 		return -1;
-	}
-	if (v->on_device && v->d->size > 1 && (v->x->gpu_capacity > 0 ||
-	    v->x->gpu_mem_budget > 0)) {
-		if (v->d->rank == 0)
-			kg_error("--gpu_buffer and --gpu_mem_budget size one "
-			    "process's device buffer; under mpirun each rank's "
-			    "device holds the bucket it trains");
-		return -1;
-	}
-	if (v->on_device && v->d->size > 1 && v->o->neg_pool > 0) {
-		if (v->d->rank == 0)
-			kg_error("under mpirun a device trains buckets without "
-			    "the negative pool; add --neg_pool 0");
-		return -1;
-	}
 	if (v->buffered && v->d->size > 1) {
 		if (v->d->rank == 0)
 			kg_error("--buffer_capacity and --mem_budget train out "
@@ -633,35 +616,24 @@ start(struct kg_buckets *v)
 	return kg_buckets_agree(v, rc);
 }
 
-/* On a device: the backend and the device's partition buffer, once the
- * trainer holds its start (a resumed one too).  KG_TEST_GPU_SYNC_SWAPS,
- * a test hook, swaps synchronously (the reference of the pipeline). */
+/* The engine (kge/engine.h), once the trainer holds its start (a
+ * resumed one too).  KG_TEST_GPU_SYNC_SWAPS, a test hook, swaps a device
+ * buffer synchronously (the reference of the pipeline). */
 static int
-open_device(struct kg_buckets *v)
+open_engine(struct kg_buckets *v)
 {
-	if (!v->on_device)
-		return 0;
-	v->be = kg_backend_open(&v->j->device);
-	if (v->be == NULL)
+	char *line;
+
+	v->run.capacity = v->capacity;
+	if (getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL)
+		v->run.flags |= KG_DEV_BUFFER_SYNC;
+	v->eng = kg_engine_open(&v->run, &v->tr);
+	if (v->eng == NULL)
 		return -1;
-	if (v->d->size > 1) {
-		v->dr = kg_dev_ranks_open(&v->tr, v->be);
-		if (v->dr == NULL)
-			return -1;
-		if (v->show)
-			fprintf(stderr, "%s: training on %s, each rank a "
-			    "bucket at a time on its device\n", kg_progname(),
-			    kg_backend_name(v->be));
-		return 0;
-	}
-	v->db = kg_dev_buffer_open(&v->tr, v->be, v->capacity,
-	    getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL ? KG_DEV_BUFFER_SYNC : 0);
-	if (v->db == NULL)
-		return -1;
-	if (v->show)
-		fprintf(stderr, "%s: training on %s, %u of %u partitions on "
-		    "the device\n", kg_progname(), kg_backend_name(v->be),
-		    v->capacity, v->P);
+	line = kg_engine_says(v->eng);
+	if (v->show && line != NULL)
+		fprintf(stderr, "%s: %s\n", kg_progname(), line);
+	free(line);
 	return 0;
 }
 
@@ -706,6 +678,13 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	 * under mpirun each rank's device trains a bucket at a time. */
 	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0 ||
 	    (v.on_device && d->size == 1);
+	v.run = (struct kg_engine_run)KG_ENGINE_RUN_INIT;
+	v.run.o = o;
+	v.run.shape = v.buffered ? KG_SHAPE_BUFFER : KG_SHAPE_BUCKETS;
+	v.run.ranks = d->size;
+	v.run.on_device = v.on_device;
+	v.run.device = j->device;
+	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
 	if (check_run(&v) < 0)
 		return -1;
 	eo.epochs = o->epochs;
@@ -720,7 +699,7 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	if (kg_buckets_agree(&v, rc) < 0)
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
 	else
-		rc = start(&v) < 0 || open_device(&v) < 0 ||
+		rc = start(&v) < 0 || open_engine(&v) < 0 ||
 		    kg_buckets_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
 	teardown(&v);
 	/* Nobody may abort a peer that is still cleaning up. */

@@ -17,9 +17,9 @@
 #include "eval/eval.h"
 #include "graph/partition.h"
 #include "io/dataset.h"
+#include "kge/engine.h"
 #include "kge/epochs.h"
 #include "kge/train_device_buf.h"
-#include "kge/train_device_ranks.h"
 #include "store/order.h"
 
 /* What an out-of-core epoch moved. */
@@ -77,15 +77,13 @@ struct kg_buckets {
 	uint32_t capacity;	/* partitions in memory (on a device: on it) */
 	struct kg_order ord;	/* the epoch's order */
 	struct kg_buckets_io io, io_total;
-	/* On a device (buffered too): the device's partition buffer over
-	 * the store, which holds host_capacity partitions in memory (0:
-	 * every one). */
+	/* Where the steps run (kge/engine.h): what the run asks of them,
+	 * and the engine chosen for it.  On a device (buffered too) the
+	 * store holds host_capacity partitions in memory (0: every one). */
 	int on_device;
 	uint32_t host_capacity;
-	struct kg_backend *be;
-	struct kg_dev_buffer *db;
-	/* On a device under mpirun: each bucket through it (train_device_ranks.h). */
-	struct kg_dev_ranks *dr;
+	struct kg_engine_run run;
+	struct kg_engine *eng;
 };
 
 /* One epoch; stats gets { loss sum, positives } over all ranks, *secs
