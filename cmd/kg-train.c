@@ -28,6 +28,7 @@
 #include "dist/ship.h"
 #include "kge/train.h"
 #include "kge/engine.h"
+#include "app/train_buckets.h"
 #include "app/train_run.h"
 #include "core/util.h"
 
@@ -649,7 +650,7 @@ device_ready(struct state *s)
 	if (place == KG_PLACE_HOST)
 		return KG_EXIT_OK;
 	if (place == KG_PLACE_DEVICE_BUFFER) {
-		rc = kg_dist_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
+		rc = kg_train_buckets_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
 		if (rc == KG_ERR_VERSION)
 			return KG_EXIT_VERSION;
 		if (rc < 0)
@@ -749,7 +750,7 @@ train(struct state *s, int *argc, char ***argv)
 	}
 	switch (s->x.mode) {
 	case KG_DIST_BUCKETS:
-		rc = kg_dist_train_run(&d, &s->o, &s->j, &s->x);
+		rc = kg_train_buckets_run(&d, &s->o, &s->j, &s->x);
 		break;
 	case KG_DIST_SSGD:
 		ssgd = kg_dist_ssgd_new(&d);

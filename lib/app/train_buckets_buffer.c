@@ -1,9 +1,9 @@
 /*
- * buckets_buffer: the out-of-core epoch of the bucket driver: one
+ * train_buckets_buffer: the out-of-core epoch of the bucket driver: one
  * process, its partitions in a partition buffer (lib/store/store.h), the
- * buckets in the order of lib/store/order.h; see dist_train.h.
+ * buckets in the order of lib/store/order.h; see train_buckets.h.
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <math.h>
 #include <signal.h>
@@ -74,7 +74,7 @@ capacity_of(struct kg_buckets *v, const struct kg_store_layout *l,
 }
 
 int
-kg_dist_gpu_check(const struct kg_dist_train_opts *x,
+kg_train_buckets_gpu_check(const struct kg_dist_train_opts *x,
     const struct kg_train_opts *o, uint32_t *capacity)
 {
 	struct kg_partition_book pb = KG_PARTITION_BOOK_INIT;

@@ -1,11 +1,11 @@
 /*
- * buckets: the PyTorch-BigGraph-style bucket driver of kg-train; see
- * dist_train.h.  Set-up, the rounds and epochs of the schedule, the log
- * and figures.  Partitions live in a parking store (lib/store/store.h)
- * and move between rounds in buckets_sync.c; checkpoints and the model
- * dir are written in buckets_io.c.
+ * train_buckets: the PyTorch-BigGraph-style bucket driver of kg-train;
+ * see train_buckets.h.  Set-up, the rounds and epochs of the schedule,
+ * the log and figures.  Partitions live in a parking store
+ * (lib/store/store.h) and move between rounds (dist/buckets_sync.h);
+ * checkpoints and the model dir are written in train_buckets_io.c.
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,18 +16,6 @@
 
 #include "kge/epochs.h"
 #include "kge/modeldir.h"
-
-int
-kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)
-{
-	if (strcmp(s, "buckets") == 0)
-		*m = KG_DIST_BUCKETS;
-	else if (strcmp(s, "ssgd") == 0)
-		*m = KG_DIST_SSGD;
-	else
-		return -1;
-	return 0;
-}
 
 int
 kg_buckets_agree(struct kg_buckets *v, int rc)
@@ -659,7 +647,7 @@ finish(struct kg_buckets *v)
 }
 
 int
-kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
+kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
     const struct kg_train_job *j, const struct kg_dist_train_opts *x)
 {
 	struct kg_buckets v;
