@@ -77,7 +77,7 @@ ask_max_step(const struct kg_engine_run *r)
 static int
 ask_pool(const struct kg_engine_run *r)
 {
-	return r->o->neg_pool > 0 && r->shape != KG_SHAPE_TABLE;
+	return r->o->neg_pool > 0;
 }
 
 #define NOT_ON_DEVICE " is not supported on a device yet (use --device cpu)"
