@@ -431,7 +431,6 @@ figures(struct kg_buckets *v)
 	struct kg_dist *d = v->d;
 	uint64_t *rss = kg_xcalloc(2 * (size_t)d->size, sizeof(*rss));
 	uint64_t bytes[2] = { d->bytes_sent, d->bytes_received };
-	struct kg_backend *be = kg_engine_backend(v->eng);
 	json_t *fig = json_object(), *a, *b;
 	int i;
 
@@ -480,29 +479,7 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
-	if (be != NULL) {
-		struct kg_device dv = kg_backend_device(be);
-		char dev[32];
-
-		json_object_set_new(fig, "device", json_string(
-		    kg_device_format(&dv, dev, sizeof(dev))));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(be)));
-		json_object_set_new(fig, "trainer", json_string("device"));
-	}
-	if (v->j->n_gpus > 0) {
-		json_t *g = json_array();
-		char dev[32];
-
-		for (i = 0; i < v->j->n_gpus; i++) {
-			snprintf(dev, sizeof(dev), "cuda:%d", v->j->gpus[i]);
-			json_array_append_new(g, json_string(dev));
-		}
-		json_object_set_new(fig, "devices", g);
-		if (v->j->gpus_emulated)
-			json_object_set_new(fig, "devices_emulated",
-			    json_true());
-	}
+	kg_train_engine_figures(fig, v->eng, v->j, 0);
 	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
@@ -514,9 +491,7 @@ static int
 check_paths(const struct kg_buckets *v)
 {
 	const char *in[2] = { v->j->dataset, v->x->partitions };
-	char *ckpt = v->j->no_checkpoint ? NULL : v->j->checkpoint_dir ?
-	    kg_xstrdup(v->j->checkpoint_dir) : kg_xasprintf("%s.ckpt",
-	    v->j->output);
+	char *ckpt = v->j->no_checkpoint ? NULL : kg_train_job_ckpt(v->j);
 	int rc = kg_modeldir_check_paths(v->j->output, ckpt, v->x->swap_dir,
 	    in, 2);
 
@@ -580,8 +555,7 @@ start(struct kg_buckets *v)
 {
 	int rc = 0;
 
-	v->ckpt = v->j->checkpoint_dir ? kg_xstrdup(v->j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", v->j->output);
+	v->ckpt = kg_train_job_ckpt(v->j);
 	v->config = kg_buckets_config(v);
 	if (v->j->resume) {
 		/* Rank 0's disk holds the checkpoint; the others' need not. */
@@ -610,19 +584,11 @@ start(struct kg_buckets *v)
 static int
 open_engine(struct kg_buckets *v)
 {
-	char *line;
-
 	v->run.capacity = v->capacity;
 	if (getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL)
 		v->run.flags |= KG_DEV_BUFFER_SYNC;
-	v->eng = kg_engine_open(&v->run, &v->tr);
-	if (v->eng == NULL)
-		return -1;
-	line = kg_engine_says(v->eng);
-	if (v->show && line != NULL)
-		fprintf(stderr, "%s: %s\n", kg_progname(), line);
-	free(line);
-	return 0;
+	v->eng = kg_train_engine_open(&v->run, &v->tr, v->show);
+	return v->eng == NULL ? -1 : 0;
 }
 
 /* The model dir, and the checkpoint gone after success. */

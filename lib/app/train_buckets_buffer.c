@@ -121,8 +121,7 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 		dir = kg_xstrdup(v->x->swap_dir);
 	else {
 		/* Beside the checkpoint, so that it links the files. */
-		ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-		    kg_xasprintf("%s.ckpt", j->output);
+		ckpt = kg_train_job_ckpt(j);
 		dir = parent_of(ckpt);
 		free(ckpt);
 	}

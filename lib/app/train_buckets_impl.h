@@ -16,6 +16,7 @@
 #define KG_APP_TRAIN_BUCKETS_IMPL_H
 
 #include "app/train_buckets.h"
+#include "app/train_engine.h"
 #include "dist/buckets_sync.h"
 #include "kge/train_device_buf.h"
 

@@ -11,11 +11,11 @@
 
 #include <jansson.h>
 
+#include "app/train_engine.h"
 #include "compute/backend.h"
 #include "eval/eval.h"
 #include "io/dataset.h"
 #include "kge/modeldir.h"
-#include "kge/engine.h"
 #include "kge/train_impl.h"
 
 struct job {
@@ -149,8 +149,7 @@ resume(struct job *b)
 	const struct kg_train_job *j = b->j;
 	char *old_log = NULL;
 
-	b->ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", j->output);
+	b->ckpt = kg_train_job_ckpt(j);
 	if (b->writes && !j->no_checkpoint &&
 	    check_parent(b->ckpt, "checkpoint") < 0)
 		return -1;
@@ -344,7 +343,6 @@ static json_t *
 figures(const struct job *b)
 {
 	const struct kg_trainer *tr = &b->tr;
-	struct kg_backend *be = kg_engine_backend(b->eng);
 	json_t *fig = json_object();
 
 	json_object_set_new(fig, "epochs", json_integer(tr->epoch));
@@ -359,34 +357,7 @@ figures(const struct job *b)
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
 	/* The host engine runs on the CPU backend (lib/compute/backend.h);
 	 * the device engine on its backend. */
-	if (be != NULL) {
-		char dev[32];
-		struct kg_device d = kg_backend_device(be);
-
-		json_object_set_new(fig, "device", json_string(
-		    kg_device_format(&d, dev, sizeof(dev))));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(be)));
-		json_object_set_new(fig, "trainer", json_string("device"));
-	} else {
-		json_object_set_new(fig, "device", json_string("cpu"));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_cpu_name()));
-	}
-	if (b->j->n_gpus > 0) {
-		json_t *a = json_array();
-		char dev[32];
-		int i;
-
-		for (i = 0; i < b->j->n_gpus; i++) {
-			snprintf(dev, sizeof(dev), "cuda:%d", b->j->gpus[i]);
-			json_array_append_new(a, json_string(dev));
-		}
-		json_object_set_new(fig, "devices", a);
-		if (b->j->gpus_emulated)
-			json_object_set_new(fig, "devices_emulated",
-			    json_true());
-	}
+	kg_train_engine_figures(fig, b->eng, b->j, 1);
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
 	if (b->j->one_vs_all_plateau > 0)
@@ -445,8 +416,7 @@ ckpt_path(const struct kg_train_job *j)
 {
 	if (j->no_checkpoint)
 		return NULL;
-	return j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", j->output);
+	return kg_train_job_ckpt(j);
 }
 
 /* Nothing this run writes may be or hold the dataset. */
@@ -506,20 +476,13 @@ open_engine(struct job *b)
 {
 	const struct kg_train_job *j = b->j;
 	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
-	char *line;
 
 	r.o = &b->tr.o;
 	r.shape = KG_SHAPE_TABLE;
 	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	r.device = j->device;
-	b->eng = kg_engine_open(&r, &b->tr);
-	if (b->eng == NULL)
-		return -1;
-	line = kg_engine_says(b->eng);
-	if (b->show && line != NULL)
-		fprintf(stderr, "%s: %s\n", kg_progname(), line);
-	free(line);
-	return 0;
+	b->eng = kg_train_engine_open(&r, &b->tr, b->show);
+	return b->eng == NULL ? -1 : 0;
 }
 
 static void
