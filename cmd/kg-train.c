@@ -27,7 +27,8 @@
 #include "dist/gpus.h"
 #include "dist/ship.h"
 #include "kge/train.h"
-#include "kge/train_device.h"
+#include "kge/engine.h"
+#include "app/train_buckets.h"
 #include "app/train_run.h"
 #include "core/util.h"
 
@@ -606,22 +607,24 @@ gpus_opt(struct state *s)
 }
 
 /*
- * Where the step runs (--device, --gpu, --gpus): the CPU trainer, or the
- * device trainer (kge/train_device.h) on a visible GPU, alone or under
- * mpirun with --dist ssgd, with --partitions over the device's partition
- * buffer (kge/train_device_buf.h); one line and KG_EXIT_USAGE otherwise,
- * before any work.  Test hooks: KG_TRAIN_SEAM=cpu runs the device trainer
- * on the CPU backend; with it, KG_DEVICE_COUNT=N lets --device cuda and
- * --gpus choose each rank's GPU as if N were visible (train() names them
- * in its lines and the manifest), the steps running on the CPU backend.
+ * Where the step runs (--device, --gpu, --gpus): the place the engine
+ * chooser picks (kge/engine.h) for the options, the device and the rank
+ * count, and the options-only rows of its supports table; one line and
+ * KG_EXIT_USAGE for what cannot run there, before any work.  With
+ * --partitions in one process the device's buffer capacity is checked
+ * against them too.  Test hooks: KG_TRAIN_SEAM=cpu runs the device
+ * engine on the CPU backend; with it, KG_DEVICE_COUNT=N lets --device
+ * cuda and --gpus choose each rank's GPU as if N were visible (train()
+ * names them in its lines and the manifest), the steps running on the
+ * CPU backend.
  */
 static int
 device_ready(struct state *s)
 {
 	const char *seam = getenv("KG_TRAIN_SEAM"), *count;
 	int seam_env = seam != NULL && strcmp(seam, "cpu") == 0, rc;
-	int gpu_opts = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0;
-	char name[32];
+	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
+	enum kg_engine_place place;
 
 	if (gpus_opt(s) < 0)
 		return KG_EXIT_USAGE;
@@ -634,24 +637,20 @@ device_ready(struct state *s)
 	}
 	s->j.seam = seam_env && (s->device.kind == KG_DEVICE_CPU ||
 	    s->emulated);
-	if (gpu_opts && (s->x.mode != KG_DIST_BUCKETS ||
-	    (s->device.kind == KG_DEVICE_CPU && !s->j.seam))) {
-		kg_error("--gpu_buffer and --gpu_mem_budget need --partitions "
-		    "and --device cuda");
+	r.o = &s->o;
+	r.shape = s->x.mode == KG_DIST_BUCKETS ? KG_SHAPE_BUCKETS :
+	    KG_SHAPE_TABLE;
+	r.ranks = kg_dist_launched_size();
+	r.on_device = s->device.kind != KG_DEVICE_CPU || s->j.seam;
+	r.device = s->device;
+	r.check_device = !s->emulated;
+	r.gpu_buffer = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0;
+	if (kg_engine_choose(&r, KG_ASK_PLACE | KG_ASK_OPTIONS, &place) < 0)
 		return KG_EXIT_USAGE;
-	}
-	if (s->device.kind == KG_DEVICE_CPU && !s->j.seam)
+	if (place == KG_PLACE_HOST)
 		return KG_EXIT_OK;
-	kg_device_format(&s->device, name, sizeof(name));
-	if (!s->emulated && kg_backend_check(&s->device) < 0)
-		return KG_EXIT_USAGE;
-	if (kg_train_device_check(&s->o) < 0)
-		return KG_EXIT_USAGE;
-	/* Partitions: the device's partition buffer, its capacity checked
-	 * against them before any work (one process; under mpirun each
-	 * rank's device takes a bucket at a time, lib/dist/buckets.c). */
-	if (s->x.mode == KG_DIST_BUCKETS && kg_dist_launched_size() == 1) {
-		rc = kg_dist_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
+	if (place == KG_PLACE_DEVICE_BUFFER) {
+		rc = kg_train_buckets_gpu_check(&s->x, &s->o, &s->x.gpu_capacity);
 		if (rc == KG_ERR_VERSION)
 			return KG_EXIT_VERSION;
 		if (rc < 0)
@@ -751,7 +750,7 @@ train(struct state *s, int *argc, char ***argv)
 	}
 	switch (s->x.mode) {
 	case KG_DIST_BUCKETS:
-		rc = kg_dist_train_run(&d, &s->o, &s->j, &s->x);
+		rc = kg_train_buckets_run(&d, &s->o, &s->j, &s->x);
 		break;
 	case KG_DIST_SSGD:
 		ssgd = kg_dist_ssgd_new(&d);

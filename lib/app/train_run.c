@@ -11,11 +11,11 @@
 
 #include <jansson.h>
 
+#include "app/train_engine.h"
 #include "compute/backend.h"
 #include "eval/eval.h"
 #include "io/dataset.h"
 #include "kge/modeldir.h"
-#include "kge/train_device.h"
 #include "kge/train_impl.h"
 
 struct job {
@@ -32,10 +32,7 @@ struct job {
 	int show;	/* epoch lines and messages: not quiet, rank 0 */
 	int progress;	/* the line inside an epoch: a terminal, --progress */
 	int writes;
-	/* The device trainer (j->device CUDA, or j->seam); NULL: the CPU
-	 * trainer. */
-	struct kg_backend *be;
-	struct kg_dev_trainer *dt;
+	struct kg_engine *eng;	/* where the step runs (kge/engine.h) */
 };
 
 /* Fail before training, not after it, when the output cannot be made. */
@@ -152,8 +149,7 @@ resume(struct job *b)
 	const struct kg_train_job *j = b->j;
 	char *old_log = NULL;
 
-	b->ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", j->output);
+	b->ckpt = kg_train_job_ckpt(j);
 	if (b->writes && !j->no_checkpoint &&
 	    check_parent(b->ckpt, "checkpoint") < 0)
 		return -1;
@@ -214,12 +210,8 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 	double t0 = kg_now();
 	uint64_t full = b->train->n * (b->o->reciprocal ? 2 : 1);
 
-	if (b->dt != NULL) {
-		if (kg_dev_trainer_epoch(b->dt, b->train->hrt, b->train->n,
-		    &r->trained) < 0 || kg_dev_trainer_download(b->dt) < 0)
-			return -1;
-	} else if (kg_trainer_epoch(&b->tr, b->train->hrt, b->train->n,
-	    &r->trained) < 0)
+	if (kg_engine_epoch(b->eng, b->train->hrt, b->train->n,
+	    &r->trained) < 0 || kg_engine_download(b->eng) < 0)
 		return -1;
 	if (j->after_epoch != NULL && j->after_epoch(j->hook_ctx, &b->tr) < 0)
 		return -1;
@@ -363,36 +355,9 @@ figures(const struct job *b)
 	    b->ep.train_seconds > 0.0 ? (double)b->ep.trained /
 	    b->ep.train_seconds : 0.0));
 	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
-	/* The CPU trainer runs on the CPU backend (lib/compute/backend.h);
-	 * the device trainer on its backend. */
-	if (b->be != NULL) {
-		char dev[32];
-		struct kg_device d = kg_backend_device(b->be);
-
-		json_object_set_new(fig, "device", json_string(
-		    kg_device_format(&d, dev, sizeof(dev))));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(b->be)));
-		json_object_set_new(fig, "trainer", json_string("device"));
-	} else {
-		json_object_set_new(fig, "device", json_string("cpu"));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_cpu_name()));
-	}
-	if (b->j->n_gpus > 0) {
-		json_t *a = json_array();
-		char dev[32];
-		int i;
-
-		for (i = 0; i < b->j->n_gpus; i++) {
-			snprintf(dev, sizeof(dev), "cuda:%d", b->j->gpus[i]);
-			json_array_append_new(a, json_string(dev));
-		}
-		json_object_set_new(fig, "devices", a);
-		if (b->j->gpus_emulated)
-			json_object_set_new(fig, "devices_emulated",
-			    json_true());
-	}
+	/* The host engine runs on the CPU backend (lib/compute/backend.h);
+	 * the device engine on its backend. */
+	kg_train_engine_figures(fig, b->eng, b->j, 1);
 	json_object_set_new(fig, "train_triples",
 	    json_integer((json_int_t)b->train->n));
 	if (b->j->one_vs_all_plateau > 0)
@@ -451,8 +416,7 @@ ckpt_path(const struct kg_train_job *j)
 {
 	if (j->no_checkpoint)
 		return NULL;
-	return j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", j->output);
+	return kg_train_job_ckpt(j);
 }
 
 /* Nothing this run writes may be or hold the dataset. */
@@ -505,31 +469,26 @@ epochs_init(struct job *b)
 	kg_epochs_init(&b->ep, &eo);
 }
 
-/* Open the device trainer when the job asks for one; 0 or -1. */
+/* The engine of the run (kge/engine.h), once the trainer holds its
+ * start; 0 or -1. */
 static int
-open_device(struct job *b)
+open_engine(struct job *b)
 {
 	const struct kg_train_job *j = b->j;
+	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
 
-	if (j->device.kind == KG_DEVICE_CPU && !j->seam)
-		return 0;
-	b->be = kg_backend_open(&j->device);
-	if (b->be == NULL)
-		return -1;
-	b->dt = kg_dev_trainer_open(&b->tr, b->be);
-	if (b->dt == NULL)
-		return -1;
-	if (b->show)
-		fprintf(stderr, "%s: training on %s\n", kg_progname(),
-		    kg_backend_name(b->be));
-	return 0;
+	r.o = &b->tr.o;
+	r.shape = KG_SHAPE_TABLE;
+	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
+	r.device = j->device;
+	b->eng = kg_train_engine_open(&r, &b->tr, b->show);
+	return b->eng == NULL ? -1 : 0;
 }
 
 static void
 job_release(struct job *b)
 {
-	kg_dev_trainer_free(b->dt);
-	kg_backend_free(b->be);
+	kg_engine_free(b->eng);
 	kg_epochs_release(&b->ep);
 	free(b->ckpt);
 	json_decref(b->config);
@@ -567,7 +526,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		rc = init_trainer(&b) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
-		    &b.tr) < 0) || open_device(&b) < 0 ? -1 : 0;
+		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;
 	if (rc == 0) {
 		b.tr.progress = b.progress;
 		if (j->valid_every > 0)

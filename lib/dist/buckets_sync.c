@@ -4,7 +4,7 @@
  * take, send, receive, put) and the changes to the replicated relation
  * tables.
  */
-#include "dist/buckets_impl.h"
+#include "dist/buckets_sync.h"
 
 #include <stdlib.h>
 #include <string.h>

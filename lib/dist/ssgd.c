@@ -1,6 +1,6 @@
 /*
- * ssgd: synchronous data-parallel SGD through kg_train_run's hooks; see
- * dist_train.h.
+ * ssgd: synchronous data-parallel SGD through kg_train_run's hooks, and
+ * the names of the distributed modes; see dist_train.h.
  */
 #include "dist/dist_train.h"
 
@@ -15,6 +15,18 @@ struct kg_dist_ssgd {
 	uint32_t *rel_ids;
 	float *rel_g;
 };
+
+int
+kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)
+{
+	if (strcmp(s, "buckets") == 0)
+		*m = KG_DIST_BUCKETS;
+	else if (strcmp(s, "ssgd") == 0)
+		*m = KG_DIST_SSGD;
+	else
+		return -1;
+	return 0;
+}
 
 /* The trainer's merge hook: the chunk's row gradients summed over the
  * ranks, identically on every rank, into out (s's arrays). */

@@ -14,13 +14,6 @@
 
 #include "kge/plan.h"
 
-size_t
-kg_train_plan_even(const struct kg_trainer *tr, uint64_t n, uint32_t bucket,
-    struct kg_chunk *c)
-{
-	return kg_plan_even(tr, n, bucket, c);
-}
-
 /* Progress inside an epoch, at most every two seconds. */
 static void
 report(const struct kg_trainer *tr, uint64_t done, uint64_t n, double t0,

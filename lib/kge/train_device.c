@@ -9,34 +9,6 @@
 #include "kge/score.h"
 #include "kge/train_impl.h"
 
-int
-kg_train_device_check(const struct kg_train_opts *o)
-{
-	const char *what = NULL;
-
-	if (o->one_vs_all || o->one_vs_all_after > 0)
-		what = "1-vs-all (--one_vs_all, --one_vs_all_after)";
-	else if (o->filter_negatives)
-		what = "filtered negatives (--neg_filter)";
-	else if (o->use_types)
-		what = "typed negatives";
-	else if (o->neg_in_batch)
-		what = "in-batch negatives";
-	else if (o->rel_pred > 0.0)
-		what = "relation prediction";
-	else if (o->dura > 0.0 || o->ova_dura > 0.0)
-		what = "DURA";
-	else if (o->subsampling)
-		what = "subsampling weights";
-	else if (o->clip > 0.0)
-		what = "gradient clipping (--max_grad_norm)";
-	if (what == NULL)
-		return 0;
-	kg_error("%s is not supported on a device yet (use --device cpu)",
-	    what);
-	return -1;
-}
-
 /* Allocate n bytes of device memory into *p; 0 or -1. */
 static int
 dalloc(struct kg_dev_trainer *dt, void *p, size_t n)

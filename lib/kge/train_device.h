@@ -41,10 +41,10 @@
  * pinned host buffers, summed over the ranks by merge, uploaded and
  * applied with kg_trainer_apply's rates.  An empty share takes part too.
  *
- * The options it does not support are refused by kg_train_device_check,
- * one line each: 1-vs-all, filtered or typed or in-batch
- * negatives, relation prediction, DURA, subsampling weights, gradient
- * clipping.
+ * The options it does not support are the device places' gaps in the
+ * supports table (kge/engine.h), refused with one line each: 1-vs-all,
+ * filtered or typed or in-batch negatives, relation prediction, DURA,
+ * subsampling weights, gradient clipping.
  */
 #ifndef KG_TRAIN_DEVICE_H
 #define KG_TRAIN_DEVICE_H
@@ -52,11 +52,21 @@
 #include <stdint.h>
 
 #include "compute/backend.h"
+#include "kge/engine.h"
 #include "kge/train.h"
 
-/* Whether options o can train through the seam: 0, or -1 after
- * kg_error() naming the first option it does not support. */
-int kg_train_device_check(const struct kg_train_opts *o);
+/* Whether options o can train through the seam: the supports table's
+ * options rows for the device (kge/engine.h); 0, or -1 after kg_error()
+ * naming the first option it does not support. */
+static inline int
+kg_train_device_check(const struct kg_train_opts *o)
+{
+	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
+
+	r.o = o;
+	r.on_device = 1;
+	return kg_engine_supports(KG_PLACE_DEVICE, &r, KG_ASK_OPTIONS);
+}
 
 struct kg_dev_trainer;
 

@@ -360,7 +360,7 @@ pool_fill(struct kg_dev_buffer *db, uint32_t q)
 }
 
 /* This epoch's gradients of every partition into the host pool's first
- * copy (for a checkpoint: buckets_io.c saves them).  0 or -1. */
+ * copy (for a checkpoint, which the bucket driver saves).  0 or -1. */
 static int
 pool_download(struct kg_dev_buffer *db)
 {

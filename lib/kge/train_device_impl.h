@@ -1,7 +1,8 @@
 /*
- * train_device_impl: the device trainer's state, shared by its two
- * drivers (lib/kge only): train_device.c (the whole table on the device)
- * and train_device_buf.c (the partition buffer).
+ * train_device_impl: the device trainer's state, shared by its drivers
+ * (lib/kge only): train_device.c (the whole table on the device),
+ * train_device_buf.c (the partition buffer) and engine_device.c (one
+ * bucket at a time under mpirun).
  */
 #ifndef KG_TRAIN_DEVICE_IMPL_H
 #define KG_TRAIN_DEVICE_IMPL_H
@@ -85,12 +86,9 @@ struct kg_dev_trainer {
 	 * entity e of partition p (resident) is device row e + row_shift[p],
 	 * and the chunks are planned as bucket (ph, pt)'s, which gives the
 	 * partitions the negatives come from and the random stream.
-	 * neg_part, other_part and neg_base are not read: the planner
-	 * derives them from (ph, pt) and the chunk's side.
 	 */
 	const int64_t *row_shift;
-	uint32_t ph, pt, neg_part, other_part;
-	uint64_t neg_base;
+	uint32_t ph, pt;
 	/*
 	 * The negative pool (np NULL: none).  The plan's n_pool pool
 	 * negatives are gathered from pool.rows and their gradients summed

@@ -131,10 +131,6 @@ double kg_train_chunk(struct kg_trainer *tr, struct kg_train_ws *ws,
     const struct kg_chunk *ch, const struct kg_store_part *pf,
     const struct kg_store_part *pc);
 
-/* kg_plan_even (plan.h), under the bucket drivers' name. */
-size_t kg_train_plan_even(const struct kg_trainer *tr, uint64_t n,
-    uint32_t bucket, struct kg_chunk *c);
-
 /* The epoch's positives: the n triples and, with reciprocal relations,
  * their inverses, shuffled from the seed and the epoch, and in a grouped
  * 1-vs-all epoch ordered by query; *np gets their count (train_bucket.c;

@@ -1,6 +1,6 @@
 # kg-train --partitions DIR --device cuda under mpirun (issue 31 item 5)
 # without a GPU: the test hook KG_TRAIN_SEAM=cpu runs each rank's device
-# trainer on the CPU backend, a bucket at a time (kge/train_device_ranks.h),
+# trainer on the CPU backend, a bucket at a time (kge/engine.h),
 # in the CPU bucket schedule; KG_DEVICE_COUNT=2 gives each rank a GPU of
 # its own to name.
 #

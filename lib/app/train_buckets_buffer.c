@@ -1,9 +1,9 @@
 /*
- * buckets_buffer: the out-of-core epoch of the bucket driver: one
+ * train_buckets_buffer: the out-of-core epoch of the bucket driver: one
  * process, its partitions in a partition buffer (lib/store/store.h), the
- * buckets in the order of lib/store/order.h; see dist_train.h.
+ * buckets in the order of lib/store/order.h; see train_buckets.h.
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <math.h>
 #include <signal.h>
@@ -74,7 +74,7 @@ capacity_of(struct kg_buckets *v, const struct kg_store_layout *l,
 }
 
 int
-kg_dist_gpu_check(const struct kg_dist_train_opts *x,
+kg_train_buckets_gpu_check(const struct kg_dist_train_opts *x,
     const struct kg_train_opts *o, uint32_t *capacity)
 {
 	struct kg_partition_book pb = KG_PARTITION_BOOK_INIT;
@@ -121,8 +121,7 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 		dir = kg_xstrdup(v->x->swap_dir);
 	else {
 		/* Beside the checkpoint, so that it links the files. */
-		ckpt = j->checkpoint_dir ? kg_xstrdup(j->checkpoint_dir) :
-		    kg_xasprintf("%s.ckpt", j->output);
+		ckpt = kg_train_job_ckpt(j);
 		dir = parent_of(ckpt);
 		free(ckpt);
 	}
@@ -181,37 +180,6 @@ build_order(struct kg_buckets *v, uint64_t e)
 	return next_order(v, e);
 }
 
-/* Pin the partitions of state s and unpin those it left; 0 or -1. */
-static int
-enter_state(struct kg_buckets *v, uint32_t s)
-{
-	const uint32_t *in = kg_order_state(&v->ord, s);
-	uint32_t p, k;
-
-	for (p = 0; p < v->P; p++) {
-		int keep = 0;
-
-		for (k = 0; k < v->ord.width; k++)
-			keep |= in[k] == p;
-		if (v->pinned[p] && !keep) {
-			kg_store_release(v->st, p, 0);
-			v->pinned[p] = 0;
-		}
-	}
-	for (k = 0; k < v->ord.width; k++) {
-		p = in[k];
-		if (v->pinned[p])
-			continue;
-		if (kg_store_acquire(v->st, p) == NULL)
-			return -1;
-		v->pinned[p] = 1;
-	}
-	/* The next state's partition is read while this one trains. */
-	if (s + 1 < v->ord.nstates)
-		kg_store_prefetch(v->st, v->ord.in[s + 1]);
-	return 0;
-}
-
 /* A test hook: KG_TEST_KILL_STATE="e:s" ends the process with SIGKILL
  * on entering state s of epoch e (1-based), as a crash would. */
 static void
@@ -263,8 +231,7 @@ run_pass(struct kg_buckets *v, double stats[2])
 		double t0 = kg_now();
 
 		kill_hook(v, s);
-		if (v->db != NULL ? kg_dev_buffer_enter(v->db, &v->ord, s) < 0 :
-		    enter_state(v, s) < 0)
+		if (kg_engine_enter(v->eng, &v->ord, s) < 0)
 			return -1;
 		v->io.wait_seconds += kg_now() - t0;
 		for (i = 0; i < n; i++)
@@ -284,32 +251,26 @@ int
 kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 {
 	struct kg_store_stats s0 = v->st->stats;
-	struct kg_dev_buffer_stats d0 = { 0 }, d1;
-	uint32_t p;
+	const struct kg_dev_buffer_stats *ds = kg_engine_buffer_stats(v->eng);
+	struct kg_dev_buffer_stats d0 = { 0 };
 	double t0;
 
 	v->io.swaps = v->io.swaps_bound = v->io.order_swaps = 0;
 	v->io.wait_seconds = 0.0;
-	if (v->db != NULL)
-		d0 = *kg_dev_buffer_stats(v->db);
+	if (ds != NULL)
+		d0 = *ds;
 	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
 		if (run_pass(v, stats) < 0)
 			return -1;
-	/* The device's tables back in the store and the trainer; its swaps
-	 * are the ones it made. */
-	if (v->db != NULL) {
-		if (kg_dev_buffer_flush(v->db) < 0)
-			return -1;
-		d1 = *kg_dev_buffer_stats(v->db);
-		v->io.swaps = d1.swaps - d0.swaps;
-		v->io.wait_seconds += d1.wait_seconds - d0.wait_seconds;
+	/* The engine's partitions back in the store (a device's tables in
+	 * the trainer too; its swaps are the ones it made), unpinned: they
+	 * stay in memory for the next epoch's start. */
+	if (kg_engine_download(v->eng) < 0)
+		return -1;
+	if (ds != NULL) {
+		v->io.swaps = ds->swaps - d0.swaps;
+		v->io.wait_seconds += ds->wait_seconds - d0.wait_seconds;
 	}
-	/* Unpinned, they stay in memory for the next epoch's start. */
-	for (p = 0; p < v->P; p++)
-		if (v->pinned[p]) {
-			kg_store_release(v->st, p, 0);
-			v->pinned[p] = 0;
-		}
 	t0 = kg_now();
 	if (kg_store_flush(v->st) < 0)
 		return -1;
@@ -329,16 +290,14 @@ void
 kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 {
 	const struct kg_store *st = v->st;
+	const struct kg_dev_buffer_stats *ds = kg_engine_buffer_stats(v->eng);
 	uint64_t most = 0;
 	uint32_t p;
 
 	for (p = 0; p < v->P; p++)
 		if (kg_store_part_rows(st, p) > most)
 			most = kg_store_part_rows(st, p);
-	if (v->db != NULL) {
-		const struct kg_dev_buffer_stats *ds =
-		    kg_dev_buffer_stats(v->db);
-
+	if (ds != NULL) {
 		json_object_set_new(fig, "gpu_buffer_capacity",
 		    json_integer(v->capacity));
 		json_object_set_new(fig, "order_swaps", json_integer(
@@ -372,16 +331,17 @@ void
 kg_buckets_buffer_line(const struct kg_buckets *v, char **json, char **text)
 {
 	const struct kg_buckets_io *io = &v->io;
+	int dev = kg_engine_buffer_stats(v->eng) != NULL;
 
 	*json = kg_xasprintf(", \"%sbuffer_capacity\": %u, \"swaps\": %llu, "
 	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "
 	    "\"bytes_written\": %llu, \"io_wait_seconds\": %.3f, "
-	    "\"peak_rss_kib\": %llu", v->db ? "gpu_" : "", v->capacity,
+	    "\"peak_rss_kib\": %llu", dev ? "gpu_" : "", v->capacity,
 	    (unsigned long long)io->swaps, (unsigned long long)io->swaps_bound,
 	    (unsigned long long)io->bytes_read,
 	    (unsigned long long)io->bytes_written, io->wait_seconds,
 	    (unsigned long long)kg_peak_rss_kib());
-	if (v->db != NULL)
+	if (dev)
 		*text = kg_xasprintf("%llu swaps to the device (the order's "
 		    "%llu, at least %llu), %.2f GB read, %.2f GB written",
 		    (unsigned long long)io->swaps,

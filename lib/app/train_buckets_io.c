@@ -1,11 +1,11 @@
 /*
- * buckets_io: the bucket driver's checkpoints (lib/io/ckpt.h) and model
+ * train_buckets_io: the bucket driver's checkpoints (lib/io/ckpt.h) and model
  * dir (lib/kge/modeldir.h), written and read by rank 0 alone: the other
  * ranks send it the partitions they hold or park, and it sends them
  * theirs back on a resume, so the ranks share no filesystem (each may
  * run on a host of its own with its own disk).
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

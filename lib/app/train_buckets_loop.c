@@ -1,9 +1,9 @@
 /*
- * buckets_loop: the bucket driver's side of the epoch loop (kge/epochs.h):
+ * train_buckets_loop: the bucket driver's side of the epoch loop (kge/epochs.h):
  * its epoch, validation through the store (one process), the best
  * epoch's snapshot, checkpoints and the epoch line's figures.
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /*
- * buckets: the PyTorch-BigGraph-style bucket driver of kg-train; see
- * dist_train.h.  Set-up, the rounds and epochs of the schedule, the log
- * and figures.  Partitions live in a parking store (lib/store/store.h)
- * and move between rounds in buckets_sync.c; checkpoints and the model
- * dir are written in buckets_io.c.
+ * train_buckets: the PyTorch-BigGraph-style bucket driver of kg-train;
+ * see train_buckets.h.  Set-up, the rounds and epochs of the schedule,
+ * the log and figures.  Partitions live in a parking store
+ * (lib/store/store.h) and move between rounds (dist/buckets_sync.h);
+ * checkpoints and the model dir are written in train_buckets_io.c.
  */
-#include "dist/buckets_impl.h"
+#include "app/train_buckets_impl.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,18 +16,6 @@
 
 #include "kge/epochs.h"
 #include "kge/modeldir.h"
-
-int
-kg_dist_mode_parse(const char *s, enum kg_dist_mode *m)
-{
-	if (strcmp(s, "buckets") == 0)
-		*m = KG_DIST_BUCKETS;
-	else if (strcmp(s, "ssgd") == 0)
-		*m = KG_DIST_SSGD;
-	else
-		return -1;
-	return 0;
-}
 
 int
 kg_buckets_agree(struct kg_buckets *v, int rc)
@@ -181,9 +169,7 @@ teardown(struct kg_buckets *v)
 {
 	uint32_t p;
 
-	kg_dev_buffer_free(v->db);
-	kg_dev_ranks_free(v->dr);
-	kg_backend_free(v->be);
+	kg_engine_free(v->eng);
 	for (p = 0; v->pinned != NULL && p < v->P; p++)
 		if (v->pinned[p])
 			kg_store_release(v->st, p, 0);
@@ -276,11 +262,8 @@ kg_buckets_train(struct kg_buckets *v, uint32_t round, uint32_t bk,
 	lo = K > 1 ? n * v->pass / K : 0;
 	hi = K > 1 ? n * (v->pass + 1) / K : n;
 	v->tr.chunk_base = (uint64_t)v->pass << 32;
-	if ((v->db != NULL ? kg_dev_buffer_bucket(v->db, a, c, v->pos + 3 * lo,
-	    hi - lo, &loss, &done) : v->dr != NULL ? kg_dev_ranks_bucket(
-	    v->dr, a, c, v->pos + 3 * lo, hi - lo, &loss, &done) :
-	    kg_trainer_bucket(&v->tr, a, c, v->pos + 3 * lo, hi - lo,
-	    max_batches, &loss, &done)) < 0)
+	if (kg_engine_bucket(v->eng, a, c, v->pos + 3 * lo, hi - lo,
+	    max_batches, &loss, &done) < 0)
 		return -1;
 	v->step += (done + bs - 1) / bs;
 	stats[0] += loss;
@@ -375,8 +358,7 @@ static int
 load_pool(struct kg_buckets *v)
 {
 	struct kg_neg_pool *np = &v->tr.pool;
-	int rc = v->db != NULL ? kg_dev_buffer_pool_load(v->db) :
-	    kg_trainer_pool_load(&v->tr, v->buffered ? NULL : v->loc,
+	int rc = kg_engine_pool_load(v->eng, v->buffered ? NULL : v->loc,
 	    v->d->rank);
 
 	if (v->d->size == 1 || np->k == 0 || v->tr.epoch == 0)
@@ -401,7 +383,7 @@ settle_pool(struct kg_buckets *v)
 	kg_neg_pool_fold(np, UINT32_MAX);
 	kg_dist_sum_f32(v->d, np->grad, np->off[np->n_parts] * np->dim);
 	kg_dist_sum_f32(v->d, np->sq, np->off[np->n_parts]);
-	return kg_buckets_agree(v, kg_trainer_pool_settle(&v->tr, v->loc,
+	return kg_buckets_agree(v, kg_engine_pool_settle(v->eng, v->loc,
 	    v->d->rank));
 }
 
@@ -497,29 +479,7 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
-	if (v->be != NULL) {
-		struct kg_device dv = kg_backend_device(v->be);
-		char dev[32];
-
-		json_object_set_new(fig, "device", json_string(
-		    kg_device_format(&dv, dev, sizeof(dev))));
-		json_object_set_new(fig, "backend",
-		    json_string(kg_backend_name(v->be)));
-		json_object_set_new(fig, "trainer", json_string("device"));
-	}
-	if (v->j->n_gpus > 0) {
-		json_t *g = json_array();
-		char dev[32];
-
-		for (i = 0; i < v->j->n_gpus; i++) {
-			snprintf(dev, sizeof(dev), "cuda:%d", v->j->gpus[i]);
-			json_array_append_new(g, json_string(dev));
-		}
-		json_object_set_new(fig, "devices", g);
-		if (v->j->gpus_emulated)
-			json_object_set_new(fig, "devices_emulated",
-			    json_true());
-	}
+	kg_train_engine_figures(fig, v->eng, v->j, 0);
 	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
@@ -531,9 +491,7 @@ static int
 check_paths(const struct kg_buckets *v)
 {
 	const char *in[2] = { v->j->dataset, v->x->partitions };
-	char *ckpt = v->j->no_checkpoint ? NULL : v->j->checkpoint_dir ?
-	    kg_xstrdup(v->j->checkpoint_dir) : kg_xasprintf("%s.ckpt",
-	    v->j->output);
+	char *ckpt = v->j->no_checkpoint ? NULL : kg_train_job_ckpt(v->j);
 	int rc = kg_modeldir_check_paths(v->j->output, ckpt, v->x->swap_dir,
 	    in, 2);
 
@@ -545,6 +503,7 @@ check_paths(const struct kg_buckets *v)
 static int
 check_run(struct kg_buckets *v)
 {
+	enum kg_engine_place place;
 	int rc = 0;
 
 	if (kg_train_opts_check(v->o) < 0 || kg_train_job_check(v->o, v->j) < 0)
@@ -566,25 +525,12 @@ check_run(struct kg_buckets *v)
 			    "--max_step");
 		return -1;
 	}
-	if (v->o->max_step > 0 && v->on_device) {
-		kg_error("--max_step with partitions trains on the CPU; drop "
-		    "--device");
+	/* Where the steps can run, said by rank 0 (kge/engine.h). */
+	kg_error_hold(v->d->rank != 0);
+	rc = kg_engine_choose(&v->run, KG_ASK_RUN, &place);
+	kg_error_hold(0);
+	if (rc < 0)
 		return -1;
-	}
-	if (v->on_device && v->d->size > 1 && (v->x->gpu_capacity > 0 ||
-	    v->x->gpu_mem_budget > 0)) {
-		if (v->d->rank == 0)
-			kg_error("--gpu_buffer and --gpu_mem_budget size one "
-			    "process's device buffer; under mpirun each rank's "
-			    "device holds the bucket it trains");
-		return -1;
-	}
-	if (v->on_device && v->d->size > 1 && v->o->neg_pool > 0) {
-		if (v->d->rank == 0)
-			kg_error("under mpirun a device trains buckets without "
-			    "the negative pool; add --neg_pool 0");
-		return -1;
-	}
 	if (v->buffered && v->d->size > 1) {
 		if (v->d->rank == 0)
 			kg_error("--buffer_capacity and --mem_budget train out "
@@ -609,8 +555,7 @@ start(struct kg_buckets *v)
 {
 	int rc = 0;
 
-	v->ckpt = v->j->checkpoint_dir ? kg_xstrdup(v->j->checkpoint_dir) :
-	    kg_xasprintf("%s.ckpt", v->j->output);
+	v->ckpt = kg_train_job_ckpt(v->j);
 	v->config = kg_buckets_config(v);
 	if (v->j->resume) {
 		/* Rank 0's disk holds the checkpoint; the others' need not. */
@@ -633,36 +578,17 @@ start(struct kg_buckets *v)
 	return kg_buckets_agree(v, rc);
 }
 
-/* On a device: the backend and the device's partition buffer, once the
- * trainer holds its start (a resumed one too).  KG_TEST_GPU_SYNC_SWAPS,
- * a test hook, swaps synchronously (the reference of the pipeline). */
+/* The engine (kge/engine.h), once the trainer holds its start (a
+ * resumed one too).  KG_TEST_GPU_SYNC_SWAPS, a test hook, swaps a device
+ * buffer synchronously (the reference of the pipeline). */
 static int
-open_device(struct kg_buckets *v)
+open_engine(struct kg_buckets *v)
 {
-	if (!v->on_device)
-		return 0;
-	v->be = kg_backend_open(&v->j->device);
-	if (v->be == NULL)
-		return -1;
-	if (v->d->size > 1) {
-		v->dr = kg_dev_ranks_open(&v->tr, v->be);
-		if (v->dr == NULL)
-			return -1;
-		if (v->show)
-			fprintf(stderr, "%s: training on %s, each rank a "
-			    "bucket at a time on its device\n", kg_progname(),
-			    kg_backend_name(v->be));
-		return 0;
-	}
-	v->db = kg_dev_buffer_open(&v->tr, v->be, v->capacity,
-	    getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL ? KG_DEV_BUFFER_SYNC : 0);
-	if (v->db == NULL)
-		return -1;
-	if (v->show)
-		fprintf(stderr, "%s: training on %s, %u of %u partitions on "
-		    "the device\n", kg_progname(), kg_backend_name(v->be),
-		    v->capacity, v->P);
-	return 0;
+	v->run.capacity = v->capacity;
+	if (getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL)
+		v->run.flags |= KG_DEV_BUFFER_SYNC;
+	v->eng = kg_train_engine_open(&v->run, &v->tr, v->show);
+	return v->eng == NULL ? -1 : 0;
 }
 
 /* The model dir, and the checkpoint gone after success. */
@@ -687,7 +613,7 @@ finish(struct kg_buckets *v)
 }
 
 int
-kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
+kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
     const struct kg_train_job *j, const struct kg_dist_train_opts *x)
 {
 	struct kg_buckets v;
@@ -706,6 +632,13 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	 * under mpirun each rank's device trains a bucket at a time. */
 	v.buffered = x->buffer_capacity > 0 || x->mem_budget > 0 ||
 	    (v.on_device && d->size == 1);
+	v.run = (struct kg_engine_run)KG_ENGINE_RUN_INIT;
+	v.run.o = o;
+	v.run.shape = v.buffered ? KG_SHAPE_BUFFER : KG_SHAPE_BUCKETS;
+	v.run.ranks = d->size;
+	v.run.on_device = v.on_device;
+	v.run.device = j->device;
+	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
 	if (check_run(&v) < 0)
 		return -1;
 	eo.epochs = o->epochs;
@@ -720,7 +653,7 @@ kg_dist_train_run(struct kg_dist *d, const struct kg_train_opts *o,
 	if (kg_buckets_agree(&v, rc) < 0)
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
 	else
-		rc = start(&v) < 0 || open_device(&v) < 0 ||
+		rc = start(&v) < 0 || open_engine(&v) < 0 ||
 		    kg_buckets_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
 	teardown(&v);
 	/* Nobody may abort a peer that is still cleaning up. */
