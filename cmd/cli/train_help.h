@@ -1,7 +1,8 @@
 /*
  * train_help: kg-train's usage and --help text, shallow and GNN options
- * together, every option with its default (man/man1/kg-train.1 says the
- * same at length).  Kept apart from cmd/kg-train.c, which parses.
+ * together, written from the option table (cli/train_opts.h): its
+ * synopsis, each option's help line with its default, and the few
+ * paragraphs around them.  man/man1/kg-train.1 says the same at length.
  */
 #ifndef KG_TRAIN_HELP_H
 #define KG_TRAIN_HELP_H
@@ -11,9 +12,8 @@
 /* The synopsis alone (full 0, after a usage error) or the whole help. */
 void kg_train_usage(FILE *f, int full);
 
-/* What to use instead of the DGL-KE option "name" (without dashes) that
- * kg-train ignores: a static sentence for its warning. */
-const char *kg_train_ignored_hint(const char *name);
+/* The synopsis of GNN training (--model_name RGCN|RelGNN). */
+void kg_train_gnn_usage(FILE *f);
 
 /* 1 when argv asks for --help or -h before any "--". */
 int kg_train_help_wanted(int argc, char *argv[]);
