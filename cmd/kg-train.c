@@ -1,8 +1,9 @@
 /*
- * kg-train: train a shallow KG embedding model on a kg-ingest dataset dir
- * and write a model dir.  Options are spelled as DGL-KE's where the
- * concept is the same (dashes and underscores both work) and can come
- * from a JSON --config file with the same keys; the work is in lib/kge/train.c.
+ * kg-train: train a shallow KG embedding model or a GNN encoder on a
+ * kg-ingest dataset dir and write a model dir.  Options are spelled as
+ * DGL-KE's where the concept is the same (dashes and underscores both
+ * work) and can come from a JSON --config file with the same keys; the
+ * work is in lib/app/train_run.c and lib/app/train_buckets.c.
  * The options, shallow and GNN, are one table (cmd/cli/train_opts.c),
  * from which their parsing, --help and the man page's check follow; this
  * file checks the shallow options' combinations and runs.

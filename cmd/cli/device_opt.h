@@ -7,7 +7,7 @@
  * KG_EXIT_USAGE, never run on the CPU instead: when the tool was built
  * without the CUDA backend (how to rebuild), when no GPU is visible (the
  * CUDA runtime's error), or, with a GPU there, because the tool's work
- * does not run on it yet (issue 31's later steps).
+ * does not run on it yet.
  */
 #ifndef KG_DEVICE_OPT_H
 #define KG_DEVICE_OPT_H

@@ -1,5 +1,5 @@
 /*
- * gpus: which GPU each rank of an mpirun job trains on (issue 31 item 5).
+ * gpus: which GPU each rank of an mpirun job trains on.
  *
  * A rank's local rank is its number among the ranks of its own machine
  * (kg_dist_local_rank, MPI_Comm_split_type with MPI_COMM_TYPE_SHARED).
