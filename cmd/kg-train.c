@@ -28,6 +28,7 @@
 #include "dist/ship.h"
 #include "kge/train.h"
 #include "kge/train_device.h"
+#include "kge/warmstart.h"
 #include "app/train_run.h"
 #include "core/util.h"
 
@@ -44,7 +45,10 @@ enum {
 	O_RELPRED, O_DURA, O_WARMUP, O_DECAY, O_BUDGET, O_TARGET, O_ENTOPT,
 	O_OVA_AFTER, O_OVA_PLATEAU, O_OVA_GROUPED, O_SUBSAMPLING,
 	O_OVA_DURA, O_DEVICE, O_GPU, O_GPUBUF, O_GPUBUDGET,
-	O_DETERMINISTIC, O_GPUS
+	O_DETERMINISTIC, O_GPUS,
+	/* Warm start (kge/warmstart.h). */
+	O_INITFROM, O_INITNEW, O_RESETOPT, O_FREEZE, O_FREEZEREL, O_INITENT,
+	O_ENTMAP
 };
 
 static const struct option long_opts[] = {
@@ -145,6 +149,14 @@ static const struct option long_opts[] = {
 	{ "time_budget", required_argument, NULL, O_BUDGET },
 	{ "target_mrr", required_argument, NULL, O_TARGET },
 	{ "ent_optimizer", required_argument, NULL, O_ENTOPT },
+	/* Warm start (kge/warmstart.h). */
+	{ "init_from", required_argument, NULL, O_INITFROM },
+	{ "init_new", required_argument, NULL, O_INITNEW },
+	{ "reset_optimizer", no_argument, NULL, O_RESETOPT },
+	{ "freeze_old", no_argument, NULL, O_FREEZE },
+	{ "freeze_relations", no_argument, NULL, O_FREEZEREL },
+	{ "init_entities", required_argument, NULL, O_INITENT },
+	{ "entity_map", required_argument, NULL, O_ENTMAP },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, O_VERSION },
@@ -188,6 +200,7 @@ struct state {
 	uint32_t emulated_count;
 	int *rank_gpus;		/* every rank's GPU (train) */
 	int ship;		/* --ship_inputs */
+	struct kg_warmstart_opts warm;	/* --init_from and the rest */
 };
 
 /* A byte count with an optional K, M, G or T (powers of 1024). */
@@ -316,7 +329,8 @@ apply_optim(struct state *s, int ch, const char *arg)
 	    &o->clip);
 	case O_EPOCHS:
 		s->epochs_given = 1;
-		return kg_parse_u32("--epochs", arg, 1, 1u << 24, &o->epochs);
+		/* 0: --init_from's model written without training. */
+		return kg_parse_u32("--epochs", arg, 0, 1u << 24, &o->epochs);
 	case O_MAXSTEP: return kg_parse_u64("--max_step", arg, 1, UINT64_MAX,
 	    &o->max_step);
 	case O_SEED: return kg_parse_u64("--seed", arg, 0, UINT64_MAX,
@@ -411,6 +425,41 @@ apply_run(struct state *s, int ch, const char *arg)
 	return NOT_MINE;
 }
 
+/* The warm-start options (kge/warmstart.h). */
+static int
+apply_warm(struct kg_warmstart_opts *w, int ch, const char *arg)
+{
+	switch (ch) {
+	case O_INITFROM: w->init_from = arg; return 0;
+	case O_INITNEW: return kg_warmstart_parse_init_new(arg, &w->init_new);
+	case O_RESETOPT: w->reset_optimizer = 1; return 0;
+	case O_FREEZE: w->freeze_old = 1; return 0;
+	case O_FREEZEREL: w->freeze_relations = 1; return 0;
+	case O_INITENT: w->init_entities = arg; return 0;
+	case O_ENTMAP: w->entity_map = arg; return 0;
+	}
+	return NOT_MINE;
+}
+
+/* --epochs 0 and the warm-start combinations; 0 or -1. */
+static int
+warm_check(struct state *s)
+{
+	s->warm.no_train = s->epochs_given && s->o.epochs == 0;
+	if (s->warm.no_train)
+		s->o.epochs = 1;
+	if (kg_warmstart_check(&s->warm) < 0)
+		return -1;
+	if ((s->warm.init_from || s->warm.init_entities) &&
+	    (s->x.partitions != NULL || s->x.mode != KG_DIST_NONE)) {
+		kg_error("--init_from and --init_entities train in one process "
+		    "without --partitions or --dist for now");
+		return -1;
+	}
+	s->j.warm = &s->warm;
+	return 0;
+}
+
 /* Apply option ch (with arg) to s; 0, or -1 after kg_error(). */
 static int
 apply(struct state *s, int ch, const char *arg)
@@ -421,6 +470,8 @@ apply(struct state *s, int ch, const char *arg)
 		rc = apply_optim(s, ch, arg);
 	if (rc == NOT_MINE)
 		rc = apply_run(s, ch, arg);
+	if (rc == NOT_MINE)
+		rc = apply_warm(&s->warm, ch, arg);
 	return rc == NOT_MINE ? -1 : rc;
 }
 
@@ -524,6 +575,8 @@ parse_args(int argc, char **av, struct state *s)
 	 * default epoch count as well. */
 	if (s->o.max_step > 0 && !s->epochs_given)
 		s->o.epochs = 0;
+	if (warm_check(s) < 0)
+		return KG_EXIT_USAGE + 1;
 	if (double_rows(s) < 0 || kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
 	if (kg_train_job_check(&s->o, &s->j) < 0)
@@ -787,6 +840,7 @@ main(int argc, char *argv[])
 	struct kg_train_job zj = KG_TRAIN_JOB_INIT;
 	struct kg_dist_train_opts zx = KG_DIST_TRAIN_OPTS_INIT;
 	struct kg_device zd = KG_DEVICE_INIT;
+	struct kg_warmstart_opts zw = KG_WARMSTART_OPTS_INIT;
 	char **av;
 	int rc, nav;
 
@@ -808,6 +862,7 @@ main(int argc, char *argv[])
 	s.j = zj;
 	s.device = zd;
 	s.x = zx;
+	s.warm = zw;
 	s.x.rel_sync = 1;
 	s.j.argc = argc;
 	s.j.argv = argv;
