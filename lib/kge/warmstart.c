@@ -204,15 +204,9 @@ read_entity_map(const char *path, const struct kg_dataset *ds,
 	return rc < 0 ? -1 : 0;
 }
 
-/*
- * What the model says entity x is, from its neighbour row nb through
- * relation row rel (NULL: unmatched): x the tail of (nb, rel, x) when
- * head_known, else the head of (x, rel, nb).  Returns 0 when the model
- * needs the relation and rel is NULL (out untouched), else 1.
- */
-static int
-guess(const struct kg_model *m, const float *nb, const float *rel,
-    int head_known, float *out)
+int
+kg_warmstart_guess(const struct kg_model *m, const float *nb,
+    const float *rel, int head_known, float *out)
 {
 	size_t d = m->dim, h = d / 2, i;
 
@@ -272,7 +266,7 @@ neighbour_sums(const struct kg_trainer *tr, const struct kg_dataset *ds,
 			if (s->rel == NULL)
 				memcpy(g, s->ent + (size_t)s->emap[known] * d,
 				    d * sizeof(*g));
-			else if (!guess(&tr->model, s->ent +
+			else if (!kg_warmstart_guess(&tr->model, s->ent +
 			    (size_t)s->emap[known] * d, rel, !side, g))
 				continue;
 			for (k = 0; k < d; k++)

@@ -72,6 +72,17 @@ struct kg_warmstart_stats {
 	const char *state_why;	/* why not carried (static), or NULL */
 };
 
+/*
+ * What model m says entity x is from its neighbour row nb through
+ * relation row rel (NULL: none known): x the tail of (nb, rel, x) when
+ * head_known, else the head of (x, rel, nb); dim floats into out.  TransE
+ * and RotatE solve their score exactly (x = nb + r, nb - r; nb o r,
+ * nb o conj(r)) and need rel; the other models give nb itself.  Returns
+ * 1, or 0 (out untouched) when rel is needed and NULL.
+ */
+int kg_warmstart_guess(const struct kg_model *m, const float *nb,
+    const float *rel, int head_known, float *out);
+
 /* Parse "neighbours", "random" or "zero"; 0, or -1 after kg_error(). */
 int kg_warmstart_parse_init_new(const char *s, enum kg_init_new *out);
 
