@@ -502,6 +502,9 @@ record(const struct kg_warmstart_opts *o, const struct kg_warmstart_stats *st,
 	    (json_int_t)st->rel.added, "dropped", (json_int_t)st->rel.dropped));
 	json_object_set_new(config, o->init_from != NULL ? "init_from" :
 	    "init_entities", r);
+	/* The trainer ran with one epoch allowed and none taken. */
+	if (o->no_train)
+		json_object_set_new(config, "epochs", json_integer(0));
 }
 
 /* The source of --init_entities: the array, checked, and its rows. */

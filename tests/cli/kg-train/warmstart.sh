@@ -59,9 +59,11 @@ check "says what it matched, added and dropped" grep -q \
     "^kg-train: warm start from 'm': entities $ne matched, $nn added ($nn from neighbours), 0 dropped; relations $nr matched, $(( $(wc -l <dst/relations.tsv) - nr )) added, 0 dropped; optimiser state carried$" w0.err
 check "the manifest records the model it started from" python3 - <<'PY'
 import json, subprocess, sys
-c = json.load(open("w0/manifest.json"))["config"]["init_from"]
+m = json.load(open("w0/manifest.json"))
+c = m["config"]["init_from"]
 sys.exit(not (c["path"] == "m" and c["checksum"].startswith("xxh3-64:")
-              and c["optimizer_state"] == "carried"))
+              and c["optimizer_state"] == "carried"
+              and m["config"]["epochs"] == 0 and m["figures"]["epochs"] == 0))
 PY
 check "new TransE rows: the mean of h + r and t - r over known neighbours" \
     python3 - "$ne" <<'PY'
