@@ -19,7 +19,7 @@ enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
 	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
-	OPT_DATASET, OPT_DGLKE, OPT_COMMENT
+	OPT_DATASET, OPT_DGLKE, OPT_COMMENT, OPT_EXTEND
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +49,7 @@ static const struct option long_opts[] = {
 	{ "data-path", required_argument, NULL, OPT_DATA_PATH },
 	{ "dataset", required_argument, NULL, OPT_DATASET },
 	{ "dglke", required_argument, NULL, OPT_DGLKE },
+	{ "extend", required_argument, NULL, OPT_EXTEND },
 	{ NULL, 0, NULL, 0 }
 };
 
@@ -60,7 +61,7 @@ usage(FILE *f)
 	    "                 [--format tsv|csv] [-d char] [--columns order]\n"
 	    "                 [--header] [--comment char | --no-comments]\n"
 	    "                 [--unseen keep|drop|error] [--dedup] [--types file]\n"
-	    "                 [--max-errors n]\n"
+	    "                 [--max-errors n] [--extend old]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
@@ -90,6 +91,8 @@ usage(FILE *f)
 	    "      --unseen policy   valid/test triples with names absent from\n"
 	    "                        train: keep (default), drop or error\n"
 	    "      --dedup           drop repeated triples\n"
+	    "      --extend old      keep the IDs and splits of dataset old and\n"
+	    "                        add these triples to it (implies --dedup)\n"
 	    "      --types file      node types, one \"entity<SEP>type\" a line\n"
 	    "      --max-errors n    skip up to n bad lines (default 0)\n"
 	    "      --dglke folder    a DGL-KE dataset folder: entities.dict,\n"
@@ -258,6 +261,7 @@ apply(int ch, const char *arg, struct cli *c)
 	    &o->seed);
 	case OPT_UNSEEN: return kg_ingest_parse_unseen(arg, &o->unseen);
 	case OPT_DEDUP: o->dedup = 1; return 0;
+	case OPT_EXTEND: o->extend = arg; o->dedup = 1; return 0;
 	case OPT_TYPES: o->types = arg; return 0;
 	case OPT_MAX_ERRORS: return kg_parse_u64("--max-errors", arg, 0,
 	    UINT64_MAX, &o->max_errors);

@@ -26,6 +26,7 @@
 #include "dist/ship.h"
 #include "kge/train.h"
 #include "kge/engine.h"
+#include "kge/warmstart.h"
 #include "app/train_buckets.h"
 #include "app/train_run.h"
 #include "core/util.h"
@@ -45,6 +46,7 @@ struct state {
 	uint32_t emulated_count;
 	int *rank_gpus;		/* every rank's GPU (train) */
 	int ship;		/* --ship_inputs */
+	struct kg_warmstart_opts warm;	/* --init_from and the rest */
 };
 
 /*
@@ -113,8 +115,28 @@ take_opts(struct state *s, const struct kg_train_cli *c)
 	memcpy(s->gpus, sh->gpus, sizeof(s->gpus));
 	s->n_gpus = sh->n_gpus;
 	s->ship = sh->ship;
+	s->warm = sh->warm;
 	s->j.dataset = c->operand[0];
 	s->j.output = c->operand[1];
+}
+
+/* --epochs 0 and the warm-start combinations; 0 or -1 after kg_error(). */
+static int
+warm_check(struct state *s)
+{
+	s->warm.no_train = s->epochs_given && s->o.epochs == 0;
+	if (s->warm.no_train)
+		s->o.epochs = 1;
+	if (kg_warmstart_check(&s->warm) < 0)
+		return -1;
+	if ((s->warm.init_from || s->warm.init_entities) &&
+	    (s->x.partitions != NULL || s->x.mode != KG_DIST_NONE)) {
+		kg_error("--init_from and --init_entities train in one process "
+		    "without --partitions or --dist for now");
+		return -1;
+	}
+	s->j.warm = &s->warm;
+	return 0;
 }
 
 /*
@@ -136,6 +158,8 @@ parse_args(int argc, char **argv, struct state *s, struct kg_train_cli *c)
 	 * default epoch count as well. */
 	if (s->o.max_step > 0 && !s->epochs_given)
 		s->o.epochs = 0;
+	if (warm_check(s) < 0)
+		return KG_EXIT_USAGE + 1;
 	if (double_rows(s) < 0 || kg_train_opts_check(&s->o) < 0)
 		return KG_EXIT_USAGE + 1;
 	if (kg_train_job_check(&s->o, &s->j) < 0)

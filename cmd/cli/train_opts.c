@@ -94,6 +94,12 @@ pairwise(void *c, const char *arg)
 }
 
 static int
+init_new(void *c, const char *arg)
+{
+	return kg_warmstart_parse_init_new(arg, &SH(c)->warm.init_new);
+}
+
+static int
 ent_optim(void *c, const char *arg)
 {
 	return kg_optim_parse(arg, &SH(c)->o.ent_optim);
@@ -411,9 +417,10 @@ static const struct kg_opt opts[] = {
     .arg = "F", .def = "1", .help = "multiply the rates by F after every "
     "epoch; 1: constant" } } },
 { "epochs", 0, NULL, {
-  { .kinds = S, U32(sh.o.epochs, 1, M24), .arg = "N", .def = "10",
+  { .kinds = S, U32(sh.o.epochs, 0, M24), .arg = "N", .def = "10",
     .help = "epochs; no limit when --max_step is given alone, as in "
-    "DGL-KE" },
+    "DGL-KE; 0 with --init_from or --init_entities: the start written "
+    "untrained" },
   { .kinds = G, U32(gnn.o.epochs, 1, M24), .def = "10",
     .help = "epochs" } } },
 { "max_step", 0, NULL, {
@@ -504,6 +511,27 @@ static const struct kg_opt opts[] = {
     .help = "this help" } } },
 { "version", 0, NULL, { { .kinds = ALL, .how = KG_OPT_VERSION,
     .help = "print the version" } } },
+{ .group = "Warm start (one process, no --partitions or --dist yet):" },
+{ "init_from", 0, NULL, { { .kinds = S, STR(sh.warm.init_from),
+    .arg = "MODEL", .help = "start from MODEL's rows, matched by entity and "
+    "relation name; the same model, dims and --reciprocal" } } },
+{ "init_new", 0, NULL, { { .kinds = S, FN(init_new),
+    .arg = "neighbours|random|zero", .def = "neighbours",
+    .help = "how new entities start: the mean of what their known "
+    "neighbours imply, the trainer's random draw, or zero" } } },
+{ "reset_optimizer", 0, NULL, { { .kinds = S,
+    FLAG(sh.warm.reset_optimizer), .help = "optimiser state starts at zero "
+    "(default: carried from MODEL)" } } },
+{ "freeze_old", 0, NULL, { { .kinds = S, FLAG(sh.warm.freeze_old),
+    .help = "train only the new rows (not supported yet: exits 2)" } } },
+{ "freeze_relations", 0, NULL, { { .kinds = S,
+    FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
+    "relations too" } } },
+{ "init_entities", 0, NULL, { { .kinds = S, STR(sh.warm.init_entities),
+    .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" } } },
+{ "entity_map", 0, NULL, { { .kinds = S, STR(sh.warm.entity_map),
+    .arg = "FILE", .help = "row<TAB>name lines giving each entity's row "
+    "of --init_entities" } } },
 { .group = "Distributed (under mpirun):" },
 { "partitions", 0, NULL, { { .kinds = S, STR(sh.x.partitions), .arg = "DIR",
     .help = "train on kg-partition buckets (PyTorch-BigGraph); "
@@ -646,6 +674,7 @@ kg_train_cli_init(struct kg_train_cli *c)
 	struct kg_dist_train_opts x = KG_DIST_TRAIN_OPTS_INIT;
 	struct kg_gnn_train_opts g = KG_GNN_TRAIN_OPTS_INIT;
 	struct kg_device d = KG_DEVICE_INIT;
+	struct kg_warmstart_opts w = KG_WARMSTART_OPTS_INIT;
 
 	memset(c, 0, sizeof(*c));
 	c->sh.o = o;
@@ -653,6 +682,7 @@ kg_train_cli_init(struct kg_train_cli *c)
 	c->sh.x = x;
 	c->sh.x.rel_sync = 1;
 	c->sh.device = d;
+	c->sh.warm = w;
 	c->gnn.o = g;
 	c->gnn.hidden = 64;
 	c->gnn.dim = 32;

@@ -19,6 +19,7 @@
 #include "dist/gpus.h"
 #include "gnntrain/gnn_train.h"
 #include "kge/train.h"
+#include "kge/warmstart.h"
 #include "app/train_run.h"
 
 /* The kinds of model, as the table's kind bits. */
@@ -35,6 +36,7 @@ struct kg_train_shallow {
 	int gpus[KG_GPU_LIST_MAX];	/* --gpus: one per local rank */
 	size_t n_gpus;
 	int ship;		/* --ship_inputs */
+	struct kg_warmstart_opts warm;	/* --init_from and the rest */
 };
 
 /* What the GNN encoders' options set. */

@@ -10,6 +10,7 @@
 
 #include "app/ingest_run.h"
 #include "core/progress.h"
+#include "ingest/extend.h"
 #include "ingest/ingest_impl.h"
 #include "core/util.h"
 
@@ -78,6 +79,8 @@ read_all(struct ingest *st)
 	size_t i;
 	int s;
 
+	if (kg_ingest_extend_load(st) < 0)
+		return -1;
 	if (o->train != NULL) {
 		for (s = 0; s < 3; s++) {
 			st->split_begin[s] = st->n;
@@ -112,6 +115,8 @@ read_all(struct ingest *st)
 			st->n_rel = kg_dict_size(&st->rel);
 		}
 	}
+	if (kg_ingest_extend_finish(st) < 0)
+		return -1;
 	if (st->count[0] == 0) {
 		kg_error("%s: no training triples", o->train != NULL ?
 		    o->train : o->n_inputs == 1 && strcmp(o->inputs[0], "-") ==
@@ -137,6 +142,7 @@ ingest_release(struct ingest *st)
 	free(st->seen.slots);
 	free(st->type_of);
 	free(st->comment_file);
+	free(st->old_label);
 }
 
 /* Say how many lines were skipped as comments, and where and why. */
@@ -158,13 +164,14 @@ note_comments(const struct ingest *st)
 static const char **
 input_files(const struct kg_ingest_opts *o, size_t *n)
 {
-	const char **in = kg_xcalloc(o->n_inputs + 4, sizeof(*in));
+	const char **in = kg_xcalloc(o->n_inputs + 5, sizeof(*in));
 	size_t i, k = 0;
 
 	in[k++] = o->train;
 	in[k++] = o->valid;
 	in[k++] = o->test;
 	in[k++] = o->types;
+	in[k++] = o->extend;
 	for (i = 0; i < o->n_inputs; i++)
 		in[k++] = o->inputs[i];
 	*n = k;
@@ -215,6 +222,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	in = kg_xcalloc(n, sizeof(*in));
 	for (i = 0; i < n; i++)
 		in[i].path = files[i];
+	in[4].role = o->extend != NULL ? "extends" : NULL;
 	rc = kg_stage_begin(&stage, o->output, o->force, in, n, o->argc,
 	    o->argv);
 	free(in);

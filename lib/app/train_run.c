@@ -17,6 +17,7 @@
 #include "io/dataset.h"
 #include "kge/modeldir.h"
 #include "kge/train_impl.h"
+#include "kge/warmstart.h"
 
 struct job {
 	const struct kg_train_opts *o;
@@ -523,7 +524,8 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 	if (rc == 0 && (dicts = kg_dataset_dicts(&b.ds.manifest)) != NULL)
 		json_object_set_new(b.config, "dictionaries", dicts);
 	if (rc == 0)
-		rc = init_trainer(&b) < 0 || (b.tr.ep = &b.ep,
+		rc = init_trainer(&b) < 0 || kg_warmstart_run(&b.tr, &b.ds,
+		    j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
 		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;
@@ -531,8 +533,8 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		b.tr.progress = b.progress;
 		if (j->valid_every > 0)
 			kg_filter_build(&b.filter, b.ds.split, KG_NSPLITS);
-		rc = run_epochs(&b) < 0 || (b.writes && write_model(&b) < 0) ?
-		    -1 : 0;
+		rc = (kg_warmstart_trains(j->warm) && run_epochs(&b) < 0) ||
+		    (b.writes && write_model(&b) < 0) ? -1 : 0;
 	}
 	if (rc == 0 && b.writes && !j->no_checkpoint && !j->keep_checkpoint &&
 	    j->checkpoint_dir == NULL && kg_path_exists(b.ckpt))

@@ -72,6 +72,8 @@ struct kg_ingest_opts {
 				 * have the file's number of fields (3, or 2
 				 * in the types file) */
 	int quiet;		/* no note of skipped comment lines */
+	const char *extend;	/* earlier dataset to extend (ingest/extend.h;
+				 * needs dedup), or NULL */
 };
 
 #define KG_INGEST_OPTS_INIT { .tab = KG_TAB_OPTS_INIT, .columns = "hrt", \

@@ -132,6 +132,16 @@ kg_ingest_dedup_batch(struct ingest *st, uint64_t first)
 	st->n = w;
 }
 
+void
+kg_ingest_dedup_seed(struct ingest *st)
+{
+	uint64_t i;
+
+	for (i = 0; i < st->n; i++)
+		st->dups += !tset_add(&st->seen, st->trip, i,
+		    triple_hash(&st->trip[3 * i]));
+}
+
 /*
  * Without --dedup, repeated triples are still counted: one pass over all
  * the triples read, in input order, with the set sized once for them (no

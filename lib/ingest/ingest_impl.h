@@ -78,6 +78,10 @@ struct ingest {
 	int id64;
 	struct kg_dict types;
 	int32_t *type_of;
+	/* --extend: the earlier dataset's triples are trip[0, old_n), with
+	 * their splits in old_label; its IDs are 0..old_ent, 0..old_rel. */
+	uint64_t old_n, old_ent, old_rel;
+	uint8_t *old_label;
 };
 
 /* The final ID of a provisional entity (relation) ID: NONE for one that
@@ -109,6 +113,9 @@ int kg_ingest_read_types(struct ingest *st);
 
 /* --dedup for the triples [first, n) of one batch (ingest_dedup.c). */
 void kg_ingest_dedup_batch(struct ingest *st, uint64_t first);
+/* Enter the triples [0, n) into the set of seen triples, dropping none
+ * (ingest_dedup.c): the earlier dataset of --extend. */
+void kg_ingest_dedup_seed(struct ingest *st);
 /* Without --dedup: count the repeated triples (ingest_dedup.c). */
 void kg_ingest_count_repeats(struct ingest *st);
 

@@ -14,24 +14,31 @@ void
 kg_ingest_assign_splits(struct ingest *st)
 {
 	const double *p = st->o->split;
-	uint64_t nv = (uint64_t)llround(p[1] * (double)st->n);
-	uint64_t nt = (uint64_t)llround(p[2] * (double)st->n);
+	/* The triples of an extended dataset keep their splits; the new ones
+	 * (all of them without --extend) are split. */
+	uint64_t o = st->old_n, m = st->n - o;
+	uint64_t nv = (uint64_t)llround(p[1] * (double)m);
+	uint64_t nt = (uint64_t)llround(p[2] * (double)m);
+	uint8_t *lab;
 	uint64_t i, j;
 	struct kg_rng rng;
 	uint8_t tmp;
 
-	if (nv + nt > st->n)
-		nt = st->n - nv;
+	if (nv + nt > m)
+		nt = m - nv;
 	st->label = kg_xmalloc(st->n ? st->n : 1);
-	for (i = 0; i < st->n; i++)
-		st->label[i] = i < st->n - nv - nt ? 0 : i < st->n - nt ? 1 : 2;
+	if (o > 0)
+		memcpy(st->label, st->old_label, o);
+	lab = st->label + o;
+	for (i = 0; i < m; i++)
+		lab[i] = i < m - nv - nt ? 0 : i < m - nt ? 1 : 2;
 	/* Fisher-Yates over the labels: exact counts, input order kept. */
 	kg_rng_stream(&rng, st->o->seed, KG_STREAM_INGEST_SPLIT, 0, 0, 0, 0);
-	for (i = st->n; i > 1; i--) {
+	for (i = m; i > 1; i--) {
 		j = kg_rng_below(&rng, i);
-		tmp = st->label[i - 1];
-		st->label[i - 1] = st->label[j];
-		st->label[j] = tmp;
+		tmp = lab[i - 1];
+		lab[i - 1] = lab[j];
+		lab[j] = tmp;
 	}
 }
 
@@ -50,7 +57,7 @@ kg_ingest_apply_unseen_split(struct ingest *st)
 		in_r[st->trip[3 * i + 1]] = 1;
 		in_e[st->trip[3 * i + 2]] = 1;
 	}
-	for (i = 0; i < st->n && rc == 0; i++) {
+	for (i = st->old_n; i < st->n && rc == 0; i++) {
 		const uint32_t *t = &st->trip[3 * i];
 
 		if (st->label[i] == 0 || (in_e[t[0]] && in_r[t[1]] &&
@@ -111,6 +118,11 @@ kg_ingest_renumber_split(struct ingest *st)
 	memset(st->perm_e, 0xff, (ne + 1) * sizeof(uint32_t));
 	memset(st->perm_r, 0xff, (nr + 1) * sizeof(uint32_t));
 	st->n_ent = st->n_rel = 0;
+	/* An extended dataset's IDs first, unchanged. */
+	for (i = 0; i < st->old_ent; i++)
+		renumber(st->perm_e, st->inv_e, &st->n_ent, (uint32_t)i);
+	for (i = 0; i < st->old_rel; i++)
+		renumber(st->perm_r, st->inv_r, &st->n_rel, (uint32_t)i);
 	for (s = 0; s < 3; s++) {
 		for (i = 0; i < st->n; i++) {
 			uint32_t *t = &st->trip[3 * i];

@@ -19,6 +19,8 @@
 #include "compute/backend.h"
 #include "kge/train.h"
 
+struct kg_warmstart_opts;
+
 struct kg_train_job {
 	const char *dataset;
 	const char *output;
@@ -72,6 +74,8 @@ struct kg_train_job {
 	const int *gpus;
 	int n_gpus;
 	int gpus_emulated;
+	/* Rows to start from (kge/warmstart.h), or NULL: a fresh start. */
+	const struct kg_warmstart_opts *warm;
 };
 
 #define KG_TRAIN_JOB_INIT { 0 }
