@@ -12,12 +12,14 @@
 # (A B A B ...), KG_EVAL_PATHS_RUNS times each (default 3); every report's
 # ranks are checked equal (the metrics of every tie policy).  The sampled
 # mode (1,000 uniform negatives) is tried on both; the device ranker
-# refuses it.  Each run records kg-eval's ranking seconds and the
-# process's CPU seconds (user + system; on a shared machine the steadier
-# figure for one thread).
+# refuses it; --stream at dimension 400 compares peak memory (the device
+# ranker copies the entity table into the backend's memory).  Each run
+# records kg-eval's ranking seconds, the process's CPU seconds (user +
+# system; on a shared machine the steadier figure for one thread) and
+# its peak RSS.
 #
-# gnn: one R-GCN epoch in bench/gnn.sh's setting (hidden 100, 2 threads,
-# learned embeddings, 2 block-diagonal layers of 5 blocks, one
+# gnn: one R-GCN epoch in bench/gnn.sh's setting (hidden 100, on
+# KG_EVAL_PATHS_GNN_THREADS threads, default "2 1", learned embeddings, 2 block-diagonal layers of 5 blocks, one
 # full-graph step over the training triples) with the host step (lib/gnn
 # layers_rgcn.c, forward.c) against the device step on the CPU backend
 # (KG_TRAIN_SEAM=cpu: step_device.c, layers_device.c, forward_device.c),
@@ -37,6 +39,7 @@ data=${KG_SHARED_DATA:-$top/../shared/data}/fb15k-237
 runs_each=${KG_EVAL_PATHS_RUNS:-3}
 parts=${KG_EVAL_PATHS_PARTS:-eval gnn}
 gepochs=${KG_EVAL_PATHS_EPOCHS:-4}
+gthreads=${KG_EVAL_PATHS_GNN_THREADS:-2 1}
 gnn_train=$top/build/aux/gnn_train
 work=$top/bench/work/eval_paths.$$
 out=$top/bench/results/eval_paths.json
@@ -60,7 +63,7 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 measure() {
 	local path=$1 case=$2 run=$3 env=$4 rc=0; shift 4
 	[ "$env" = - ] || set -- env "$env" "$@"
-	/usr/bin/time -f "%U %S" -o time.txt "$@" >report.json 2>err.txt ||
+	/usr/bin/time -f "%U %S %M" -o time.txt "$@" >report.json 2>err.txt ||
 	    rc=$?
 	[ "$env" = - ] || shift 2
 	if [ "$rc" -ne 0 ]; then
@@ -78,8 +81,10 @@ measure() {
 	    --arg env "$env" --arg cmd "${*//$top\//}" \
 	    --arg load "$(cut -d' ' -f1 /proc/loadavg)" \
 	    --argjson cpu "$(awk '{ print $1 + $2 }' time.txt)" \
+	    --argjson rss "$(awk '{ print $3 }' time.txt)" \
 	    '{path: $path, "case": $case, run: $run, env: $env, command: $cmd,
 	      rank_seconds: .seconds_rank, cpu_seconds: $cpu,
+	      peak_rss_kib: $rss,
 	      backend: (.backend // "openmp"),
 	      load1: ($load | tonumber), mrr: .metrics.both.mrr}' \
 	    report.json >>"$runs"
@@ -107,13 +112,13 @@ ab() {
 	fi
 }
 
-# gnn_run FORM RUN ENV: train gnn_epochs epochs of R-GCN with FORM's
-# step and append a record; the output directory is g_FORM.
+# gnn_run FORM THREADS RUN ENV: train gepochs epochs of R-GCN with
+# FORM's step and append a record; the output directory is g_FORM_THREADS.
 gnn_run() {
-	local form=$1 run=$2 env=$3 cmd med load
-	cmd="$gnn_train --model_name RGCN --learned_only --layers 2 --gnn_hidden 100 --hidden_dim 100 --decomposition block --num_bases 5 --dropout 0.2 --lr 0.01 --batch_size $ntrain --neg_sample_size 1 --epochs $gepochs --seed 1 --no_checkpoint --force fb g_$form"
+	local form=$1 threads=$2 run=$3 env=$4 cmd med load
+	cmd="$gnn_train --model_name RGCN --learned_only --layers 2 --gnn_hidden 100 --hidden_dim 100 --decomposition block --num_bases 5 --dropout 0.2 --lr 0.01 --batch_size $ntrain --neg_sample_size 1 --epochs $gepochs --seed 1 --no_checkpoint --force fb g_${form}_$threads"
 	load=$(cut -d' ' -f1 /proc/loadavg)
-	env OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 ${env:+"$env"} \
+	env OMP_NUM_THREADS="$threads" OPENBLAS_NUM_THREADS=1 ${env:+"$env"} \
 	    /usr/bin/time -f "%e %U %S" -o time.txt $cmd 2>log.txt ||
 	    { cat log.txt >&2; return 1; }
 	med=$(sed -n 's/.*epoch \([0-9]*\)\/[0-9]*: loss [^,]*, [^,]*, \([0-9.]*\) s,.*/\1 \2/p' \
@@ -122,16 +127,17 @@ gnn_run() {
 		else if (NR % 2) print a[(NR + 1) / 2];
 		else print (a[NR / 2] + a[NR / 2 + 1]) / 2 }')
 	read -r wall usr sys <time.txt
-	jq -nc --arg form "$form" --argjson run "$run" \
-	    --arg cmd "OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 ${env:+$env }${cmd//$top\//}" \
+	jq -nc --arg form "$form" --argjson run "$run" --argjson th "$threads" \
+	    --arg cmd "OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=1 ${env:+$env }${cmd//$top\//}" \
 	    --argjson med "$med" --argjson wall "$wall" \
 	    --argjson cpu "$(awk -v u="$usr" -v s="$sys" 'BEGIN { print u + s }')" \
 	    --argjson load "$(echo "$load")" \
 	    --arg losses "$(sed -n 's/.*epoch [0-9]*\/[0-9]*: loss \([^,]*\),.*/\1/p' log.txt | tr '\n' ' ')" \
-	    '{form: $form, run: $run, command: $cmd,
+	    '{form: $form, threads: $th, run: $run, command: $cmd,
 	      median_seconds_per_epoch_after_first: $med, wall_seconds: $wall,
 	      cpu_seconds: $cpu, load1: $load, losses: $losses}' >>"$gruns"
-	echo "bench/eval_paths.sh: gnn $form run $run: $med s an epoch" >&2
+	echo "bench/eval_paths.sh: gnn $form, $threads thread(s), run $run:" \
+	    "$med s an epoch" >&2
 }
 
 "$bin/kg-ingest" -q -o fb --train "$data/train.txt.gz" \
@@ -151,15 +157,21 @@ for model in TransE_l2 DistMult; do
 done
 ab "TransE_l2 dim 200, 1 thread, sampled 1000 uniform negatives" \
     --threads 1 --neg-sample 1000 fb m_TransE_l2_200
+ab "TransE_l2 dim 400, 1 thread, --stream" --threads 1 --stream fb \
+    m_TransE_l2_400
 esac
 case " $parts " in *" gnn "*)
-for r in $(seq 1 "$runs_each"); do
-	gnn_run host "$r" ""
-	gnn_run device "$r" KG_TRAIN_SEAM=cpu
+for t in $gthreads; do
+	for r in $(seq 1 "$runs_each"); do
+		gnn_run host "$t" "$r" ""
+		gnn_run device "$t" "$r" KG_TRAIN_SEAM=cpu
+	done
 done
 gnn_same=true
-for f in entities.npy relations.npy gnn_weights.npy; do
-	cmp -s "g_host/$f" "g_device/$f" || gnn_same=false
+for t in $gthreads; do
+	for f in entities.npy relations.npy gnn_weights.npy; do
+		cmp -s "g_host_$t/$f" "g_device_$t/$f" || gnn_same=false
+	done
 done
 esac
 
@@ -195,11 +207,18 @@ jq -s --slurpfile eq "$work/equal.jsonl" --slurpfile gnn "$gruns" \
          refused: ([$r[] | select(.refused != null) | {path, refused}] | unique)})),
      eval_runs: $all,
      gnn: (if ($gnn | length) == 0 then null else
-        ($gnn | map(select(.form == "host") | .median_seconds_per_epoch_after_first) | median) as $h |
-        ($gnn | map(select(.form == "device") | .median_seconds_per_epoch_after_first) | median) as $d |
-        {setting: "R-GCN, hidden 100, 2 threads, learned embeddings, 2 block-diagonal layers of 5 blocks, DistMult, one full-graph step a epoch, 1 negative",
-         median_seconds_per_epoch: {host: $h, device: $d},
-         ratio: ratio($h; $d),
+        {setting: "R-GCN, hidden 100, learned embeddings, 2 block-diagonal layers of 5 blocks, DistMult, one full-graph step a epoch, 1 negative, OpenBLAS 1 thread",
          outputs_identical: $gnn_same,
+         by_threads: ([$gnn[] | .threads] | unique | map(. as $t |
+            ($gnn | map(select(.threads == $t))) as $g |
+            ($g | map(select(.form == "host") | .median_seconds_per_epoch_after_first) | median) as $h |
+            ($g | map(select(.form == "device") | .median_seconds_per_epoch_after_first) | median) as $d |
+            ($g | map(select(.form == "host") | .cpu_seconds) | median) as $ch |
+            ($g | map(select(.form == "device") | .cpu_seconds) | median) as $cd |
+            {threads: $t,
+             median_seconds_per_epoch: {host: $h, device: $d},
+             ratio: ratio($h; $d),
+             median_cpu_seconds_of_a_run: {host: $ch, device: $cd},
+             cpu_ratio: ratio($ch; $cd)})),
          runs: $gnn} end)}' "$runs" >"$out"
 echo "bench/eval_paths.sh: wrote ${out#"$top"/}" >&2
