@@ -18,10 +18,11 @@
 # system; on a shared machine the steadier figure for one thread) and
 # its peak RSS.
 #
-# gnn: one R-GCN epoch in bench/gnn.sh's setting (hidden 100, on
-# KG_EVAL_PATHS_GNN_THREADS threads, default "2 1", learned embeddings, 2 block-diagonal layers of 5 blocks, one
-# full-graph step over the training triples) with the host step (lib/gnn
-# layers_rgcn.c, forward.c) against the device step on the CPU backend
+# gnn: one R-GCN epoch in bench/gnn.sh's setting (hidden 100, learned
+# embeddings, 2 block-diagonal layers of 5 blocks, one full-graph step
+# over the training triples) on KG_EVAL_PATHS_GNN_THREADS threads
+# (default "2 1"), with the host step (lib/gnn layers_rgcn.c, forward.c)
+# against the device step on the CPU backend
 # (KG_TRAIN_SEAM=cpu: step_device.c, layers_device.c, forward_device.c),
 # KG_EVAL_PATHS_EPOCHS epochs (default 4) a run; the seconds of an epoch
 # are the median of the epochs after the first; the outputs of the two
