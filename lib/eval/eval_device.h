@@ -33,8 +33,8 @@
  * On the CPU backend it is not a replacement for kg_eval_rank: it runs
  * on one thread (a backend serves one thread at a time), and the upload
  * copies the whole entity table into the backend's memory, so a streamed
- * table (kg_modeldir_ents) is held in memory after all.  Its CPU time is
- * eval.c's within 2-13 % (bench/eval_paths.sh).
+ * table (kg_modeldir_ents) is held in memory after all
+ * (bench/eval_paths.sh measures both rankers on the CPU).
  */
 #ifndef KG_EVAL_DEVICE_H
 #define KG_EVAL_DEVICE_H
