@@ -29,6 +29,12 @@
  * raw, both sides, reciprocal relations).  Refused by
  * kg_eval_device_check: sampled ranking and ranking shared across MPI
  * ranks.
+ *
+ * On the CPU backend it is not a replacement for kg_eval_rank: it runs
+ * on one thread (a backend serves one thread at a time), and the upload
+ * copies the whole entity table into the backend's memory, so a streamed
+ * table (kg_modeldir_ents) is held in memory after all
+ * (bench/eval_paths.sh measures both rankers on the CPU).
  */
 #ifndef KG_EVAL_DEVICE_H
 #define KG_EVAL_DEVICE_H
