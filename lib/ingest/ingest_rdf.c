@@ -1,0 +1,561 @@
+/*
+ * ingest_rdf: RDF statements into triples, the literal table and node
+ * types (see ingest.h, "RDF", and ingest_impl.h).  Literal rows are
+ * written to the stage directory as they are read; what stays in memory
+ * is one small record per literal predicate (its class counts) and the
+ * predicate filters.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/util.h"
+#include "ingest/ingest_impl.h"
+#include "ingest/rdf.h"
+#include "ingest/rdf_schema.h"
+#include "io/dict.h"
+#include "io/tabread.h"
+
+#define RDF_TYPE "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+#define LIT_TABLE "literals.tsv"
+#define LIT_SCHEMA "literals.schema.json"
+#define TYPES_TMP "rdf_types.tmp"
+
+struct ingest_rdf {
+	const char *dir;		/* the stage directory */
+	FILE *lit;			/* the literal table */
+	char *lit_path;
+	FILE *types;			/* --rdf-types types: pairs */
+	char *types_path;
+	struct kg_dict preds;		/* literal predicates */
+	uint64_t *counts;		/* KG_RDF_N_CLASSES per predicate */
+	uint64_t counts_cap;
+	struct kg_dict keep, drop;	/* --predicates, --exclude-predicates */
+	char **langs;			/* --lang */
+	size_t n_langs;
+	/* The input being read. */
+	int split;
+	uint64_t file_index;
+	struct kg_rdf_counts c;
+	/* Figures. */
+	uint64_t statements, edges, literals, lang_dropped, filtered;
+	uint64_t graph_dropped, type_rows, files;
+	double next_progress;
+};
+
+enum kg_rdf_syntax
+kg_ingest_syntax_of(const struct kg_ingest_opts *o, const char *path)
+{
+	if (o->rdf.syntax != KG_RDF_NONE)
+		return (enum kg_rdf_syntax)o->rdf.syntax;
+	if (o->rdf.tabular)
+		return KG_RDF_NONE;
+	return kg_rdf_syntax_of_name(path);
+}
+
+/* A file of IRIs, one a line ("<iri>" or "iri"; '#' comments), into d;
+ * 0 or -1. */
+static int
+read_iris(struct kg_dict *d, const char *path)
+{
+	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f;
+	size_t n;
+	int rc;
+
+	to.delim = '\n';
+	to.fields = 0;
+	if (kg_tabread_open(&r, path, &to) < 0)
+		return -1;
+	while ((rc = kg_tabread_next(r, &f, 1, &n)) == 1) {
+		while (f.len > 0 && (f.s[f.len - 1] == ' ' ||
+		    f.s[f.len - 1] == '\t'))
+			f.len--;
+		if (f.len >= 2 && f.s[0] == '<' && f.s[f.len - 1] == '>') {
+			f.s++;
+			f.len -= 2;
+		}
+		if (f.len > 0 && kg_dict_intern(d, f.s, f.len, NULL) < 0) {
+			rc = -1;
+			break;
+		}
+	}
+	kg_tabread_close(r);
+	return rc;
+}
+
+/* --lang "en,de" into rdf->langs. */
+static void
+split_langs(struct ingest_rdf *rdf, const char *list)
+{
+	const char *p = list, *q;
+
+	rdf->langs = kg_xcalloc(strlen(list) + 1, sizeof(char *));
+	while (*p != '\0') {
+		q = strchr(p, ',');
+		if (q == NULL)
+			q = p + strlen(p);
+		if (q > p)
+			rdf->langs[rdf->n_langs++] = kg_xasprintf("%.*s",
+			    (int)(q - p), p);
+		p = *q == ',' ? q + 1 : q;
+	}
+}
+
+int
+kg_ingest_rdf_begin(struct ingest *st, const char *dir)
+{
+	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
+	struct ingest_rdf *rdf = kg_xcalloc(1, sizeof(*rdf));
+
+	st->rdf = rdf;
+	rdf->dir = dir;
+	kg_dict_init(&rdf->preds);
+	kg_dict_init(&rdf->keep);
+	kg_dict_init(&rdf->drop);
+	if (o->lang != NULL)
+		split_langs(rdf, o->lang);
+	if ((o->predicates != NULL && read_iris(&rdf->keep, o->predicates) <
+	    0) || (o->exclude_predicates != NULL && read_iris(&rdf->drop,
+	    o->exclude_predicates) < 0))
+		return -1;
+	rdf->lit = kg_wfile_open(dir, LIT_TABLE, &rdf->lit_path);
+	if (rdf->lit == NULL)
+		return -1;
+	if (o->types == KG_RDF_TYPES_TYPES) {
+		rdf->types = kg_wfile_open(dir, TYPES_TMP, &rdf->types_path);
+		if (rdf->types == NULL)
+			return -1;
+	}
+	return 0;
+}
+
+void
+kg_ingest_rdf_free(struct ingest *st)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	size_t i;
+
+	if (rdf == NULL)
+		return;
+	if (rdf->lit != NULL)
+		fclose(rdf->lit);
+	if (rdf->types != NULL)
+		fclose(rdf->types);
+	free(rdf->lit_path);
+	free(rdf->types_path);
+	kg_dict_release(&rdf->preds);
+	kg_dict_release(&rdf->keep);
+	kg_dict_release(&rdf->drop);
+	free(rdf->counts);
+	for (i = 0; i < rdf->n_langs; i++)
+		free(rdf->langs[i]);
+	free(rdf->langs);
+	free(rdf);
+	st->rdf = NULL;
+}
+
+/* Is the language tag one of --lang (equal, or a subtag of it, such as
+ * en-GB for en; case-insensitive)? */
+static int
+lang_kept(const struct ingest_rdf *rdf, const struct kg_rdf_term *lang)
+{
+	size_t i, n;
+
+	if (rdf->n_langs == 0 || lang->s == NULL)
+		return 1;
+	for (i = 0; i < rdf->n_langs; i++) {
+		n = strlen(rdf->langs[i]);
+		if (lang->len >= n && strncasecmp(lang->s, rdf->langs[i], n) ==
+		    0 && (lang->len == n || lang->s[n] == '-'))
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * One field of the literal table: as it is, or between double quotes
+ * with quotes doubled when it holds a quote, tab or line break, starts
+ * or ends with a space, or is empty (so that a CSV reader with a tab
+ * delimiter, as kg-encode-attrs, gives back the bytes).
+ */
+static void put_doubled(FILE *f, const char *s, size_t len);
+
+static void
+put_field(FILE *f, const char *s, size_t len)
+{
+	const char *p, *end = s + len;
+	int quote = len == 0 || s[0] == ' ' || s[len - 1] == ' ';
+
+	for (p = s; p < end && !quote; p++)
+		quote = *p == '"' || *p == '\t' || *p == '\n' || *p == '\r';
+	if (!quote) {
+		fwrite(s, 1, len, f);
+		return;
+	}
+	putc('"', f);
+	put_doubled(f, s, len);
+	putc('"', f);
+}
+
+/* Bytes s[0..len) with every double quote doubled. */
+static void
+put_doubled(FILE *f, const char *s, size_t len)
+{
+	const char *p, *q, *end = s + len;
+
+	for (p = s; p < end; p = q + 1) {
+		q = memchr(p, '"', (size_t)(end - p));
+		if (q == NULL) {
+			fwrite(p, 1, (size_t)(end - p), f);
+			return;
+		}
+		fwrite(p, 1, (size_t)(q - p), f);
+		fputs("\"\"", f);
+	}
+}
+
+/* The literal field: "lex", "lex"@lang or "lex"^^<datatype>, always
+ * quoted, as kg-encode-attrs' "literals": "rdf" reads it. */
+static void
+put_literal(FILE *f, const struct kg_rdf_stmt *s)
+{
+	fputs("\"\"\"", f);
+	put_doubled(f, s->o.s, s->o.len);
+	fputs("\"\"", f);
+	if (s->lang.s != NULL) {
+		putc('@', f);
+		fwrite(s->lang.s, 1, s->lang.len, f);
+	} else if (s->datatype.s != NULL) {
+		fputs("^^<", f);
+		put_doubled(f, s->datatype.s, s->datatype.len);
+		putc('>', f);
+	}
+	putc('"', f);
+}
+
+/* Count a literal row of predicate p in class cls. */
+static int
+count_row(struct ingest_rdf *rdf, const struct kg_rdf_term *p,
+    enum kg_rdf_class cls)
+{
+	int64_t id = kg_dict_intern(&rdf->preds, p->s, p->len, NULL);
+
+	if (id < 0)
+		return -1;
+	if ((uint64_t)id >= rdf->counts_cap) {
+		uint64_t old = rdf->counts_cap;
+
+		rdf->counts_cap = rdf->counts_cap ? 2 * rdf->counts_cap : 64;
+		rdf->counts = kg_xreallocarray(rdf->counts, rdf->counts_cap,
+		    KG_RDF_N_CLASSES * sizeof(uint64_t));
+		memset(rdf->counts + old * KG_RDF_N_CLASSES, 0,
+		    (rdf->counts_cap - old) * KG_RDF_N_CLASSES *
+		    sizeof(uint64_t));
+	}
+	rdf->counts[(uint64_t)id * KG_RDF_N_CLASSES + cls]++;
+	return 0;
+}
+
+/* A literal (or, with --rdf-types attribute, an rdf:type object) as a
+ * row of the literal table.  0, or -1 after kg_error(). */
+static int
+literal_row(struct ingest *st, const struct kg_rdf_stmt *s, const char *file,
+    uint64_t line, int type_row)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	enum kg_rdf_class cls;
+
+	if (!type_row && memchr(s->o.s, '\0', s->o.len) != NULL)
+		return kg_ingest_bad_record(st, file, line, "literal holds a "
+		    "NUL byte (the literal table cannot hold one)");
+	if (!type_row && !lang_kept(rdf, &s->lang)) {
+		rdf->lang_dropped++;
+		return 0;
+	}
+	cls = type_row ? KG_RDF_MULTILABEL : kg_rdf_classify(&s->o,
+	    &s->datatype, &s->lang);
+	if (count_row(rdf, &s->p, cls) < 0)
+		return -1;
+	put_field(rdf->lit, s->s.s, s->s.len);
+	putc('\t', rdf->lit);
+	put_field(rdf->lit, s->p.s, s->p.len);
+	putc('\t', rdf->lit);
+	if (type_row)
+		put_field(rdf->lit, s->o.s, s->o.len);
+	else
+		put_literal(rdf->lit, s);
+	putc('\n', rdf->lit);
+	if (type_row)
+		rdf->type_rows++;
+	else
+		rdf->literals++;
+	return 0;
+}
+
+/* --rdf-types types: "entity<TAB>type" for the node types file. */
+static int
+type_pair(struct ingest *st, const struct kg_rdf_stmt *s, const char *file,
+    uint64_t line)
+{
+	struct ingest_rdf *rdf = st->rdf;
+
+	if (memchr(s->s.s, '\t', s->s.len) != NULL ||
+	    memchr(s->s.s, '\n', s->s.len) != NULL ||
+	    memchr(s->o.s, '\t', s->o.len) != NULL ||
+	    memchr(s->o.s, '\n', s->o.len) != NULL)
+		return kg_ingest_bad_record(st, file, line, "rdf:type statement "
+		    "names a node with a tab or a line break");
+	fwrite(s->s.s, 1, s->s.len, rdf->types);
+	putc('\t', rdf->types);
+	fwrite(s->o.s, 1, s->o.len, rdf->types);
+	putc('\n', rdf->types);
+	rdf->type_rows++;
+	return 0;
+}
+
+static void
+rdf_progress(struct ingest *st)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	double now = kg_now();
+
+	if (now < rdf->next_progress)
+		return;
+	rdf->next_progress = now + 1.0;
+	kg_progress_update(&st->prog, st->bytes_mode ? (st->bytes +
+	    rdf->c.bytes) >> 20 : st->lines + rdf->c.lines);
+}
+
+static int
+on_statement(void *arg, const struct kg_rdf_stmt *s, const char *file,
+    uint64_t line)
+{
+	struct ingest *st = arg;
+	struct ingest_rdf *rdf = st->rdf;
+	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
+	struct kg_field f[3];
+	int is_type;
+
+	rdf->statements++;
+	if (st->o->progress && (rdf->statements & 0xfff) == 0)
+		rdf_progress(st);
+	if (o->graph != NULL && (s->g.s == NULL || strcmp(s->g.s, o->graph)
+	    != 0)) {
+		rdf->graph_dropped++;
+		return 0;
+	}
+	if ((o->predicates != NULL && kg_dict_find(&rdf->keep, s->p.s,
+	    s->p.len) < 0) || (o->exclude_predicates != NULL &&
+	    kg_dict_find(&rdf->drop, s->p.s, s->p.len) >= 0)) {
+		rdf->filtered++;
+		return 0;
+	}
+	if (s->o.kind == KG_RDF_LITERAL)
+		return literal_row(st, s, file, line, 0);
+	is_type = s->p.len == strlen(RDF_TYPE) && memcmp(s->p.s, RDF_TYPE,
+	    s->p.len) == 0;
+	if (is_type && o->types == KG_RDF_TYPES_TYPES)
+		return type_pair(st, s, file, line);
+	if (is_type && o->types == KG_RDF_TYPES_ATTRIBUTE)
+		return literal_row(st, s, file, line, 1);
+	f[0].s = s->s.s;
+	f[0].len = s->s.len;
+	f[1].s = s->p.s;
+	f[1].len = s->p.len;
+	f[2].s = s->o.s;
+	f[2].len = s->o.len;
+	rdf->edges++;
+	return kg_ingest_add_triple(st, f, file, line, rdf->split,
+	    rdf->file_index);
+}
+
+static int
+on_bad(void *arg, const char *file, uint64_t line, const char *msg,
+    int resumable)
+{
+	struct ingest *st = arg;
+
+	if (resumable)
+		return kg_ingest_bad_record(st, file, line, "%s", msg);
+	if (st->o->max_errors > 0)
+		kg_error("%s:%" PRIu64 ": %s (a Turtle syntax error stops "
+		    "reading: --max-errors skips bad lines of N-Triples and "
+		    "N-Quads only)", file, line, msg);
+	else
+		kg_error("%s:%" PRIu64 ": %s", file, line, msg);
+	return -1;
+}
+
+/* Inputs in all: split files, or the inputs. */
+static uint64_t
+n_files(const struct kg_ingest_opts *o)
+{
+	if (o->train != NULL)
+		return 1 + (o->valid != NULL) + (o->test != NULL);
+	return o->n_inputs;
+}
+
+int
+kg_ingest_read_rdf(struct ingest *st, const char *path,
+    enum kg_rdf_syntax syntax, int split, uint64_t file_index)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	struct kg_rdf_opts ro;
+	struct kg_rdf_sink sink = { on_statement, on_bad, st };
+	char prefix[32];
+	int rc;
+
+	memset(&ro, 0, sizeof(ro));
+	ro.syntax = syntax;
+	ro.base = st->o->rdf.base;
+	/* File k (from 1) of several: the split file, or the input. */
+	if (n_files(st->o) > 1) {
+		snprintf(prefix, sizeof(prefix), "f%" PRIu64 ".", split >= 0 ?
+		    (uint64_t)split + 1 : file_index + 1);
+		ro.blank_prefix = prefix;
+	}
+	rdf->split = split;
+	rdf->file_index = file_index;
+	rdf->files++;
+	rc = kg_rdf_read(path, &ro, &sink, &rdf->c);
+	st->lines += rdf->c.lines;
+	st->blanks += rdf->c.blanks;
+	st->bytes += rdf->c.bytes;
+	memset(&rdf->c, 0, sizeof(rdf->c));
+	return rc;
+}
+
+int
+kg_ingest_rdf_types(struct ingest *st)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
+	int rc;
+
+	if (rdf == NULL || rdf->types == NULL)
+		return 0;
+	rc = kg_wfile_close(rdf->types, rdf->types_path, 0);
+	rdf->types = NULL;
+	rdf->types_path = NULL;
+	if (rc < 0)
+		return -1;
+	to.comment = '\0';
+	to.fields = 2;
+	rdf->types_path = kg_path_join(rdf->dir, TYPES_TMP);
+	rc = kg_ingest_read_types(st, rdf->types_path, &to, 1);
+	unlink(rdf->types_path);
+	return rc;
+}
+
+int
+kg_ingest_rdf_end(struct ingest *st, struct kg_stage *stage)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	uint64_t i, n;
+	const char **names;
+	char *desc;
+	json_t *schema;
+	int rc;
+
+	if (rdf == NULL)
+		return 0;
+	rc = kg_wfile_close(rdf->lit, rdf->lit_path, 1);
+	rdf->lit = NULL;
+	rdf->lit_path = NULL;
+	if (rc < 0)
+		return -1;
+	n = kg_dict_size(&rdf->preds);
+	names = kg_xcalloc(n + 1, sizeof(*names));
+	for (i = 0; i < n; i++)
+		names[i] = kg_dict_name(&rdf->preds, (uint32_t)i);
+	desc = kg_xasprintf("Proposed by kg-ingest for the literals of this "
+	    "dataset's RDF input (%s): xsd numeric types numeric, xsd date "
+	    "types date, strings and language-tagged strings text%s%s, "
+	    "others categorical. Edit freely; kg-encode-attrs fit "
+	    "--schema literals.schema.json reads it as it is.", LIT_TABLE,
+	    st->o->rdf.lang ? " in the languages " : "", st->o->rdf.lang ?
+	    st->o->rdf.lang : "");
+	schema = kg_rdf_schema_json(names, n, rdf->counts, LIT_TABLE, desc);
+	free(desc);
+	free(names);
+	{
+		char *text = json_dumps(schema, JSON_INDENT(2) |
+		    JSON_ENSURE_ASCII);
+		char *withnl = kg_xasprintf("%s\n", text);
+
+		rc = kg_write_text(stage->dir, LIT_SCHEMA, withnl);
+		free(text);
+		free(withnl);
+	}
+	json_decref(schema);
+	if (rc < 0 || kg_stage_add_file(stage, LIT_TABLE) < 0 ||
+	    kg_stage_add_file(stage, LIT_SCHEMA) < 0)
+		return -1;
+	return 0;
+}
+
+void
+kg_ingest_rdf_figures(struct kg_manifest *m, const struct ingest *st)
+{
+	const struct ingest_rdf *rdf = st->rdf;
+	json_t *r, *preds;
+	uint64_t i, n;
+
+	if (rdf == NULL)
+		return;
+	r = json_object();
+	preds = json_object();
+#define PUT(k, v) json_object_set_new(r, k, json_integer((json_int_t)(v)))
+	PUT("files", rdf->files);
+	PUT("statements", rdf->statements);
+	PUT("edges", rdf->edges);
+	PUT("literals", rdf->literals);
+	PUT("type_rows", rdf->type_rows);
+	PUT("types_ignored", st->types_extra);
+	PUT("other_language", rdf->lang_dropped);
+	PUT("predicate_filtered", rdf->filtered);
+	PUT("other_graph", rdf->graph_dropped);
+#undef PUT
+	n = kg_dict_size(&rdf->preds);
+	for (i = 0; i < n; i++) {
+		const uint64_t *c = rdf->counts + i * KG_RDF_N_CLASSES;
+
+		json_object_set_new(preds, kg_dict_name(&rdf->preds,
+		    (uint32_t)i), json_pack("{s:s,s:I,s:I,s:I,s:I,s:I}", "kind",
+		    kg_rdf_kind_of(c), "numeric", (json_int_t)c[KG_RDF_NUMERIC],
+		    "date", (json_int_t)c[KG_RDF_DATE], "text",
+		    (json_int_t)c[KG_RDF_TEXT], "categorical",
+		    (json_int_t)c[KG_RDF_CATEGORICAL], "multi_label",
+		    (json_int_t)c[KG_RDF_MULTILABEL]));
+	}
+	json_object_set_new(r, "literal_predicates", preds);
+	kg_manifest_set_figure(m, "rdf", r);
+}
+
+void
+kg_ingest_rdf_config(struct kg_manifest *m, const struct kg_ingest_opts *o)
+{
+	static const char *const types[] = { "edge", "types", "attribute" };
+	const struct kg_ingest_rdf_opts *r = &o->rdf;
+	json_t *c = json_object();
+
+#define STR(k, v) json_object_set_new(c, k, (v) ? json_string(v) : json_null())
+	STR("syntax", r->syntax == KG_RDF_NTRIPLES ? "ntriples" :
+	    r->syntax == KG_RDF_NQUADS ? "nquads" : r->syntax ==
+	    KG_RDF_TURTLE ? "turtle" : NULL);
+	STR("base", r->base);
+	STR("graph", r->graph);
+	STR("lang", r->lang);
+	STR("rdf_types", types[r->types]);
+	STR("predicates", r->predicates);
+	STR("exclude_predicates", r->exclude_predicates);
+#undef STR
+	kg_manifest_set_config(m, "rdf", c);
+}
