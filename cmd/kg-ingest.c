@@ -505,7 +505,8 @@ run(int argc, char **av, struct cli *c)
 		c->o.valid = c->paths[1];
 		c->o.test = c->paths[2];
 	}
-	if (check_triples(k, av + optind, c) < 0)
+	if (check_triples(k, av + optind, c) < 0 ||
+	    kg_ingest_check_opts(&c->o) < 0)
 		return KG_EXIT_USAGE;
 	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
 	c->o.quiet = c->quiet;

@@ -220,9 +220,8 @@ check_rdf(const struct kg_ingest_opts *o)
 	return 0;
 }
 
-/* Checks of the options that the command line may have skipped. */
-static int
-check_opts(const struct kg_ingest_opts *o)
+int
+kg_ingest_check_opts(const struct kg_ingest_opts *o)
 {
 	if (check_rdf(o) < 0)
 		return -1;
@@ -248,7 +247,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	size_t i, n;
 	int k, rc = -1;
 
-	if (check_opts(o) < 0)
+	if (kg_ingest_check_opts(o) < 0)
 		return -1;
 	memset(&st, 0, sizeof(st));
 	st.o = o;
