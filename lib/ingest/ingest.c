@@ -319,25 +319,63 @@ add_record(struct ingest *st, const struct rec *rc, size_t nf,
 	return 0;
 }
 
-int
-kg_ingest_add_triple(struct ingest *st, const struct kg_field f[3],
-    const char *file, uint64_t line, int split, uint64_t file_index)
+/*
+ * The records recs[0..nb) of one batch, their names hashed and their
+ * table slots prefetched: read the slots and prefetch the records they
+ * point to, then handle the records one by one, in order (which decides
+ * the IDs).  0, or -1 after kg_error().
+ */
+static int
+add_batch(struct ingest *st, struct rec *recs, const size_t *nf,
+    const uint64_t *lines, int nb, const char *file, int split,
+    uint64_t file_index)
 {
-	struct rec rc;
-	uint64_t first = st->n;
-	int k;
+	uint64_t first;
+	int j, k;
 
-	for (k = 0; k < 3; k++) {
-		rc.f[k] = f[k];
-		rc.hash[k] = kg_dict_hash(f[k].s, f[k].len);
-		rc.cand[k] = 0;
+	for (j = 0; j < nb; j++) {
+		if (nf[j] != 3)
+			continue;
+		for (k = 0; k < 3; k++) {
+			struct kg_dict *d = dict_of(st, k);
+			uint32_t c = kg_dict_candidate(d, recs[j].hash[k]);
+
+			recs[j].cand[k] = c;
+			if (c != 0)
+				kg_dict_prefetch_record(d, c, recs[j].f[k].len);
+		}
 	}
-	st->records++;
-	if (add_record(st, &rc, 3, file, line, split, file_index) < 0)
-		return -1;
-	if (st->o->dedup && st->n > first)
+	first = st->n;
+	for (j = 0; j < nb; j++)
+		if (add_record(st, &recs[j], nf[j], file, lines[j], split,
+		    file_index) < 0)
+			return -1;
+	if (st->o->dedup)
 		kg_ingest_dedup_batch(st, first);
+	st->records += (uint64_t)nb;
 	return 0;
+}
+
+int
+kg_ingest_add_triples(struct ingest *st, const struct kg_field *f,
+    const uint64_t *lines, int n, const char *file, int split,
+    uint64_t file_index)
+{
+	struct rec recs[KG_INGEST_BATCH];
+	size_t nf[KG_INGEST_BATCH];
+	int j, k;
+
+	for (j = 0; j < n; j++) {
+		nf[j] = 3;
+		for (k = 0; k < 3; k++) {
+			struct rec *rc = &recs[j];
+
+			rc->f[k] = f[3 * j + k];
+			rc->hash[k] = kg_dict_hash(rc->f[k].s, rc->f[k].len);
+			kg_dict_prefetch(dict_of(st, k), rc->hash[k]);
+		}
+	}
+	return add_batch(st, recs, nf, lines, n, file, split, file_index);
 }
 
 struct kg_tab_opts
@@ -374,7 +412,7 @@ int
 kg_ingest_read_input(struct ingest *st, const char *path, int split,
     uint64_t file_index)
 {
-	enum { B = 32 };
+	enum { B = KG_INGEST_BATCH };
 	_Static_assert(B <= DEDUP_BATCH, "a dedup batch holds one batch");
 	const struct kg_ingest_opts *o = st->o;
 	struct kg_tab_opts to;
@@ -384,7 +422,6 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 	size_t nf[B];
 	uint64_t lines[B];
 	const char *file;
-	uint64_t first;
 	int nb, j, k;
 	enum kg_rdf_syntax syn = kg_ingest_syntax_of(o, path);
 
@@ -407,28 +444,9 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 				kg_dict_prefetch(dict_of(st, k), rc->hash[k]);
 			}
 		}
-		for (j = 0; j < nb; j++) {
-			if (nf[j] != 3)
-				continue;
-			for (k = 0; k < 3; k++) {
-				struct kg_dict *d = dict_of(st, k);
-				uint32_t c = kg_dict_candidate(d,
-				    recs[j].hash[k]);
-
-				recs[j].cand[k] = c;
-				if (c != 0)
-					kg_dict_prefetch_record(d, c,
-					    recs[j].f[k].len);
-			}
-		}
-		first = st->n;
-		for (j = 0; j < nb; j++)
-			if (add_record(st, &recs[j], nf[j], file, lines[j],
-			    split, file_index) < 0)
-				goto fail;
-		if (o->dedup)
-			kg_ingest_dedup_batch(st, first);
-		st->records += (uint64_t)nb;
+		if (add_batch(st, recs, nf, lines, nb, file, split,
+		    file_index) < 0)
+			goto fail;
 		if (o->progress)
 			progress(st, r);
 	}

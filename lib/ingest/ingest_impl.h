@@ -28,6 +28,7 @@
 #define CHUNK_ROWS 65536
 #define LINE_BITS 48		/* split mode: line number | file index << 48 */
 #define DEDUP_BATCH 64		/* at least the records of one batch */
+#define KG_INGEST_BATCH 32	/* records whose lookups overlap */
 
 static const char *const split_names[3] = { "train", "valid", "test" };
 
@@ -108,12 +109,15 @@ int kg_ingest_bad_record(struct ingest *st, const char *file, uint64_t line,
     const char *fmt, ...) KG_PRINTF(4, 5);
 
 /*
- * One triple of names f[0..3) = head, relation, tail from an input other
- * than a table (ingest.c): checked, numbered and kept as a table record
- * would be.  0 (kept or skipped), or -1 after kg_error().
+ * n <= KG_INGEST_BATCH triples of names from an input other than a table
+ * (ingest.c): f[3 * j ...] head, relation, tail of triple j, from line
+ * lines[j]; checked, numbered and kept as table records are, their
+ * dictionary lookups overlapped.  0 (kept or skipped), or -1 after
+ * kg_error().
  */
-int kg_ingest_add_triple(struct ingest *st, const struct kg_field f[3],
-    const char *file, uint64_t line, int split, uint64_t file_index);
+int kg_ingest_add_triples(struct ingest *st, const struct kg_field *f,
+    const uint64_t *lines, int n, const char *file, int split,
+    uint64_t file_index);
 
 /* Tabread options for a file of nfields fields (ingest.c). */
 struct kg_tab_opts kg_ingest_tab_opts(const struct kg_ingest_opts *o,

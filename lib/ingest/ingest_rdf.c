@@ -39,9 +39,17 @@ struct ingest_rdf {
 	char **langs;			/* --lang */
 	size_t n_langs;
 	/* The input being read. */
+	const char *file;		/* its name in messages */
 	int split;
 	uint64_t file_index;
 	struct kg_rdf_counts c;
+	/* Triples not yet numbered: their names in parena, so that the
+	 * dictionary lookups of a batch overlap (kg_ingest_add_triples). */
+	char *parena;
+	size_t plen, pcap;
+	size_t poff[3 * KG_INGEST_BATCH], psize[3 * KG_INGEST_BATCH];
+	uint64_t pline[KG_INGEST_BATCH];
+	int npend;
 	/* Figures. */
 	uint64_t statements, edges, literals, lang_dropped, filtered;
 	uint64_t graph_dropped, type_rows, files;
@@ -154,6 +162,7 @@ kg_ingest_rdf_free(struct ingest *st)
 	kg_dict_release(&rdf->keep);
 	kg_dict_release(&rdf->drop);
 	free(rdf->counts);
+	free(rdf->parena);
 	for (i = 0; i < rdf->n_langs; i++)
 		free(rdf->langs[i]);
 	free(rdf->langs);
@@ -263,6 +272,53 @@ count_row(struct ingest_rdf *rdf, const struct kg_rdf_term *p,
 	return 0;
 }
 
+/* Number the triples waiting in the batch; 0 or -1. */
+static int
+flush_edges(struct ingest *st)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	struct kg_field f[3 * KG_INGEST_BATCH];
+	int j, n = rdf->npend;
+
+	if (n == 0)
+		return 0;
+	for (j = 0; j < 3 * n; j++) {
+		f[j].s = rdf->parena + rdf->poff[j];
+		f[j].len = rdf->psize[j];
+	}
+	rdf->npend = 0;
+	rdf->plen = 0;
+	return kg_ingest_add_triples(st, f, rdf->pline, n, rdf->file,
+	    rdf->split, rdf->file_index);
+}
+
+/* Queue the triple (s, p, o) of line; 0 or -1. */
+static int
+queue_edge(struct ingest *st, const struct kg_rdf_stmt *s, uint64_t line)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	const struct kg_rdf_term *t[3] = { &s->s, &s->p, &s->o };
+	size_t need = s->s.len + s->p.len + s->o.len;
+	int k, j = rdf->npend;
+
+	if (rdf->plen + need > rdf->pcap) {
+		while (rdf->plen + need > rdf->pcap)
+			rdf->pcap = rdf->pcap ? 2 * rdf->pcap : 1 << 16;
+		rdf->parena = kg_xrealloc(rdf->parena, rdf->pcap);
+	}
+	for (k = 0; k < 3; k++) {
+		rdf->poff[3 * j + k] = rdf->plen;
+		rdf->psize[3 * j + k] = t[k]->len;
+		memcpy(rdf->parena + rdf->plen, t[k]->s, t[k]->len);
+		rdf->plen += t[k]->len;
+	}
+	rdf->pline[j] = line;
+	rdf->edges++;
+	if (++rdf->npend == KG_INGEST_BATCH)
+		return flush_edges(st);
+	return 0;
+}
+
 /* A literal (or, with --rdf-types attribute, an rdf:type object) as a
  * row of the literal table.  0, or -1 after kg_error(). */
 static int
@@ -273,8 +329,9 @@ literal_row(struct ingest *st, const struct kg_rdf_stmt *s, const char *file,
 	enum kg_rdf_class cls;
 
 	if (!type_row && memchr(s->o.s, '\0', s->o.len) != NULL)
-		return kg_ingest_bad_record(st, file, line, "literal holds a "
-		    "NUL byte (the literal table cannot hold one)");
+		return flush_edges(st) < 0 ? -1 : kg_ingest_bad_record(st,
+		    file, line, "literal holds a NUL byte (the literal table "
+		    "cannot hold one)");
 	if (!type_row && !lang_kept(rdf, &s->lang)) {
 		rdf->lang_dropped++;
 		return 0;
@@ -310,8 +367,9 @@ type_pair(struct ingest *st, const struct kg_rdf_stmt *s, const char *file,
 	    memchr(s->s.s, '\n', s->s.len) != NULL ||
 	    memchr(s->o.s, '\t', s->o.len) != NULL ||
 	    memchr(s->o.s, '\n', s->o.len) != NULL)
-		return kg_ingest_bad_record(st, file, line, "rdf:type statement "
-		    "names a node with a tab or a line break");
+		return flush_edges(st) < 0 ? -1 : kg_ingest_bad_record(st,
+		    file, line, "rdf:type statement names a node with a tab "
+		    "or a line break");
 	fwrite(s->s.s, 1, s->s.len, rdf->types);
 	putc('\t', rdf->types);
 	fwrite(s->o.s, 1, s->o.len, rdf->types);
@@ -340,14 +398,13 @@ on_statement(void *arg, const struct kg_rdf_stmt *s, const char *file,
 	struct ingest *st = arg;
 	struct ingest_rdf *rdf = st->rdf;
 	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
-	struct kg_field f[3];
 	int is_type;
 
 	rdf->statements++;
 	if (st->o->progress && (rdf->statements & 0xfff) == 0)
 		rdf_progress(st);
-	if (o->graph != NULL && (s->g.s == NULL || strcmp(s->g.s, o->graph)
-	    != 0)) {
+	if (o->graph != NULL && (s->g.s == NULL || s->g.len !=
+	    strlen(o->graph) || memcmp(s->g.s, o->graph, s->g.len) != 0)) {
 		rdf->graph_dropped++;
 		return 0;
 	}
@@ -365,15 +422,7 @@ on_statement(void *arg, const struct kg_rdf_stmt *s, const char *file,
 		return type_pair(st, s, file, line);
 	if (is_type && o->types == KG_RDF_TYPES_ATTRIBUTE)
 		return literal_row(st, s, file, line, 1);
-	f[0].s = s->s.s;
-	f[0].len = s->s.len;
-	f[1].s = s->p.s;
-	f[1].len = s->p.len;
-	f[2].s = s->o.s;
-	f[2].len = s->o.len;
-	rdf->edges++;
-	return kg_ingest_add_triple(st, f, file, line, rdf->split,
-	    rdf->file_index);
+	return queue_edge(st, s, line);
 }
 
 static int
@@ -382,6 +431,9 @@ on_bad(void *arg, const char *file, uint64_t line, const char *msg,
 {
 	struct ingest *st = arg;
 
+	/* Triples of earlier lines are reported first. */
+	if (flush_edges(st) < 0)
+		return -1;
 	if (resumable)
 		return kg_ingest_bad_record(st, file, line, "%s", msg);
 	if (st->o->max_errors > 0)
@@ -421,10 +473,13 @@ kg_ingest_read_rdf(struct ingest *st, const char *path,
 		    (uint64_t)split + 1 : file_index + 1);
 		ro.blank_prefix = prefix;
 	}
+	rdf->file = strcmp(path, "-") == 0 ? "stdin" : path;
 	rdf->split = split;
 	rdf->file_index = file_index;
 	rdf->files++;
 	rc = kg_rdf_read(path, &ro, &sink, &rdf->c);
+	if (rc == 0)
+		rc = flush_edges(st);
 	st->lines += rdf->c.lines;
 	st->blanks += rdf->c.blanks;
 	st->bytes += rdf->c.bytes;

@@ -17,6 +17,9 @@
 
 #include <serd/serd.h>
 #include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/util.h"
 #include "io/tabread.h"
@@ -298,8 +301,115 @@ rd_open(struct rd *rd, int line_mode)
 	return 0;
 }
 
-/* One line of N-Triples or N-Quads, NUL-terminated in buf (len bytes
- * before the NUL, more than 0).  0, or -1 when reading must stop. */
+/* The bytes an IRIREF may hold unescaped, ASCII only (N-Triples 1.1:
+ * not 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which
+ * checks their UTF-8. */
+static unsigned char iri_ok[256];
+
+static void
+iri_ok_init(void)
+{
+	int c;
+
+	if (iri_ok['a'])
+		return;
+	for (c = 0x21; c < 0x7f; c++)
+		iri_ok[c] = strchr("<>\"{}|^`\\", c) == NULL;
+}
+
+/* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
+ * then ':'. */
+static int
+has_scheme(const unsigned char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
+		return 0;
+	for (i = 1; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == ':')
+			return 1;
+		if (!(((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 0;
+}
+
+/* The end of an IRI's bytes from p: the first byte that an IRIREF may
+ * not hold unescaped (or that is not ASCII), or end. */
+static const unsigned char *
+iri_end(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i lo = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+	static const char set[] = "<>\"{}|^`\\";
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* Signed compares: bytes from 0x80 are negative, so "x < 0x21"
+		 * catches them with the control bytes. */
+		__m128i bad = _mm_or_si128(_mm_cmpgt_epi8(lo, x),
+		    _mm_cmpeq_epi8(x, del));
+		size_t i;
+		int m;
+
+		for (i = 0; i < sizeof(set) - 1; i++)
+			bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x,
+			    _mm_set1_epi8(set[i])));
+		m = _mm_movemask_epi8(bad);
+		if (m != 0)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && iri_ok[*p])
+		p++;
+	return p;
+}
+
+/*
+ * The commonest line, three IRIs of ASCII bytes without escapes and a
+ * final '.', which the grammar alone decides: its terms in t[0..3)
+ * (pointing into the line) and 1; 0 for any other line, which Serd
+ * reads.  Whitespace is spaces and tabs, as in N-Triples.
+ */
+static int
+fast_line(const char *line, size_t len, struct kg_rdf_term t[3])
+{
+	const unsigned char *p = (const unsigned char *)line, *end = p + len;
+	const unsigned char *a;
+	int k;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (k = 0; k < 3; k++) {
+		if (p == end || *p != '<')
+			return 0;
+		a = ++p;
+		p = iri_end(p, end);
+		if (p == end || *p != '>' || !has_scheme(a, (size_t)(p - a)))
+			return 0;
+		t[k].s = (const char *)a;
+		t[k].len = (size_t)(p - a);
+		t[k].kind = KG_RDF_IRI;
+		p++;
+		if (p == end || (*p != ' ' && *p != '\t'))
+			return 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	if (p == end || *p++ != '.')
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p == end;
+}
+
+/* One line of N-Triples or N-Quads (more than 0 bytes), read by Serd:
+ * NUL-terminated in buf.  0, or -1 when reading must stop. */
 static int
 read_line(struct rd *rd, char *buf, size_t len)
 {
@@ -333,9 +443,12 @@ read_line(struct rd *rd, char *buf, size_t len)
 static int
 read_lines(struct rd *rd, const char *path)
 {
+	iri_ok_init();
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
 	struct kg_field f;
+	struct kg_rdf_stmt st;
+	struct kg_rdf_term t[3];
 	char *buf = NULL;
 	size_t n, cap = 0;
 	int rc;
@@ -350,19 +463,32 @@ read_lines(struct rd *rd, const char *path)
 		return -1;
 	}
 	while ((rc = kg_tabread_next(r, &f, 1, &n)) == 1) {
+		rd->line = kg_tabread_line(r);
+		rd->c->lines = kg_tabread_lines(r);
+		rd->c->bytes = kg_tabread_bytes(r);
+		if (fast_line(f.s, f.len, t)) {
+			memset(&st, 0, sizeof(st));
+			st.s = t[0];
+			st.p = t[1];
+			st.o = t[2];
+			rd->c->statements++;
+			if (rd->sink->statement(rd->sink->arg, &st, rd->file,
+			    rd->line) < 0) {
+				rc = -1;
+				break;
+			}
+			continue;
+		}
 		if (f.len + 1 > cap) {
 			cap = f.len + 1 > 4096 ? 2 * (f.len + 1) : 4096;
 			buf = kg_xrealloc(buf, cap);
 		}
 		memcpy(buf, f.s, f.len);
 		buf[f.len] = '\0';
-		rd->line = kg_tabread_line(r);
 		if (read_line(rd, buf, f.len) < 0) {
 			rc = -1;
 			break;
 		}
-		rd->c->lines = kg_tabread_lines(r);
-		rd->c->bytes = kg_tabread_bytes(r);
 	}
 	rd->c->lines = kg_tabread_lines(r);
 	rd->c->bytes = kg_tabread_bytes(r);

@@ -32,7 +32,7 @@ enum kg_rdf_syntax { KG_RDF_NONE, KG_RDF_NTRIPLES, KG_RDF_NQUADS,
 
 enum kg_rdf_kind { KG_RDF_IRI, KG_RDF_BLANK, KG_RDF_LITERAL };
 
-/* One term: s[0..len), NUL-terminated (a literal may hold other NULs). */
+/* One term: s[0..len), not NUL-terminated (a literal may hold NULs). */
 struct kg_rdf_term {
 	const char *s;
 	size_t len;
