@@ -1,7 +1,7 @@
 /*
  * kg-ingest: read triples (TSV, CSV, N-Triples, N-Quads or Turtle, plain
- * or gzip, files or stdin) and write a kgpipe dataset directory.  Option parsing only; the work is in
- * lib/ingest/ingest.c.
+ * or gzip, files or stdin) and write a kgpipe dataset directory.  Option
+ * parsing only; the work is in lib/ingest and lib/app/ingest_run.c.
  */
 #include <getopt.h>
 #include <stdio.h>

@@ -492,8 +492,8 @@ kg_ingest_read_types(struct ingest *st, const char *path,
 			rc = kg_ingest_bad_record(st, file, line, "expected 2 "
 			    "fields (entity, type), found %zu", nf);
 		} else if (f[0].len == 0 || f[1].len == 0) {
-			rc = kg_ingest_bad_record(st, file, line, "empty %s field",
-			    f[0].len == 0 ? "entity" : "type");
+			rc = kg_ingest_bad_record(st, file, line, "empty %s "
+			    "field", f[0].len == 0 ? "entity" : "type");
 		} else if ((e = kg_dict_find(&st->ent, f[0].s, f[0].len)) < 0 ||
 		    final_ent(st, (uint32_t)e) == NONE) {
 			st->types_unknown++;
@@ -501,8 +501,8 @@ kg_ingest_read_types(struct ingest *st, const char *path,
 		} else if ((t = kg_dict_find(&st->types, f[1].s, f[1].len)) <
 		    0 && (why = name_problem(f[1].s, f[1].len)) != NULL) {
 			quote_name(name, sizeof(name), f[1].s, f[1].len);
-			rc = kg_ingest_bad_record(st, file, line, "type '%s' %s",
-			    name, why);
+			rc = kg_ingest_bad_record(st, file, line, "type '%s' "
+			    "%s", name, why);
 		} else {
 			uint32_t id = final_ent(st, (uint32_t)e);
 

@@ -188,31 +188,6 @@ lang_kept(const struct ingest_rdf *rdf, const struct kg_rdf_term *lang)
 	return 0;
 }
 
-/*
- * One field of the literal table: as it is, or between double quotes
- * with quotes doubled when it holds a quote, tab or line break, starts
- * or ends with a space, or is empty (so that a CSV reader with a tab
- * delimiter, as kg-encode-attrs, gives back the bytes).
- */
-static void put_doubled(FILE *f, const char *s, size_t len);
-
-static void
-put_field(FILE *f, const char *s, size_t len)
-{
-	const char *p, *end = s + len;
-	int quote = len == 0 || s[0] == ' ' || s[len - 1] == ' ';
-
-	for (p = s; p < end && !quote; p++)
-		quote = *p == '"' || *p == '\t' || *p == '\n' || *p == '\r';
-	if (!quote) {
-		fwrite(s, 1, len, f);
-		return;
-	}
-	putc('"', f);
-	put_doubled(f, s, len);
-	putc('"', f);
-}
-
 /* Bytes s[0..len) with every double quote doubled. */
 static void
 put_doubled(FILE *f, const char *s, size_t len)
@@ -228,6 +203,29 @@ put_doubled(FILE *f, const char *s, size_t len)
 		fwrite(p, 1, (size_t)(q - p), f);
 		fputs("\"\"", f);
 	}
+}
+
+/*
+ * One field of the literal table: as it is, or between double quotes
+ * with quotes doubled when it holds a quote, tab or line break, starts
+ * or ends with a space, or is empty (so that a CSV reader with a tab
+ * delimiter, as kg-encode-attrs, gives back the bytes).
+ */
+static void
+put_field(FILE *f, const char *s, size_t len)
+{
+	const char *p, *end = s + len;
+	int quote = len == 0 || s[0] == ' ' || s[len - 1] == ' ';
+
+	for (p = s; p < end && !quote; p++)
+		quote = *p == '"' || *p == '\t' || *p == '\n' || *p == '\r';
+	if (!quote) {
+		fwrite(s, 1, len, f);
+		return;
+	}
+	putc('"', f);
+	put_doubled(f, s, len);
+	putc('"', f);
 }
 
 /* The literal field: "lex", "lex"@lang or "lex"^^<datatype>, always
@@ -454,6 +452,16 @@ n_files(const struct kg_ingest_opts *o)
 	return o->n_inputs;
 }
 
+/* The number (from 1) of the input being read, in reading order: split
+ * file "split" (0..2) after those given before it, or input file_index. */
+static uint64_t
+file_number(const struct kg_ingest_opts *o, int split, uint64_t file_index)
+{
+	if (split < 0)
+		return file_index + 1;
+	return 1 + (split > 1 && o->valid != NULL) + (split > 0);
+}
+
 int
 kg_ingest_read_rdf(struct ingest *st, const char *path,
     enum kg_rdf_syntax syntax, int split, uint64_t file_index)
@@ -469,8 +477,8 @@ kg_ingest_read_rdf(struct ingest *st, const char *path,
 	ro.base = st->o->rdf.base;
 	/* File k (from 1) of several: the split file, or the input. */
 	if (n_files(st->o) > 1) {
-		snprintf(prefix, sizeof(prefix), "f%" PRIu64 ".", split >= 0 ?
-		    (uint64_t)split + 1 : file_index + 1);
+		snprintf(prefix, sizeof(prefix), "f%" PRIu64 ".",
+		    file_number(st->o, split, file_index));
 		ro.blank_prefix = prefix;
 	}
 	rdf->file = strcmp(path, "-") == 0 ? "stdin" : path;
@@ -509,6 +517,19 @@ kg_ingest_rdf_types(struct ingest *st)
 	return rc;
 }
 
+/* dir/name holding doc, indented, ASCII, with a final newline; 0 or -1. */
+static int
+write_json(const char *dir, const char *name, const json_t *doc)
+{
+	char *text = json_dumps(doc, JSON_INDENT(2) | JSON_ENSURE_ASCII);
+	char *line = kg_xasprintf("%s\n", text);
+	int rc = kg_write_text(dir, name, line);
+
+	free(text);
+	free(line);
+	return rc;
+}
+
 int
 kg_ingest_rdf_end(struct ingest *st, struct kg_stage *stage)
 {
@@ -540,15 +561,7 @@ kg_ingest_rdf_end(struct ingest *st, struct kg_stage *stage)
 	schema = kg_rdf_schema_json(names, n, rdf->counts, LIT_TABLE, desc);
 	free(desc);
 	free(names);
-	{
-		char *text = json_dumps(schema, JSON_INDENT(2) |
-		    JSON_ENSURE_ASCII);
-		char *withnl = kg_xasprintf("%s\n", text);
-
-		rc = kg_write_text(stage->dir, LIT_SCHEMA, withnl);
-		free(text);
-		free(withnl);
-	}
+	rc = write_json(stage->dir, LIT_SCHEMA, schema);
 	json_decref(schema);
 	if (rc < 0 || kg_stage_add_file(stage, LIT_TABLE) < 0 ||
 	    kg_stage_add_file(stage, LIT_SCHEMA) < 0)

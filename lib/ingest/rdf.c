@@ -301,20 +301,15 @@ rd_open(struct rd *rd, int line_mode)
 	return 0;
 }
 
-/* The bytes an IRIREF may hold unescaped, ASCII only (N-Triples 1.1:
- * not 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which
- * checks their UTF-8. */
-static unsigned char iri_ok[256];
-
-static void
-iri_ok_init(void)
+/* A byte an IRIREF may hold unescaped, ASCII only (N-Triples 1.1: not
+ * 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which checks
+ * their UTF-8. */
+static inline int
+iri_ok(unsigned char c)
 {
-	int c;
-
-	if (iri_ok['a'])
-		return;
-	for (c = 0x21; c < 0x7f; c++)
-		iri_ok[c] = strchr("<>\"{}|^`\\", c) == NULL;
+	return c > 0x20 && c < 0x7f && c != '<' && c != '>' && c != '"' &&
+	    c != '{' && c != '}' && c != '|' && c != '^' && c != '`' &&
+	    c != '\\';
 }
 
 /* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
@@ -365,7 +360,7 @@ iri_end(const unsigned char *p, const unsigned char *end)
 		p += 16;
 	}
 #endif
-	while (p < end && iri_ok[*p])
+	while (p < end && iri_ok(*p))
 		p++;
 	return p;
 }
@@ -443,7 +438,6 @@ read_line(struct rd *rd, char *buf, size_t len)
 static int
 read_lines(struct rd *rd, const char *path)
 {
-	iri_ok_init();
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
 	struct kg_field f;
