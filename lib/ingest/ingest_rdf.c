@@ -389,38 +389,103 @@ rdf_progress(struct ingest *st)
 	    rdf->c.bytes) >> 20 : st->lines + rdf->c.lines);
 }
 
+/* Is the statement dropped by --graph or the predicate filters?
+ * (Counted.) */
+static int
+dropped(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o,
+    const struct kg_rdf_stmt *s)
+{
+	if (o->graph != NULL && (s->g.s == NULL || s->g.len !=
+	    strlen(o->graph) || memcmp(s->g.s, o->graph, s->g.len) != 0)) {
+		rdf->graph_dropped++;
+		return 1;
+	}
+	if ((o->predicates != NULL && kg_dict_find(&rdf->keep, s->p.s,
+	    s->p.len) < 0) || (o->exclude_predicates != NULL &&
+	    kg_dict_find(&rdf->drop, s->p.s, s->p.len) >= 0)) {
+		rdf->filtered++;
+		return 1;
+	}
+	return 0;
+}
+
+/* An rdf:type statement that --rdf-types makes something else than a
+ * triple: handled (0 or -1, in *rc) and 1, or 0 for a triple. */
+static int
+type_statement(struct ingest *st, const struct kg_rdf_stmt *s,
+    const char *file, uint64_t line, int *rc)
+{
+	enum kg_rdf_types how = st->o->rdf.types;
+
+	if (how == KG_RDF_TYPES_EDGE || s->p.len != strlen(RDF_TYPE) ||
+	    memcmp(s->p.s, RDF_TYPE, s->p.len) != 0)
+		return 0;
+	*rc = how == KG_RDF_TYPES_TYPES ? type_pair(st, s, file, line) :
+	    literal_row(st, s, file, line, 1);
+	return 1;
+}
+
 static int
 on_statement(void *arg, const struct kg_rdf_stmt *s, const char *file,
     uint64_t line)
 {
 	struct ingest *st = arg;
 	struct ingest_rdf *rdf = st->rdf;
-	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
-	int is_type;
+	int rc;
 
 	rdf->statements++;
 	if (st->o->progress && (rdf->statements & 0xfff) == 0)
 		rdf_progress(st);
-	if (o->graph != NULL && (s->g.s == NULL || s->g.len !=
-	    strlen(o->graph) || memcmp(s->g.s, o->graph, s->g.len) != 0)) {
-		rdf->graph_dropped++;
+	if (dropped(rdf, &st->o->rdf, s))
 		return 0;
-	}
-	if ((o->predicates != NULL && kg_dict_find(&rdf->keep, s->p.s,
-	    s->p.len) < 0) || (o->exclude_predicates != NULL &&
-	    kg_dict_find(&rdf->drop, s->p.s, s->p.len) >= 0)) {
-		rdf->filtered++;
-		return 0;
-	}
 	if (s->o.kind == KG_RDF_LITERAL)
 		return literal_row(st, s, file, line, 0);
-	is_type = s->p.len == strlen(RDF_TYPE) && memcmp(s->p.s, RDF_TYPE,
-	    s->p.len) == 0;
-	if (is_type && o->types == KG_RDF_TYPES_TYPES)
-		return type_pair(st, s, file, line);
-	if (is_type && o->types == KG_RDF_TYPES_ATTRIBUTE)
-		return literal_row(st, s, file, line, 1);
+	if (type_statement(st, s, file, line, &rc))
+		return rc;
 	return queue_edge(st, s, line);
+}
+
+/* Statements of three IRIs in a batch: triples numbered in place (the
+ * names are the reader's), after those queued before them. */
+static int
+on_iri_triples(void *arg, const struct kg_rdf_term *t, const uint64_t *lines,
+    int n, const char *file)
+{
+	struct ingest *st = arg;
+	struct ingest_rdf *rdf = st->rdf;
+	struct kg_field f[3 * KG_INGEST_BATCH];
+	uint64_t kl[KG_INGEST_BATCH];
+	struct kg_rdf_stmt s;
+	int j, k, nk = 0, rc;
+
+	_Static_assert(KG_RDF_BATCH <= KG_INGEST_BATCH, "a batch of "
+	    "statements fits one of triples");
+	if (flush_edges(st) < 0)
+		return -1;
+	memset(&s, 0, sizeof(s));
+	for (j = 0; j < n; j++) {
+		s.s = t[3 * j];
+		s.p = t[3 * j + 1];
+		s.o = t[3 * j + 2];
+		rdf->statements++;
+		if (dropped(rdf, &st->o->rdf, &s))
+			continue;
+		if (type_statement(st, &s, file, lines[j], &rc)) {
+			if (rc < 0)
+				return -1;
+			continue;
+		}
+		for (k = 0; k < 3; k++) {
+			f[3 * nk + k].s = t[3 * j + k].s;
+			f[3 * nk + k].len = t[3 * j + k].len;
+		}
+		kl[nk++] = lines[j];
+	}
+	rdf->edges += (uint64_t)nk;
+	if (st->o->progress)
+		rdf_progress(st);
+	return nk > 0 ? kg_ingest_add_triples(st, f, kl, nk, rdf->file,
+	    rdf->split, rdf->file_index) : 0;
 }
 
 static int
@@ -468,7 +533,8 @@ kg_ingest_read_rdf(struct ingest *st, const char *path,
 {
 	struct ingest_rdf *rdf = st->rdf;
 	struct kg_rdf_opts ro;
-	struct kg_rdf_sink sink = { on_statement, on_bad, st };
+	struct kg_rdf_sink sink = { on_statement, on_bad, on_iri_triples,
+	    st };
 	char prefix[32];
 	int rc;
 

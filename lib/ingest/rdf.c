@@ -435,17 +435,41 @@ read_line(struct rd *rd, char *buf, size_t len)
 	return rd->sink->statement(rd->sink->arg, &st, rd->file, rd->line);
 }
 
+/* The lines of one batch (valid together): up to this many. */
+#define LINE_BATCH KG_RDF_BATCH
+
+/* Hand the IRI triples gathered from a batch's lines to the sink. */
+static int
+flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
+{
+	int rc = 0;
+
+	if (*n > 0)
+		rc = rd->sink->iri_triples(rd->sink->arg, t, lines, *n,
+		    rd->file);
+	rd->c->statements += (uint64_t)*n;
+	*n = 0;
+	return rc;
+}
+
+/*
+ * Lines come in batches that stay valid together: the fast path's
+ * triples of a batch go to the sink in one call, pointing into the
+ * reader's buffer, until a line that Serd reads (in order: the triples
+ * before it first).
+ */
 static int
 read_lines(struct rd *rd, const char *path)
 {
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
-	struct kg_field f;
-	struct kg_rdf_stmt st;
-	struct kg_rdf_term t[3];
+	struct kg_field f[LINE_BATCH];
+	struct kg_rdf_term t[3 * LINE_BATCH];
+	uint64_t lines[LINE_BATCH], tl[LINE_BATCH];
+	size_t nf[LINE_BATCH];
 	char *buf = NULL;
-	size_t n, cap = 0;
-	int rc;
+	size_t cap = 0;
+	int j, nb, nt = 0, rc = 0;
 
 	to.delim = '\n';
 	to.comment = '\0';
@@ -456,34 +480,32 @@ read_lines(struct rd *rd, const char *path)
 		kg_tabread_close(r);
 		return -1;
 	}
-	while ((rc = kg_tabread_next(r, &f, 1, &n)) == 1) {
-		rd->line = kg_tabread_line(r);
+	while (rc == 0 && (nb = kg_tabread_batch(r, f, 1, LINE_BATCH, nf,
+	    lines)) > 0) {
 		rd->c->lines = kg_tabread_lines(r);
 		rd->c->bytes = kg_tabread_bytes(r);
-		if (fast_line(f.s, f.len, t)) {
-			memset(&st, 0, sizeof(st));
-			st.s = t[0];
-			st.p = t[1];
-			st.o = t[2];
-			rd->c->statements++;
-			if (rd->sink->statement(rd->sink->arg, &st, rd->file,
-			    rd->line) < 0) {
-				rc = -1;
-				break;
+		for (j = 0; j < nb && rc == 0; j++) {
+			if (fast_line(f[j].s, f[j].len, t + 3 * nt)) {
+				tl[nt++] = lines[j];
+				continue;
 			}
-			continue;
+			if ((rc = flush_iri(rd, t, tl, &nt)) < 0)
+				break;
+			if (f[j].len + 1 > cap) {
+				cap = f[j].len + 1 > 4096 ? 2 * (f[j].len + 1) :
+				    4096;
+				buf = kg_xrealloc(buf, cap);
+			}
+			memcpy(buf, f[j].s, f[j].len);
+			buf[f[j].len] = '\0';
+			rd->line = lines[j];
+			rc = read_line(rd, buf, f[j].len);
 		}
-		if (f.len + 1 > cap) {
-			cap = f.len + 1 > 4096 ? 2 * (f.len + 1) : 4096;
-			buf = kg_xrealloc(buf, cap);
-		}
-		memcpy(buf, f.s, f.len);
-		buf[f.len] = '\0';
-		if (read_line(rd, buf, f.len) < 0) {
-			rc = -1;
-			break;
-		}
+		if (rc == 0)
+			rc = flush_iri(rd, t, tl, &nt);
 	}
+	if (rc == 0 && nb < 0)
+		rc = -1;
 	rd->c->lines = kg_tabread_lines(r);
 	rd->c->bytes = kg_tabread_bytes(r);
 	rd->c->blanks = kg_tabread_blanks(r);

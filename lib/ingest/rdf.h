@@ -32,6 +32,9 @@ enum kg_rdf_syntax { KG_RDF_NONE, KG_RDF_NTRIPLES, KG_RDF_NQUADS,
 
 enum kg_rdf_kind { KG_RDF_IRI, KG_RDF_BLANK, KG_RDF_LITERAL };
 
+/* The most statements of one iri_triples call. */
+#define KG_RDF_BATCH 32
+
 /* One term: s[0..len), not NUL-terminated (a literal may hold NULs). */
 struct kg_rdf_term {
 	const char *s;
@@ -57,6 +60,12 @@ struct kg_rdf_sink {
 	 * reading stops whatever it returns.  0, or -1 after kg_error(). */
 	int (*bad)(void *arg, const char *file, uint64_t line,
 	    const char *msg, int resumable);
+	/* Line syntaxes: n <= KG_RDF_BATCH statements of three IRIs
+	 * (t[3 * j ...] subject, predicate, object of the statement on
+	 * lines[j]), in input order with the others; valid during the
+	 * call.  0, or -1 (after kg_error()) to stop. */
+	int (*iri_triples)(void *arg, const struct kg_rdf_term *t,
+	    const uint64_t *lines, int n, const char *file);
 	void *arg;
 };
 
