@@ -3,7 +3,7 @@
 # an R-GCN over the features on 2 ranks and DistMult, both evaluated;
 # metrics checked loosely; a second make finds everything up to date.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 9
+plan 11
 mk=$KG_TOP/pipelines/rdf.mk
 vars="EPOCHS=3 DIM=16 THREADS=1 RANKS=2 SHARDS=2 OUT=$PWD/out"
 if make -s -j2 -f "$mk" $vars all >log 2>&1; then
@@ -32,6 +32,15 @@ m = json.load(open("out/metrics-DistMult.json"))
 sys.exit(not (m["metrics"]["both"]["mrr"] > 0.04 and m["auc"] > 0.85))'
 check "the R-GCN read the features" test \
     "$(fig model/manifest.json '.inputs | map(.role) | index("features") != null')" = true
+# Names are IRIs as written: kg-predict takes and shows them, kg-eval's
+# per-relation report names relations by them.
+wd=http://www.wikidata.org
+printf '%s/entity/Q1000\t%s/prop/direct/P17\t?\n' $wd $wd |
+    kg-predict -k 3 --no-header out/dataset out/model-DistMult >pred.tsv 2>&1
+check "kg-predict: a query in IRIs, answers in IRIs" test \
+    "$(cut -f3 pred.tsv | grep -c "^$wd/entity/Q")" = 3
+check "kg-eval: per-relation report named by IRIs" test \
+    "$(fig metrics.json '.per_relation[0].name' | cut -c1-36)" = "$wd/prop/direct/"
 if make -q -f "$mk" $vars all; then
 	ok "second run: everything up to date"
 else
