@@ -5,7 +5,7 @@
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
 rfix=$KG_TOP/tests/fixtures/rdf
-plan 21
+plan 22
 
 E=http://example.org
 T=http://www.w3.org/1999/02/22-rdf-syntax-ns#type
@@ -71,6 +71,12 @@ printf '<a> <p> <b> .\n@base <http://other/> .\n<c> <p> <d> .\n' >rel.ttl
 kg-ingest -q -o base --base http://base.example/dir/ rel.ttl
 check "--base, then @base" test "$(cut -f2 base/entities.tsv | tr '\n' ' ')" = \
     "http://base.example/dir/a http://base.example/dir/b http://other/c http://other/d "
+gzip -c rel.ttl >rel.ttl.gz
+kg-ingest -q -o ttlgz --base http://base.example/dir/ rel.ttl.gz
+kg-ingest -q -o ttlin --format turtle --base http://base.example/dir/ - <rel.ttl
+check "Turtle: .ttl.gz by extension and stdin with --format turtle agree" \
+    sh -c 'cmp -s base/entities.tsv ttlgz/entities.tsv &&
+    cmp -s base/entities.tsv ttlin/entities.tsv'
 
 # --rdf-types: edges, node types (the first type wins) or an attribute.
 printf '<%s/a> <%s> <%s/T1> .\n<%s/a> <%s/p> <%s/b> .\n<%s/a> <%s> <%s/T2> .\n<%s/b> <%s> <%s/T2> .\n' \
