@@ -21,7 +21,8 @@ enum {
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
 	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
 	OPT_DATASET, OPT_DGLKE, OPT_COMMENT, OPT_BASE, OPT_GRAPH, OPT_LANG,
-	OPT_RDF_TYPES, OPT_PREDICATES, OPT_EXCLUDE_PREDICATES
+	OPT_RDF_TYPES, OPT_PREDICATES, OPT_EXCLUDE_PREDICATES, OPT_PREFIX,
+	OPT_COMPACT
 };
 
 static const struct option long_opts[] = {
@@ -53,6 +54,8 @@ static const struct option long_opts[] = {
 	{ "predicates", required_argument, NULL, OPT_PREDICATES },
 	{ "exclude-predicates", required_argument, NULL,
 	    OPT_EXCLUDE_PREDICATES },
+	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "compact", no_argument, NULL, OPT_COMPACT },
 	/* DGL-KE's spellings (--data_files is taken out of argv first). */
 	{ "data_path", required_argument, NULL, OPT_DATA_PATH },
 	{ "data-path", required_argument, NULL, OPT_DATA_PATH },
@@ -73,6 +76,7 @@ usage(FILE *f)
 	    "                 [--max-errors n] [--base iri] [--graph iri]\n"
 	    "                 [--lang list] [--rdf-types edge|types|attribute]\n"
 	    "                 [--predicates file] [--exclude-predicates file]\n"
+	    "                 [--compact --prefix name=iri ...]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
@@ -115,6 +119,8 @@ usage(FILE *f)
 	    "      --predicates file keep only these predicate IRIs (one a line)\n"
 	    "      --exclude-predicates file\n"
 	    "                        drop statements with these predicates\n"
+	    "      --compact         name IRIs by the prefixes of --prefix\n"
+	    "      --prefix name=iri a prefix for --compact (repeatable)\n"
 	    "      --dglke folder    a DGL-KE dataset folder: entities.dict,\n"
 	    "                        relations.dict, train.tsv or .txt (IDs or\n"
 	    "                        names), valid and test; keeps its IDs\n"
@@ -169,6 +175,7 @@ struct cli {
 	const char *dataset;	/* DGL-KE: the built_in folder's name */
 	const char *folder;	/* --dglke */
 	char **files;		/* --data_files */
+	const char **prefixes;	/* --prefix, argc of them at most */
 	int nfiles;
 	char *paths[5];		/* data_path joined with the files */
 };
@@ -316,6 +323,11 @@ apply(int ch, const char *arg, struct cli *c)
 	case OPT_RDF_TYPES: return parse_rdf_types(arg, &o->rdf.types);
 	case OPT_PREDICATES: o->rdf.predicates = arg; return 0;
 	case OPT_EXCLUDE_PREDICATES: o->rdf.exclude_predicates = arg; return 0;
+	case OPT_PREFIX:
+		c->prefixes[o->rdf.n_prefixes++] = arg;
+		o->rdf.prefixes = c->prefixes;
+		return 0;
+	case OPT_COMPACT: o->rdf.compact = 1; return 0;
 	case OPT_DATA_PATH: c->data_path = arg; return 0;
 	case OPT_DATASET: c->dataset = arg; return 0;
 	case OPT_DGLKE:
@@ -527,10 +539,12 @@ main(int argc, char *argv[])
 	c.o.argc = argc;	/* the whole command line, for the manifest */
 	c.o.argv = argv;
 	memcpy(av, argv, (size_t)argc * sizeof(char *));
+	c.prefixes = kg_xcalloc((size_t)argc + 1, sizeof(char *));
 	rc = run(argc, av, &c);
 	for (i = 0; i < 5; i++)
 		free(c.paths[i]);
 	free(c.files);
+	free(c.prefixes);
 	free(av);
 	return rc;
 }

@@ -201,13 +201,21 @@ check_rdf(const struct kg_ingest_opts *o)
 	size_t nq, n = count_rdf(o, &nq);
 
 	if (n == 0 && (r->base || r->graph || r->lang || r->predicates ||
-	    r->exclude_predicates || r->types != KG_RDF_TYPES_EDGE)) {
-		kg_error("--base, --graph, --lang, --rdf-types, --predicates "
-		    "and --exclude-predicates need RDF input (--format "
-		    "ntriples, nquads or turtle, or files named .nt, .nq or "
-		    ".ttl)");
+	    r->exclude_predicates || r->types != KG_RDF_TYPES_EDGE ||
+	    r->compact || r->n_prefixes)) {
+		kg_error("--base, --graph, --lang, --rdf-types, --predicates, "
+		    "--exclude-predicates, --compact and --prefix need RDF "
+		    "input (--format ntriples, nquads or turtle, or files named "
+		    ".nt, .nq or .ttl)");
 		return -1;
 	}
+	if (r->compact != (r->n_prefixes > 0)) {
+		kg_error(r->compact ? "--compact needs --prefix NAME=IRI" :
+		    "--prefix goes with --compact");
+		return -1;
+	}
+	if (kg_ingest_check_prefixes(r) < 0)
+		return -1;
 	if (r->graph != NULL && nq == 0) {
 		kg_error("--graph selects a graph of N-Quads input, and no "
 		    "input is N-Quads");

@@ -76,6 +76,12 @@ struct kg_ingest_rdf_opts {
 	enum kg_rdf_types types;
 	const char *predicates;	/* file of predicate IRIs to keep, or NULL */
 	const char *exclude_predicates;	/* file of IRIs to drop, or NULL */
+	/* --compact: IRIs that start with one of the namespaces are named
+	 * "p:rest" (the longest namespace wins) in the dictionaries and the
+	 * literal table; prefixes[i] is "p=namespace". */
+	const char *const *prefixes;
+	size_t n_prefixes;
+	int compact;
 };
 
 struct kg_ingest_opts {
@@ -113,6 +119,9 @@ struct kg_ingest_opts {
 int kg_ingest_parse_unseen(const char *s, enum kg_unseen *out);
 /* Check a column order (a permutation of "hrt"); 0 or -1. */
 int kg_ingest_check_columns(const char *s);
+/* Check --prefix values: NAME=IRI, NAME a letter then letters, digits,
+ * '_', '-' or '.' (not last), each NAME once; 0, or -1 after kg_error(). */
+int kg_ingest_check_prefixes(const struct kg_ingest_rdf_opts *o);
 /* Check split fractions: each in [0, 1], sum 1 within 1e-9; 0 or -1. */
 int kg_ingest_check_split(const double split[3]);
 

@@ -38,6 +38,11 @@ struct ingest_rdf {
 	struct kg_dict keep, drop;	/* --predicates, --exclude-predicates */
 	char **langs;			/* --lang */
 	size_t n_langs;
+	/* --compact: prefix names and namespaces, longest namespace first. */
+	char **pname, **pns;
+	size_t *pname_len, *pns_len, n_prefix;
+	char *cbuf[3];			/* compacted s, p, o */
+	size_t ccap[3];
 	/* The input being read. */
 	const char *file;		/* its name in messages */
 	int split;
@@ -116,6 +121,111 @@ split_langs(struct ingest_rdf *rdf, const char *list)
 	}
 }
 
+/* A prefix name as Turtle's PN_PREFIX allows it, ASCII only. */
+static int
+prefix_name_ok(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
+		return 0;
+	for (i = 1; i < len; i++)
+		if (!(((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
+		    s[i] == '-' || (s[i] == '.' && i + 1 < len)))
+			return 0;
+	return 1;
+}
+
+/* --prefix p=IRI values into names and namespaces (new arrays of new
+ * strings, in the order given); 0, or -1 after kg_error(). */
+static int
+parse_prefixes(const struct kg_ingest_rdf_opts *o, char ***names,
+    char ***spaces, size_t *n)
+{
+	size_t i, j;
+
+	*names = kg_xcalloc(o->n_prefixes + 1, sizeof(char *));
+	*spaces = kg_xcalloc(o->n_prefixes + 1, sizeof(char *));
+	*n = 0;
+	for (i = 0; i < o->n_prefixes; i++) {
+		const char *eq = strchr(o->prefixes[i], '=');
+		size_t nl = eq != NULL ? (size_t)(eq - o->prefixes[i]) : 0;
+
+		if (eq == NULL || !prefix_name_ok(o->prefixes[i], nl) ||
+		    eq[1] == '\0') {
+			kg_error("--prefix: '%s' is not NAME=IRI (a name of "
+			    "letters, digits, '_', '-' and '.', starting with a "
+			    "letter)", o->prefixes[i]);
+			goto fail;
+		}
+		for (j = 0; j < *n; j++)
+			if (strlen((*names)[j]) == nl &&
+			    memcmp((*names)[j], o->prefixes[i], nl) == 0) {
+				kg_error("--prefix: '%.*s' is given twice",
+				    (int)nl, o->prefixes[i]);
+				goto fail;
+			}
+		(*names)[*n] = kg_xasprintf("%.*s", (int)nl, o->prefixes[i]);
+		(*spaces)[(*n)++] = kg_xstrdup(eq + 1);
+	}
+	return 0;
+fail:
+	for (j = 0; j < *n; j++) {
+		free((*names)[j]);
+		free((*spaces)[j]);
+	}
+	free(*names);
+	free(*spaces);
+	*names = *spaces = NULL;
+	*n = 0;
+	return -1;
+}
+
+int
+kg_ingest_check_prefixes(const struct kg_ingest_rdf_opts *o)
+{
+	char **names, **spaces;
+	size_t i, n;
+
+	if (parse_prefixes(o, &names, &spaces, &n) < 0)
+		return -1;
+	for (i = 0; i < n; i++) {
+		free(names[i]);
+		free(spaces[i]);
+	}
+	free(names);
+	free(spaces);
+	return 0;
+}
+
+/* The prefixes of --compact, longest namespace first. */
+static int
+setup_prefixes(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o)
+{
+	size_t i, j;
+
+	if (parse_prefixes(o, &rdf->pname, &rdf->pns, &rdf->n_prefix) < 0)
+		return -1;
+	for (i = 1; i < rdf->n_prefix; i++)
+		for (j = i; j > 0 && strlen(rdf->pns[j]) >
+		    strlen(rdf->pns[j - 1]); j--) {
+			char *a = rdf->pname[j], *b = rdf->pns[j];
+
+			rdf->pname[j] = rdf->pname[j - 1];
+			rdf->pns[j] = rdf->pns[j - 1];
+			rdf->pname[j - 1] = a;
+			rdf->pns[j - 1] = b;
+		}
+	rdf->pname_len = kg_xcalloc(rdf->n_prefix + 1, sizeof(size_t));
+	rdf->pns_len = kg_xcalloc(rdf->n_prefix + 1, sizeof(size_t));
+	for (i = 0; i < rdf->n_prefix; i++) {
+		rdf->pname_len[i] = strlen(rdf->pname[i]);
+		rdf->pns_len[i] = strlen(rdf->pns[i]);
+	}
+	return 0;
+}
+
 int
 kg_ingest_rdf_begin(struct ingest *st, const char *dir)
 {
@@ -129,6 +239,8 @@ kg_ingest_rdf_begin(struct ingest *st, const char *dir)
 	kg_dict_init(&rdf->drop);
 	if (o->lang != NULL)
 		split_langs(rdf, o->lang);
+	if (o->compact && setup_prefixes(rdf, o) < 0)
+		return -1;
 	if ((o->predicates != NULL && read_iris(&rdf->keep, o->predicates) <
 	    0) || (o->exclude_predicates != NULL && read_iris(&rdf->drop,
 	    o->exclude_predicates) < 0))
@@ -163,6 +275,16 @@ kg_ingest_rdf_free(struct ingest *st)
 	kg_dict_release(&rdf->drop);
 	free(rdf->counts);
 	free(rdf->parena);
+	for (i = 0; i < rdf->n_prefix; i++) {
+		free(rdf->pname[i]);
+		free(rdf->pns[i]);
+	}
+	free(rdf->pname);
+	free(rdf->pns);
+	free(rdf->pname_len);
+	free(rdf->pns_len);
+	for (i = 0; i < 3; i++)
+		free(rdf->cbuf[i]);
 	for (i = 0; i < rdf->n_langs; i++)
 		free(rdf->langs[i]);
 	free(rdf->langs);
@@ -409,39 +531,109 @@ dropped(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o,
 	return 0;
 }
 
-/* An rdf:type statement that --rdf-types makes something else than a
- * triple: handled (0 or -1, in *rc) and 1, or 0 for a triple. */
 static int
-type_statement(struct ingest *st, const struct kg_rdf_stmt *s,
-    const char *file, uint64_t line, int *rc)
+is_rdf_type(const struct kg_rdf_stmt *s)
 {
-	enum kg_rdf_types how = st->o->rdf.types;
+	return s->p.len == strlen(RDF_TYPE) && memcmp(s->p.s, RDF_TYPE,
+	    s->p.len) == 0;
+}
 
-	if (how == KG_RDF_TYPES_EDGE || s->p.len != strlen(RDF_TYPE) ||
-	    memcmp(s->p.s, RDF_TYPE, s->p.len) != 0)
+/*
+ * --compact: the prefix whose namespace starts IRI t (the longest), in
+ * *pi, and 1; 0 when none does or t is no IRI; -1 when t itself reads as
+ * a prefixed name "p:..." of a given prefix, which compacting would make
+ * ambiguous.
+ */
+static int
+compact_of(const struct ingest_rdf *rdf, const struct kg_rdf_term *t,
+    size_t *pi)
+{
+	size_t i;
+
+	if (t->kind != KG_RDF_IRI)
 		return 0;
-	*rc = how == KG_RDF_TYPES_TYPES ? type_pair(st, s, file, line) :
-	    literal_row(st, s, file, line, 1);
-	return 1;
+	for (i = 0; i < rdf->n_prefix; i++)
+		if (t->len > rdf->pname_len[i] && t->s[rdf->pname_len[i]] ==
+		    ':' && memcmp(t->s, rdf->pname[i], rdf->pname_len[i]) == 0) {
+			*pi = i;
+			return -1;
+		}
+	for (i = 0; i < rdf->n_prefix; i++)
+		if (t->len >= rdf->pns_len[i] && memcmp(t->s, rdf->pns[i],
+		    rdf->pns_len[i]) == 0) {
+			*pi = i;
+			return 1;
+		}
+	return 0;
+}
+
+/* The statement with --compact's names for its subject, predicate and
+ * object, in *out (pointing into rdf->cbuf); 0, or 1 for a bad
+ * statement (reported; skipped when --max-errors allows: *rc 0), with
+ * *rc -1 when fatal. */
+static int
+compacted(struct ingest *st, const struct kg_rdf_stmt *s,
+    struct kg_rdf_stmt *out, const char *file, uint64_t line, int *rc)
+{
+	struct ingest_rdf *rdf = st->rdf;
+	struct kg_rdf_term *t[3] = { &out->s, &out->p, &out->o };
+	size_t pi, n;
+	int k, c;
+
+	*out = *s;
+	for (k = 0; k < 3; k++) {
+		if ((c = compact_of(rdf, t[k], &pi)) == 0)
+			continue;
+		if (c < 0) {
+			*rc = flush_edges(st) < 0 ? -1 : kg_ingest_bad_record(st,
+			    file, line, "IRI '%.*s' reads as a name of --prefix "
+			    "%s, so --compact could not be undone", t[k]->len >
+			    80 ? 80 : (int)t[k]->len, t[k]->s, rdf->pname[pi]);
+			return 1;
+		}
+		n = rdf->pname_len[pi] + 1 + t[k]->len - rdf->pns_len[pi];
+		if (n + 1 > rdf->ccap[k]) {
+			rdf->ccap[k] = 2 * (n + 1);
+			rdf->cbuf[k] = kg_xrealloc(rdf->cbuf[k], rdf->ccap[k]);
+		}
+		memcpy(rdf->cbuf[k], rdf->pname[pi], rdf->pname_len[pi]);
+		rdf->cbuf[k][rdf->pname_len[pi]] = ':';
+		memcpy(rdf->cbuf[k] + rdf->pname_len[pi] + 1, t[k]->s +
+		    rdf->pns_len[pi], t[k]->len - rdf->pns_len[pi]);
+		t[k]->s = rdf->cbuf[k];
+		t[k]->len = n;
+	}
+	return 0;
 }
 
 static int
-on_statement(void *arg, const struct kg_rdf_stmt *s, const char *file,
+on_statement(void *arg, const struct kg_rdf_stmt *s0, const char *file,
     uint64_t line)
 {
 	struct ingest *st = arg;
 	struct ingest_rdf *rdf = st->rdf;
-	int rc;
+	enum kg_rdf_types how = st->o->rdf.types;
+	struct kg_rdf_stmt sc;
+	const struct kg_rdf_stmt *s = s0;
+	int rc, is_type;
 
 	rdf->statements++;
 	if (st->o->progress && (rdf->statements & 0xfff) == 0)
 		rdf_progress(st);
 	if (dropped(rdf, &st->o->rdf, s))
 		return 0;
+	is_type = s->o.kind != KG_RDF_LITERAL && is_rdf_type(s);
+	if (rdf->n_prefix > 0) {
+		if (compacted(st, s, &sc, file, line, &rc))
+			return rc;
+		s = &sc;
+	}
 	if (s->o.kind == KG_RDF_LITERAL)
 		return literal_row(st, s, file, line, 0);
-	if (type_statement(st, s, file, line, &rc))
-		return rc;
+	if (is_type && how == KG_RDF_TYPES_TYPES)
+		return type_pair(st, s, file, line);
+	if (is_type && how == KG_RDF_TYPES_ATTRIBUTE)
+		return literal_row(st, s, file, line, 1);
 	return queue_edge(st, s, line);
 }
 
@@ -455,8 +647,11 @@ on_iri_triples(void *arg, const struct kg_rdf_term *t, const uint64_t *lines,
 	struct ingest_rdf *rdf = st->rdf;
 	struct kg_field f[3 * KG_INGEST_BATCH];
 	uint64_t kl[KG_INGEST_BATCH];
+	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
 	struct kg_rdf_stmt s;
-	int j, k, nk = 0, rc;
+	int j, k, nk = 0, slow = rdf->n_prefix > 0 || o->graph != NULL ||
+	    o->predicates != NULL || o->exclude_predicates != NULL ||
+	    o->types != KG_RDF_TYPES_EDGE;
 
 	_Static_assert(KG_RDF_BATCH <= KG_INGEST_BATCH, "a batch of "
 	    "statements fits one of triples");
@@ -467,14 +662,15 @@ on_iri_triples(void *arg, const struct kg_rdf_term *t, const uint64_t *lines,
 		s.s = t[3 * j];
 		s.p = t[3 * j + 1];
 		s.o = t[3 * j + 2];
-		rdf->statements++;
-		if (dropped(rdf, &st->o->rdf, &s))
-			continue;
-		if (type_statement(st, &s, file, lines[j], &rc)) {
-			if (rc < 0)
+		/* With a graph, filters, renaming or rdf:type statements that
+		 * may be no triples, the batch goes one statement at a time,
+		 * in order. */
+		if (slow) {
+			if (on_statement(st, &s, file, lines[j]) < 0)
 				return -1;
 			continue;
 		}
+		rdf->statements++;
 		for (k = 0; k < 3; k++) {
 			f[3 * nk + k].s = t[3 * j + k].s;
 			f[3 * nk + k].len = t[3 * j + k].len;
@@ -691,5 +887,14 @@ kg_ingest_rdf_config(struct kg_manifest *m, const struct kg_ingest_opts *o)
 	STR("predicates", r->predicates);
 	STR("exclude_predicates", r->exclude_predicates);
 #undef STR
+	json_object_set_new(c, "compact", json_boolean(r->compact));
+	{
+		json_t *p = json_array();
+		size_t i;
+
+		for (i = 0; i < r->n_prefixes; i++)
+			json_array_append_new(p, json_string(r->prefixes[i]));
+		json_object_set_new(c, "prefixes", p);
+	}
 	kg_manifest_set_config(m, "rdf", c);
 }

@@ -5,7 +5,7 @@
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
 rfix=$KG_TOP/tests/fixtures/rdf
-plan 22
+plan 26
 
 E=http://example.org
 T=http://www.w3.org/1999/02/22-rdf-syntax-ns#type
@@ -98,8 +98,27 @@ expect_fail "--graph without N-Quads input" 2 \
     "^kg-ingest: --graph selects a graph of N-Quads input, and no input is N-Quads$" \
     kg-ingest -o x --graph http://g one.nt
 expect_fail "RDF options without RDF input" 2 \
-    "^kg-ingest: --base, --graph, --lang, --rdf-types, --predicates and --exclude-predicates need RDF input" \
+    "^kg-ingest: --base, --graph, --lang, --rdf-types, --predicates, --exclude-predicates, --compact and --prefix need RDF input" \
     kg-ingest -o x --lang en "$fix/tiny_train.tsv"
 expect_fail "--rdf-types: a bad value" 2 \
     "^kg-ingest: --rdf-types: 'nodes' is not edge, types or attribute$" \
     kg-ingest -o x --rdf-types nodes one.nt
+
+# --compact: names by --prefix, the longest namespace first, reversibly.
+printf '<%s/a> <%s/p> <%s/dir/b> .\n<%s/dir/b> <%s/p> <http://other/c> .\n<%s/a> <%s/p> "x" .\n' \
+    $E $E $E $E $E $E $E >c.nt
+kg-ingest -q -o full c.nt
+kg-ingest -q -o cmp --compact --prefix e=$E/ --prefix ed=$E/dir/ c.nt
+check "--compact: prefixed names, longest namespace, others as written" test \
+    "$(cut -f2 cmp/entities.tsv cmp/relations.tsv | tr '\n' ' ')$(cut -f1,2 cmp/literals.tsv)" = \
+    "e:a ed:b http://other/c e:p e:a	e:p"
+sed "s|	ed:|	$E/dir/|; s|	e:|	$E/|" cmp/entities.tsv >back.tsv
+check "--compact: the same triples, names expand back" sh -c \
+    'cmp -s full/train.npy cmp/train.npy && cmp -s full/entities.tsv back.tsv'
+printf '<e:a> <%s/p> <%s/b> .\n' $E $E >amb.nt
+expect_fail "--compact: an IRI that reads as a prefixed name is refused" 1 \
+    "^kg-ingest: amb.nt:1: IRI 'e:a' reads as a name of --prefix e, so --compact could not be undone$" \
+    kg-ingest -q -o x --compact --prefix e=$E/ amb.nt
+expect_fail "--prefix: a bad name" 2 \
+    "^kg-ingest: --prefix: '1e=http://x/' is not NAME=IRI" \
+    kg-ingest -o x --compact --prefix 1e=http://x/ c.nt
