@@ -205,8 +205,8 @@ check_rdf(const struct kg_ingest_opts *o)
 	    r->compact || r->n_prefixes)) {
 		kg_error("--base, --graph, --lang, --rdf-types, --predicates, "
 		    "--exclude-predicates, --compact and --prefix need RDF "
-		    "input (--format ntriples, nquads or turtle, or files named "
-		    ".nt, .nq or .ttl)");
+		    "input (--format ntriples, nquads or turtle, or files "
+		    "named .nt, .nq or .ttl)");
 		return -1;
 	}
 	if (r->compact != (r->n_prefixes > 0)) {

@@ -155,8 +155,8 @@ parse_prefixes(const struct kg_ingest_rdf_opts *o, char ***names,
 		if (eq == NULL || !prefix_name_ok(o->prefixes[i], nl) ||
 		    eq[1] == '\0') {
 			kg_error("--prefix: '%s' is not NAME=IRI (a name of "
-			    "letters, digits, '_', '-' and '.', starting with a "
-			    "letter)", o->prefixes[i]);
+			    "letters, digits, '_', '-' and '.', starting with "
+			    "a letter)", o->prefixes[i]);
 			goto fail;
 		}
 		for (j = 0; j < *n; j++)
@@ -554,7 +554,8 @@ compact_of(const struct ingest_rdf *rdf, const struct kg_rdf_term *t,
 		return 0;
 	for (i = 0; i < rdf->n_prefix; i++)
 		if (t->len > rdf->pname_len[i] && t->s[rdf->pname_len[i]] ==
-		    ':' && memcmp(t->s, rdf->pname[i], rdf->pname_len[i]) == 0) {
+		    ':' && memcmp(t->s, rdf->pname[i], rdf->pname_len[i]) ==
+		    0) {
 			*pi = i;
 			return -1;
 		}
@@ -585,10 +586,13 @@ compacted(struct ingest *st, const struct kg_rdf_stmt *s,
 		if ((c = compact_of(rdf, t[k], &pi)) == 0)
 			continue;
 		if (c < 0) {
-			*rc = flush_edges(st) < 0 ? -1 : kg_ingest_bad_record(st,
-			    file, line, "IRI '%.*s' reads as a name of --prefix "
-			    "%s, so --compact could not be undone", t[k]->len >
-			    80 ? 80 : (int)t[k]->len, t[k]->s, rdf->pname[pi]);
+			int shown = t[k]->len > 80 ? 80 : (int)t[k]->len;
+
+			*rc = flush_edges(st) < 0 ? -1 :
+			    kg_ingest_bad_record(st, file, line, "IRI '%.*s' "
+			    "reads as a name of --prefix %s, so --compact "
+			    "could not be undone", shown, t[k]->s,
+			    rdf->pname[pi]);
 			return 1;
 		}
 		n = rdf->pname_len[pi] + 1 + t[k]->len - rdf->pns_len[pi];
