@@ -1,7 +1,7 @@
 /*
- * kg-ingest: read triples (TSV or CSV, plain or gzip, files or stdin) and
- * write a kgpipe dataset directory.  Option parsing only; the work is in
- * lib/ingest/ingest.c.
+ * kg-ingest: read triples (TSV, CSV, N-Triples, N-Quads or Turtle, plain
+ * or gzip, files or stdin) and write a kgpipe dataset directory.  Option
+ * parsing only; the work is in lib/ingest and lib/app/ingest_run.c.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,13 +13,16 @@
 #include "core/progress.h"
 #include "core/util.h"
 #include "ingest/dglke.h"
+#include "ingest/rdf.h"
 #include "app/ingest_run.h"
 
 enum {
 	OPT_VERSION = 256, OPT_PROGRESS, OPT_FORMAT, OPT_COLUMNS, OPT_HEADER,
 	OPT_NO_COMMENTS, OPT_TRAIN, OPT_VALID, OPT_TEST, OPT_SPLIT, OPT_SEED,
 	OPT_UNSEEN, OPT_DEDUP, OPT_TYPES, OPT_MAX_ERRORS, OPT_DATA_PATH,
-	OPT_DATASET, OPT_DGLKE, OPT_COMMENT, OPT_EXTEND
+	OPT_DATASET, OPT_DGLKE, OPT_COMMENT, OPT_BASE, OPT_GRAPH, OPT_LANG,
+	OPT_RDF_TYPES, OPT_PREDICATES, OPT_EXCLUDE_PREDICATES, OPT_PREFIX,
+	OPT_COMPACT, OPT_EXTEND
 };
 
 static const struct option long_opts[] = {
@@ -44,6 +47,15 @@ static const struct option long_opts[] = {
 	{ "dedup", no_argument, NULL, OPT_DEDUP },
 	{ "types", required_argument, NULL, OPT_TYPES },
 	{ "max-errors", required_argument, NULL, OPT_MAX_ERRORS },
+	{ "base", required_argument, NULL, OPT_BASE },
+	{ "graph", required_argument, NULL, OPT_GRAPH },
+	{ "lang", required_argument, NULL, OPT_LANG },
+	{ "rdf-types", required_argument, NULL, OPT_RDF_TYPES },
+	{ "predicates", required_argument, NULL, OPT_PREDICATES },
+	{ "exclude-predicates", required_argument, NULL,
+	    OPT_EXCLUDE_PREDICATES },
+	{ "prefix", required_argument, NULL, OPT_PREFIX },
+	{ "compact", no_argument, NULL, OPT_COMPACT },
 	/* DGL-KE's spellings (--data_files is taken out of argv first). */
 	{ "data_path", required_argument, NULL, OPT_DATA_PATH },
 	{ "data-path", required_argument, NULL, OPT_DATA_PATH },
@@ -58,10 +70,15 @@ usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: kg-ingest [-fhq] [--progress] [--version] -o dir\n"
-	    "                 [--format tsv|csv] [-d char] [--columns order]\n"
-	    "                 [--header] [--comment char | --no-comments]\n"
+	    "                 [--format tsv|csv|ntriples|nquads|turtle] [-d char]\n"
+	    "                 [--columns order] [--header]\n"
+	    "                 [--comment char | --no-comments]\n"
 	    "                 [--unseen keep|drop|error] [--dedup] [--types file]\n"
 	    "                 [--max-errors n] [--extend old]\n"
+	    "                 [--base iri] [--graph iri]\n"
+	    "                 [--lang list] [--rdf-types edge|types|attribute]\n"
+	    "                 [--predicates file] [--exclude-predicates file]\n"
+	    "                 [--compact --prefix name=iri ...]\n"
 	    "                 --train file [--valid file] [--test file]\n"
 	    "       kg-ingest [options] -o dir [--split p,p,p] [--seed n] [file ...]\n"
 	    "       kg-ingest [-fq] [--progress] [-d char] -o dir --dglke folder\n"
@@ -73,7 +90,9 @@ usage(FILE *f)
 	    "default) split at random, and write a dataset directory.\n"
 	    "  -o, --output dir      output directory (must not exist)\n"
 	    "  -f, --force           replace an existing output directory\n"
-	    "      --format fmt      tsv (default) or csv; gzip is detected; or\n"
+	    "      --format fmt      tsv (default) or csv; ntriples, nquads or\n"
+	    "                        turtle (by default for files named .nt,\n"
+	    "                        .nq, .ttl, also .gz); gzip is detected; or\n"
 	    "                        DGL-KE's raw_udd_hrt (names; any order of h,\n"
 	    "                        r, t), udd_hrt (IDs, with dictionaries) or\n"
 	    "                        built_in (DATA_PATH/DATASET folder)\n"
@@ -95,6 +114,17 @@ usage(FILE *f)
 	    "                        add these triples to it (implies --dedup)\n"
 	    "      --types file      node types, one \"entity<SEP>type\" a line\n"
 	    "      --max-errors n    skip up to n bad lines (default 0)\n"
+	    "      --base iri        base IRI of relative IRIs (Turtle)\n"
+	    "      --graph iri       N-Quads: keep only this graph's statements\n"
+	    "      --lang list       keep literals tagged with these languages\n"
+	    "                        (\"en,de\"; untagged ones are kept)\n"
+	    "      --rdf-types how   rdf:type statements: edge (default), types\n"
+	    "                        (node types) or attribute (multi_label)\n"
+	    "      --predicates file keep only these predicate IRIs (one a line)\n"
+	    "      --exclude-predicates file\n"
+	    "                        drop statements with these predicates\n"
+	    "      --compact         name IRIs by the prefixes of --prefix\n"
+	    "      --prefix name=iri a prefix for --compact (repeatable)\n"
 	    "      --dglke folder    a DGL-KE dataset folder: entities.dict,\n"
 	    "                        relations.dict, train.tsv or .txt (IDs or\n"
 	    "                        names), valid and test; keeps its IDs\n"
@@ -149,6 +179,7 @@ struct cli {
 	const char *dataset;	/* DGL-KE: the built_in folder's name */
 	const char *folder;	/* --dglke */
 	char **files;		/* --data_files */
+	const char **prefixes;	/* --prefix, argc of them at most */
 	int nfiles;
 	char *paths[5];		/* data_path joined with the files */
 };
@@ -162,6 +193,13 @@ parse_format(const char *arg, struct cli *c)
 {
 	if (strcmp(arg, "tsv") == 0 || strcmp(arg, "csv") == 0) {
 		c->o.tab.format = arg[0] == 'c' ? KG_TAB_CSV : KG_TAB_TSV;
+		c->o.rdf.tabular = 1;
+		c->o.rdf.syntax = KG_RDF_NONE;
+		return 0;
+	}
+	if (kg_rdf_parse_syntax(arg) != KG_RDF_NONE) {
+		c->o.rdf.syntax = kg_rdf_parse_syntax(arg);
+		c->o.rdf.tabular = 0;
 		return 0;
 	}
 	if (strcmp(arg, "built_in") == 0) {
@@ -177,9 +215,28 @@ parse_format(const char *arg, struct cli *c)
 		c->layout = arg[0] == 'r' ? L_RAW_UDD : L_UDD;
 		return 0;
 	}
-	kg_error("--format: '%s' is not tsv, csv, raw_udd_hrt, udd_hrt (or "
-	    "another order of h, r, t) or built_in", arg);
+	kg_error("--format: '%s' is not tsv, csv, ntriples, nquads, turtle, "
+	    "raw_udd_hrt, udd_hrt (or another order of h, r, t) or built_in",
+	    arg);
 	return -1;
+}
+
+/* --rdf-types: edge, types or attribute; 0 or -1. */
+static int
+parse_rdf_types(const char *arg, enum kg_rdf_types *out)
+{
+	if (strcmp(arg, "edge") == 0)
+		*out = KG_RDF_TYPES_EDGE;
+	else if (strcmp(arg, "types") == 0)
+		*out = KG_RDF_TYPES_TYPES;
+	else if (strcmp(arg, "attribute") == 0)
+		*out = KG_RDF_TYPES_ATTRIBUTE;
+	else {
+		kg_error("--rdf-types: '%s' is not edge, types or attribute",
+		    arg);
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -265,6 +322,17 @@ apply(int ch, const char *arg, struct cli *c)
 	case OPT_TYPES: o->types = arg; return 0;
 	case OPT_MAX_ERRORS: return kg_parse_u64("--max-errors", arg, 0,
 	    UINT64_MAX, &o->max_errors);
+	case OPT_BASE: o->rdf.base = arg; return 0;
+	case OPT_GRAPH: o->rdf.graph = arg; return 0;
+	case OPT_LANG: o->rdf.lang = arg; return 0;
+	case OPT_RDF_TYPES: return parse_rdf_types(arg, &o->rdf.types);
+	case OPT_PREDICATES: o->rdf.predicates = arg; return 0;
+	case OPT_EXCLUDE_PREDICATES: o->rdf.exclude_predicates = arg; return 0;
+	case OPT_PREFIX:
+		c->prefixes[o->rdf.n_prefixes++] = arg;
+		o->rdf.prefixes = c->prefixes;
+		return 0;
+	case OPT_COMPACT: o->rdf.compact = 1; return 0;
 	case OPT_DATA_PATH: c->data_path = arg; return 0;
 	case OPT_DATASET: c->dataset = arg; return 0;
 	case OPT_DGLKE:
@@ -399,6 +467,11 @@ check_layout(int argc, struct cli *c)
 		    "--dataset or --dglke, not --train, --split or operands");
 		return -1;
 	}
+	if (dglke && c->o.rdf.syntax != KG_RDF_NONE) {
+		kg_error("--format %s does not apply to DGL-KE layouts",
+		    c->format);
+		return -1;
+	}
 	if ((c->layout == L_UDD || c->layout == L_BUILT_IN ||
 	    c->layout == L_FOLDER) && (c->o.types || c->o.dedup ||
 	    c->o.unseen != KG_UNSEEN_KEEP || c->o.max_errors ||
@@ -449,7 +522,8 @@ run(int argc, char **av, struct cli *c)
 		c->o.valid = c->paths[1];
 		c->o.test = c->paths[2];
 	}
-	if (check_triples(k, av + optind, c) < 0)
+	if (check_triples(k, av + optind, c) < 0 ||
+	    kg_ingest_check_opts(&c->o) < 0)
 		return KG_EXIT_USAGE;
 	c->o.progress = kg_progress_wanted(c->quiet, c->progress);
 	c->o.quiet = c->quiet;
@@ -470,10 +544,12 @@ main(int argc, char *argv[])
 	c.o.argc = argc;	/* the whole command line, for the manifest */
 	c.o.argv = argv;
 	memcpy(av, argv, (size_t)argc * sizeof(char *));
+	c.prefixes = kg_xcalloc((size_t)argc + 1, sizeof(char *));
 	rc = run(argc, av, &c);
 	for (i = 0; i < 5; i++)
 		free(c.paths[i]);
 	free(c.files);
+	free(c.prefixes);
 	free(av);
 	return rc;
 }

@@ -5,7 +5,7 @@
 # stop and print the exact command to run.  On a system without dpkg we
 # only warn.
 pkgs="gcc make pkg-config libopenmpi-dev openmpi-bin libopenblas-dev
-libmetis-dev libcsv-dev libjansson-dev libxxhash-dev zlib1g-dev
+libmetis-dev libcsv-dev libjansson-dev libxxhash-dev zlib1g-dev libserd-dev
 python3-numpy mandoc jq gnuplot-nox"
 [ $# -gt 0 ] && pkgs="$*"
 

@@ -143,6 +143,7 @@ ingest_release(struct ingest *st)
 	free(st->type_of);
 	free(st->comment_file);
 	free(st->old_label);
+	kg_ingest_rdf_free(st);
 }
 
 /* Say how many lines were skipped as comments, and where and why. */
@@ -178,10 +179,67 @@ input_files(const struct kg_ingest_opts *o, size_t *n)
 	return in;
 }
 
-/* Checks of the options that the command line may have skipped. */
-static int
-check_opts(const struct kg_ingest_opts *o)
+/* How many inputs are read as RDF, and as N-Quads. */
+static size_t
+count_rdf(const struct kg_ingest_opts *o, size_t *nquads)
 {
+	const char *split[3] = { o->train, o->valid, o->test };
+	size_t i, n = 0;
+	enum kg_rdf_syntax syn;
+
+	*nquads = 0;
+	for (i = 0; i < 3 + o->n_inputs; i++) {
+		const char *p = i < 3 ? split[i] : o->inputs[i - 3];
+
+		if (p == NULL || (syn = kg_ingest_syntax_of(o, p)) ==
+		    KG_RDF_NONE)
+			continue;
+		n++;
+		*nquads += syn == KG_RDF_NQUADS;
+	}
+	return n;
+}
+
+/* The RDF options fit the inputs; 0 or -1. */
+static int
+check_rdf(const struct kg_ingest_opts *o)
+{
+	const struct kg_ingest_rdf_opts *r = &o->rdf;
+	size_t nq, n = count_rdf(o, &nq);
+
+	if (n == 0 && (r->base || r->graph || r->lang || r->predicates ||
+	    r->exclude_predicates || r->types != KG_RDF_TYPES_EDGE ||
+	    r->compact || r->n_prefixes)) {
+		kg_error("--base, --graph, --lang, --rdf-types, --predicates, "
+		    "--exclude-predicates, --compact and --prefix need RDF "
+		    "input (--format ntriples, nquads or turtle, or files "
+		    "named .nt, .nq or .ttl)");
+		return -1;
+	}
+	if (r->compact != (r->n_prefixes > 0)) {
+		kg_error(r->compact ? "--compact needs --prefix NAME=IRI" :
+		    "--prefix goes with --compact");
+		return -1;
+	}
+	if (kg_ingest_check_prefixes(r) < 0)
+		return -1;
+	if (r->graph != NULL && nq == 0) {
+		kg_error("--graph selects a graph of N-Quads input, and no "
+		    "input is N-Quads");
+		return -1;
+	}
+	if (o->types != NULL && r->types == KG_RDF_TYPES_TYPES) {
+		kg_error("--types cannot be combined with --rdf-types types");
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_ingest_check_opts(const struct kg_ingest_opts *o)
+{
+	if (check_rdf(o) < 0)
+		return -1;
 	if (kg_ingest_check_columns(o->columns) < 0 ||
 	    (o->use_split && kg_ingest_check_split(o->split) < 0))
 		return -1;
@@ -204,7 +262,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	size_t i, n;
 	int k, rc = -1;
 
-	if (check_opts(o) < 0)
+	if (kg_ingest_check_opts(o) < 0)
 		return -1;
 	memset(&st, 0, sizeof(st));
 	st.o = o;
@@ -229,20 +287,32 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	free(files);
 	if (rc < 0)
 		goto fail;
+	if (count_rdf(o, &i) > 0 && kg_ingest_rdf_begin(&st, stage.dir) < 0)
+		goto fail;
 	kg_ingest_progress_begin(&st);
 	if (read_all(&st) < 0)
 		goto fail;
 	kg_progress_end(&st.prog, kg_ingest_progress_units(&st, NULL));
-	if (o->types != NULL && kg_ingest_read_types(&st) < 0)
+	if (o->types != NULL) {
+		struct kg_tab_opts to = kg_ingest_tab_opts(o, 2);
+
+		if (kg_ingest_read_types(&st, o->types, &to, 0) < 0)
+			goto fail;
+	} else if (kg_ingest_rdf_types(&st) < 0)
 		goto fail;
 	note_comments(&st);
 	st.t_read = kg_now();
 	st.cpu_read = kg_ingest_cpu_seconds();
-	if (kg_ingest_write_all(&st, &stage) < 0)
+	if (kg_ingest_write_all(&st, &stage) < 0 ||
+	    kg_ingest_rdf_end(&st, &stage) < 0)
 		goto fail;
 	st.t_write = kg_now();
 	kg_ingest_set_config(&stage.manifest, o);
 	kg_ingest_set_figures(&stage.manifest, &st, kg_now() - st.t0);
+	if (st.rdf != NULL) {
+		kg_ingest_rdf_config(&stage.manifest, o);
+		kg_ingest_rdf_figures(&stage.manifest, &st);
+	}
 	if (o->progress)
 		fprintf(stderr, "%s: %" PRIu64 " lines, %" PRIu64 " entities, "
 		    "%" PRIu64 " relations, %.2f s\n", kg_progname(), st.lines,

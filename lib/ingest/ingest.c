@@ -15,16 +15,8 @@
 #include "io/tabread.h"
 #include "core/util.h"
 
-static int
-bad_record(struct ingest *st, const char *file, uint64_t line,
-    const char *fmt, ...) KG_PRINTF(4, 5);
-
-/*
- * Report a bad record.  Returns 0 when it may be skipped (within
- * --max-errors; reported as a warning) or -1 when it is fatal.
- */
-static int
-bad_record(struct ingest *st, const char *file, uint64_t line,
+int
+kg_ingest_bad_record(struct ingest *st, const char *file, uint64_t line,
     const char *fmt, ...)
 {
 	char msg[1024];
@@ -288,13 +280,13 @@ add_record(struct ingest *st, const struct rec *rc, size_t nf,
 	int k, res, which, unseen = 0;
 
 	if (nf != 3)
-		return bad_record(st, file, line, "expected 3 fields, found %zu",
-		    nf);
+		return kg_ingest_bad_record(st, file, line, "expected 3 "
+		    "fields, found %zu", nf);
 	for (k = 0; k < 3 && rc->f[k].len > 0; k++)
 		;
 	if (k < 3)
-		return bad_record(st, file, line, "empty %s field (column %d)",
-		    role_names[k], st->col[k] + 1);
+		return kg_ingest_bad_record(st, file, line, "empty %s field "
+		    "(column %d)", role_names[k], st->col[k] + 1);
 	if (split > 0) {
 		res = check_unseen(st, rc, file, line, split, &unseen);
 		if (res < 0)
@@ -312,8 +304,8 @@ add_record(struct ingest *st, const struct rec *rc, size_t nf,
 
 		quote_name(name, sizeof(name), rc->f[which].s,
 		    rc->f[which].len);
-		return bad_record(st, file, line, "%s '%s' %s", which == 1 ?
-		    "relation" : "entity", name, why);
+		return kg_ingest_bad_record(st, file, line, "%s '%s' %s",
+		    which == 1 ? "relation" : "entity", name, why);
 	}
 	idx = push(st, ids);
 	if (st->where != NULL)
@@ -325,6 +317,65 @@ add_record(struct ingest *st, const struct rec *rc, size_t nf,
 	else
 		st->unseen_kept += (uint64_t)unseen;
 	return 0;
+}
+
+/*
+ * The records recs[0..nb) of one batch, their names hashed and their
+ * table slots prefetched: read the slots and prefetch the records they
+ * point to, then handle the records one by one, in order (which decides
+ * the IDs).  0, or -1 after kg_error().
+ */
+static int
+add_batch(struct ingest *st, struct rec *recs, const size_t *nf,
+    const uint64_t *lines, int nb, const char *file, int split,
+    uint64_t file_index)
+{
+	uint64_t first;
+	int j, k;
+
+	for (j = 0; j < nb; j++) {
+		if (nf[j] != 3)
+			continue;
+		for (k = 0; k < 3; k++) {
+			struct kg_dict *d = dict_of(st, k);
+			uint32_t c = kg_dict_candidate(d, recs[j].hash[k]);
+
+			recs[j].cand[k] = c;
+			if (c != 0)
+				kg_dict_prefetch_record(d, c, recs[j].f[k].len);
+		}
+	}
+	first = st->n;
+	for (j = 0; j < nb; j++)
+		if (add_record(st, &recs[j], nf[j], file, lines[j], split,
+		    file_index) < 0)
+			return -1;
+	if (st->o->dedup)
+		kg_ingest_dedup_batch(st, first);
+	st->records += (uint64_t)nb;
+	return 0;
+}
+
+int
+kg_ingest_add_triples(struct ingest *st, const struct kg_field *f,
+    const uint64_t *lines, int n, const char *file, int split,
+    uint64_t file_index)
+{
+	struct rec recs[KG_INGEST_BATCH];
+	size_t nf[KG_INGEST_BATCH];
+	int j, k;
+
+	for (j = 0; j < n; j++) {
+		nf[j] = 3;
+		for (k = 0; k < 3; k++) {
+			struct rec *rc = &recs[j];
+
+			rc->f[k] = f[3 * j + k];
+			rc->hash[k] = kg_dict_hash(rc->f[k].s, rc->f[k].len);
+			kg_dict_prefetch(dict_of(st, k), rc->hash[k]);
+		}
+	}
+	return add_batch(st, recs, nf, lines, n, file, split, file_index);
 }
 
 struct kg_tab_opts
@@ -361,7 +412,7 @@ int
 kg_ingest_read_input(struct ingest *st, const char *path, int split,
     uint64_t file_index)
 {
-	enum { B = 32 };
+	enum { B = KG_INGEST_BATCH };
 	_Static_assert(B <= DEDUP_BATCH, "a dedup batch holds one batch");
 	const struct kg_ingest_opts *o = st->o;
 	struct kg_tab_opts to;
@@ -371,9 +422,11 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 	size_t nf[B];
 	uint64_t lines[B];
 	const char *file;
-	uint64_t first;
 	int nb, j, k;
+	enum kg_rdf_syntax syn = kg_ingest_syntax_of(o, path);
 
+	if (syn != KG_RDF_NONE)
+		return kg_ingest_read_rdf(st, path, syn, split, file_index);
 	to = kg_ingest_tab_opts(o, 3);
 	if (kg_tabread_open(&r, path, &to) < 0)
 		return -1;
@@ -391,28 +444,9 @@ kg_ingest_read_input(struct ingest *st, const char *path, int split,
 				kg_dict_prefetch(dict_of(st, k), rc->hash[k]);
 			}
 		}
-		for (j = 0; j < nb; j++) {
-			if (nf[j] != 3)
-				continue;
-			for (k = 0; k < 3; k++) {
-				struct kg_dict *d = dict_of(st, k);
-				uint32_t c = kg_dict_candidate(d,
-				    recs[j].hash[k]);
-
-				recs[j].cand[k] = c;
-				if (c != 0)
-					kg_dict_prefetch_record(d, c,
-					    recs[j].f[k].len);
-			}
-		}
-		first = st->n;
-		for (j = 0; j < nb; j++)
-			if (add_record(st, &recs[j], nf[j], file, lines[j],
-			    split, file_index) < 0)
-				goto fail;
-		if (o->dedup)
-			kg_ingest_dedup_batch(st, first);
-		st->records += (uint64_t)nb;
+		if (add_batch(st, recs, nf, lines, nb, file, split,
+		    file_index) < 0)
+			goto fail;
 		if (o->progress)
 			progress(st, r);
 	}
@@ -432,10 +466,10 @@ fail:
 /* ---- node types ---- */
 
 int
-kg_ingest_read_types(struct ingest *st)
+kg_ingest_read_types(struct ingest *st, const char *path,
+    const struct kg_tab_opts *to, int first_wins)
 {
-	const char *path = st->o->types, *file;
-	struct kg_tab_opts to = kg_ingest_tab_opts(st->o, 2);
+	const char *file;
 	struct kg_tabread *r;
 	struct kg_field f[2];
 	size_t nf;
@@ -445,7 +479,7 @@ kg_ingest_read_types(struct ingest *st)
 	st->type_of = kg_xmallocarray(st->n_ent + 1, sizeof(*st->type_of));
 	for (i = 0; i < st->n_ent; i++)
 		st->type_of[i] = -1;
-	if (kg_tabread_open(&r, path, &to) < 0)
+	if (kg_tabread_open(&r, path, to) < 0)
 		return -1;
 	file = kg_tabread_name(r);
 	while ((rc = kg_tabread_next(r, f, 2, &nf)) == 1) {
@@ -455,11 +489,11 @@ kg_ingest_read_types(struct ingest *st)
 		char name[96], old[96];
 
 		if (nf != 2) {
-			rc = bad_record(st, file, line, "expected 2 fields "
-			    "(entity, type), found %zu", nf);
+			rc = kg_ingest_bad_record(st, file, line, "expected 2 "
+			    "fields (entity, type), found %zu", nf);
 		} else if (f[0].len == 0 || f[1].len == 0) {
-			rc = bad_record(st, file, line, "empty %s field",
-			    f[0].len == 0 ? "entity" : "type");
+			rc = kg_ingest_bad_record(st, file, line, "empty %s "
+			    "field", f[0].len == 0 ? "entity" : "type");
 		} else if ((e = kg_dict_find(&st->ent, f[0].s, f[0].len)) < 0 ||
 		    final_ent(st, (uint32_t)e) == NONE) {
 			st->types_unknown++;
@@ -467,8 +501,8 @@ kg_ingest_read_types(struct ingest *st)
 		} else if ((t = kg_dict_find(&st->types, f[1].s, f[1].len)) <
 		    0 && (why = name_problem(f[1].s, f[1].len)) != NULL) {
 			quote_name(name, sizeof(name), f[1].s, f[1].len);
-			rc = bad_record(st, file, line, "type '%s' %s", name,
-			    why);
+			rc = kg_ingest_bad_record(st, file, line, "type '%s' "
+			    "%s", name, why);
 		} else {
 			uint32_t id = final_ent(st, (uint32_t)e);
 
@@ -487,8 +521,12 @@ kg_ingest_read_types(struct ingest *st)
 			quote_name(old, sizeof(old), kg_dict_name(&st->types,
 			    (uint32_t)st->type_of[id]), strlen(kg_dict_name(
 			    &st->types, (uint32_t)st->type_of[id])));
-			rc = bad_record(st, file, line, "entity '%s' already "
-			    "has type '%s'", name, old);
+			if (first_wins) {
+				st->types_extra++;
+				continue;
+			}
+			rc = kg_ingest_bad_record(st, file, line, "entity '%s' "
+			    "already has type '%s'", name, old);
 		}
 		if (rc < 0)
 			goto fail;

@@ -31,6 +31,16 @@
  * earlier split) is counted in the figure "duplicates"; with "dedup" it
  * is also dropped (and counted in "dropped.duplicates").
  *
+ * RDF (N-Triples, N-Quads, Turtle; lib/ingest/rdf.h): a statement whose
+ * object is an IRI or blank node is a triple (subject, predicate,
+ * object), named as rdf.h writes the terms; one whose object is a
+ * literal is a row of the literal table literals.tsv (entity,
+ * predicate, literal: see kgpipe-formats(5)), beside which
+ * literals.schema.json proposes an attribute schema for kg-encode-attrs.
+ * The literal table is written while reading, so memory does not grow
+ * with the literals.  Blank nodes are scoped to their file: with more
+ * than one input, file k's labels are prefixed "f<k>." (k from 1).
+ *
  * Output (through lib/io/outdir.h, so nothing is left behind on error):
  * entities.tsv, relations.tsv, train.npy, valid.npy, test.npy (int32
  * [n, 3] head, relation, tail; int64 when an ID passes 2^31 - 1),
@@ -46,6 +56,33 @@
 #include "io/tabread.h"
 
 enum kg_unseen { KG_UNSEEN_KEEP, KG_UNSEEN_DROP, KG_UNSEEN_ERROR };
+
+/* What rdf:type statements become: edges, the node types (types.npy;
+ * an entity's first type counts), or a multi_label attribute. */
+enum kg_rdf_types { KG_RDF_TYPES_EDGE, KG_RDF_TYPES_TYPES,
+	KG_RDF_TYPES_ATTRIBUTE };
+
+/* RDF input (see "RDF" above). */
+struct kg_ingest_rdf_opts {
+	int syntax;		/* enum kg_rdf_syntax (ingest/rdf.h) of
+				 * every input; 0: each input's extension
+				 * (.nt, .nq, .ttl, also .gz) decides */
+	int tabular;		/* --format tsv or csv given: no input is
+				 * RDF whatever its extension */
+	const char *base;	/* base IRI of Turtle inputs, or NULL */
+	const char *graph;	/* N-Quads: keep only this graph, or NULL */
+	const char *lang;	/* "en,de": language-tagged literals kept,
+				 * or NULL: all */
+	enum kg_rdf_types types;
+	const char *predicates;	/* file of predicate IRIs to keep, or NULL */
+	const char *exclude_predicates;	/* file of IRIs to drop, or NULL */
+	/* --compact: IRIs that start with one of the namespaces are named
+	 * "p:rest" (the longest namespace wins) in the dictionaries and the
+	 * literal table; prefixes[i] is "p=namespace". */
+	const char *const *prefixes;
+	size_t n_prefixes;
+	int compact;
+};
 
 struct kg_ingest_opts {
 	struct kg_tab_opts tab;	/* format, delimiter, header, comment byte
@@ -74,6 +111,7 @@ struct kg_ingest_opts {
 	int quiet;		/* no note of skipped comment lines */
 	const char *extend;	/* earlier dataset to extend (ingest/extend.h;
 				 * needs dedup), or NULL */
+	struct kg_ingest_rdf_opts rdf;
 };
 
 #define KG_INGEST_OPTS_INIT { .tab = KG_TAB_OPTS_INIT, .columns = "hrt", \
@@ -83,6 +121,9 @@ struct kg_ingest_opts {
 int kg_ingest_parse_unseen(const char *s, enum kg_unseen *out);
 /* Check a column order (a permutation of "hrt"); 0 or -1. */
 int kg_ingest_check_columns(const char *s);
+/* Check --prefix values: NAME=IRI, NAME a letter then letters, digits,
+ * '_', '-' or '.' (not last), each NAME once; 0, or -1 after kg_error(). */
+int kg_ingest_check_prefixes(const struct kg_ingest_rdf_opts *o);
 /* Check split fractions: each in [0, 1], sum 1 within 1e-9; 0 or -1. */
 int kg_ingest_check_split(const double split[3]);
 

@@ -15,7 +15,9 @@
 #include <stdint.h>
 
 #include "core/progress.h"
+#include "core/util.h"
 #include "ingest/ingest.h"
+#include "ingest/rdf.h"
 #include "io/dict.h"
 #include "io/manifest.h"
 #include "io/stage.h"
@@ -26,6 +28,7 @@
 #define CHUNK_ROWS 65536
 #define LINE_BITS 48		/* split mode: line number | file index << 48 */
 #define DEDUP_BATCH 64		/* at least the records of one batch */
+#define KG_INGEST_BATCH 32	/* records whose lookups overlap */
 
 static const char *const split_names[3] = { "train", "valid", "test" };
 
@@ -71,13 +74,16 @@ struct ingest {
 	uint64_t comment_line;
 	uint64_t bad, dups, unseen_dropped, unseen_kept;
 	uint64_t typed, types_unknown, n_types;
+	uint64_t types_extra;		/* --rdf-types types: later types of
+					 * an entity that has one, ignored */
 	double t0, next_progress, t_read, t_write;
 	struct kg_progress prog;	/* MB of plain files, else lines */
 	int bytes_mode;
 	double cpu0, cpu_read;		/* process CPU seconds */
 	int id64;
 	struct kg_dict types;
-	int32_t *type_of;
+	int32_t *type_of;		/* node types, or NULL */
+	struct ingest_rdf *rdf;		/* RDF input (ingest_rdf.c), or NULL */
 	/* --extend: the earlier dataset's triples are trip[0, old_n), with
 	 * their splits in old_label; its IDs are 0..old_ent, 0..old_rel. */
 	uint64_t old_n, old_ent, old_rel;
@@ -98,6 +104,25 @@ final_rel(const struct ingest *st, uint32_t id)
 	return st->perm_r != NULL ? st->perm_r[id] : id;
 }
 
+/*
+ * Report a bad record as "file:line: message" (ingest.c).  Returns 0 when
+ * it may be skipped (within --max-errors; reported as a warning) or -1
+ * when it is fatal (after kg_error()).
+ */
+int kg_ingest_bad_record(struct ingest *st, const char *file, uint64_t line,
+    const char *fmt, ...) KG_PRINTF(4, 5);
+
+/*
+ * n <= KG_INGEST_BATCH triples of names from an input other than a table
+ * (ingest.c): f[3 * j ...] head, relation, tail of triple j, from line
+ * lines[j]; checked, numbered and kept as table records are, their
+ * dictionary lookups overlapped.  0 (kept or skipped), or -1 after
+ * kg_error().
+ */
+int kg_ingest_add_triples(struct ingest *st, const struct kg_field *f,
+    const uint64_t *lines, int n, const char *file, int split,
+    uint64_t file_index);
+
 /* Tabread options for a file of nfields fields (ingest.c). */
 struct kg_tab_opts kg_ingest_tab_opts(const struct kg_ingest_opts *o,
     size_t nfields);
@@ -108,8 +133,34 @@ void kg_ingest_count_comments(struct ingest *st, const struct kg_tabread *r);
  * mode; file_index numbers split-mode inputs for messages.  0 or -1. */
 int kg_ingest_read_input(struct ingest *st, const char *path, int split,
     uint64_t file_index);
-/* Read the types file into st->type_of (ingest.c).  0 or -1. */
-int kg_ingest_read_types(struct ingest *st);
+/* Read an "entity<SEP>type" file into st->type_of (ingest.c).  With
+ * first_wins an entity's later, different types are counted in
+ * types_extra; otherwise they are bad records.  0 or -1. */
+int kg_ingest_read_types(struct ingest *st, const char *path,
+    const struct kg_tab_opts *to, int first_wins);
+
+/*
+ * RDF input (ingest_rdf.c).  kg_ingest_syntax_of: the syntax an input is
+ * read in (KG_RDF_NONE: a table).  kg_ingest_rdf_begin: set up the
+ * literal table and filters in the stage directory dir, before the first
+ * RDF input; 0 or -1.  kg_ingest_read_rdf: read one RDF input, as
+ * kg_ingest_read_input.  kg_ingest_rdf_types: after the final numbering,
+ * the node types of --rdf-types types; 0 or -1.  kg_ingest_rdf_end:
+ * finish the literal table, write the proposed attribute schema and add
+ * both to the stage; 0 or -1.  kg_ingest_rdf_figures, _config: the
+ * manifest's entries.  kg_ingest_rdf_free: release (NULL rdf is a no-op).
+ */
+enum kg_rdf_syntax kg_ingest_syntax_of(const struct kg_ingest_opts *o,
+    const char *path);
+int kg_ingest_rdf_begin(struct ingest *st, const char *dir);
+int kg_ingest_read_rdf(struct ingest *st, const char *path,
+    enum kg_rdf_syntax syntax, int split, uint64_t file_index);
+int kg_ingest_rdf_types(struct ingest *st);
+int kg_ingest_rdf_end(struct ingest *st, struct kg_stage *stage);
+void kg_ingest_rdf_figures(struct kg_manifest *m, const struct ingest *st);
+void kg_ingest_rdf_config(struct kg_manifest *m,
+    const struct kg_ingest_opts *o);
+void kg_ingest_rdf_free(struct ingest *st);
 
 /* --dedup for the triples [first, n) of one batch (ingest_dedup.c). */
 void kg_ingest_dedup_batch(struct ingest *st, uint64_t first);

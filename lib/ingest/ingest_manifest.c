@@ -30,8 +30,10 @@ config_json(const struct kg_ingest_opts *o)
 	char delim[2] = { o->tab.delim, '\0' };
 	size_t i;
 
-	json_object_set_new(c, "format", json_string(o->tab.format ==
-	    KG_TAB_CSV ? "csv" : "tsv"));
+	json_object_set_new(c, "format", json_string(o->rdf.syntax ==
+	    KG_RDF_NTRIPLES ? "ntriples" : o->rdf.syntax == KG_RDF_NQUADS ?
+	    "nquads" : o->rdf.syntax == KG_RDF_TURTLE ? "turtle" :
+	    o->tab.format == KG_TAB_CSV ? "csv" : "tsv"));
 	json_object_set_new(c, "delimiter", json_string(delim));
 	json_object_set_new(c, "columns", json_string(o->columns));
 	json_object_set_new(c, "header", json_boolean(o->tab.header));
@@ -92,7 +94,7 @@ kg_ingest_set_figures(struct kg_manifest *m, const struct ingest *st,
 	json_object_set_new(d, "unseen", json_integer((json_int_t)
 	    st->unseen_dropped));
 	kg_manifest_set_figure(m, "dropped", d);
-	if (st->o->types != NULL) {
+	if (st->type_of != NULL) {
 		FIG("types", st->n_types);
 		FIG("typed_entities", st->typed);
 		FIG("types_unknown_entities", st->types_unknown);

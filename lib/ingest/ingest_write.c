@@ -110,7 +110,7 @@ kg_ingest_write_all(struct ingest *st, struct kg_stage *stage)
 	static const char *const files[] = { "entities.tsv", "relations.tsv",
 	    "train.npy", "valid.npy", "test.npy", "types.npy", "types.tsv" };
 	const char *dir = stage->dir;
-	size_t i, nfiles = st->o->types != NULL ? 7 : 5;
+	size_t i, nfiles = st->type_of != NULL ? 7 : 5;
 
 	st->id64 = st->n_ent > INT32_MAX || st->n_rel > INT32_MAX;
 	if (write_names(dir, "entities.tsv", &st->ent, st->inv_e,
@@ -120,7 +120,7 @@ kg_ingest_write_all(struct ingest *st, struct kg_stage *stage)
 		return -1;
 	if (write_triples(st, dir) < 0)
 		return -1;
-	if (st->o->types != NULL) {
+	if (st->type_of != NULL) {
 		uint64_t shape = st->n_ent;
 
 		if (kg_manifest_put_npy(NULL, dir, "types.npy", KG_DT_I4, 1,

@@ -55,7 +55,7 @@ check "no model left by usage errors" test ! -e x
 
 # --help says which it is, and lists the GNN options without --model_name.
 kg-train --help >help.txt
-check "--help: hidden_dim as DGL-KE" grep -q "floats per entity row (default 400), as DGL-KE" help.txt
+check "--help: hidden_dim as DGL-KE" grep -q "hidden_dim N     floats per entity row, as DGL-KE" help.txt
 check "--help: -de as DGL-KE" grep -q -- "-de, --double_ent      as DGL-KE" help.txt
 check "--help lists GNN options" grep -q -- "--gnn_hidden N     attribute and hidden layer width (default 64)" help.txt
 kg-train --model_name RGCN --help >help2.txt

@@ -84,7 +84,7 @@ rm -rf ty t.tsv conflict.types cols.types
 expect_fail "no -o" 2 '^kg-ingest: no output directory \(-o\)$' kg-ingest big.tsv.gz
 expect_fail "bad --columns" 2 "^kg-ingest: --columns: 'hrr' is not an order" kg-ingest -o x --columns hrr big.tsv.gz
 expect_fail "bad --unseen" 2 "^kg-ingest: --unseen: 'maybe' is not keep, drop or error$" kg-ingest -o x --unseen maybe big.tsv.gz
-expect_fail "bad --format" 2 "^kg-ingest: --format: 'xml' is not tsv, csv, raw_udd_hrt, udd_hrt \(or another order of h, r, t\) or built_in$" kg-ingest -o x --format xml big.tsv.gz
+expect_fail "bad --format" 2 "^kg-ingest: --format: 'xml' is not tsv, csv, ntriples, nquads, turtle, raw_udd_hrt, udd_hrt \\(or another order of h, r, t\\) or built_in$" kg-ingest -o x --format xml big.tsv.gz
 expect_fail "bad --delimiter" 2 "^kg-ingest: --delimiter: 'ab' is not one character" kg-ingest -o x -d ab big.tsv.gz
 expect_fail "bad --max-errors" 2 "^kg-ingest: --max-errors: '-1' is not a non-negative integer$" kg-ingest -o x --max-errors -1 big.tsv.gz
 expect_fail "--valid without --train" 2 '^kg-ingest: --valid and --test need --train$' kg-ingest -o x --valid big.tsv.gz

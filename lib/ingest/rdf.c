@@ -1,0 +1,683 @@
+/*
+ * rdf: Serd glue (see rdf.h).  The terms of a statement are copied into
+ * one arena as they are converted, and handed out once the statement is
+ * complete: for the line syntaxes only after the whole line parsed, so a
+ * line with an error contributes nothing.
+ */
+#include "ingest/rdf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <serd/serd.h>
+#include <zlib.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "core/util.h"
+#include "io/tabread.h"
+
+#define IN_CHUNK ((size_t)256 << 10)
+
+/* Where a term lies in the arena (offsets: the arena may move). */
+struct tref {
+	size_t off, len;
+	enum kg_rdf_kind kind;
+	int set;
+};
+
+struct rd {
+	const struct kg_rdf_opts *o;
+	const struct kg_rdf_sink *sink;
+	struct kg_rdf_counts *c;
+	const char *file;
+	SerdEnv *env;
+	SerdReader *reader;
+	char *arena;
+	size_t alen, acap;
+	struct tref t[6];	/* s, p, o, g, datatype, lang */
+	int n_stmt;		/* line syntaxes: statements on the line */
+	char err[512];		/* the first error of a line or document */
+	unsigned err_line;
+	int has_err;
+	int failed;		/* a sink callback returned -1 */
+	uint64_t line;		/* line syntaxes: the current line */
+	/* Turtle: the input, handed to Serd a byte at a time. */
+	gzFile gz;
+	unsigned char *in;
+	size_t in_len, in_pos;
+	uint64_t nl_before;	/* line breaks before the last byte read */
+	int last_nl;
+	int read_failed;
+};
+
+static void
+arena_add(struct rd *rd, const void *s, size_t len)
+{
+	if (rd->alen + len + 1 > rd->acap) {
+		while (rd->alen + len + 1 > rd->acap)
+			rd->acap = rd->acap ? 2 * rd->acap : 4096;
+		rd->arena = kg_xrealloc(rd->arena, rd->acap);
+	}
+	memcpy(rd->arena + rd->alen, s, len);
+	rd->alen += len;
+}
+
+static void
+set_err(struct rd *rd, const char *fmt, ...) KG_PRINTF(2, 3);
+
+static void
+set_err(struct rd *rd, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rd->has_err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(rd->err, sizeof(rd->err), fmt, ap);
+	va_end(ap);
+	rd->has_err = 1;
+}
+
+static SerdStatus
+on_error(void *handle, const SerdError *e)
+{
+	struct rd *rd = handle;
+	size_t n;
+	va_list ap;
+
+	if (rd->has_err)
+		return SERD_SUCCESS;
+	va_copy(ap, *e->args);
+	vsnprintf(rd->err, sizeof(rd->err), e->fmt, ap);
+	va_end(ap);
+	n = strlen(rd->err);
+	while (n > 0 && (rd->err[n - 1] == '\n' || rd->err[n - 1] == ' '))
+		rd->err[--n] = '\0';
+	rd->err_line = e->line;
+	rd->has_err = 1;
+	return SERD_SUCCESS;
+}
+
+static SerdStatus
+on_base(void *handle, const SerdNode *uri)
+{
+	struct rd *rd = handle;
+
+	return serd_env_set_base_uri(rd->env, uri);
+}
+
+static SerdStatus
+on_prefix(void *handle, const SerdNode *name, const SerdNode *uri)
+{
+	struct rd *rd = handle;
+
+	return serd_env_set_prefix(rd->env, name, uri);
+}
+
+/* A short form of a node for messages. */
+static int
+shown(const SerdNode *n)
+{
+	return n->n_bytes > 80 ? 80 : (int)n->n_bytes;
+}
+
+/*
+ * Write node n into the arena as term k.  0, or -1 after set_err().
+ * Line syntaxes take IRIs as they are (Serd has checked the scheme);
+ * Turtle resolves relative IRIs and expands prefixed names.
+ */
+static int
+put_node(struct rd *rd, int k, const SerdNode *n)
+{
+	int line_mode = rd->o->syntax != KG_RDF_TURTLE;
+	struct tref *t = &rd->t[k];
+	SerdChunk pre, suf;
+
+	t->off = rd->alen;
+	t->set = 1;
+	switch (n->type) {
+	case SERD_URI:
+		t->kind = KG_RDF_IRI;
+		if (line_mode || serd_uri_string_has_scheme(n->buf))
+			arena_add(rd, n->buf, n->n_bytes);
+		else {
+			const SerdNode *base = serd_env_get_base_uri(rd->env,
+			    NULL);
+			SerdNode abs;
+
+			if (base == NULL || base->buf == NULL) {
+				set_err(rd, "relative IRI <%.*s> and no base "
+				    "IRI (@base or --base)", shown(n), n->buf);
+				return -1;
+			}
+			abs = serd_env_expand_node(rd->env, n);
+			arena_add(rd, abs.buf, abs.n_bytes);
+			serd_node_free(&abs);
+		}
+		break;
+	case SERD_CURIE:
+		t->kind = KG_RDF_IRI;
+		if (line_mode) {
+			set_err(rd, "prefixed name '%.*s' in %s", shown(n),
+			    n->buf, kg_rdf_syntax_name(rd->o->syntax));
+			return -1;
+		}
+		if (serd_env_expand(rd->env, n, &pre, &suf) != SERD_SUCCESS) {
+			set_err(rd, "undefined prefix in '%.*s'", shown(n),
+			    n->buf);
+			return -1;
+		}
+		arena_add(rd, pre.buf, pre.len);
+		arena_add(rd, suf.buf, suf.len);
+		break;
+	case SERD_BLANK:
+		t->kind = KG_RDF_BLANK;
+		arena_add(rd, "_:", 2);
+		arena_add(rd, n->buf, n->n_bytes);
+		break;
+	default:
+		t->kind = KG_RDF_LITERAL;
+		arena_add(rd, n->buf, n->n_bytes);
+		break;
+	}
+	t->len = rd->alen - t->off;
+	arena_add(rd, "", 1);
+	return 0;
+}
+
+/* The statement in the arena, as the sink sees it. */
+static void
+build(struct rd *rd, struct kg_rdf_stmt *st)
+{
+	struct kg_rdf_term *out[6] = { &st->s, &st->p, &st->o, &st->g,
+	    &st->datatype, &st->lang };
+	int k;
+
+	for (k = 0; k < 6; k++) {
+		struct tref *t = &rd->t[k];
+
+		out[k]->s = t->set ? rd->arena + t->off : NULL;
+		out[k]->len = t->set ? t->len : 0;
+		out[k]->kind = t->kind;
+	}
+}
+
+/* Convert the nodes of a statement into the arena; 0 or -1. */
+static int
+put_statement(struct rd *rd, const SerdNode *graph, const SerdNode *s,
+    const SerdNode *p, const SerdNode *o, const SerdNode *dt,
+    const SerdNode *lang)
+{
+	const SerdNode *n[6] = { s, p, o, graph, dt, lang };
+	int k;
+
+	rd->alen = 0;
+	memset(rd->t, 0, sizeof(rd->t));
+	for (k = 0; k < 6; k++)
+		if (n[k] != NULL && n[k]->buf != NULL &&
+		    put_node(rd, k, n[k]) < 0)
+			return -1;
+	return 0;
+}
+
+/* Line syntaxes: keep the line's statement until the line has parsed. */
+static SerdStatus
+on_statement_line(void *handle, SerdStatementFlags flags,
+    const SerdNode *graph, const SerdNode *s, const SerdNode *p,
+    const SerdNode *o, const SerdNode *dt, const SerdNode *lang)
+{
+	struct rd *rd = handle;
+
+	(void)flags;
+	if (++rd->n_stmt > 1) {
+		set_err(rd, "more than one statement on a line");
+		return SERD_ERR_BAD_SYNTAX;
+	}
+	return put_statement(rd, graph, s, p, o, dt, lang) < 0 ?
+	    SERD_ERR_BAD_SYNTAX : SERD_SUCCESS;
+}
+
+/* Turtle: the line of the statement just read (Serd has looked one
+ * byte past it). */
+static uint64_t
+stream_line(const struct rd *rd)
+{
+	return rd->nl_before + 1;
+}
+
+static SerdStatus
+on_statement_stream(void *handle, SerdStatementFlags flags,
+    const SerdNode *graph, const SerdNode *s, const SerdNode *p,
+    const SerdNode *o, const SerdNode *dt, const SerdNode *lang)
+{
+	struct rd *rd = handle;
+	struct kg_rdf_stmt st;
+
+	(void)flags;
+	if (put_statement(rd, graph, s, p, o, dt, lang) < 0) {
+		rd->err_line = (unsigned)stream_line(rd);
+		return SERD_ERR_BAD_SYNTAX;
+	}
+	build(rd, &st);
+	rd->c->statements++;
+	if (rd->sink->statement(rd->sink->arg, &st, rd->file,
+	    stream_line(rd)) < 0) {
+		rd->failed = 1;
+		return SERD_ERR_UNKNOWN;
+	}
+	return SERD_SUCCESS;
+}
+
+static int
+rd_open(struct rd *rd, int line_mode)
+{
+	SerdNode base = SERD_NODE_NULL;
+
+	if (rd->o->base != NULL)
+		base = serd_node_from_string(SERD_URI,
+		    (const uint8_t *)rd->o->base);
+	rd->env = serd_env_new(rd->o->base != NULL ? &base : NULL);
+	rd->reader = serd_reader_new(rd->o->syntax == KG_RDF_TURTLE ?
+	    SERD_TURTLE : rd->o->syntax == KG_RDF_NQUADS ? SERD_NQUADS :
+	    SERD_NTRIPLES, rd, NULL, on_base, on_prefix, line_mode ?
+	    on_statement_line : on_statement_stream, NULL);
+	if (rd->env == NULL || rd->reader == NULL) {
+		kg_error("%s: cannot set up the RDF reader", rd->file);
+		return -1;
+	}
+	serd_reader_set_strict(rd->reader, true);
+	serd_reader_set_error_sink(rd->reader, on_error, rd);
+	if (rd->o->blank_prefix != NULL)
+		serd_reader_add_blank_prefix(rd->reader,
+		    (const uint8_t *)rd->o->blank_prefix);
+	return 0;
+}
+
+/* A byte an IRIREF may hold unescaped, ASCII only (N-Triples 1.1: not
+ * 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which checks
+ * their UTF-8. */
+static inline int
+iri_ok(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && c != '<' && c != '>' && c != '"' &&
+	    c != '{' && c != '}' && c != '|' && c != '^' && c != '`' &&
+	    c != '\\';
+}
+
+/* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
+ * then ':'. */
+static int
+has_scheme(const unsigned char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
+		return 0;
+	for (i = 1; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == ':')
+			return 1;
+		if (!(((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 0;
+}
+
+/* The end of an IRI's bytes from p: the first byte that an IRIREF may
+ * not hold unescaped (or that is not ASCII), or end. */
+static const unsigned char *
+iri_end(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	const __m128i lo = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
+	static const char set[] = "<>\"{}|^`\\";
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		/* Signed compares: bytes from 0x80 are negative, so "x < 0x21"
+		 * catches them with the control bytes. */
+		__m128i bad = _mm_or_si128(_mm_cmpgt_epi8(lo, x),
+		    _mm_cmpeq_epi8(x, del));
+		size_t i;
+		int m;
+
+		for (i = 0; i < sizeof(set) - 1; i++)
+			bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x,
+			    _mm_set1_epi8(set[i])));
+		m = _mm_movemask_epi8(bad);
+		if (m != 0)
+			return p + __builtin_ctz((unsigned)m);
+		p += 16;
+	}
+#endif
+	while (p < end && iri_ok(*p))
+		p++;
+	return p;
+}
+
+/*
+ * The commonest line, three IRIs of ASCII bytes without escapes and a
+ * final '.', which the grammar alone decides: its terms in t[0..3)
+ * (pointing into the line) and 1; 0 for any other line, which Serd
+ * reads.  Whitespace is spaces and tabs, as in N-Triples.
+ */
+static int
+fast_line(const char *line, size_t len, struct kg_rdf_term t[3])
+{
+	const unsigned char *p = (const unsigned char *)line, *end = p + len;
+	const unsigned char *a;
+	int k;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (k = 0; k < 3; k++) {
+		if (p == end || *p != '<')
+			return 0;
+		a = ++p;
+		p = iri_end(p, end);
+		if (p == end || *p != '>' || !has_scheme(a, (size_t)(p - a)))
+			return 0;
+		t[k].s = (const char *)a;
+		t[k].len = (size_t)(p - a);
+		t[k].kind = KG_RDF_IRI;
+		p++;
+		if (p == end || (*p != ' ' && *p != '\t'))
+			return 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	if (p == end || *p++ != '.')
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p == end;
+}
+
+/* One line of N-Triples or N-Quads (more than 0 bytes), read by Serd:
+ * NUL-terminated in buf.  0, or -1 when reading must stop. */
+static int
+read_line(struct rd *rd, char *buf, size_t len)
+{
+	struct kg_rdf_stmt st;
+	SerdStatus ss;
+
+	rd->n_stmt = 0;
+	rd->has_err = 0;
+	memset(rd->t, 0, sizeof(rd->t));
+	if (memchr(buf, '\0', len) != NULL)
+		set_err(rd, "NUL byte in the line");
+	else {
+		ss = serd_reader_read_string(rd->reader, (uint8_t *)buf);
+		if (ss > SERD_FAILURE)
+			set_err(rd, "syntax error");
+		/* Serd reads one line as a whole document. */
+		if (strcmp(rd->err, "unexpected end of file") == 0)
+			snprintf(rd->err, sizeof(rd->err), "the line ends "
+			    "before the statement does (a missing '.'?)");
+	}
+	if (rd->has_err)
+		return rd->sink->bad(rd->sink->arg, rd->file, rd->line,
+		    rd->err, 1);
+	if (rd->n_stmt == 0)
+		return 0;
+	build(rd, &st);
+	rd->c->statements++;
+	return rd->sink->statement(rd->sink->arg, &st, rd->file, rd->line);
+}
+
+/* The lines of one batch (valid together): up to this many. */
+#define LINE_BATCH KG_RDF_BATCH
+
+/* Hand the IRI triples gathered from a batch's lines to the sink. */
+static int
+flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
+{
+	int rc = 0;
+
+	if (*n > 0)
+		rc = rd->sink->iri_triples(rd->sink->arg, t, lines, *n,
+		    rd->file);
+	rd->c->statements += (uint64_t)*n;
+	*n = 0;
+	return rc;
+}
+
+/*
+ * Lines come in batches that stay valid together: the fast path's
+ * triples of a batch go to the sink in one call, pointing into the
+ * reader's buffer, until a line that Serd reads (in order: the triples
+ * before it first).
+ */
+static int
+read_lines(struct rd *rd, const char *path)
+{
+	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f[LINE_BATCH];
+	struct kg_rdf_term t[3 * LINE_BATCH];
+	uint64_t lines[LINE_BATCH], tl[LINE_BATCH];
+	size_t nf[LINE_BATCH];
+	char *buf = NULL;
+	size_t cap = 0;
+	int j, nb, nt = 0, rc = 0;
+
+	to.delim = '\n';
+	to.comment = '\0';
+	if (kg_tabread_open(&r, path, &to) < 0)
+		return -1;
+	rd->file = kg_tabread_name(r);
+	if (rd_open(rd, 1) < 0) {
+		kg_tabread_close(r);
+		return -1;
+	}
+	while (rc == 0 && (nb = kg_tabread_batch(r, f, 1, LINE_BATCH, nf,
+	    lines)) > 0) {
+		rd->c->lines = kg_tabread_lines(r);
+		rd->c->bytes = kg_tabread_bytes(r);
+		for (j = 0; j < nb && rc == 0; j++) {
+			if (fast_line(f[j].s, f[j].len, t + 3 * nt)) {
+				tl[nt++] = lines[j];
+				continue;
+			}
+			if ((rc = flush_iri(rd, t, tl, &nt)) < 0)
+				break;
+			if (f[j].len + 1 > cap) {
+				cap = f[j].len + 1 > 4096 ? 2 * (f[j].len + 1) :
+				    4096;
+				buf = kg_xrealloc(buf, cap);
+			}
+			memcpy(buf, f[j].s, f[j].len);
+			buf[f[j].len] = '\0';
+			rd->line = lines[j];
+			rc = read_line(rd, buf, f[j].len);
+		}
+		if (rc == 0)
+			rc = flush_iri(rd, t, tl, &nt);
+	}
+	if (rc == 0 && nb < 0)
+		rc = -1;
+	rd->c->lines = kg_tabread_lines(r);
+	rd->c->bytes = kg_tabread_bytes(r);
+	rd->c->blanks = kg_tabread_blanks(r);
+	free(buf);
+	/* The name is the reader's: say it before closing. */
+	kg_tabread_close(r);
+	rd->file = NULL;
+	return rc;
+}
+
+/* Serd's source: one byte a call, so that Serd never reads ahead of the
+ * statement it is building and its line is known. */
+static size_t
+src_read(void *buf, size_t size, size_t nmemb, void *stream)
+{
+	struct rd *rd = stream;
+	int got;
+
+	(void)size;
+	(void)nmemb;
+	if (rd->in_pos == rd->in_len) {
+		got = gzread(rd->gz, rd->in, (unsigned)IN_CHUNK);
+		if (got <= 0) {
+			int errnum = Z_OK;
+
+			(void)gzerror(rd->gz, &errnum);
+			if (got < 0 || errnum != Z_OK)
+				rd->read_failed = 1;
+			return 0;
+		}
+		rd->in_len = (size_t)got;
+		rd->in_pos = 0;
+		rd->c->bytes += (uint64_t)got;
+	}
+	rd->nl_before += (uint64_t)rd->last_nl;
+	*(unsigned char *)buf = rd->in[rd->in_pos];
+	rd->last_nl = rd->in[rd->in_pos++] == '\n';
+	return 1;
+}
+
+static int
+src_error(void *stream)
+{
+	return ((struct rd *)stream)->read_failed;
+}
+
+static int
+read_stream(struct rd *rd, const char *path)
+{
+	const char *name = strcmp(path, "-") == 0 ? "stdin" : path;
+	int fd = strcmp(path, "-") == 0 ? dup(STDIN_FILENO) :
+	    open(path, O_RDONLY | O_CLOEXEC);
+	SerdStatus ss;
+	int errnum, rc = 0;
+
+	if (fd < 0) {
+		kg_error_errno("%s: cannot open", name);
+		return -1;
+	}
+	rd->file = name;
+	rd->gz = gzdopen(fd, "rb");
+	if (rd->gz == NULL) {
+		close(fd);
+		kg_error("%s: cannot open: out of memory", name);
+		return -1;
+	}
+	gzbuffer(rd->gz, 1u << 17);
+	rd->in = kg_xmalloc(IN_CHUNK);
+	if (rd_open(rd, 0) < 0) {
+		rc = -1;
+		goto out;
+	}
+	ss = serd_reader_read_source(rd->reader, src_read, src_error, rd,
+	    (const uint8_t *)name, 1);
+	rd->c->lines = rd->nl_before + rd->last_nl + (rd->c->bytes > 0 &&
+	    !rd->last_nl);
+	if (rd->read_failed) {
+		const char *msg = gzerror(rd->gz, &errnum);
+
+		if (errnum == Z_ERRNO)
+			kg_error_errno("%s: read error", name);
+		else if (errnum == Z_BUF_ERROR)
+			kg_error("%s: truncated gzip input", name);
+		else
+			kg_error("%s: cannot decompress: %s", name, msg);
+		rc = -1;
+	} else if (rd->failed)
+		rc = -1;
+	else if (ss > SERD_FAILURE || rd->has_err) {
+		if (!rd->has_err)
+			set_err(rd, "syntax error");
+		(void)rd->sink->bad(rd->sink->arg, name, rd->err_line ?
+		    rd->err_line : stream_line(rd), rd->err, 0);
+		rc = -1;
+	}
+out:
+	gzclose(rd->gz);
+	free(rd->in);
+	return rc;
+}
+
+int
+kg_rdf_read(const char *path, const struct kg_rdf_opts *o,
+    const struct kg_rdf_sink *sink, struct kg_rdf_counts *c)
+{
+	struct rd rd;
+	int rc;
+
+	memset(&rd, 0, sizeof(rd));
+	memset(c, 0, sizeof(*c));
+	rd.o = o;
+	rd.sink = sink;
+	rd.c = c;
+	if (o->syntax == KG_RDF_TURTLE)
+		rc = read_stream(&rd, path);
+	else
+		rc = read_lines(&rd, path);
+	serd_reader_free(rd.reader);
+	serd_env_free(rd.env);
+	free(rd.arena);
+	return rc;
+}
+
+/* s ends with suffix. */
+static int
+ends_with(const char *s, size_t len, const char *suffix)
+{
+	size_t n = strlen(suffix);
+
+	return len >= n && memcmp(s + len - n, suffix, n) == 0;
+}
+
+enum kg_rdf_syntax
+kg_rdf_syntax_of_name(const char *path)
+{
+	size_t len = strlen(path);
+
+	if (ends_with(path, len, ".gz"))
+		len -= 3;
+	if (ends_with(path, len, ".nt"))
+		return KG_RDF_NTRIPLES;
+	if (ends_with(path, len, ".nq"))
+		return KG_RDF_NQUADS;
+	if (ends_with(path, len, ".ttl"))
+		return KG_RDF_TURTLE;
+	return KG_RDF_NONE;
+}
+
+enum kg_rdf_syntax
+kg_rdf_parse_syntax(const char *s)
+{
+	if (strcmp(s, "ntriples") == 0 || strcmp(s, "nt") == 0)
+		return KG_RDF_NTRIPLES;
+	if (strcmp(s, "nquads") == 0 || strcmp(s, "nq") == 0)
+		return KG_RDF_NQUADS;
+	if (strcmp(s, "turtle") == 0 || strcmp(s, "ttl") == 0)
+		return KG_RDF_TURTLE;
+	return KG_RDF_NONE;
+}
+
+const char *
+kg_rdf_syntax_name(enum kg_rdf_syntax syntax)
+{
+	switch (syntax) {
+	case KG_RDF_NTRIPLES:
+		return "N-Triples";
+	case KG_RDF_NQUADS:
+		return "N-Quads";
+	case KG_RDF_TURTLE:
+		return "Turtle";
+	case KG_RDF_NONE:
+		break;
+	}
+	return "none";
+}
