@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 BUILD ?= build
 BIN ?= bin
 CC := mpicc
-PKGS := openblas jansson libxxhash zlib
+PKGS := openblas jansson libxxhash zlib libutf8proc
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
