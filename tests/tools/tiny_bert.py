@@ -210,6 +210,7 @@ TEXTS = [
     "physician doctor physician doctor physician doctor physician "
     "doctor physician doctor physician doctor",
     "runs ran running runner",
+    "\u201cdoctor\u201d \u00abphysician\u00bb \u2018run\u2019 \u2014 \u3002",
 ]
 
 
