@@ -5,7 +5,7 @@
 # (distinct texts once, entity means, shards, threads, merge, a changed
 # model refused) and bad model directories (one line, exit 1, no output).
 source "$KG_TOP/tests/cli/lib.sh"
-plan 28
+plan 29
 py=$(numpy_python)
 if [ -z "$py" ]; then
 	skip_all "transformer encoder: python3 with numpy not available"
@@ -74,6 +74,8 @@ check "fit with the model next to the schema" \
     kg-encode-attrs fit -q -d ds -s s/schema.json -o model
 sum=$(sha256sum s/tb/model.safetensors | cut -d' ' -f1)
 check "the model records the weights' sha256" grep -q "$sum" model/model.json
+sum=$(sha256sum s/tb/tokenizer.json | cut -d' ' -f1)
+check "the model records the tokenizer's sha256" grep -q "$sum" model/model.json
 check "transform" kg-encode-attrs transform -q -j 2 -d ds -m model -o feat
 printf '["Hello, world!", "Café crème", "doctor"]' >cli.json
 $tiny encode s/tb cli.json >ref4.vec
