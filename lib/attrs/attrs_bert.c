@@ -81,7 +81,11 @@ load_checked(struct kg_bert *m, const struct kg_attr_enc *enc,
 		kg_bert_release(m);
 		return -1;
 	}
-	return check_options(m, sp, enc->model_dir);
+	if (check_options(m, sp, enc->model_dir) < 0) {
+		kg_bert_release(m);
+		return -1;
+	}
+	return 0;
 }
 
 /* The distinct values of c: text ids[j] for value j, texts and lengths
