@@ -187,10 +187,36 @@ embed(const struct kg_bert *m, struct work *w, size_t nb)
 		}
 }
 
-static float
-gelu(float x)
+/*
+ * v[i] = GELU(v[i]) = v / 2 (1 + erf(v / sqrt 2)) for i < n.  erf is the
+ * rational approximation of Eigen (and TensorFlow) on [-4, 4], outside
+ * which it is +-1 in float: within 5e-7 of erf, branch-free, so the loop
+ * vectorises, where a call of erff per value cost an eighth of the
+ * forward pass.
+ */
+static void
+gelu(float *restrict v, size_t n)
 {
-	return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		float x = v[i] * 0.70710678118654752f, x2, p, q;
+
+		x = x > 4.0f ? 4.0f : x;
+		x = x < -4.0f ? -4.0f : x;
+		x2 = x * x;
+		p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
+		p = p * x2 + -2.10102402082508e-06f;
+		p = p * x2 + -5.69250639462346e-05f;
+		p = p * x2 + -7.34990630326855e-04f;
+		p = p * x2 + -2.95459980854025e-03f;
+		p = p * x2 + -1.60960333262415e-02f;
+		q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
+		q = q * x2 + -1.68282697438203e-03f;
+		q = q * x2 + -7.37332916720468e-03f;
+		q = q * x2 + -1.42647390514189e-02f;
+		v[i] = 0.5f * v[i] * (1.0f + x * p / q);
+	}
 }
 
 static void
@@ -230,7 +256,7 @@ pool(const struct kg_bert *m, struct work *w, size_t nb)
 static int
 forward(const struct kg_bert *m, struct work *w, size_t nb)
 {
-	size_t n = w->off[nb], h = m->hidden, r;
+	size_t n = w->off[nb], h = m->hidden;
 	uint32_t l;
 
 	embed(m, w, nb);
@@ -245,8 +271,7 @@ forward(const struct kg_bert *m, struct work *w, size_t nb)
 		if (linear(w->be, n, m->inter, h, w->x, L->wi, L->bi,
 		    w->inter) < 0)
 			return -1;
-		for (r = 0; r < n * m->inter; r++)
-			w->inter[r] = gelu(w->inter[r]);
+		gelu(w->inter, n * m->inter);
 		if (linear(w->be, n, h, m->inter, w->inter, L->wf, L->bf,
 		    w->tmp) < 0)
 			return -1;
