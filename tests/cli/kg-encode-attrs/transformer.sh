@@ -5,7 +5,7 @@
 # (distinct texts once, entity means, shards, threads, merge, a changed
 # model refused) and bad model directories (one line, exit 1, no output).
 source "$KG_TOP/tests/cli/lib.sh"
-plan 29
+plan 31
 py=$(numpy_python)
 if [ -z "$py" ]; then
 	skip_all "transformer encoder: python3 with numpy not available"
@@ -114,6 +114,24 @@ printf '{"tables": [{"path": "t.tsv", "form": "long"}],
     "model": "tb", "dim": 16}}}\n' >s/dim.json
 expect_fail "dim other than the model's width" 1 "gives 32 values" \
     kg-encode-attrs fit -d ds -s s/dim.json -o o1
+# The schema's max_length reaches the encoder: an 11-token text cut at 8.
+printf 'b\tbio\tthe long text over max, the long text\n' >s/long.tsv
+printf '{"tables": [{"path": "long.tsv", "form": "long"}],
+  "attributes": {"bio": {"kind": "text", "encoder": "transformer",
+    "model": "tb", "max_length": 8, "batch_size": 1}}}\n' >s/cut.json
+printf '["the long text over max, the long text"]' >long.json
+$tiny encode s/tb long.json 8 >ref8.vec
+kg-encode-attrs fit -q -d ds -s s/cut.json -o mcut &&
+    kg-encode-attrs transform -q -d ds -m mcut -o fcut &&
+    "$py" -c 'import numpy as np; np.savetxt("got8.vec", np.load("fcut/bio.npy")[1:2])'
+check "max_length 8 from the schema cuts the text as the reference does" \
+    close ref8.vec got8.vec 1e-5
+printf '{"tables": [{"path": "t.tsv", "form": "long"}],
+  "attributes": {"bio": {"kind": "text", "encoder": "transformer",
+    "model": "tb", "max_length": 33}}}\n' >s/len.json
+expect_fail "max_length past the model's positions" 1 \
+    "max_length 33 exceeds the 32 positions" \
+    kg-encode-attrs fit -d ds -s s/len.json -o o3
 printf '{"tables": [{"path": "t.tsv", "form": "long"}],
   "attributes": {"bio": {"kind": "text", "encoder": "transformer",
     "model": "tb", "max_features": 10}}}\n' >s/key.json
