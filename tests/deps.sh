@@ -6,7 +6,7 @@
 # only warn.
 pkgs="gcc make pkg-config libopenmpi-dev openmpi-bin libopenblas-dev
 libmetis-dev libcsv-dev libjansson-dev libxxhash-dev zlib1g-dev libserd-dev
-python3-numpy mandoc jq gnuplot-nox"
+python3-numpy mandoc jq gnuplot-nox libutf8proc-dev"
 [ $# -gt 0 ] && pkgs="$*"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -105,7 +105,8 @@ attr_figures(const struct kg_attrs_model *m)
 		    json_integer((json_int_t)e->n_values));
 		json_object_set_new(a, "fit_entities",
 		    json_integer((json_int_t)e->n_entities));
-		if (m->schema.attrs[i].kind == KG_ATTR_TEXT && !e->external) {
+		if (m->schema.attrs[i].kind == KG_ATTR_TEXT && !e->external &&
+		    !m->schema.attrs[i].transformer) {
 			json_object_set_new(a, "vocabulary",
 			    json_integer(e->text.n_vocab));
 			json_object_set_new(a, "energy",

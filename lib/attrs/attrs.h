@@ -19,7 +19,11 @@
  *                  blanks, empty ones dropped), then as categorical
  *                  (multi-hot);                             slots n_vocab+1
  *   text           attrs_text.h; an entity's rows are joined with spaces;
- *                  a dense float32 vector of "dim" values.
+ *                  a dense float32 vector of "dim" values.  With the
+ *                  transformer encoder (attrs/bert.h) each distinct value
+ *                  is encoded once and an entity gets the mean of its
+ *                  values' vectors, L2-normalised when the model ends in
+ *                  Normalize.
  * An entity may have several values of an attribute (several rows): index
  * kinds then list every distinct slot (sorted).  Entities without a value
  * have the missing bin (numeric, date), an empty list (categorical,
@@ -36,8 +40,9 @@
  *
  * Model directory (fit): manifest.json, model.json (the schema, the
  * resolved tables with their checksums, per attribute its slots and
- * vocabulary), OUT.edges.npy (float64 bin edges), OUT.idf.npy (float64)
- * and OUT.proj.npy (float32 [n_vocab, dim]) for built-in text encoders.
+ * vocabulary; a transformer's directory and SHA-256 sums), OUT.edges.npy
+ * (float64 bin edges), OUT.idf.npy (float64) and OUT.proj.npy (float32
+ * [n_vocab, dim]) for TF-IDF text encoders.
  */
 #ifndef KG_ATTRS_H
 #define KG_ATTRS_H
@@ -93,6 +98,10 @@ struct kg_attr_enc {
 	struct kg_dict vocab;	/* value -> slot */
 	struct kg_text_model text;
 	int external;		/* text through the external command */
+	/* text through a transformer model: where it is (resolved at fit)
+	 * and the SHA-256 of its weights and tokenizer at fit */
+	char *model_dir;
+	char weights_sha256[65], tokenizer_sha256[65];
 	uint64_t n_values;	/* fit: values (or texts) seen */
 	uint64_t n_entities;	/* fit: entities with a value */
 };

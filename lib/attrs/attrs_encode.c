@@ -141,21 +141,26 @@ text_vectors(const struct kg_attr_enc *enc, const struct kg_attrs_docs *t,
 }
 
 static int
-encode_text(const struct kg_attr_enc *enc, const struct kg_attrs_col *c,
-    uint64_t n, const char *cmd, const char *dir, char *const names[3],
-    json_t *fig)
+encode_text(const struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
+    const struct kg_attrs_col *c, uint64_t n, const char *cmd,
+    const char *dir, char *const names[3], json_t *fig)
 {
 	struct kg_attrs_docs t;
 	float *out = kg_xcalloc(n * enc->text.dim + 1, sizeof(float));
 	uint8_t *has = kg_xcalloc(n + 1, 1);
-	uint64_t shape[2];
+	uint64_t shape[2], with = 0;
 	size_t k;
 	int rc;
 
-	kg_attrs_docs_build(&t, c, n);
-	for (k = 0; k < t.n; k++)
-		has[t.ent[k]] = 1;
-	rc = text_vectors(enc, &t, cmd, out);
+	memset(&t, 0, sizeof(t));
+	if (sp->transformer)
+		rc = kg_attrs_encode_transformer(enc, sp, c, n, out, has, fig);
+	else {
+		kg_attrs_docs_build(&t, c, n);
+		for (k = 0; k < t.n; k++)
+			has[t.ent[k]] = 1;
+		rc = text_vectors(enc, &t, cmd, out);
+	}
 	shape[0] = n;
 	shape[1] = enc->text.dim;
 	if (rc == 0)
@@ -164,9 +169,11 @@ encode_text(const struct kg_attr_enc *enc, const struct kg_attrs_col *c,
 	if (rc == 0)
 		rc = kg_attrs_write_array(dir, names[1], KG_DT_F4, 2, shape,
 		    out);
+	for (k = 0; k < n; k++)
+		with += has[k];
 	if (fig != NULL)
 		json_object_set_new(fig, "entities_with_value",
-		    json_integer((json_int_t)t.n));
+		    json_integer((json_int_t)with));
 	kg_attrs_docs_release(&t);
 	free(out);
 	free(has);
@@ -190,13 +197,14 @@ kg_attrs_encode(const struct kg_attrs_model *m, const struct kg_attrs_data *d,
 
 		nf = kg_attrs_files(m, i, names);
 		if (sp->kind == KG_ATTR_TEXT) {
-			if (m->enc[i].external && text_command == NULL) {
+			if (m->enc[i].external && !sp->transformer &&
+			    text_command == NULL) {
 				kg_error("attribute '%s' needs a text "
 				    "command (--text-command)", sp->name);
 				rc = -1;
 			} else
-				rc = encode_text(&m->enc[i], &d->cols[i], n,
-				    text_command, dir, names, fig);
+				rc = encode_text(&m->enc[i], sp, &d->cols[i],
+				    n, text_command, dir, names, fig);
 		} else
 			rc = encode_index(&m->enc[i], sp, &d->cols[i], n, dir,
 			    names, fig);

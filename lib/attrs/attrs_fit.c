@@ -116,8 +116,9 @@ fit_bins(struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
 	enc->slots = (uint64_t)enc->n_bins + 1;
 }
 
-/* Text: the built-in encoder fitted on one document per entity, or
- * nothing to fit for the external command.  0 or -1. */
+/* Text: the transformer model checked and recorded, the built-in
+ * encoder fitted on one document per entity, or nothing to fit for the
+ * external command.  0 or -1. */
 static int
 fit_text(struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
     const struct kg_attrs_col *c, uint64_t n_local, int external)
@@ -126,6 +127,8 @@ fit_text(struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
 	struct kg_attrs_docs t;
 	int rc;
 
+	if (sp->transformer)
+		return kg_attrs_fit_transformer(enc, sp);
 	enc->slots = sp->dim;
 	if (external) {
 		enc->external = 1;
@@ -208,6 +211,7 @@ kg_attrs_model_release(struct kg_attrs_model *m)
 		free(m->enc[i].edges);
 		kg_dict_release(&m->enc[i].vocab);
 		kg_text_model_release(&m->enc[i].text);
+		free(m->enc[i].model_dir);
 	}
 	free(m->enc);
 	free(m->text_command);

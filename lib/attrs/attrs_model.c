@@ -59,6 +59,15 @@ attr_json(const struct kg_attr_spec *sp, const struct kg_attr_enc *enc)
 	case KG_ATTR_TEXT:
 		json_object_set_new(a, "external",
 		    json_boolean(enc->external));
+		if (sp->transformer) {
+			json_object_set_new(a, "model_dir",
+			    json_string(enc->model_dir));
+			json_object_set_new(a, "weights_sha256",
+			    json_string(enc->weights_sha256));
+			json_object_set_new(a, "tokenizer_sha256",
+			    json_string(enc->tokenizer_sha256));
+			break;
+		}
 		if (enc->external)
 			break;
 		json_object_set_new(a, "vocabulary",
@@ -98,7 +107,7 @@ write_enc_arrays(const char *dir, const struct kg_attr_spec *sp,
 	case KG_ATTR_MULTILABEL:
 		return 0;
 	case KG_ATTR_TEXT:
-		if (enc->external)
+		if (enc->external || sp->transformer)
 			return 0;
 		shape[0] = enc->text.n_vocab;
 		shape[1] = enc->text.dim;
@@ -217,8 +226,38 @@ read_enc_bins(const char *dir, const char *file, json_t *a,
 	return 0;
 }
 
-/* Text: nothing more for the external command, else the vocabulary, idf
- * and projection of the built-in encoder. */
+/* A transformer: its directory, SHA-256 sums and width. */
+static int
+read_enc_transformer(const char *file, json_t *a,
+    const struct kg_attr_spec *sp, struct kg_attr_enc *enc)
+{
+	const char *dir = json_string_value(json_object_get(a, "model_dir"));
+	const char *ws = json_string_value(json_object_get(a,
+	    "weights_sha256"));
+	const char *ts = json_string_value(json_object_get(a,
+	    "tokenizer_sha256"));
+	json_t *slots = json_object_get(a, "slots");
+
+	if (dir == NULL || ws == NULL || ts == NULL || strlen(ws) != 64 ||
+	    strlen(ts) != 64 || !json_is_integer(slots) ||
+	    json_integer_value(slots) < 1 ||
+	    json_integer_value(slots) > KG_ATTR_MAX_DIM ||
+	    (sp->dim != 0 && json_integer_value(slots) != sp->dim)) {
+		kg_error("%s: attribute '%s': malformed transformer entry",
+		    file, sp->name);
+		return -1;
+	}
+	enc->model_dir = kg_xstrdup(dir);
+	memcpy(enc->weights_sha256, ws, 65);
+	memcpy(enc->tokenizer_sha256, ts, 65);
+	enc->slots = (uint64_t)json_integer_value(slots);
+	enc->text.dim = (uint32_t)enc->slots;
+	kg_dict_init(&enc->text.vocab);
+	return 0;
+}
+
+/* Text: a transformer's model, nothing more for the external command,
+ * else the vocabulary, idf and projection of the built-in encoder. */
 static int
 read_enc_text(const char *dir, const char *file, json_t *a,
     const struct kg_attr_spec *sp, struct kg_attr_enc *enc)
@@ -230,6 +269,8 @@ read_enc_text(const char *dir, const char *file, json_t *a,
 	uint32_t n, i;
 	int rc;
 
+	if (sp->transformer)
+		return read_enc_transformer(file, a, sp, enc);
 	enc->slots = sp->dim;
 	enc->external = json_is_true(json_object_get(a, "external"));
 	if (enc->external) {

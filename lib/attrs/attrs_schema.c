@@ -366,7 +366,8 @@ parse_attr_head(const char *file, const char *where, const char *name,
 	static const char *const k_multi[] = { "kind", "output", "min_count",
 		"separator", NULL };
 	static const char *const k_text[] = { "kind", "output", "dim",
-		"max_features", "min_df", "sublinear_tf", "normalize", NULL };
+		"max_features", "min_df", "sublinear_tf", "normalize",
+		"encoder", "model", "max_length", "batch_size", NULL };
 	static const char *const *const by_kind[] = {
 		[KG_ATTR_NUMERIC] = k_num, [KG_ATTR_DATE] = k_date,
 		[KG_ATTR_CATEGORICAL] = k_cat, [KG_ATTR_MULTILABEL] = k_multi,
@@ -452,11 +453,74 @@ parse_separator(const char *file, const char *where, json_t *a,
 	return 0;
 }
 
-/* The options of the built-in text encoder. */
+static const struct choice encoder_choice = { "encoder",
+	{ "tfidf", "transformer" }, "tfidf", 1,
+	"is neither \"tfidf\" nor \"transformer\"" };
+
+/* The keys of one encoder found with the other's. */
+static int
+check_encoder_keys(const char *file, const char *where, json_t *a,
+    int transformer)
+{
+	static const char *const tfidf[] = { "max_features", "min_df",
+		"sublinear_tf", "normalize", NULL };
+	static const char *const tr[] = { "model", "max_length", "batch_size",
+		NULL };
+	const char *const *k = transformer ? tfidf : tr;
+
+	for (; *k != NULL; k++)
+		if (json_object_get(a, *k) != NULL) {
+			kg_error("%s: %s.%s: only for the %s encoder", file,
+			    where, *k, transformer ? "tfidf" : "transformer");
+			return -1;
+		}
+	return 0;
+}
+
+/* "model" (required), "max_length", "batch_size"; "dim" 0 when absent. */
+static int
+parse_transformer(const char *file, const char *where, json_t *a,
+    struct kg_attr_spec *sp)
+{
+	const char *s;
+	char *base, *slash;
+
+	if (get_string(file, where, a, "model", NULL, &s) < 0)
+		return -1;
+	if (s == NULL || s[0] == '\0') {
+		kg_error("%s: %s: the transformer encoder needs \"model\" (a "
+		    "model directory)", file, where);
+		return -1;
+	}
+	sp->model = kg_xstrdup(s);
+	base = kg_xstrdup(file);
+	slash = strrchr(base, '/');
+	if (s[0] == '/' || slash == NULL)
+		sp->model_path = kg_xstrdup(s);
+	else {
+		*slash = '\0';
+		sp->model_path = kg_path_join(base[0] ? base : "/", s);
+	}
+	free(base);
+	return get_u32(file, where, a, "dim", 0, 1, KG_ATTR_MAX_DIM,
+	    &sp->dim) < 0 ||
+	    get_u32(file, where, a, "max_length", 0, 2, 1u << 16,
+	    &sp->max_length) < 0 ||
+	    get_u32(file, where, a, "batch_size", 32, 1, 4096,
+	    &sp->batch_size) < 0 ? -1 : 0;
+}
+
+/* The options of the text encoders. */
 static int
 parse_text(const char *file, const char *where, json_t *a,
     struct kg_attr_spec *sp)
 {
+	if (get_choice(file, where, a, &encoder_choice,
+	    &sp->transformer) < 0 ||
+	    check_encoder_keys(file, where, a, sp->transformer) < 0)
+		return -1;
+	if (sp->transformer)
+		return parse_transformer(file, where, a, sp);
 	if (get_u32(file, where, a, "dim", 32, 1, KG_ATTR_MAX_DIM,
 	    &sp->dim) < 0 ||
 	    get_u32(file, where, a, "max_features", 2048, 1,
@@ -737,6 +801,8 @@ kg_attr_schema_release(struct kg_attr_schema *s)
 		free(s->attrs[i].output);
 		free(s->attrs[i].strptime_format);
 		free(s->attrs[i].separator);
+		free(s->attrs[i].model);
+		free(s->attrs[i].model_path);
 	}
 	free(s->attrs);
 	for (i = 0; i < s->n_tables; i++) {

@@ -23,9 +23,19 @@
  *     "dept": { "kind": "categorical", "min_count": 1 },
  *     "tags": { "kind": "multi_label", "separator": ";", "min_count": 1 },
  *     "bio":  { "kind": "text", "dim": 32, "max_features": 2048,
- *               "min_df": 1, "sublinear_tf": false, "normalize": true }
+ *               "min_df": 1, "sublinear_tf": false, "normalize": true },
+ *     "note": { "kind": "text", "encoder": "transformer",
+ *               "model": "models/all-MiniLM-L6-v2", "max_length": 256,
+ *               "batch_size": 32 }
  *   }
  * }
+ *
+ * A text attribute's "encoder" is "tfidf" (the default: attrs_text.h,
+ * with dim, max_features, min_df, sublinear_tf and normalize) or
+ * "transformer" (attrs/bert.h: a sentence-transformers BERT directory
+ * "model", relative to the schema's directory; "dim" absent or the
+ * model's width; "max_length" at most the model's positions, default
+ * its max_seq_length; "batch_size" default 32).
  *
  * Every attribute may also name its "output" (the file-name stem of its
  * arrays; default: the name with every byte outside [A-Za-z0-9_.-]
@@ -70,11 +80,16 @@ struct kg_attr_spec {
 	uint32_t min_count;
 	char *separator;
 	/* text */
-	uint32_t dim;
+	uint32_t dim;		/* transformer: 0 = the model's width */
 	uint32_t max_features;
 	uint32_t min_df;
 	int sublinear_tf;
 	int normalize;
+	int transformer;	/* "encoder": "transformer" */
+	char *model;		/* its "model" directory, as written */
+	char *model_path;	/* that, relative to the schema's directory */
+	uint32_t max_length;	/* tokens a text keeps; 0: the model's */
+	uint32_t batch_size;	/* texts a forward pass */
 };
 
 struct kg_attr_table {
@@ -109,7 +124,8 @@ struct kg_attr_schema {
 int kg_attr_schema_load(struct kg_attr_schema *s, const char *path);
 
 /* Check and adopt a parsed document (a new reference is taken); "what"
- * names it in messages.  0 or -1 after kg_error(). */
+ * names it in messages, and relative "model" directories are taken from
+ * its directory.  0 or -1 after kg_error(). */
 int kg_attr_schema_from_json(struct kg_attr_schema *s, json_t *root,
     const char *what);
 

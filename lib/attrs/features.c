@@ -412,6 +412,10 @@ kg_features_load(struct kg_features *f, const char *dir,
 	rc = -1;
 	if (!json_is_array(list))
 		kg_error("'%s': manifest has no config.attributes list", mdir);
+	/* The directory's own manifest lists its files: their sizes, dtypes
+	 * and shapes must be what it says (a part's rows are not). */
+	else if (manifest_dir == NULL && kg_manifest_verify(&man, dir, 0) < 0)
+		;
 	else if (kg_features_dir_open(&f->dir, dir, n) == 0) {
 		f->n = n;
 		f->n_attrs = json_array_size(list);

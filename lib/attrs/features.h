@@ -101,7 +101,9 @@ struct kg_features {
  * Load the attributes of the feature directory "dir" for n rows; the
  * attribute list comes from config.attributes of the manifest in
  * "manifest_dir" (dir itself when NULL: a kg-expand part's features/
- * has no manifest of its own and takes the merged directory's).  0, or
+ * has no manifest of its own and takes the merged directory's; a
+ * directory's own manifest is verified: every file it lists has the
+ * recorded size, dtype and shape).  0, or
  * -1 (KG_ERR_VERSION for a manifest of an unknown version) after
  * kg_error() with nothing to release.
  */
