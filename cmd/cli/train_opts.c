@@ -523,10 +523,11 @@ static const struct kg_opt opts[] = {
     FLAG(sh.warm.reset_optimizer), .help = "optimiser state starts at zero "
     "(default: carried from MODEL)" } } },
 { "freeze_old", 0, NULL, { { .kinds = S, FLAG(sh.warm.freeze_old),
-    .help = "train only the new rows (not supported yet: exits 2)" } } },
+    .help = "train only the new entity rows (and the relations); the "
+    "matched ones and their optimiser state stay MODEL's (CPU only)" } } },
 { "freeze_relations", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
-    "relations too" } } },
+    "matched relations too" } } },
 { "init_entities", 0, NULL, { { .kinds = S, STR(sh.warm.init_entities),
     .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" } } },
 { "entity_map", 0, NULL, { { .kinds = S, STR(sh.warm.entity_map),

@@ -482,6 +482,7 @@ open_engine(struct job *b)
 	r.shape = KG_SHAPE_TABLE;
 	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	r.device = j->device;
+	r.frozen = b->tr.frozen_ent != NULL || b->tr.frozen_rel != NULL;
 	b->eng = kg_train_engine_open(&r, &b->tr, b->show);
 	return b->eng == NULL ? -1 : 0;
 }

@@ -63,9 +63,13 @@ kg_warmstart_check(const struct kg_warmstart_opts *o)
 		kg_error("--freeze_relations goes with --freeze_old");
 		return -1;
 	}
-	if (o->freeze_old) {
-		kg_error("--freeze_old is not supported yet: the optimiser's "
-		    "row update has no per-row check");
+	if (o->freeze_old && o->init_from == NULL && o->init_entities == NULL) {
+		kg_error("--freeze_old needs --init_from or --init_entities");
+		return -1;
+	}
+	if (o->freeze_relations && o->init_from == NULL) {
+		kg_error("--freeze_relations needs --init_from (given "
+		    "embeddings carry no relations)");
 		return -1;
 	}
 	return 0;
@@ -341,6 +345,52 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 	return 0;
 }
 
+/* A bitmap of n bits, all clear. */
+static uint64_t *
+bitmap(uint64_t n)
+{
+	return kg_xcalloc(n / 64 + 1, sizeof(uint64_t));
+}
+
+static void
+bit_set(uint64_t *b, uint64_t i)
+{
+	b[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+/*
+ * o->freeze_old: the trainer's frozen bitmaps (kge/train.h), a bit for
+ * every entity row matched from the source (in the trainer's IDs, which
+ * are ds's) and with freeze_relations every matched relation row and its
+ * inverse.  A bitmap rather than a bound, as a dataset made without
+ * kg-ingest --extend interleaves old and new IDs.  The counts in *st.
+ */
+static void
+set_frozen(struct kg_trainer *tr, const struct source *s,
+    const struct kg_warmstart_opts *o, struct kg_warmstart_stats *st)
+{
+	uint64_t i, n = tr->n_relations;
+
+	if (!o->freeze_old)
+		return;
+	tr->frozen_ent = bitmap(tr->n_entities);
+	for (i = 0; i < tr->n_entities; i++)
+		if (s->emap[i] >= 0) {
+			bit_set(tr->frozen_ent, i);
+			st->frozen_ent++;
+		}
+	if (!o->freeze_relations)
+		return;
+	tr->frozen_rel = bitmap(tr->n_rel_rows);
+	for (i = 0; i < n; i++)
+		if (s->rmap[i] >= 0) {
+			bit_set(tr->frozen_rel, i);
+			if (tr->n_rel_rows > n)
+				bit_set(tr->frozen_rel, i + n);
+			st->frozen_rel++;
+		}
+}
+
 /* Copy the matched relation rows (and their inverses) and their state. */
 static void
 set_relations(struct kg_trainer *tr, const struct source *s)
@@ -500,6 +550,9 @@ record(const struct kg_warmstart_opts *o, const struct kg_warmstart_stats *st,
 	json_object_set_new(r, "relations", json_pack("{s:I,s:I,s:I}",
 	    "matched", (json_int_t)st->rel.matched, "added",
 	    (json_int_t)st->rel.added, "dropped", (json_int_t)st->rel.dropped));
+	json_object_set_new(r, "frozen", json_pack("{s:I,s:I}", "entities",
+	    (json_int_t)st->frozen_ent, "relations",
+	    (json_int_t)st->frozen_rel));
 	json_object_set_new(config, o->init_from != NULL ? "init_from" :
 	    "init_entities", r);
 	/* The trainer ran with one epoch allowed and none taken. */
@@ -607,6 +660,8 @@ apply:
 	if (rc == 0 && s.rel != NULL)
 		set_relations(tr, &s);
 	if (rc == 0)
+		set_frozen(tr, &s, o, st);
+	if (rc == 0)
 		record(o, st, config);
 out:
 	free(s.emap);
@@ -632,6 +687,14 @@ kg_warmstart_format(const struct kg_warmstart_opts *o,
 	    st->state ? "carried" : "starts at zero",
 	    st->state_why != NULL ? ": " : "",
 	    st->state_why != NULL ? st->state_why : "");
+	if (o->freeze_old) {
+		size_t n = strlen(buf);
+
+		if (n < cap)
+			snprintf(buf + n, cap - n, "; frozen: %" PRIu64
+			    " entities, %" PRIu64 " relations",
+			    st->frozen_ent, st->frozen_rel);
+	}
 	return buf;
 }
 

@@ -23,7 +23,12 @@
  *   ZERO        zeros.
  * Added relations keep the trainer's random draw; rows of the model no
  * longer in the dataset are "dropped".  Optimiser state of added rows is
- * zero.
+ * zero.  With freeze_old the matched rows are frozen (the trainer's
+ * frozen_ent; with freeze_relations frozen_rel too): they score, and
+ * their gradients reach the rows that train through the loss, but they
+ * and their optimiser state stay as the source had them.  The matched
+ * rows are a set, not a bound: with kg-ingest --extend they are the IDs
+ * below the old dataset's count, across other datasets any IDs.
  *
  * The rows are written through the trainer's store (acquire, write,
  * release dirty), partition by partition, so any writable store will do;
@@ -54,7 +59,11 @@ struct kg_warmstart_opts {
 	int reset_optimizer;		/* optimiser state starts at zero */
 	int no_train;			/* --epochs 0: write the model as
 					 * started, without training */
-	int freeze_old;			/* refused (kg_warmstart_check) */
+	int freeze_old;			/* the matched entity rows (and
+					 * with freeze_relations the
+					 * matched relation rows) do not
+					 * train: the trainer's frozen
+					 * bitmaps */
 	int freeze_relations;
 };
 
@@ -68,6 +77,8 @@ struct kg_warmstart_rows {
 
 struct kg_warmstart_stats {
 	struct kg_warmstart_rows ent, rel;
+	uint64_t frozen_ent, frozen_rel;	/* rows frozen (relations:
+						 * forward rows) */
 	int state;		/* 1: optimiser state carried; 0: zero */
 	const char *state_why;	/* why not carried (static), or NULL */
 };
@@ -89,8 +100,8 @@ int kg_warmstart_parse_init_new(const char *s, enum kg_init_new *out);
 /*
  * The option combinations a command line checks before any work: one
  * of init_from and init_entities; entity_map only with init_entities;
- * no_train only with one of them; freeze_old is refused (the optimiser's
- * row update has no per-row check yet).  0, or -1 after kg_error().
+ * no_train and freeze_old only with one of them; freeze_relations only
+ * with freeze_old and init_from.  0, or -1 after kg_error().
  */
 int kg_warmstart_check(const struct kg_warmstart_opts *o);
 

@@ -86,7 +86,17 @@ t_options(void)
 	T_CHECK(kg_warmstart_check(&o) < 0);
 	o.init_entities = NULL;
 	o.freeze_old = 1;
+	o.freeze_relations = 1;
+	T_CHECK(kg_warmstart_check(&o) == 0);
+	o.init_from = NULL;
+	o.no_train = 0;
 	T_CHECK(kg_warmstart_check(&o) < 0);
+	o.init_entities = "e.npy";
+	T_CHECK(kg_warmstart_check(&o) < 0);	/* no relations given */
+	o.freeze_relations = 0;
+	T_CHECK(kg_warmstart_check(&o) == 0);
+	o.init_entities = NULL;
+	T_CHECK(kg_warmstart_check(&o) < 0);	/* nothing to freeze */
 	kg_error_mute(0);
 }
 
@@ -203,8 +213,25 @@ t_apply_matches_by_name(void)
 	/* Relations: r s q in both orders' first two. */
 	T_CHECK(memcmp(tr.rel, rel, 2 * 16) == 0);
 	T_CHECK(memcmp(tr.rel + 8, fresh.rel + 8, 16) == 0);
+	T_CHECK(tr.frozen_ent == NULL && tr.frozen_rel == NULL);
 	kg_trainer_release(&tr);
 	kg_trainer_release(&fresh);
+
+	/* Frozen: the matched rows c, a and r, s, wherever their IDs. */
+	memset(&tr, 0, sizeof(tr));
+	T_CHECK(trainer(&tr, &ds, 4) == 0);
+	o.freeze_old = o.freeze_relations = 1;
+	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) == 0);
+	T_CHECK(st.frozen_ent == 2 && st.frozen_rel == 2);
+	T_CHECK(kg_trainer_frozen(tr.frozen_ent, 0) &&
+	    kg_trainer_frozen(tr.frozen_ent, 1) &&
+	    !kg_trainer_frozen(tr.frozen_ent, 2) &&
+	    !kg_trainer_frozen(tr.frozen_ent, 3));
+	T_CHECK(kg_trainer_frozen(tr.frozen_rel, 0) &&
+	    kg_trainer_frozen(tr.frozen_rel, 1) &&
+	    !kg_trainer_frozen(tr.frozen_rel, 2));
+	o.freeze_old = o.freeze_relations = 0;
+	kg_trainer_release(&tr);
 
 	/* Another dimension is refused. */
 	memset(&tr, 0, sizeof(tr));
