@@ -130,9 +130,10 @@ warm_check(struct state *s)
 	if (kg_warmstart_check(&s->warm) < 0)
 		return -1;
 	if ((s->warm.init_from || s->warm.init_entities) &&
-	    (s->x.partitions != NULL || s->x.mode != KG_DIST_NONE)) {
+	    (s->x.mode == KG_DIST_SSGD || kg_dist_launched_size() > 1)) {
 		kg_error("--init_from and --init_entities train in one process "
-		    "without --partitions or --dist for now");
+		    "(with or without --partitions), not under mpirun or "
+		    "--dist ssgd");
 		return -1;
 	}
 	s->j.warm = &s->warm;

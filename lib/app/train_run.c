@@ -526,7 +526,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		json_object_set_new(b.config, "dictionaries", dicts);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || kg_warmstart_run(&b.tr, &b.ds,
-		    j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
+		    NULL, j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
 		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;

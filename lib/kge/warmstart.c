@@ -281,11 +281,12 @@ neighbour_sums(const struct kg_trainer *tr, const struct kg_dataset *ds,
 	free(g);
 }
 
-/* Write every entity row through the store. */
+/* Write every entity row through the store: the row of trainer ID id
+ * is ds's entity order[id] (order NULL: id). */
 static int
 set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct source *s, const struct kg_warmstart_opts *o,
-    struct kg_warmstart_stats *st)
+    const int32_t *order, const struct source *s,
+    const struct kg_warmstart_opts *o, struct kg_warmstart_stats *st)
 {
 	struct kg_store *sto = tr->ents;
 	size_t d = tr->model.dim, sw = sto->state_width, k;
@@ -311,17 +312,19 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 			return -1;
 		}
 		for (i = 0; i < pt->rows; i++) {
-			uint64_t id = pt->base + i, q = slot[id];
+			uint64_t id = pt->base + i;
+			uint64_t x = order != NULL ? (uint64_t)order[id] : id;
+			uint64_t q = slot[x];
 			float *w = pt->w + i * d;
 			float *state = pt->state != NULL ? pt->state + i * sw :
 			    NULL;
 
-			if (s->emap[id] >= 0) {
-				memcpy(w, s->ent + (size_t)s->emap[id] * d,
+			if (s->emap[x] >= 0) {
+				memcpy(w, s->ent + (size_t)s->emap[x] * d,
 				    d * sizeof(*w));
 				if (state != NULL && s->ent_state != NULL)
 					memcpy(state, s->ent_state +
-					    (size_t)s->emap[id] * sw,
+					    (size_t)s->emap[x] * sw,
 					    sw * sizeof(*state));
 				else if (state != NULL)
 					memset(state, 0, sw * sizeof(*state));
@@ -360,14 +363,15 @@ bit_set(uint64_t *b, uint64_t i)
 
 /*
  * o->freeze_old: the trainer's frozen bitmaps (kge/train.h), a bit for
- * every entity row matched from the source (in the trainer's IDs, which
- * are ds's) and with freeze_relations every matched relation row and its
- * inverse.  A bitmap rather than a bound, as a dataset made without
+ * every entity row matched from the source (in the trainer's IDs: ds's
+ * entity order[id] is trainer ID id) and with freeze_relations every
+ * matched relation row and its inverse.  A bitmap rather than a bound, as a dataset made without
  * kg-ingest --extend interleaves old and new IDs.  The counts in *st.
  */
 static void
-set_frozen(struct kg_trainer *tr, const struct source *s,
-    const struct kg_warmstart_opts *o, struct kg_warmstart_stats *st)
+set_frozen(struct kg_trainer *tr, const int32_t *order,
+    const struct source *s, const struct kg_warmstart_opts *o,
+    struct kg_warmstart_stats *st)
 {
 	uint64_t i, n = tr->n_relations;
 
@@ -375,7 +379,7 @@ set_frozen(struct kg_trainer *tr, const struct source *s,
 		return;
 	tr->frozen_ent = bitmap(tr->n_entities);
 	for (i = 0; i < tr->n_entities; i++)
-		if (s->emap[i] >= 0) {
+		if (s->emap[order != NULL ? (uint64_t)order[i] : i] >= 0) {
 			bit_set(tr->frozen_ent, i);
 			st->frozen_ent++;
 		}
@@ -597,7 +601,7 @@ load_entities(const struct kg_trainer *tr, const struct kg_dataset *ds,
 
 int
 kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
     struct kg_warmstart_stats *st)
 {
 	struct kg_modeldir md = KG_MODELDIR_INIT;
@@ -656,11 +660,11 @@ kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
 	rc = 0;
 apply:
 	if (rc == 0)
-		rc = set_entities(tr, ds, &s, o, st);
+		rc = set_entities(tr, ds, order, &s, o, st);
 	if (rc == 0 && s.rel != NULL)
 		set_relations(tr, &s);
 	if (rc == 0)
-		set_frozen(tr, &s, o, st);
+		set_frozen(tr, order, &s, o, st);
 	if (rc == 0)
 		record(o, st, config);
 out:
@@ -700,19 +704,26 @@ kg_warmstart_format(const struct kg_warmstart_opts *o,
 
 int
 kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config, int show)
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    int show)
 {
 	struct kg_warmstart_stats st;
 	char line[512];
 	int rc;
 
-	if (o == NULL || (o->init_from == NULL && o->init_entities == NULL))
+	if (!kg_warmstart_given(o))
 		return 0;
-	rc = kg_warmstart_apply(tr, ds, o, config, &st);
+	rc = kg_warmstart_apply(tr, ds, order, o, config, &st);
 	if (rc == 0 && show)
 		fprintf(stderr, "%s: %s\n", kg_progname(),
 		    kg_warmstart_format(o, &st, line, sizeof(line)));
 	return rc;
+}
+
+int
+kg_warmstart_given(const struct kg_warmstart_opts *o)
+{
+	return o != NULL && (o->init_from != NULL || o->init_entities != NULL);
 }
 
 int

@@ -108,7 +108,9 @@ int kg_warmstart_check(const struct kg_warmstart_opts *o);
 /*
  * Set the trainer's rows (tr, set up by kg_trainer_init or _init_store
  * over ds, nothing trained yet) from o's source; nothing when o is NULL
- * or names none.  Records config.init_from (path, manifest checksum and
+ * or names none.  order maps the trainer's entity IDs to ds's: trainer
+ * ID i is ds's entity order[i] (a bucket driver's new2old; NULL: the
+ * same IDs).  Records config.init_from (path, manifest checksum and
  * the counts) or config.init_entities in config (may be NULL).  *st gets
  * the counts.  Returns 0, -1 after kg_error() (the rows may then be half
  * set; the caller writes nothing), or KG_ERR_VERSION for a model dir of
@@ -119,7 +121,7 @@ int kg_warmstart_check(const struct kg_warmstart_opts *o);
  * float32 [rows, dim] (rows the entity count without entity_map).
  */
 int kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
     struct kg_warmstart_stats *st);
 
 /*
@@ -128,7 +130,11 @@ int kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
  * a resume.  0 when o is NULL.  Returns as kg_warmstart_apply.
  */
 int kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config, int show);
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    int show);
+
+/* Whether o names a source (init_from or init_entities); 0 for NULL. */
+int kg_warmstart_given(const struct kg_warmstart_opts *o);
 
 /* Whether the run trains at all: 0 for no_train, 1 otherwise (o NULL
  * too). */

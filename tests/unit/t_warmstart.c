@@ -197,7 +197,7 @@ t_apply_matches_by_name(void)
 	memset(&fresh, 0, sizeof(fresh));
 	T_CHECK(trainer(&tr, &ds, 4) == 0 && trainer(&fresh, &ds, 4) == 0);
 	o.init_from = m;
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) == 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) == 0);
 	T_CHECK(st.ent.matched == 2 && st.ent.added == 2 &&
 	    st.ent.dropped == 1 && st.ent.from_neighbours == 1);
 	T_CHECK(st.rel.matched == 2 && st.rel.added == 1 &&
@@ -221,7 +221,7 @@ t_apply_matches_by_name(void)
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(trainer(&tr, &ds, 4) == 0);
 	o.freeze_old = o.freeze_relations = 1;
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) == 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) == 0);
 	T_CHECK(st.frozen_ent == 2 && st.frozen_rel == 2);
 	T_CHECK(kg_trainer_frozen(tr.frozen_ent, 0) &&
 	    kg_trainer_frozen(tr.frozen_ent, 1) &&
@@ -237,7 +237,7 @@ t_apply_matches_by_name(void)
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(trainer(&tr, &ds, 6) == 0);
 	kg_error_mute(1);
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) < 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) < 0);
 	kg_error_mute(0);
 	T_CHECK(strstr(kg_error_last(), "this run trains TransE_l2 of dim 6")
 	    != NULL);
@@ -272,7 +272,7 @@ t_apply_refuses_duplicates(void)
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(trainer(&tr, &ds, 4) == 0);
 	kg_error_mute(1);
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) < 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) < 0);
 	kg_error_mute(0);
 	T_CHECK(strstr(kg_error_last(), "entities.tsv:3: duplicate entity "
 	    "name 'x'") != NULL);
