@@ -4,7 +4,7 @@
 # zero; a warm-started run resumed mid-way ends where an uninterrupted one
 # does; refusals give one line, exit 1 (2 for usage) and write nothing.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 29
+plan 31
 d=$(fixture_data umls)
 gzip -dc "$d/train.txt.gz" >all.tsv
 # Yesterday: the triples of all entities but every tenth; today: all.
@@ -198,4 +198,10 @@ expect_fail "--freeze_relations without --freeze_old" 2 \
     $tt --init_from m --freeze_relations dst bad/o6
 expect_fail "--epochs 0 without a start" 2 "^kg-train: --epochs 0 needs --init_from" \
     kg-train -q --epochs 0 dst bad/o7
+expect_fail "a GNN encoder refuses --init_from, naming what it lacks" 2 \
+    "^kg-train: GNN encoders have no warm start yet: .*gnn_weights.npy" \
+    kg-train -q --model_name RGCN --init_from m --epochs 0 dst bad/o8
+expect_fail "a GNN encoder refuses --freeze_old" 2 \
+    "^kg-train: GNN encoders have no warm start yet" \
+    kg-train -q --model_name RelGNN --freeze_old dst bad/o9
 check "nothing written on a refusal" test -z "$(ls -A bad)" -a ! -e bad/o1.ckpt
