@@ -365,8 +365,9 @@ bit_set(uint64_t *b, uint64_t i)
  * o->freeze_old: the trainer's frozen bitmaps (kge/train.h), a bit for
  * every entity row matched from the source (in the trainer's IDs: ds's
  * entity order[id] is trainer ID id) and with freeze_relations every
- * matched relation row and its inverse.  A bitmap rather than a bound, as a dataset made without
- * kg-ingest --extend interleaves old and new IDs.  The counts in *st.
+ * matched relation row and its inverse.  A bitmap rather than a bound,
+ * as a dataset made without kg-ingest --extend interleaves old and new
+ * IDs.  The counts in *st.
  */
 static void
 set_frozen(struct kg_trainer *tr, const int32_t *order,

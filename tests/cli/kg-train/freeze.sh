@@ -19,10 +19,11 @@ t="$t --batch_size 256 --neg_sample_size 32"
 $t --epochs 2 dsy m || { notok "yesterday's model"; exit 0; }
 $t --epochs 2 --ent_optimizer adam --rel_optimizer adam dsy ma
 
-# same OLD NEW DSOLD DSNEW FILE WHICH: for every name of DSOLD's
-# WHICH.tsv, its row of NEW/FILE is (same) or is not (differs) its row
-# of OLD/FILE, byte for byte, and (for "same") NEW's rows for names that
-# OLD lacks all differ from START/FILE (START an --epochs 0 run).
+# same|differs OLD NEW DSOLD DSNEW FILE WHICH [START]: for every name of
+# DSOLD's WHICH.tsv, its row of NEW/FILE is (same) or, for some name, is
+# not (differs) its row of OLD/FILE, byte for byte; with START (an
+# --epochs 0 run), NEW's rows of the names DSOLD lacks all differ from
+# START/FILE's (they trained).
 cat >same.py <<'PY'
 import struct, sys
 def rows(path):
