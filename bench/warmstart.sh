@@ -3,7 +3,8 @@
 # train triples of a random 90% of the entities, "today" = all of train
 # (kg-ingest --extend).  A retrain from scratch on today against
 # yesterday's model carried over (kg-train --init_from) and fine-tuned
-# for a quarter of the retrain's epochs; and --epochs 0 with
+# for a quarter of the retrain's epochs, the same with --freeze_old (only
+# the new rows and the relations train); and --epochs 0 with
 # --init_new neighbours and random.  Test MRR (kg-eval, filtered, all
 # entities, realistic ties) overall and on the test triples that touch a
 # new entity.  The TransE_l2 recipe of bench/train_accuracy_configs.sh,
@@ -54,10 +55,11 @@ for i in $(seq "${REPS:-2}"); do
 	$t --epochs "$FT" --init_from yesterday dst warm_$i
 	runs="$runs retrain_$i warm_$i"
 done
+$t --epochs "$FT" --init_from yesterday --freeze_old dst frozen
 $t --epochs 0 --init_from yesterday dst zero_nb
 $t --epochs 0 --init_from yesterday --init_new random dst zero_rand
 ev() { $B/kg-eval -q --threads "$T" "$1" "$2" | jq -c '.metrics.both'; }
-for m in $runs zero_nb zero_rand; do
+for m in $runs frozen zero_nb zero_rand; do
 	printf '%s\t%s\t%s\t%s\n' "$m" "$(ev dst $m)" "$(ev dsn $m)" \
 	    "$(jq '.figures.train_seconds // 0' $m/manifest.json)"
 done >results.tsv

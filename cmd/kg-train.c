@@ -130,9 +130,10 @@ warm_check(struct state *s)
 	if (kg_warmstart_check(&s->warm) < 0)
 		return -1;
 	if ((s->warm.init_from || s->warm.init_entities) &&
-	    (s->x.partitions != NULL || s->x.mode != KG_DIST_NONE)) {
+	    (s->x.mode == KG_DIST_SSGD || kg_dist_launched_size() > 1)) {
 		kg_error("--init_from and --init_entities train in one process "
-		    "without --partitions or --dist for now");
+		    "(with or without --partitions), not under mpirun or "
+		    "--dist ssgd");
 		return -1;
 	}
 	s->j.warm = &s->warm;
@@ -278,6 +279,7 @@ device_ready(struct state *s)
 	r.device = s->device;
 	r.check_device = !s->emulated;
 	r.gpu_buffer = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0;
+	r.frozen = s->warm.freeze_old;
 	if (kg_engine_choose(&r, KG_ASK_PLACE | KG_ASK_OPTIONS, &place) < 0)
 		return KG_EXIT_USAGE;
 	if (place == KG_PLACE_HOST)

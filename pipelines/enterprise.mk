@@ -22,11 +22,20 @@
 # RANKS=1 no partitions either.  Each rank runs THREADS threads: the cores
 # shared out among the ranks unless given.
 #
+# INIT_FROM=MODEL_DIR (a shallow MODEL, RANKS=1) starts training from an
+# earlier kg-train model (kg-train --init_from: rows matched by name,
+# optimiser state carried), so a nightly job is one make:
+#   make -f pipelines/enterprise.mk MODEL=DistMult RANKS=1 \
+#       DATA=/data/today OUT=out/today INIT_FROM=out/yesterday/model
+# Give each day its own OUT: the names are matched through the dataset the
+# earlier model was trained on, which must still be there.
+#
 # Every variable that changes a result (NODES, SEED, DATA, SHARDS, PARTS,
 # PART_METHOD, HOPS, FANOUT, RANKS, MODEL, DIM, EPOCHS, CONFIG,
-# TRAIN_FLAGS, THREADS, EVAL_FLAGS) is part of a stage's command, and each
-# command is kept in $(OUT)/settings/STAGE.cmd (common.mk): change one and
-# make reruns that stage and what follows it, nothing else.
+# TRAIN_FLAGS, INIT_FROM, THREADS, EVAL_FLAGS) is part of a stage's
+# command, and each command is kept in $(OUT)/settings/STAGE.cmd
+# (common.mk): change one and make reruns that stage and what follows it,
+# nothing else.
 
 include $(dir $(lastword $(MAKEFILE_LIST)))common.mk
 
@@ -123,6 +132,23 @@ USE_FEAT :=
 endif
 OUT ?= $(CURDIR)/kgpipe-out/enterprise
 
+# A warm start: a shallow model in one process, never into itself.
+INIT_FROM ?=
+INIT := $(if $(INIT_FROM),$(abspath $(INIT_FROM)))
+ifneq ($(INIT),)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(GNN),)
+$(error INIT_FROM: MODEL=$(MODEL) has no warm start (kg-train --init_from is for the shallow models); drop INIT_FROM)
+endif
+ifneq ($(RANKS),1)
+$(error INIT_FROM: a warm start trains in one process: set RANKS=1)
+endif
+ifeq ($(INIT),$(abspath $(OUT)/model))
+$(error INIT_FROM=$(INIT_FROM) is the model this run writes: give this run another OUT)
+endif
+endif
+endif
+
 ifdef DATA
 SRC := $(abspath $(DATA))
 else
@@ -210,7 +236,7 @@ TRAIN_CMD = $(TRAIN_LAUNCH) $(TRAIN_RUN) --force \
 	$(if $(CONFIG),--config $(CONFIG)) --model_name $(MODEL) \
 	--hidden_dim $(DIM) --epochs $(EPOCHS) --seed $(SEED) \
 	--num_thread $(THREADS) $(if $(USE_FEAT),--features $(FEAT)) \
-	$(TRAIN_FLAGS) $(DS) $(MDL)
+	$(if $(INIT),--init_from $(INIT)) $(TRAIN_FLAGS) $(DS) $(MDL)
 EVAL_CMD = $(BIN)/kg-eval --force $(EVAL_FLAGS) -o $(METRICS) $(DS) $(MDL)
 
 SRC_TRIPLES := $(SRC)/train.tsv $(SRC)/valid.tsv $(SRC)/test.tsv $(SRC)/types.tsv
@@ -250,7 +276,8 @@ $(EXP)/manifest.json: $(PARTDIR)/manifest.json \
 	$(EXPAND_CMD)
 
 $(MDL)/manifest.json: $(DS)/manifest.json $(TRAIN_INPUTS:%=%/manifest.json) \
-    $(CONFIG) $(SETTINGS)/model.cmd | $(BIN)/kg-train
+    $(CONFIG) $(if $(INIT),$(INIT)/manifest.json) $(SETTINGS)/model.cmd \
+    | $(BIN)/kg-train
 	$(TRAIN_CMD)
 
 # kg-eval's table goes to $(TABLE) and, unless demo prints it later, to

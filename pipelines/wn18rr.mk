@@ -2,6 +2,8 @@
 #   make -f pipelines/wn18rr.mk                       # ComplEx-N3 config
 #   make -f pipelines/wn18rr.mk DATA=/data/WN18RR EXT=txt
 #   make -f pipelines/wn18rr.mk EPOCHS=5 plot        # a short run, plotted
+#   make -f pipelines/wn18rr.mk OUT=out/today INIT_FROM=out/yesterday/MODEL
+#                                 # warm start (benchmark.mk)
 NAME := wn18rr
 _HERE := $(dir $(lastword $(MAKEFILE_LIST)))
 DATA ?= $(abspath $(_HERE)../../shared/data/wn18rr)

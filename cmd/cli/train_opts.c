@@ -99,6 +99,19 @@ init_new(void *c, const char *arg)
 	return kg_warmstart_parse_init_new(arg, &SH(c)->warm.init_new);
 }
 
+/* A GNN run asking for a warm start: what it lacks, one line. */
+static int
+gnn_no_warm(void *c, const char *arg)
+{
+	(void)c;
+	(void)arg;
+	kg_error("GNN encoders have no warm start yet: kg-train cannot load "
+	    "a model directory's encoder (gnn_weights.npy) and relations "
+	    "into a run, nor write new nodes' rows by running the encoder "
+	    "over their attributes and edges without training");
+	return -1;
+}
+
 static int
 ent_optim(void *c, const char *arg)
 {
@@ -511,10 +524,12 @@ static const struct kg_opt opts[] = {
     .help = "this help" } } },
 { "version", 0, NULL, { { .kinds = ALL, .how = KG_OPT_VERSION,
     .help = "print the version" } } },
-{ .group = "Warm start (one process, no --partitions or --dist yet):" },
+{ .group = "Warm start (one process, --partitions too; not under mpirun):" },
 { "init_from", 0, NULL, { { .kinds = S, STR(sh.warm.init_from),
     .arg = "MODEL", .help = "start from MODEL's rows, matched by entity and "
-    "relation name; the same model, dims and --reciprocal" } } },
+    "relation name; the same model, dims and --reciprocal" },
+  { .kinds = G, FN(gnn_no_warm), .arg = "MODEL", .help = "refused: GNN "
+    "encoders have no warm start yet" } } },
 { "init_new", 0, NULL, { { .kinds = S, FN(init_new),
     .arg = "neighbours|random|zero", .def = "neighbours",
     .help = "how new entities start: the mean of what their known "
@@ -522,13 +537,18 @@ static const struct kg_opt opts[] = {
 { "reset_optimizer", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.reset_optimizer), .help = "optimiser state starts at zero "
     "(default: carried from MODEL)" } } },
-{ "freeze_old", 0, NULL, { { .kinds = S, FLAG(sh.warm.freeze_old),
-    .help = "train only the new rows (not supported yet: exits 2)" } } },
+{ "freeze_old", 0, NULL, { { .kinds = G, FN(gnn_no_warm),
+    .help = "refused: GNN encoders have no warm start yet" },
+  { .kinds = S, FLAG(sh.warm.freeze_old),
+    .help = "train only the new entity rows (and the relations); the "
+    "matched ones and their optimiser state stay MODEL's (CPU only)" } } },
 { "freeze_relations", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
-    "relations too" } } },
+    "matched relations too" } } },
 { "init_entities", 0, NULL, { { .kinds = S, STR(sh.warm.init_entities),
-    .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" } } },
+    .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" },
+  { .kinds = G, FN(gnn_no_warm), .arg = "F", .help = "refused: GNN "
+    "encoders have no warm start yet" } } },
 { "entity_map", 0, NULL, { { .kinds = S, STR(sh.warm.entity_map),
     .arg = "FILE", .help = "row<TAB>name lines giving each entity's row "
     "of --init_entities" } } },

@@ -16,6 +16,7 @@
 
 #include "kge/epochs.h"
 #include "kge/modeldir.h"
+#include "kge/warmstart.h"
 
 int
 kg_buckets_agree(struct kg_buckets *v, int rc)
@@ -531,6 +532,13 @@ check_run(struct kg_buckets *v)
 	kg_error_hold(0);
 	if (rc < 0)
 		return -1;
+	if (kg_warmstart_given(v->j->warm) && v->d->size > 1) {
+		if (v->d->rank == 0)
+			kg_error("--init_from and --init_entities with "
+			    "partitions train in one process; under mpirun "
+			    "each rank holds only some partitions");
+		return -1;
+	}
 	if (v->buffered && v->d->size > 1) {
 		if (v->d->rank == 0)
 			kg_error("--buffer_capacity and --mem_budget train out "
@@ -549,7 +557,27 @@ check_run(struct kg_buckets *v)
 	return kg_buckets_agree(v, rc);
 }
 
-/* Resume when asked; 0 or -1 on every rank. */
+/*
+ * The warm start's rows (one process: check_run), through the store in
+ * the trainer's IDs (the partition book's new2old).  The process then
+ * holds every partition, as after a first round.  0 or -1.
+ */
+static int
+warm_start(struct kg_buckets *v)
+{
+	uint32_t p;
+
+	if (!kg_warmstart_given(v->j->warm))
+		return 0;
+	if (kg_warmstart_run(&v->tr, &v->ds, v->pb.new2old, v->j->warm,
+	    v->config, v->show) < 0)
+		return -1;
+	for (p = 0; p < v->P; p++)
+		v->loc[p] = 0;
+	return 0;
+}
+
+/* The warm start, then resume when asked; 0 or -1 on every rank. */
 static int
 start(struct kg_buckets *v)
 {
@@ -557,6 +585,8 @@ start(struct kg_buckets *v)
 
 	v->ckpt = kg_train_job_ckpt(v->j);
 	v->config = kg_buckets_config(v);
+	if (kg_buckets_agree(v, warm_start(v)) < 0)
+		return -1;
 	if (v->j->resume) {
 		/* Rank 0's disk holds the checkpoint; the others' need not. */
 		uint64_t found = v->d->rank == 0 && kg_path_exists(v->ckpt);
@@ -639,6 +669,7 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.run.on_device = v.on_device;
 	v.run.device = j->device;
 	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
+	v.run.frozen = kg_warmstart_given(j->warm) && j->warm->freeze_old;
 	if (check_run(&v) < 0)
 		return -1;
 	eo.epochs = o->epochs;
@@ -654,7 +685,8 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;
 	else
 		rc = start(&v) < 0 || open_engine(&v) < 0 ||
-		    kg_buckets_epochs(&v) < 0 || finish(&v) < 0 ? -1 : 0;
+		    (kg_warmstart_trains(j->warm) && kg_buckets_epochs(&v) < 0)
+		    || finish(&v) < 0 ? -1 : 0;
 	teardown(&v);
 	/* Nobody may abort a peer that is still cleaning up. */
 	kg_dist_barrier(d);

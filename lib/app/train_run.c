@@ -482,6 +482,7 @@ open_engine(struct job *b)
 	r.shape = KG_SHAPE_TABLE;
 	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	r.device = j->device;
+	r.frozen = b->tr.frozen_ent != NULL || b->tr.frozen_rel != NULL;
 	b->eng = kg_train_engine_open(&r, &b->tr, b->show);
 	return b->eng == NULL ? -1 : 0;
 }
@@ -525,7 +526,7 @@ kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 		json_object_set_new(b.config, "dictionaries", dicts);
 	if (rc == 0)
 		rc = init_trainer(&b) < 0 || kg_warmstart_run(&b.tr, &b.ds,
-		    j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
+		    NULL, j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
 		    resume(&b) < 0) ||
 		    (j->after_init != NULL && j->after_init(j->hook_ctx,
 		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;

@@ -265,7 +265,23 @@ struct kg_trainer {
 	 */
 	int (*merge)(void *ctx, struct kg_trainer *tr,
 	    const struct kg_row_grads *g, struct kg_row_grads *out);
+	/*
+	 * Rows that take part in scoring but are never updated (a warm
+	 * start's --freeze_old, kge/warmstart.h): bit e of frozen_ent marks
+	 * entity ID e (the trainer's IDs), bit r of frozen_rel relation row
+	 * r (inverses included).  A frozen row keeps its parameters and its
+	 * optimiser state.  NULL: none; owned, freed by kg_trainer_release.
+	 * Only the host engine honours them (kge/engine.h refuses a device).
+	 */
+	uint64_t *frozen_ent, *frozen_rel;
 };
+
+/* Whether bit id of the frozen bitmap b (NULL: none frozen) is set. */
+static inline int
+kg_trainer_frozen(const uint64_t *b, uint64_t id)
+{
+	return b != NULL && (b[id >> 6] >> (id & 63)) & 1u;
+}
 
 /*
  * Set up a trainer over the entity store "ents" (borrowed; state width 1,

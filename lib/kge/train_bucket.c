@@ -179,7 +179,7 @@ run_chunks(struct kg_trainer *tr, struct bucket_run *r, double *loss,
  * the state of a row that many chunks pushed the same way up to as many
  * times faster than in memory, and slowed its later steps.  A slot
  * without sq (a checkpoint from before it was kept) takes the plain
- * step; the other optimisers take it always.
+ * step; the other optimisers take it always.  Frozen rows keep theirs.
  */
 static void
 apply_slots(struct kg_trainer *tr, const uint64_t *gid, float *grad,
@@ -199,6 +199,8 @@ apply_slots(struct kg_trainer *tr, const uint64_t *gid, float *grad,
 		uint64_t row = gid[i] - p->base;
 		float *g = grad + i * d, *w = p->w + row * d, step;
 
+		if (kg_trainer_frozen(tr->frozen_ent, gid[i]))
+			continue;
 		if (sq[i] == 0.0f) {
 			kg_trainer_apply(tr, gid + i, g, 1, NULL, NULL, 0);
 			continue;

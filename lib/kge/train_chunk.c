@@ -108,7 +108,7 @@ relation_slots(const struct kg_trainer *tr, struct kg_train_ws *ws,
 }
 
 /* Update the nu relation rows ids with the gradient rows g, for the
- * batch at position pos of the epoch. */
+ * batch at position pos of the epoch; a frozen row is left as it is. */
 static void
 apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
     size_t nu, uint64_t pos)
@@ -121,6 +121,8 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 		adam.lr = kg_train_lr(tr, pos, tr->o.rel_lr > 0.0 ?
 		    tr->o.rel_lr : 0.001);
 		for (i = 0; i < nu; i++) {
+			if (kg_trainer_frozen(tr->frozen_rel, ids[i]))
+				continue;
 			if (tr->o.clip > 0.0)
 				kg_clip_row(g + i * rw, rw,
 				    (float)tr->o.clip);
@@ -133,6 +135,8 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 	lr = kg_train_lr(tr, pos, tr->o.rel_lr > 0.0 ? tr->o.rel_lr :
 	    tr->o.lr);
 	for (i = 0; i < nu; i++) {
+		if (kg_trainer_frozen(tr->frozen_rel, ids[i]))
+			continue;
 		if (tr->o.clip > 0.0)
 			kg_clip_row(g + i * rw, rw, (float)tr->o.clip);
 		if (tr->o.rel_optim == KG_OPTIM_ADAGRAD)
@@ -146,13 +150,15 @@ apply_relations(struct kg_trainer *tr, const uint32_t *ids, float *g,
 }
 
 /* Clip (if set) and apply gradient g with learning rate lr to the row at
- * local index i of the pinned partition p. */
+ * local index i of the pinned partition p, unless the row is frozen. */
 static inline void
 update_row(const struct kg_trainer *tr, const struct kg_store_part *p,
     uint64_t i, float *g, float lr)
 {
 	size_t d = tr->model.dim;
 
+	if (kg_trainer_frozen(tr->frozen_ent, p->base + i))
+		return;
 	if (tr->o.clip > 0.0)
 		kg_clip_row(g, d, (float)tr->o.clip);
 	if (tr->o.ent_optim == KG_OPTIM_ADAGRAD)

@@ -397,6 +397,8 @@ kg_trainer_release(struct kg_trainer *tr)
 	free(tr->defer);
 	tr->defer = NULL;
 	free(tr->best_rel);
+	free(tr->frozen_ent);
+	free(tr->frozen_rel);
 	if (tr->own_store)
 		kg_store_free(tr->ents);
 	memset(tr, 0, sizeof(*tr));

@@ -63,9 +63,13 @@ kg_warmstart_check(const struct kg_warmstart_opts *o)
 		kg_error("--freeze_relations goes with --freeze_old");
 		return -1;
 	}
-	if (o->freeze_old) {
-		kg_error("--freeze_old is not supported yet: the optimiser's "
-		    "row update has no per-row check");
+	if (o->freeze_old && o->init_from == NULL && o->init_entities == NULL) {
+		kg_error("--freeze_old needs --init_from or --init_entities");
+		return -1;
+	}
+	if (o->freeze_relations && o->init_from == NULL) {
+		kg_error("--freeze_relations needs --init_from (given "
+		    "embeddings carry no relations)");
 		return -1;
 	}
 	return 0;
@@ -277,11 +281,12 @@ neighbour_sums(const struct kg_trainer *tr, const struct kg_dataset *ds,
 	free(g);
 }
 
-/* Write every entity row through the store. */
+/* Write every entity row through the store: the row of trainer ID id
+ * is ds's entity order[id] (order NULL: id). */
 static int
 set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct source *s, const struct kg_warmstart_opts *o,
-    struct kg_warmstart_stats *st)
+    const int32_t *order, const struct source *s,
+    const struct kg_warmstart_opts *o, struct kg_warmstart_stats *st)
 {
 	struct kg_store *sto = tr->ents;
 	size_t d = tr->model.dim, sw = sto->state_width, k;
@@ -307,17 +312,19 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 			return -1;
 		}
 		for (i = 0; i < pt->rows; i++) {
-			uint64_t id = pt->base + i, q = slot[id];
+			uint64_t id = pt->base + i;
+			uint64_t x = order != NULL ? (uint64_t)order[id] : id;
+			uint64_t q = slot[x];
 			float *w = pt->w + i * d;
 			float *state = pt->state != NULL ? pt->state + i * sw :
 			    NULL;
 
-			if (s->emap[id] >= 0) {
-				memcpy(w, s->ent + (size_t)s->emap[id] * d,
+			if (s->emap[x] >= 0) {
+				memcpy(w, s->ent + (size_t)s->emap[x] * d,
 				    d * sizeof(*w));
 				if (state != NULL && s->ent_state != NULL)
 					memcpy(state, s->ent_state +
-					    (size_t)s->emap[id] * sw,
+					    (size_t)s->emap[x] * sw,
 					    sw * sizeof(*state));
 				else if (state != NULL)
 					memset(state, 0, sw * sizeof(*state));
@@ -339,6 +346,54 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 	free(sum);
 	free(cnt);
 	return 0;
+}
+
+/* A bitmap of n bits, all clear. */
+static uint64_t *
+bitmap(uint64_t n)
+{
+	return kg_xcalloc(n / 64 + 1, sizeof(uint64_t));
+}
+
+static void
+bit_set(uint64_t *b, uint64_t i)
+{
+	b[i >> 6] |= (uint64_t)1 << (i & 63);
+}
+
+/*
+ * o->freeze_old: the trainer's frozen bitmaps (kge/train.h), a bit for
+ * every entity row matched from the source (in the trainer's IDs: ds's
+ * entity order[id] is trainer ID id) and with freeze_relations every
+ * matched relation row and its inverse.  A bitmap rather than a bound,
+ * as a dataset made without kg-ingest --extend interleaves old and new
+ * IDs.  The counts in *st.
+ */
+static void
+set_frozen(struct kg_trainer *tr, const int32_t *order,
+    const struct source *s, const struct kg_warmstart_opts *o,
+    struct kg_warmstart_stats *st)
+{
+	uint64_t i, n = tr->n_relations;
+
+	if (!o->freeze_old)
+		return;
+	tr->frozen_ent = bitmap(tr->n_entities);
+	for (i = 0; i < tr->n_entities; i++)
+		if (s->emap[order != NULL ? (uint64_t)order[i] : i] >= 0) {
+			bit_set(tr->frozen_ent, i);
+			st->frozen_ent++;
+		}
+	if (!o->freeze_relations)
+		return;
+	tr->frozen_rel = bitmap(tr->n_rel_rows);
+	for (i = 0; i < n; i++)
+		if (s->rmap[i] >= 0) {
+			bit_set(tr->frozen_rel, i);
+			if (tr->n_rel_rows > n)
+				bit_set(tr->frozen_rel, i + n);
+			st->frozen_rel++;
+		}
 }
 
 /* Copy the matched relation rows (and their inverses) and their state. */
@@ -500,6 +555,9 @@ record(const struct kg_warmstart_opts *o, const struct kg_warmstart_stats *st,
 	json_object_set_new(r, "relations", json_pack("{s:I,s:I,s:I}",
 	    "matched", (json_int_t)st->rel.matched, "added",
 	    (json_int_t)st->rel.added, "dropped", (json_int_t)st->rel.dropped));
+	json_object_set_new(r, "frozen", json_pack("{s:I,s:I}", "entities",
+	    (json_int_t)st->frozen_ent, "relations",
+	    (json_int_t)st->frozen_rel));
 	json_object_set_new(config, o->init_from != NULL ? "init_from" :
 	    "init_entities", r);
 	/* The trainer ran with one epoch allowed and none taken. */
@@ -544,7 +602,7 @@ load_entities(const struct kg_trainer *tr, const struct kg_dataset *ds,
 
 int
 kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
     struct kg_warmstart_stats *st)
 {
 	struct kg_modeldir md = KG_MODELDIR_INIT;
@@ -603,9 +661,11 @@ kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
 	rc = 0;
 apply:
 	if (rc == 0)
-		rc = set_entities(tr, ds, &s, o, st);
+		rc = set_entities(tr, ds, order, &s, o, st);
 	if (rc == 0 && s.rel != NULL)
 		set_relations(tr, &s);
+	if (rc == 0)
+		set_frozen(tr, order, &s, o, st);
 	if (rc == 0)
 		record(o, st, config);
 out:
@@ -632,24 +692,39 @@ kg_warmstart_format(const struct kg_warmstart_opts *o,
 	    st->state ? "carried" : "starts at zero",
 	    st->state_why != NULL ? ": " : "",
 	    st->state_why != NULL ? st->state_why : "");
+	if (o->freeze_old) {
+		size_t n = strlen(buf);
+
+		if (n < cap)
+			snprintf(buf + n, cap - n, "; frozen: %" PRIu64
+			    " entities, %" PRIu64 " relations",
+			    st->frozen_ent, st->frozen_rel);
+	}
 	return buf;
 }
 
 int
 kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config, int show)
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    int show)
 {
 	struct kg_warmstart_stats st;
 	char line[512];
 	int rc;
 
-	if (o == NULL || (o->init_from == NULL && o->init_entities == NULL))
+	if (!kg_warmstart_given(o))
 		return 0;
-	rc = kg_warmstart_apply(tr, ds, o, config, &st);
+	rc = kg_warmstart_apply(tr, ds, order, o, config, &st);
 	if (rc == 0 && show)
 		fprintf(stderr, "%s: %s\n", kg_progname(),
 		    kg_warmstart_format(o, &st, line, sizeof(line)));
 	return rc;
+}
+
+int
+kg_warmstart_given(const struct kg_warmstart_opts *o)
+{
+	return o != NULL && (o->init_from != NULL || o->init_entities != NULL);
 }
 
 int

@@ -23,7 +23,12 @@
  *   ZERO        zeros.
  * Added relations keep the trainer's random draw; rows of the model no
  * longer in the dataset are "dropped".  Optimiser state of added rows is
- * zero.
+ * zero.  With freeze_old the matched rows are frozen (the trainer's
+ * frozen_ent; with freeze_relations frozen_rel too): they score, and
+ * their gradients reach the rows that train through the loss, but they
+ * and their optimiser state stay as the source had them.  The matched
+ * rows are a set, not a bound: with kg-ingest --extend they are the IDs
+ * below the old dataset's count, across other datasets any IDs.
  *
  * The rows are written through the trainer's store (acquire, write,
  * release dirty), partition by partition, so any writable store will do;
@@ -54,7 +59,11 @@ struct kg_warmstart_opts {
 	int reset_optimizer;		/* optimiser state starts at zero */
 	int no_train;			/* --epochs 0: write the model as
 					 * started, without training */
-	int freeze_old;			/* refused (kg_warmstart_check) */
+	int freeze_old;			/* the matched entity rows (and
+					 * with freeze_relations the
+					 * matched relation rows) do not
+					 * train: the trainer's frozen
+					 * bitmaps */
 	int freeze_relations;
 };
 
@@ -68,6 +77,8 @@ struct kg_warmstart_rows {
 
 struct kg_warmstart_stats {
 	struct kg_warmstart_rows ent, rel;
+	uint64_t frozen_ent, frozen_rel;	/* rows frozen (relations:
+						 * forward rows) */
 	int state;		/* 1: optimiser state carried; 0: zero */
 	const char *state_why;	/* why not carried (static), or NULL */
 };
@@ -89,15 +100,17 @@ int kg_warmstart_parse_init_new(const char *s, enum kg_init_new *out);
 /*
  * The option combinations a command line checks before any work: one
  * of init_from and init_entities; entity_map only with init_entities;
- * no_train only with one of them; freeze_old is refused (the optimiser's
- * row update has no per-row check yet).  0, or -1 after kg_error().
+ * no_train and freeze_old only with one of them; freeze_relations only
+ * with freeze_old and init_from.  0, or -1 after kg_error().
  */
 int kg_warmstart_check(const struct kg_warmstart_opts *o);
 
 /*
  * Set the trainer's rows (tr, set up by kg_trainer_init or _init_store
  * over ds, nothing trained yet) from o's source; nothing when o is NULL
- * or names none.  Records config.init_from (path, manifest checksum and
+ * or names none.  order maps the trainer's entity IDs to ds's: trainer
+ * ID i is ds's entity order[i] (a bucket driver's new2old; NULL: the
+ * same IDs).  Records config.init_from (path, manifest checksum and
  * the counts) or config.init_entities in config (may be NULL).  *st gets
  * the counts.  Returns 0, -1 after kg_error() (the rows may then be half
  * set; the caller writes nothing), or KG_ERR_VERSION for a model dir of
@@ -108,7 +121,7 @@ int kg_warmstart_check(const struct kg_warmstart_opts *o);
  * float32 [rows, dim] (rows the entity count without entity_map).
  */
 int kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
     struct kg_warmstart_stats *st);
 
 /*
@@ -117,7 +130,11 @@ int kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
  * a resume.  0 when o is NULL.  Returns as kg_warmstart_apply.
  */
 int kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, json_t *config, int show);
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    int show);
+
+/* Whether o names a source (init_from or init_entities); 0 for NULL. */
+int kg_warmstart_given(const struct kg_warmstart_opts *o);
 
 /* Whether the run trains at all: 0 for no_train, 1 otherwise (o NULL
  * too). */

@@ -86,7 +86,17 @@ t_options(void)
 	T_CHECK(kg_warmstart_check(&o) < 0);
 	o.init_entities = NULL;
 	o.freeze_old = 1;
+	o.freeze_relations = 1;
+	T_CHECK(kg_warmstart_check(&o) == 0);
+	o.init_from = NULL;
+	o.no_train = 0;
 	T_CHECK(kg_warmstart_check(&o) < 0);
+	o.init_entities = "e.npy";
+	T_CHECK(kg_warmstart_check(&o) < 0);	/* no relations given */
+	o.freeze_relations = 0;
+	T_CHECK(kg_warmstart_check(&o) == 0);
+	o.init_entities = NULL;
+	T_CHECK(kg_warmstart_check(&o) < 0);	/* nothing to freeze */
 	kg_error_mute(0);
 }
 
@@ -187,7 +197,7 @@ t_apply_matches_by_name(void)
 	memset(&fresh, 0, sizeof(fresh));
 	T_CHECK(trainer(&tr, &ds, 4) == 0 && trainer(&fresh, &ds, 4) == 0);
 	o.init_from = m;
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) == 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) == 0);
 	T_CHECK(st.ent.matched == 2 && st.ent.added == 2 &&
 	    st.ent.dropped == 1 && st.ent.from_neighbours == 1);
 	T_CHECK(st.rel.matched == 2 && st.rel.added == 1 &&
@@ -203,14 +213,31 @@ t_apply_matches_by_name(void)
 	/* Relations: r s q in both orders' first two. */
 	T_CHECK(memcmp(tr.rel, rel, 2 * 16) == 0);
 	T_CHECK(memcmp(tr.rel + 8, fresh.rel + 8, 16) == 0);
+	T_CHECK(tr.frozen_ent == NULL && tr.frozen_rel == NULL);
 	kg_trainer_release(&tr);
 	kg_trainer_release(&fresh);
+
+	/* Frozen: the matched rows c, a and r, s, wherever their IDs. */
+	memset(&tr, 0, sizeof(tr));
+	T_CHECK(trainer(&tr, &ds, 4) == 0);
+	o.freeze_old = o.freeze_relations = 1;
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) == 0);
+	T_CHECK(st.frozen_ent == 2 && st.frozen_rel == 2);
+	T_CHECK(kg_trainer_frozen(tr.frozen_ent, 0) &&
+	    kg_trainer_frozen(tr.frozen_ent, 1) &&
+	    !kg_trainer_frozen(tr.frozen_ent, 2) &&
+	    !kg_trainer_frozen(tr.frozen_ent, 3));
+	T_CHECK(kg_trainer_frozen(tr.frozen_rel, 0) &&
+	    kg_trainer_frozen(tr.frozen_rel, 1) &&
+	    !kg_trainer_frozen(tr.frozen_rel, 2));
+	o.freeze_old = o.freeze_relations = 0;
+	kg_trainer_release(&tr);
 
 	/* Another dimension is refused. */
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(trainer(&tr, &ds, 6) == 0);
 	kg_error_mute(1);
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) < 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) < 0);
 	kg_error_mute(0);
 	T_CHECK(strstr(kg_error_last(), "this run trains TransE_l2 of dim 6")
 	    != NULL);
@@ -245,7 +272,7 @@ t_apply_refuses_duplicates(void)
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(trainer(&tr, &ds, 4) == 0);
 	kg_error_mute(1);
-	T_CHECK(kg_warmstart_apply(&tr, &ds, &o, NULL, &st) < 0);
+	T_CHECK(kg_warmstart_apply(&tr, &ds, NULL, &o, NULL, &st) < 0);
 	kg_error_mute(0);
 	T_CHECK(strstr(kg_error_last(), "entities.tsv:3: duplicate entity "
 	    "name 'x'") != NULL);

@@ -4,7 +4,7 @@
 # zero; a warm-started run resumed mid-way ends where an uninterrupted one
 # does; refusals give one line, exit 1 (2 for usage) and write nothing.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 29
+plan 31
 d=$(fixture_data umls)
 gzip -dc "$d/train.txt.gz" >all.tsv
 # Yesterday: the triples of all entities but every tenth; today: all.
@@ -193,8 +193,15 @@ expect_fail "--init_entities of another dtype" 1 \
 expect_fail "--init_entities of another shape" 1 \
     "expected float32 \[entities, 8\]" \
     $tt --model_name TransE_l2 --hidden_dim 8 --init_entities m/entities.npy dsy bad/o5
-expect_fail "--freeze_old refused for now" 2 "^kg-train: --freeze_old is not supported yet" \
-    $tt --init_from m --freeze_old dst bad/o6
+expect_fail "--freeze_relations without --freeze_old" 2 \
+    "^kg-train: --freeze_relations goes with --freeze_old" \
+    $tt --init_from m --freeze_relations dst bad/o6
 expect_fail "--epochs 0 without a start" 2 "^kg-train: --epochs 0 needs --init_from" \
     kg-train -q --epochs 0 dst bad/o7
+expect_fail "a GNN encoder refuses --init_from, naming what it lacks" 2 \
+    "^kg-train: GNN encoders have no warm start yet: .*gnn_weights.npy" \
+    kg-train -q --model_name RGCN --init_from m --epochs 0 dst bad/o8
+expect_fail "a GNN encoder refuses --freeze_old" 2 \
+    "^kg-train: GNN encoders have no warm start yet" \
+    kg-train -q --model_name RelGNN --freeze_old dst bad/o9
 check "nothing written on a refusal" test -z "$(ls -A bad)" -a ! -e bad/o1.ckpt
