@@ -17,7 +17,9 @@
 # per second and MB of input per second, wall and per CPU second.  The
 # summary takes each format's median run and the ratios to tsv.  With
 # BENCH_RDF_BASE=DIR (a bin/ of another build), every run of a format is
-# followed by one of DIR/kg-ingest on the same file, its medians under
+# paired with one of DIR/kg-ingest on the same file (this build first in
+# odd repetitions, second in even ones, so that an order effect cancels
+# out with an even BENCH_RDF_REPS), its medians under
 # "base" and the ratios of this build's to them under "vs_base".  Run from
 # the repository root with bin/ and build/aux built; writes
 # bench/results/ingest_rdf.json.  Generated files go to bench/work/ and
@@ -59,7 +61,9 @@ declare -A file=([tsv]=g.tsv [tsv-iri]=g-iri.tsv [nt]=g.nt [ttl]=g.ttl)
 
 for i in $(seq "$reps"); do
 	for fmt in tsv nt tsv-iri ttl; do
-	for build in new ${base:+base}; do
+	order="new ${base:+base}"
+	[ -z "$base" ] || [ $((i % 2)) -eq 1 ] || order="base new"
+	for build in $order; do
 		f=${file[$fmt]}
 		b=$bin
 		[ "$build" = new ] || b=$base
