@@ -15,10 +15,17 @@
 # alternating (tsv nt tsv-iri ttl, tsv nt ...); for each run: wall and
 # CPU (user + system) seconds and peak RSS from /usr/bin/time, triples
 # per second and MB of input per second, wall and per CPU second.  The
-# summary takes each format's median run and the ratios to tsv.  Run from
+# summary takes each format's median run and the ratios to tsv.  With
+# BENCH_RDF_BASE=DIR (a bin/ of another build), every run of a format is
+# paired with one of DIR/kg-ingest on the same file (this build first in
+# odd repetitions, second in even ones, so that an order effect cancels
+# out with an even BENCH_RDF_REPS), its medians under
+# "base" and the ratios of this build's to them under "vs_base".  Run from
 # the repository root with bin/ and build/aux built; writes
 # bench/results/ingest_rdf.json.  Generated files go to bench/work/ and
-# are deleted at the end.
+# are deleted at the end.  With BENCH_RDF_BASE the first repetition's
+# outputs of the two builds (all but manifest.json) are compared:
+# "vs_base"."same_outputs".
 set -eu
 top=$(pwd)
 bin=$top/bin
@@ -26,6 +33,9 @@ gen=$top/build/aux/gen_triples
 ntrip=${BENCH_RDF_TRIPLES:-5000000}
 nent=${BENCH_RDF_ENTITIES:-500000}
 reps=${BENCH_RDF_REPS:-3}
+base=${BENCH_RDF_BASE:-}
+[ -z "$base" ] || [ -x "$base/kg-ingest" ] ||
+    { echo "bench/ingest_rdf.sh: no $base/kg-ingest" >&2; exit 1; }
 work=$top/bench/work/ingest_rdf.$$
 out=$top/bench/results/ingest_rdf.json
 [ -x /usr/bin/time ] || { echo "bench/ingest_rdf.sh: needs /usr/bin/time" >&2; exit 1; }
@@ -35,6 +45,7 @@ mkdir -p "$work" "$top/bench/results"
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 runs=$work/runs.jsonl
+same_base=true
 : >"$runs"
 
 "$gen" -n "$ntrip" -e "$nent" -r 1000 -s 1 g.tsv
@@ -50,19 +61,25 @@ declare -A file=([tsv]=g.tsv [tsv-iri]=g-iri.tsv [nt]=g.nt [ttl]=g.ttl)
 
 for i in $(seq "$reps"); do
 	for fmt in tsv nt tsv-iri ttl; do
+	order="new ${base:+base}"
+	[ -z "$base" ] || [ $((i % 2)) -eq 1 ] || order="base new"
+	for build in $order; do
 		f=${file[$fmt]}
+		b=$bin
+		[ "$build" = new ] || b=$base
 		rm -rf out
 		/usr/bin/time -f "%e %U %S %M" -o time.txt nice -n 10 \
-		    "$bin/kg-ingest" -q -o out "$f" 2>err.txt ||
+		    "$b/kg-ingest" -q -o out "$f" 2>err.txt ||
 		    { cat err.txt >&2; exit 1; }
-		python3 - "$fmt" "$f" "$ntrip" "$i" >>"$runs" <<'PY'
+		python3 - "$fmt" "$f" "$ntrip" "$i" "$build" >>"$runs" <<'PY'
 import json, os, sys
 fmt, path, n, rep = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+build = sys.argv[5]
 wall, user, sys_, rss = open("time.txt").read().split()[-4:]
 m = json.load(open("out/manifest.json"))["figures"]
 cpu = float(user) + float(sys_)
 mb = os.path.getsize(path) / 1e6
-r = {"format": fmt, "rep": rep, "input_mb": mb, "wall_seconds": float(wall),
+r = {"format": fmt, "build": build, "rep": rep, "input_mb": mb, "wall_seconds": float(wall),
      "cpu_seconds": cpu, "peak_rss_kib": int(rss),
      "triples": m["triples"]["train"], "entities": m["entities"],
      "relations": m["relations"], "read_seconds": m["read_seconds"],
@@ -75,10 +92,21 @@ print(json.dumps(r))
 PY
 		tail -1 "$runs" | python3 -c 'import json, sys
 r = json.loads(sys.stdin.read())
-print("bench/ingest_rdf.sh: %-8s rep %d %7.2f s wall %6.2f s cpu %9.0f triples/cpu-s %6.1f MB/cpu-s %7d KiB" % (
-    r["format"], r["rep"], r["wall_seconds"], r["cpu_seconds"],
+print("bench/ingest_rdf.sh: %-8s %-4s rep %d %7.2f s wall %6.2f s cpu %9.0f triples/cpu-s %6.1f MB/cpu-s %7d KiB" % (
+    r["format"], r["build"], r["rep"], r["wall_seconds"], r["cpu_seconds"],
     r["triples_per_cpu_second"], r["mb_per_cpu_second"], r["peak_rss_kib"]))' >&2
-		[ "$i" -gt 1 ] || cp out/train.npy "train.$fmt.npy"
+		if [ "$i" -eq 1 ]; then
+			rm -f out/manifest.json
+			if [ "$build" = new ]; then
+				cp out/train.npy "train.$fmt.npy"
+				rm -rf "new.$fmt"
+				mv out "new.$fmt"
+			else
+				diff -r -q out "new.$fmt" >/dev/null ||
+				    same_base=false
+			fi
+		fi
+	done
 	done
 done
 same=true
@@ -86,23 +114,33 @@ for fmt in nt tsv-iri ttl; do
 	cmp -s train.tsv.npy "train.$fmt.npy" || same=false
 done
 
-python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" <<'PY'
+python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" <<'PY'
 import json, os, platform, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-summary = {}
-for fmt in ("tsv", "nt", "tsv-iri", "ttl"):
-    rs = [r for r in runs if r["format"] == fmt]
-    med = lambda k: statistics.median(r[k] for r in rs)
-    summary[fmt] = {k: med(k) for k in ("wall_seconds", "cpu_seconds",
-        "peak_rss_kib", "triples_per_second", "triples_per_cpu_second",
-        "mb_per_second", "mb_per_cpu_second")}
-    summary[fmt]["input_mb"] = rs[0]["input_mb"]
-    summary[fmt]["entities"] = rs[0]["entities"]
-for fmt in ("nt", "tsv-iri", "ttl"):
-    s, t = summary[fmt], summary["tsv"]
-    s["vs_tsv_triples_per_cpu_second"] = s["triples_per_cpu_second"] / t["triples_per_cpu_second"]
-    s["vs_tsv_triples_per_second"] = s["triples_per_second"] / t["triples_per_second"]
-    s["vs_tsv_peak_rss"] = s["peak_rss_kib"] / t["peak_rss_kib"]
+KEYS = ("wall_seconds", "cpu_seconds", "peak_rss_kib", "triples_per_second",
+        "triples_per_cpu_second", "mb_per_second", "mb_per_cpu_second")
+def summarize(build):
+    summary = {}
+    for fmt in ("tsv", "nt", "tsv-iri", "ttl"):
+        rs = [r for r in runs if r["format"] == fmt and r["build"] == build]
+        med = lambda k: statistics.median(r[k] for r in rs)
+        summary[fmt] = {k: med(k) for k in KEYS}
+        summary[fmt]["input_mb"] = rs[0]["input_mb"]
+        summary[fmt]["entities"] = rs[0]["entities"]
+    for fmt in ("nt", "tsv-iri", "ttl"):
+        s, t = summary[fmt], summary["tsv"]
+        s["vs_tsv_triples_per_cpu_second"] = s["triples_per_cpu_second"] / t["triples_per_cpu_second"]
+        s["vs_tsv_triples_per_second"] = s["triples_per_second"] / t["triples_per_second"]
+        s["vs_tsv_peak_rss"] = s["peak_rss_kib"] / t["peak_rss_kib"]
+    return summary
+summary = summarize("new")
+if sys.argv[7]:
+    summary["base"] = summarize("base")
+    summary["base"]["bin"] = sys.argv[7]
+    summary["vs_base"] = {fmt: {k: summary[fmt][k] / summary["base"][fmt][k]
+        for k in ("triples_per_cpu_second", "triples_per_second", "peak_rss_kib")}
+        for fmt in ("tsv", "nt", "tsv-iri", "ttl")}
+    summary["vs_base"]["same_outputs"] = sys.argv[8] == "true"
 doc = {
     "benchmark": "kg-ingest RDF input",
     "machine": {"nproc": os.cpu_count(), "loadavg_at_end": os.getloadavg(),

@@ -339,21 +339,26 @@ static const unsigned char *
 iri_end(const unsigned char *p, const unsigned char *end)
 {
 #ifdef __SSE2__
-	const __m128i lo = _mm_set1_epi8(0x21), del = _mm_set1_epi8(0x7f);
-	static const char set[] = "<>\"{}|^`\\";
+	const __m128i lo = _mm_set1_epi8(0x21), hi = _mm_set1_epi8(0x7a);
+	const __m128i tilde = _mm_set1_epi8(0x7e), two = _mm_set1_epi8(2);
+	const __m128i angle = _mm_set1_epi8(0x3e), caret = _mm_set1_epi8(0x5e);
+	const __m128i quote = _mm_set1_epi8(0x22), grave = _mm_set1_epi8(0x60);
 
 	while (end - p >= 16) {
 		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		__m128i x2 = _mm_or_si128(x, two);
 		/* Signed compares: bytes from 0x80 are negative, so "x < 0x21"
-		 * catches them with the control bytes. */
+		 * catches them with the control bytes; "x > 0x7a" but not '~'
+		 * is {|}, DEL; x | 2 is '>' for <>, '^' for \^. */
 		__m128i bad = _mm_or_si128(_mm_cmpgt_epi8(lo, x),
-		    _mm_cmpeq_epi8(x, del));
-		size_t i;
+		    _mm_andnot_si128(_mm_cmpeq_epi8(x, tilde),
+		    _mm_cmpgt_epi8(x, hi)));
 		int m;
 
-		for (i = 0; i < sizeof(set) - 1; i++)
-			bad = _mm_or_si128(bad, _mm_cmpeq_epi8(x,
-			    _mm_set1_epi8(set[i])));
+		bad = _mm_or_si128(bad, _mm_or_si128(_mm_cmpeq_epi8(x2, angle),
+		    _mm_cmpeq_epi8(x2, caret)));
+		bad = _mm_or_si128(bad, _mm_or_si128(_mm_cmpeq_epi8(x, quote),
+		    _mm_cmpeq_epi8(x, grave)));
 		m = _mm_movemask_epi8(bad);
 		if (m != 0)
 			return p + __builtin_ctz((unsigned)m);
