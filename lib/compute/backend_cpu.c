@@ -44,9 +44,8 @@ run_copies(struct cpu_impl *c)
  * Count n launches: what the CUDA backend (cuda/backend_cuda.cu) queues
  * for the same call, so that backend.h's counters read here what a GPU
  * would; 0.  One per operation but where that backend makes two: both
- * sides of a DOT chunk's backward (two products), a query's backward
- * (the fixed rows, then the relation rows), TransR's backward with both
- * gradients, the GNN operations below their own table.
+ * sides of a DOT chunk's backward (two products), TransR's backward
+ * with both gradients, the GNN operations below their own table.
  */
 static int
 launched(struct kg_backend *be, uint64_t n)
@@ -107,6 +106,24 @@ static int
 cpu_sync(struct kg_backend *be)
 {
 	run_copies(be->impl);
+	return 0;
+}
+
+/* On the compute stream, which has run everything before it. */
+static int
+cpu_upload_ordered(struct kg_backend *be, void *dst, const void *src,
+    size_t bytes)
+{
+	(void)be;
+	memmove(dst, src, bytes);
+	return 0;
+}
+
+static int
+cpu_event(struct kg_backend *be, unsigned ev)
+{
+	(void)be;
+	(void)ev;
 	return 0;
 }
 
@@ -234,7 +251,7 @@ cpu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 			grel[i * rw + l] += kg_dev_query_dr((int)form, side, d,
 			    f, r, g, l);
 	}
-	return launched(be, 2);
+	return launched(be, 1);
 }
 
 static int
@@ -273,6 +290,28 @@ cpu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 }
 
 static int
+cpu_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float scale, float *gpos, float *gneg, double *loss, double *acc)
+{
+	double s;
+	size_t i;
+
+	for (i = 0; i < rows; i++)
+		loss[i] = kg_loss_eval(l, pos[i], neg + i * n, n,
+		    skip != NULL ? skip + i * n : NULL, gpos + i, gneg + i * n);
+	s = *acc;
+	for (i = 0; i < rows; i++)
+		s += loss[i];
+	*acc = s;
+	for (i = 0; i < rows * n; i++)
+		gneg[i] *= scale;
+	for (i = 0; i < rows; i++)
+		gpos[i] *= scale;
+	return launched(be, 1);
+}
+
+static int
 cpu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
     const struct kg_adam *a, const int64_t *idx, const float *grad,
     float *table, float *state)
@@ -304,6 +343,18 @@ cpu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
     double coef, unsigned p, double scale, double *value)
 {
 	*value += kg_regularise(x, g, n, coef, p, scale);
+	return launched(be, 1);
+}
+
+static int
+cpu_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
+    double coef, unsigned p, double scale, double *value)
+{
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		*value += kg_regularise(rs->x[k], rs->g[k], rs->n[k], coef, p,
+		    scale);
 	return launched(be, 1);
 }
 
@@ -425,6 +476,9 @@ static const struct kg_backend_ops cpu_ops = {
 	.zero = cpu_zero,
 	.copy = cpu_copy,
 	.sync = cpu_sync,
+	.upload_ordered = cpu_upload_ordered,
+	.event_record = cpu_event,
+	.event_wait = cpu_event,
 	.sgemm_batched = cpu_sgemm_batched,
 	.gather = cpu_gather,
 	.scatter_add = cpu_scatter_add,
@@ -438,8 +492,10 @@ static const struct kg_backend_ops cpu_ops = {
 	.scale = cpu_scale,
 	.dsum = cpu_dsum,
 	.loss = cpu_loss,
+	.loss_sum = cpu_loss_sum,
 	.optim = cpu_optim,
 	.regularise = cpu_regularise,
+	.regularise_sets = cpu_regularise_sets,
 	.rank_counts = cpu_rank_counts,
 	.transr = cpu_transr,
 	.transr_backward = cpu_transr_backward,

@@ -2,8 +2,9 @@
  * devops_loss: the losses of a positive against its negatives on the
  * device (rowops.h's kg_loss_eval, the same arithmetic): the float
  * exponential and log1p that vectorise, the softplus and sigmoid terms
- * the CPU's rowops.c shares, and the thread function of one row
- * (backend.h's kg_be_loss), under devops_base.h's conventions.
+ * the CPU's rowops.c shares, and the thread functions of one row
+ * (backend.h's kg_be_loss and kg_be_loss_sum), under devops_base.h's
+ * conventions.
  */
 #ifndef KG_DEVOPS_LOSS_H
 #define KG_DEVOPS_LOSS_H
@@ -190,6 +191,33 @@ kg_dev_t_loss(unsigned b, unsigned t, unsigned bdim, int kind,
 	}
 	gpos[i] = (float)gp;
 	loss[i] = out;
+}
+
+/*
+ * kg_dev_t_loss of row i, then its gradients gpos[i] and gneg[i * n ..]
+ * multiplied by scale (float products, as kg_be_scale's), returning
+ * loss[i], the value the thread adds to the sum (a kernel sums them per
+ * block, devops_base.h's kg_dev_bsum_*); 0 past rows.  backend.h's
+ * kg_be_loss_sum: one launch for the loss, its sum and the scaling.
+ */
+KG_HD double
+kg_dev_v_loss_sum(unsigned b, unsigned t, unsigned bdim, int kind,
+    double margin, float adv, size_t rows, size_t n, const float *pos,
+    const float *neg, const uint8_t *skip, float scale, float *gpos,
+    float *gneg, double *loss)
+{
+	size_t i = kg_dev_tid(b, t, bdim), j;
+	float *w;
+
+	if (i >= rows)
+		return 0.0;
+	kg_dev_t_loss(b, t, bdim, kind, margin, adv, rows, n, pos, neg, skip,
+	    gpos, gneg, loss);
+	w = gneg + i * n;
+	gpos[i] *= scale;
+	for (j = 0; j < n; j++)
+		w[j] *= scale;
+	return loss[i];
 }
 
 #endif

@@ -10,6 +10,7 @@
 #define KG_DEVOPS_OPTIM_H
 
 #include "compute/devops_base.h"
+#include "compute/devops_types.h"
 #include "compute/kinds.h"
 
 /* Element-wise Adagrad: s += g^2; w -= lr g / (sqrt(s) + eps). */
@@ -107,28 +108,50 @@ kg_dev_t_adam(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
 }
 
 /*
- * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) over n floats:
- * g += scale * its gradient, and coef * |x_e|^p added to *value; one
- * thread per element.
+ * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) of element e
+ * of n floats x: g[e] += scale * its gradient; returns coef |x_e|^p, the
+ * value the thread adds to the sum (a kernel sums them per block,
+ * devops_base.h's kg_dev_bsum_*), 0 past n.  One thread per element.
  */
-KG_HD void
-kg_dev_t_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
-    const float *x, float *g, double coef, unsigned p, double scale,
-    double *value)
+KG_HD double
+kg_dev_reg_elem(size_t e, const float *x, float *g, double coef,
+    unsigned p, double scale)
 {
-	size_t e = kg_dev_tid(b, t, bdim);
-	double a;
+	double a = fabs((double)x[e]);
 
-	if (e >= n)
-		return;
-	a = fabs((double)x[e]);
 	if (p == 2) {
 		g[e] += (float)(scale * coef * 2.0 * x[e]);
-		kg_dev_atomic_add_d(value, coef * a * a);
-	} else {
-		g[e] += (float)(scale * coef * 3.0 * a * x[e]);
-		kg_dev_atomic_add_d(value, coef * a * a * a);
+		return coef * a * a;
 	}
+	g[e] += (float)(scale * coef * 3.0 * a * x[e]);
+	return coef * a * a * a;
+}
+
+KG_HD double
+kg_dev_v_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const float *x, float *g, double coef, unsigned p, double scale)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	return e < n ? kg_dev_reg_elem(e, x, g, coef, p, scale) : 0.0;
+}
+
+/* The same over the sets of rs (devops_types.h), their elements one
+ * after another: one launch for them all. */
+KG_HD double
+kg_dev_v_regularise_sets(unsigned b, unsigned t, unsigned bdim,
+    struct kg_dev_regsets rs, double coef, unsigned p, double scale)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	unsigned k;
+
+	for (k = 0; k < rs.nsets; k++) {
+		if (e < rs.n[k])
+			return kg_dev_reg_elem(e, rs.x[k], rs.g[k], coef, p,
+			    scale);
+		e -= rs.n[k];
+	}
+	return 0.0;
 }
 
 /*

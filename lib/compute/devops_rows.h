@@ -48,16 +48,15 @@ kg_dev_t_scale(unsigned b, unsigned t, unsigned bdim, size_t n, float alpha,
 		x[e] *= alpha;
 }
 
-/* *acc += x[e] for n doubles: one thread per element (atomically on the
- * device, so in no fixed order there). */
-KG_HD void
-kg_dev_t_dsum(unsigned b, unsigned t, unsigned bdim, size_t n,
-    const double *x, double *acc)
+/* The value thread e adds to kg_be_dsum's sum: x[e], 0 past n (a
+ * kernel sums them per block, devops_base.h's kg_dev_bsum_*). */
+KG_HD double
+kg_dev_v_dsum(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const double *x)
 {
 	size_t e = kg_dev_tid(b, t, bdim);
 
-	if (e < n)
-		kg_dev_atomic_add_d(acc, x[e]);
+	return e < n ? x[e] : 0.0;
 }
 
 #endif

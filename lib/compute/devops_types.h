@@ -2,7 +2,8 @@
  * devops_types: the descriptors that backend.h's GNN operations take and
  * the device functions of devops_gnn.h read: a segmented sum of rows
  * (struct kg_dev_seg) and one graph's relation-aware attention (struct
- * kg_dev_attn).  Plain C structs of device pointers and sizes, passed by
+ * kg_dev_attn); and the row sets one regulariser launch covers (struct
+ * kg_dev_regsets, backend.h's kg_be_regularise_sets).  Plain C structs of device pointers and sizes, passed by
  * value to the CUDA kernels; nothing here runs.
  */
 #ifndef KG_DEVOPS_TYPES_H
@@ -39,6 +40,21 @@ struct kg_dev_attn {
 	size_t n_dst, n_src, n_types, d;
 	const float *z, *rel, *as, *ad, *ar;
 	float *u, *al, *da, *nsum;
+};
+
+/* The most row sets one kg_be_regularise_sets call takes. */
+#define KG_DEV_REGSETS 4
+
+/*
+ * Sets k < nsets of n[k] floats x[k] with gradients g[k] (device
+ * memory), regularised as one array: element e of the whole is element
+ * e - (n[0] + ... + n[k - 1]) of the set k it falls in.
+ */
+struct kg_dev_regsets {
+	const float *x[KG_DEV_REGSETS];
+	float *g[KG_DEV_REGSETS];
+	size_t n[KG_DEV_REGSETS];
+	unsigned nsets;
 };
 
 #endif

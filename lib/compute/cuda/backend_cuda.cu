@@ -98,6 +98,8 @@ struct cuda_impl {
 	int dev;
 	cudaStream_t comp, copy;
 	cublasHandle_t blas;
+	cudaEvent_t ev[KG_BE_EVENTS];
+	int n_ev;		/* events created */
 };
 
 cuda_impl *
@@ -301,17 +303,10 @@ k_query(int form, int side, size_t n, size_t d, const float *f,
 }
 
 __global__ void
-k_query_bwd_f(int form, int side, size_t n, size_t d, const float *f,
-    const float *r, const float *gq, float *gf)
+k_query_bwd(int form, int side, size_t n, size_t d, const float *f,
+    const float *r, const float *gq, float *gf, float *gr)
 {
-	kg_dev_t_query_bwd_f(TID, form, side, n, d, f, r, gq, gf);
-}
-
-__global__ void
-k_query_bwd_r(int form, int side, size_t n, size_t d, const float *f,
-    const float *r, const float *gq, float *gr)
-{
-	kg_dev_t_query_bwd_r(TID, form, side, n, d, f, r, gq, gr);
+	kg_dev_t_query_bwd(TID, form, side, n, d, f, r, gq, gf, gr);
 }
 
 __global__ void
@@ -320,10 +315,28 @@ k_scale(size_t n, float alpha, float *x)
 	kg_dev_t_scale(TID, n, alpha, x);
 }
 
+/* devops_base.h's block sum of each thread's v into *acc: the phases
+ * with a barrier after each, one atomic a block (blocks of
+ * KG_DEV_BLOCK threads, a power of two). */
+__device__ void
+block_sum(double v, double *acc)
+{
+	__shared__ double sm[KG_DEV_BLOCK];
+	unsigned s;
+
+	kg_dev_bsum_put(threadIdx.x, v, sm);
+	__syncthreads();
+	for (s = blockDim.x / 2; s > 0; s /= 2) {
+		kg_dev_bsum_step(threadIdx.x, s, sm);
+		__syncthreads();
+	}
+	kg_dev_bsum_out(threadIdx.x, sm, acc);
+}
+
 __global__ void
 k_dsum(size_t n, const double *x, double *acc)
 {
-	kg_dev_t_dsum(TID, n, x, acc);
+	block_sum(kg_dev_v_dsum(TID, n, x), acc);
 }
 
 __global__ void
@@ -333,6 +346,15 @@ k_loss(int kind, double margin, float adv, size_t rows, size_t n,
 {
 	kg_dev_t_loss(TID, kind, margin, adv, rows, n, pos, neg, skip, gpos,
 	    gneg, loss);
+}
+
+__global__ void
+k_loss_sum(int kind, double margin, float adv, size_t rows, size_t n,
+    const float *pos, const float *neg, const uint8_t *skip, float scale,
+    float *gpos, float *gneg, double *loss, double *acc)
+{
+	block_sum(kg_dev_v_loss_sum(TID, kind, margin, adv, rows, n, pos, neg,
+	    skip, scale, gpos, gneg, loss), acc);
 }
 
 __global__ void
@@ -360,7 +382,14 @@ __global__ void
 k_regularise(size_t n, const float *x, float *g, double coef, unsigned p,
     double scale, double *value)
 {
-	kg_dev_t_regularise(TID, n, x, g, coef, p, scale, value);
+	block_sum(kg_dev_v_regularise(TID, n, x, g, coef, p, scale), value);
+}
+
+__global__ void
+k_regularise_sets(kg_dev_regsets rs, double coef, unsigned p, double scale,
+    double *value)
+{
+	block_sum(kg_dev_v_regularise_sets(TID, rs, coef, p, scale), value);
 }
 
 __global__ void
@@ -370,6 +399,19 @@ k_rank_counts(size_t nq, size_t nc, const float *scores, const float *s,
 {
 	kg_dev_t_rank_counts(TID, nq, nc, scores, s, excl_off, excl, greater,
 	    equal);
+}
+
+/* The streams and events of c, and c. */
+void
+destroy_streams(cuda_impl *c)
+{
+	int i;
+
+	for (i = 0; i < c->n_ev; i++)
+		cudaEventDestroy(c->ev[i]);
+	cudaStreamDestroy(c->comp);
+	cudaStreamDestroy(c->copy);
+	free(c);
 }
 
 void
@@ -383,9 +425,7 @@ cu_release(struct kg_backend *be)
 	cudaStreamSynchronize(c->comp);
 	cudaStreamSynchronize(c->copy);
 	blas.destroy(c->blas);
-	cudaStreamDestroy(c->comp);
-	cudaStreamDestroy(c->copy);
-	free(c);
+	destroy_streams(c);
 	be->impl = NULL;
 }
 
@@ -466,6 +506,35 @@ cu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 	}
 	CK(be, cudaMemcpyAsync(dst, src, bytes, kind, c->comp));
 	CK(be, cudaStreamSynchronize(c->comp));
+	return 0;
+}
+
+int
+cu_upload_ordered(struct kg_backend *be, void *dst, const void *src,
+    size_t bytes)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+	    impl(be)->comp));
+	return 0;
+}
+
+int
+cu_event_record(struct kg_backend *be, unsigned ev)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaEventRecord(impl(be)->ev[ev], impl(be)->comp));
+	return 0;
+}
+
+int
+cu_event_wait(struct kg_backend *be, unsigned ev)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaEventSynchronize(impl(be)->ev[ev]));
 	return 0;
 }
 
@@ -628,11 +697,8 @@ cu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 {
 	size_t rw = kg_dev_qform_width(static_cast<int>(form), d);
 
-	if (launch(be, "query_backward", n * d, k_query_bwd_f,
-	    static_cast<int>(form), side, n, d, fixed, rel, gq, gfixed) < 0)
-		return -1;
-	return launch(be, "query_backward", n * rw, k_query_bwd_r,
-	    static_cast<int>(form), side, n, d, fixed, rel, gq, grel);
+	return launch(be, "query_backward", n * (d + rw), k_query_bwd,
+	    static_cast<int>(form), side, n, d, fixed, rel, gq, gfixed, grel);
 }
 
 int
@@ -655,6 +721,17 @@ cu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 	return launch(be, "loss", rows, k_loss, static_cast<int>(l->kind),
 	    l->margin, static_cast<float>(l->adv_temp), rows, n, pos, neg,
 	    skip, gpos, gneg, loss);
+}
+
+int
+cu_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float scale, float *gpos, float *gneg, double *loss, double *acc)
+{
+	return launch(be, "loss_sum", rows, k_loss_sum,
+	    static_cast<int>(l->kind), l->margin,
+	    static_cast<float>(l->adv_temp), rows, n, pos, neg, skip, scale,
+	    gpos, gneg, loss, acc);
 }
 
 int
@@ -682,6 +759,19 @@ cu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
 {
 	return launch(be, "regularise", n, k_regularise, n, x, g, coef, p,
 	    scale, value);
+}
+
+int
+cu_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
+    double coef, unsigned p, double scale, double *value)
+{
+	size_t n = 0;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		n += rs->n[k];
+	return launch(be, "regularise_sets", n, k_regularise_sets, *rs, coef,
+	    p, scale, value);
 }
 
 int
@@ -770,10 +860,11 @@ cu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
 
 const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
-	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
-	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
-	cu_pairs_backward, cu_query, cu_query_backward, cu_scale, cu_dsum,
-	cu_loss, cu_optim, cu_regularise, cu_rank_counts, cu_transr,
+	cu_copy, cu_sync, cu_upload_ordered, cu_event_record, cu_event_wait,
+	cu_sgemm_batched, cu_gather, cu_scatter_add, cu_work_size, cu_chunk,
+	cu_chunk_backward, cu_pairs, cu_pairs_backward, cu_query,
+	cu_query_backward, cu_scale, cu_dsum, cu_loss, cu_loss_sum, cu_optim,
+	cu_regularise, cu_regularise_sets, cu_rank_counts, cu_transr,
 	cu_transr_backward, cu_scatter_sqnorm, cu_adagrad_sq,
 };
 
@@ -1032,13 +1123,19 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		free(c);
 		return cuda_fail(be, "cudaStreamCreate", e);
 	}
+	for (; c->n_ev < KG_BE_EVENTS; c->n_ev++) {
+		e = cudaEventCreateWithFlags(&c->ev[c->n_ev],
+		    cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			destroy_streams(c);
+			return cuda_fail(be, "cudaEventCreate", e);
+		}
+	}
 	s = blas.create(&c->blas);
 	if (s == CUBLAS_STATUS_SUCCESS)
 		s = blas.set_stream(c->blas, c->comp);
 	if (s != CUBLAS_STATUS_SUCCESS) {
-		cudaStreamDestroy(c->comp);
-		cudaStreamDestroy(c->copy);
-		free(c);
+		destroy_streams(c);
 		return blas_fail(be, "cublasCreate", s);
 	}
 	be->ops = &cuda_ops;
