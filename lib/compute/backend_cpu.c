@@ -358,6 +358,8 @@ cpu_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
 	return launched(be, 1);
 }
 
+#define RANK_SPAN ((size_t)1 << 31)
+
 static int
 cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
@@ -370,12 +372,22 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 		const float *row = scores + i * nc;
 		uint64_t g = 0, e = 0;
 		float si = s[i];
+		size_t j0, j1;
 
 		if (si != si)
 			continue;
-		for (j = 0; j < nc; j++) {
-			g += row[j] > si;
-			e += row[j] == si;
+		/* 32-bit counts vectorise: spans of at most 2^31 columns. */
+		for (j0 = 0; j0 < nc; j0 = j1) {
+			uint32_t g32 = 0, e32 = 0;
+
+			j1 = nc - j0 > RANK_SPAN ? j0 + RANK_SPAN : nc;
+#pragma omp simd reduction(+:g32, e32)
+			for (j = j0; j < j1; j++) {
+				g32 += row[j] > si;
+				e32 += row[j] == si;
+			}
+			g += g32;
+			e += e32;
 		}
 		for (k = excl_off != NULL ? excl_off[i] : 0;
 		    excl_off != NULL && k < excl_off[i + 1]; k++) {
