@@ -280,8 +280,8 @@ int kg_be_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
  * and gneg (rows x n) multiplied by scale: on the CPU backend the bits
  * of kg_be_loss, kg_be_dsum(rows, loss, acc), kg_be_scale(rows n, scale,
  * gneg) and kg_be_scale(rows, scale, gpos) in that order; one launch on
- * a GPU, whose sum of the losses runs per block (acc one device
- * double).
+ * a GPU, a warp a row for n >= 32 (a thread a row below), whose sum of
+ * the losses runs per block (acc one device double).
  */
 int kg_be_loss_sum(struct kg_backend *be, const struct kg_loss *l,
     size_t rows, size_t n, const float *pos, const float *neg,

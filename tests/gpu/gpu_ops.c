@@ -514,18 +514,20 @@ test_regularise_sets(void)
 }
 
 /* The fused loss (the loss, its per-block sum, the scaling in one
- * launch) against the CPU backend's, over sizes around the block. */
+ * launch; a warp a row for 200 negatives, a thread for 9) against the
+ * CPU backend's, over sizes around the block. */
 static void
 test_loss_sum(void)
 {
 	static const size_t rs[] = { 1, 200, 255, 257, 1000 };
-	size_t a, kind, i, n = 200;
+	static const size_t ns[] = { 9, 200 };	/* a thread, a warp a row */
+	size_t a, kind, i, c;
 
 	NEED_GPU();
 	for (a = 0; a < KG_ARRAY_LEN(rs); a++)
-		for (kind = 0; kind < 4; kind++) {
+		for (c = 0; c < 2 * 4; c++) {
 			struct kg_loss l = KG_LOSS_INIT;
-			size_t rows = rs[a];
+			size_t rows = rs[a], n = ns[c / 4];
 			float *pos = rnd(rows, -5, 5), *neg = rnd(rows * n, -5, 5);
 			float *gp = rnd(rows, 0, 0), *gn = rnd(rows * n, 0, 0);
 			double *ls = kg_xcalloc(rows, sizeof(*ls));
@@ -537,6 +539,7 @@ test_loss_sum(void)
 			void *dl = kg_be_alloc(gpu, rows * sizeof(double));
 			void *dacc_d = up(&dacc, sizeof(dacc));
 
+			kind = c % 4;
 			l.kind = (enum kg_loss_kind)kind;
 			l.adv_temp = 1.0;
 			T_CHECK(kg_be_loss_sum(cpu, &l, rows, n, pos, neg, NULL,
@@ -548,8 +551,8 @@ test_loss_sum(void)
 			T_CHECK(kg_be_download(gpu, dls, dl, rows *
 			    sizeof(double)) == 0);
 			T_CHECKF(fabs(dacc - acc) <= 1e-5 * fmax(1.0, fabs(acc)),
-			    "loss %zu rows %zu: sum %.9g against %.9g", kind,
-			    rows, dacc, acc);
+			    "loss %zu rows %zu n %zu: sum %.9g against %.9g",
+			    kind, rows, n, dacc, acc);
 			for (i = 0; i < rows; i++)
 				T_CHECK(fabs(dls[i] - ls[i]) <= 1e-5 *
 				    fmax(1.0, fabs(ls[i])));

@@ -8,7 +8,9 @@
  * CPU backend, over sizes around the block size; a broken tree and a
  * dropped element are caught.  On the CPU backend the fused calls
  * (kg_be_regularise_sets, kg_be_loss_sum) give the bits of the calls
- * they replace, and count one launch each.
+ * they replace, and count one launch each.  The warp-per-row loss
+ * (devops_loss.h's kg_dev_wl_*) runs its phases over the emulated warps
+ * the same way and is checked against the CPU backend's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -322,6 +324,157 @@ test_loss_sum(void)
 	}
 }
 
+/*
+ * k_loss_sum_warp on the host: every block of the rows' warps, each
+ * phase, reduction step and keep over the block's threads one at a time
+ * (rev: last to first), the warps' shared memory poisoned with NaN,
+ * then the block's sum of kg_dev_wl_out into *acc.  skip: a reduction
+ * step left out (0: none), to plant a broken reduction.
+ */
+static void
+emu_wloss(unsigned bdim, int rev, unsigned skip, struct kg_dev_wloss a,
+    float scale, double *acc)
+{
+	size_t nb = kg_dev_nblocks(a.rows * KG_DEV_WARP, bdim), b, i;
+	unsigned nw = bdim / KG_DEV_WARP, k, t, ph, s;
+	struct kg_dev_wl_smem *sm = kg_xmallocarray(nw, sizeof(*sm));
+	double bs[KG_DEV_BLOCK], *q = (double *)sm;
+
+#define EMU_T (rev ? bdim - 1 - k : k)
+#define EMU_I (kg_dev_tid((unsigned)b, t, bdim) / KG_DEV_WARP)
+	for (b = 0; b < nb; b++) {
+		for (i = 0; i < nw * sizeof(*sm) / sizeof(double); i++)
+			q[i] = NAN;
+		for (ph = 0; ph < KG_DEV_WL_PHASES; ph++) {
+			for (k = 0; k < bdim; k++) {
+				t = EMU_T;
+				kg_dev_wl_phase(ph, t % KG_DEV_WARP, EMU_I, a,
+				    &sm[t / KG_DEV_WARP]);
+			}
+			for (s = KG_DEV_WARP / 2; s > 0; s /= 2)
+				for (k = 0; s != skip && k < bdim; k++) {
+					t = EMU_T;
+					kg_dev_wl_step(a.kind, ph, t % KG_DEV_WARP,
+					    s, &sm[t / KG_DEV_WARP]);
+				}
+			for (k = 0; k < bdim; k++) {
+				t = EMU_T;
+				kg_dev_wl_keep(ph, t % KG_DEV_WARP,
+				    &sm[t / KG_DEV_WARP]);
+			}
+		}
+		for (k = 0; k < bdim; k++) {
+			t = EMU_T;
+			kg_dev_bsum_put(t, kg_dev_wl_out(t % KG_DEV_WARP, EMU_I,
+			    a, scale, &sm[t / KG_DEV_WARP]), bs);
+		}
+		for (s = bdim / 2; s > 0; s /= 2)
+			for (k = 0; k < bdim; k++)
+				kg_dev_bsum_step(EMU_T, s, bs);
+		for (k = 0; k < bdim; k++)
+			kg_dev_bsum_out(EMU_T, bs, acc);
+	}
+#undef EMU_T
+#undef EMU_I
+	free(sm);
+}
+
+/* One warp-per-row case against the CPU backend's kg_be_loss_sum: 1 if
+ * within 1e-5, the gradients too unless quiet (which reports nothing). */
+static int
+wloss_case(struct kg_rng *r, int kind, size_t rows, size_t n, float adv,
+    int sk, unsigned bdim, int rev, unsigned skip, int quiet)
+{
+	struct kg_loss l = KG_LOSS_INIT;
+	struct kg_dev_wloss a;
+	float *pos = rnd(r, rows, -4, 4), *neg = rnd(r, rows * n, -4, 4);
+	float *gp1 = rnd(r, rows, 0, 0), *gp2 = dup(gp1, rows);
+	float *gn1 = rnd(r, rows * n, 0, 0), *gn2 = dup(gn1, rows * n);
+	double *l1 = kg_xcalloc(rows + 1, sizeof(*l1));
+	double *l2 = kg_xcalloc(rows + 1, sizeof(*l2));
+	uint8_t *skm = kg_xcalloc(rows * n + 1, 1);
+	double a1 = 0.5, a2 = 0.5;
+	float scale = 0.125f;
+	size_t i;
+	int ok = 1;
+
+	for (i = 0; i < rows * n; i++) {
+		skm[i] = i % 3 == 1;
+		if (sk && skm[i])
+			neg[i] = 150.0f;
+	}
+	l.kind = (enum kg_loss_kind)kind;
+	l.adv_temp = adv;
+	l.margin = 1.0;
+	T_CHECK(kg_be_loss_sum(cpu, &l, rows, n, pos, neg, sk ? skm : NULL,
+	    scale, gp1, gn1, l1, &a1) == 0);
+	a.kind = kind;
+	a.margin = l.margin;
+	a.adv = adv;
+	a.rows = rows;
+	a.n = n;
+	a.pos = pos;
+	a.neg = neg;
+	a.skip = sk ? skm : NULL;
+	a.gpos = gp2;
+	a.gneg = gn2;
+	a.loss = l2;
+	emu_wloss(bdim, rev, skip, a, scale, &a2);
+	ok = fabs(a2 - a1) <= 1e-5 * fmax(1.0, fabs(a1));
+	for (i = 0; ok && i < rows; i++)
+		ok = fabs(l2[i] - l1[i]) <= 1e-5 * fmax(1.0, fabs(l1[i]));
+	if (!quiet) {
+		ok = ok && close_tol(gp2, gp1, rows, 1e-5f, "gpos (warp)") &&
+		    close_tol(gn2, gn1, rows * n, 1e-5f, "gneg (warp)");
+		if (!ok)
+			fprintf(stderr, "warp loss kind %d rows %zu n %zu adv "
+			    "%g skip %d block %u rev %d: sum %.17g against "
+			    "%.17g\n", kind, rows, n, (double)adv, sk, bdim, rev,
+			    a2, a1);
+	}
+	free(pos);
+	free(neg);
+	free(gp1);
+	free(gp2);
+	free(gn1);
+	free(gn2);
+	free(l1);
+	free(l2);
+	free(skm);
+	return ok;
+}
+
+static void
+test_loss_warp(void)
+{
+	static const size_t rs[] = { 1, 7, 9, 200, 257 };
+	static const size_t ns[] = { 0, 1, 31, 32, 33, 200 };
+	static const float advs[] = { 0.0f, 0.8f };
+	struct kg_rng r;
+	size_t a, c, e, k;
+	int kind, sk, rev, bad = 0;
+
+	kg_rng_seed(&r, 75, 0);
+	for (a = 0; a < KG_ARRAY_LEN(rs); a++)
+		for (c = 0; c < KG_ARRAY_LEN(ns); c++)
+			for (kind = 0; kind < 4; kind++)
+				for (e = 0; e < KG_ARRAY_LEN(advs); e++)
+					for (sk = 0; sk < 2; sk++)
+						for (k = 0; k < KG_ARRAY_LEN(bdims);
+						    k++)
+							for (rev = 0; rev < 2; rev++)
+								bad += !wloss_case(&r,
+								    kind, rs[a], ns[c],
+								    advs[e], sk,
+								    bdims[k], rev, 0,
+								    bad > 5);
+	T_CHECKF(bad == 0, "%d warp-per-row cases differ", bad);
+	/* Planted: a reduction step left out. */
+	for (kind = 0; kind < 4; kind++)
+		T_CHECKF(!wloss_case(&r, kind, 9, 200, 0.8f, 0, 256, 0, 8, 1),
+		    "kind %d: a broken reduction passed", kind);
+}
+
 int
 main(void)
 {
@@ -334,6 +487,7 @@ main(void)
 	T_RUN(test_regularise_sizes);
 	T_RUN(test_regularise_sets);
 	T_RUN(test_loss_sum);
+	T_RUN(test_loss_warp);
 	kg_backend_free(cpu);
 	return T_DONE();
 }

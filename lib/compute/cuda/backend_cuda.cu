@@ -357,6 +357,29 @@ k_loss_sum(int kind, double margin, float adv, size_t rows, size_t n,
 	    skip, scale, gpos, gneg, loss), acc);
 }
 
+/* devops_loss.h's warp per row: the phases with a warp barrier after
+ * each phase, step and keep; then the block's sum of the losses. */
+__global__ void __launch_bounds__(KG_DEV_BLOCK)
+k_loss_sum_warp(kg_dev_wloss a, float scale, double *acc)
+{
+	__shared__ kg_dev_wl_smem sm[KG_DEV_BLOCK / KG_DEV_WARP];
+	kg_dev_wl_smem *w = &sm[threadIdx.x / KG_DEV_WARP];
+	unsigned l = threadIdx.x % KG_DEV_WARP, ph, s;
+	size_t i = kg_dev_tid(TID) / KG_DEV_WARP;
+
+	for (ph = 0; ph < KG_DEV_WL_PHASES; ph++) {
+		kg_dev_wl_phase(ph, l, i, a, w);
+		__syncwarp();
+		for (s = KG_DEV_WARP / 2; s > 0; s /= 2) {
+			kg_dev_wl_step(a.kind, ph, l, s, w);
+			__syncwarp();
+		}
+		kg_dev_wl_keep(ph, l, w);
+		__syncwarp();
+	}
+	block_sum(kg_dev_wl_out(l, i, a, scale, w), acc);
+}
+
 __global__ void
 k_adagrad(size_t n, size_t d, float lr, const int64_t *idx,
     const float *grad, float *table, float *state)
@@ -728,6 +751,14 @@ cu_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
     size_t n, const float *pos, const float *neg, const uint8_t *skip,
     float scale, float *gpos, float *gneg, double *loss, double *acc)
 {
+	kg_dev_wloss a = { static_cast<int>(l->kind), l->margin,
+		static_cast<float>(l->adv_temp), rows, n, pos, neg, skip, gpos,
+		gneg, loss };
+
+	/* A warp a row where rows are long enough to share out. */
+	if (n >= KG_DEV_WARP)
+		return launch(be, "loss_sum", rows * KG_DEV_WARP,
+		    k_loss_sum_warp, a, scale, acc);
 	return launch(be, "loss_sum", rows, k_loss_sum,
 	    static_cast<int>(l->kind), l->margin,
 	    static_cast<float>(l->adv_temp), rows, n, pos, neg, skip, scale,
