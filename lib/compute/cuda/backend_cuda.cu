@@ -2,19 +2,18 @@
  * The CUDA backend (backend.h): cuBLAS for the products, and for the rest
  * kernels that each call one thread function of lib/compute/devops_*.h,
  * the arithmetic the host-emulated tests (tests/unit/t_devops*.c) check
- * against the CPU backend.  Operations go on one compute stream, the
- * asynchronous copies on a second; nothing is allocated after the
+ * against the CPU backend.  Operations and the ordered uploads go on one
+ * compute stream, the asynchronous copies on a second; nothing is allocated after the
  * backend is open except what the caller asks for.  cuBLAS is loaded
  * with dlopen when the first backend opens (libcublas.so.N, N the major
  * version of the headers, from the library path or KG_CUDA_LIBDIR), so
  * the tools neither load it nor need it unless a GPU is used.  Every
  * call first makes the backend's GPU the thread's current device (use()),
  * and each kernel and cuBLAS call is counted (backend.h's counters).
+ * The GNN operations are in backend_cuda_gnn.cu, what both files share
+ * in cuda_impl.h.
  */
-#define restrict __restrict__
-#include "compute/backend_impl.h"
-#undef restrict
-#include "compute/devops_gnn.h"
+#include "compute/cuda/cuda_impl.h"
 #include "compute/devops_loss.h"
 #include "compute/devops_optim.h"
 #include "compute/devops_pool.h"
@@ -24,19 +23,39 @@
 #include "compute/devops_tile.h"
 #include "compute/devops_transr.h"
 
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <dlfcn.h>
 
-extern "C" void kg_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+namespace kg_cuda {
+
+int
+cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
+{
+	(void)cudaGetLastError();
+	kg_error("cuda:%d: %s: %s", be->dev.index, what,
+	    cudaGetErrorString(e));
+	return -1;
+}
+
+int
+use(struct kg_backend *be)
+{
+	int cur;
+
+	if (cudaGetDevice(&cur) == cudaSuccess && cur == impl(be)->dev)
+		return 0;
+	CK(be, cudaSetDevice(impl(be)->dev));
+	return 0;
+}
+
+} /* namespace kg_cuda */
 
 namespace {
+
+using namespace kg_cuda;
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -94,98 +113,12 @@ load_blas(int dev)
 	return 0;
 }
 
-struct cuda_impl {
-	int dev;
-	cudaStream_t comp, copy;
-	cublasHandle_t blas;
-	cudaEvent_t ev[KG_BE_EVENTS];
-	int n_ev;		/* events created */
-};
-
-cuda_impl *
-impl(struct kg_backend *be)
-{
-	return static_cast<cuda_impl *>(be->impl);
-}
-
-/* Report a failed runtime call; -1.  The runtime's last error is
- * cleared (a sticky one stays), so that the next launch's check reports
- * its own failure, not this one. */
-int
-cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
-{
-	(void)cudaGetLastError();
-	kg_error("cuda:%d: %s: %s", be->dev.index, what,
-	    cudaGetErrorString(e));
-	return -1;
-}
-
 int
 blas_fail(struct kg_backend *be, const char *what, cublasStatus_t s)
 {
 	kg_error("cuda:%d: %s: cuBLAS status %d", be->dev.index, what,
 	    static_cast<int>(s));
 	return -1;
-}
-
-#define CK(be, call) do {						\
-	cudaError_t ck_e_ = (call);					\
-	if (ck_e_ != cudaSuccess)					\
-		return cuda_fail((be), #call, ck_e_);			\
-} while (0)
-
-/*
- * Make the backend's GPU the calling thread's current device, which
- * every runtime call, launch and cuBLAS call of its streams needs (a
- * second backend, or another thread, may have set another): one
- * cudaGetDevice, a read of the runtime's per-thread state, when it
- * already is.  0, or -1 after kg_error().
- */
-int
-use(struct kg_backend *be)
-{
-	int cur;
-
-	if (cudaGetDevice(&cur) == cudaSuccess && cur == impl(be)->dev)
-		return 0;
-	CK(be, cudaSetDevice(impl(be)->dev));
-	return 0;
-}
-
-/* Blocks for n threads, or 0 when the grid would be too large. */
-unsigned
-grid(size_t n)
-{
-	size_t b = kg_dev_nblocks(n, KG_DEV_BLOCK);
-
-	return b > static_cast<size_t>(INT_MAX) ? 0u :
-	    static_cast<unsigned>(b);
-}
-
-/* Launch kernel k over n threads on the compute stream, counted, and
- * check it; 0 threads: nothing to do (as on the CPU backend), 0. */
-template <typename K, typename... A>
-int
-launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
-{
-	unsigned g = grid(n);
-	cudaError_t e;
-
-	if (n == 0)
-		return 0;
-	if (g == 0) {
-		kg_error("cuda:%d: %s: %zu threads exceed one grid",
-		    be->dev.index, what, n);
-		return -1;
-	}
-	if (use(be) < 0)
-		return -1;
-	k<<<g, KG_DEV_BLOCK, 0, impl(be)->comp>>>(args...);
-	e = cudaGetLastError();
-	if (e != cudaSuccess)
-		return cuda_fail(be, what, e);
-	be->counts.launches++;
-	return 0;
 }
 
 /* Launch a tiled kernel over a gx x gy x gz grid of KG_DEV_TILE_THREADS-
@@ -215,11 +148,10 @@ launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
 	return 0;
 }
 
+
 /* The kernels: one line each, the thread functions of devops_*.h (the
  * tiled ones above them: the phases of devops_tile.h's block
  * functions). */
-#define TID blockIdx.x, threadIdx.x, blockDim.x
-
 __global__ void
 k_gather(size_t n, size_t d, const float *t, const int64_t *idx, float *o)
 {
@@ -899,216 +831,6 @@ const struct kg_backend_ops cuda_ops = {
 	cu_transr_backward, cu_scatter_sqnorm, cu_adagrad_sq,
 };
 
-/* ---- GNN message passing (backend.h's last section). ---- */
-
-__global__ void
-k_seg_sum(size_t n_seg, size_t d, kg_dev_seg sg, const float *x, int beta,
-    float *out, size_t ldo)
-{
-	kg_dev_t_seg_sum(TID, n_seg, d, sg, x, beta, out, ldo);
-}
-
-__global__ void
-k_edge_coef(size_t n, size_t nb, const float *norm, const int64_t *type,
-    const float *a, float *w)
-{
-	kg_dev_t_edge_coef(TID, n, nb, norm, type, a, w);
-}
-
-__global__ void
-k_edge_dot(size_t n, size_t d, const float *a, const int64_t *ia,
-    const float *b, const int64_t *ib, float *out)
-{
-	kg_dev_t_edge_dot(TID, n, d, a, ia, b, ib, out);
-}
-
-__global__ void
-k_fill_rows(size_t n, size_t d, const float *row, float *out)
-{
-	kg_dev_t_fill_rows(TID, n, d, row, out);
-}
-
-__global__ void
-k_mul(size_t n, const float *a, const float *x, float *y)
-{
-	kg_dev_t_mul(TID, n, a, x, y);
-}
-
-__global__ void
-k_relu(size_t n, const float *x, float *y)
-{
-	kg_dev_t_relu(TID, n, x, y);
-}
-
-__global__ void
-k_relu_bwd(size_t n, const float *pre, float *g)
-{
-	kg_dev_t_relu_bwd(TID, n, pre, g);
-}
-
-__global__ void
-k_seg_part(size_t n_seg, size_t d, size_t parts, kg_dev_seg sg,
-    const float *x, int beta, const float *out, size_t ldo, float *tmp)
-{
-	kg_dev_t_seg_part(TID, n_seg, d, parts, sg, x, beta, out, ldo, tmp);
-}
-
-__global__ void
-k_seg_join(size_t n_seg, size_t d, size_t parts, const float *tmp,
-    float *out, size_t ldo)
-{
-	kg_dev_t_seg_join(TID, n_seg, d, parts, tmp, out, ldo);
-}
-
-__global__ void
-k_attn_scores(kg_dev_attn A)
-{
-	kg_dev_t_attn_scores(TID, A);
-}
-
-__global__ void
-k_attn_msgs(kg_dev_attn A, float *out)
-{
-	kg_dev_t_attn_msgs(TID, A, out);
-}
-
-__global__ void
-k_attn_back_scores(kg_dev_attn A, const float *G)
-{
-	kg_dev_t_attn_back_scores(TID, A, G);
-}
-
-__global__ void
-k_attn_back_dz(kg_dev_attn A, const float *G, float *dz)
-{
-	kg_dev_t_attn_back_dz(TID, A, G, dz);
-}
-
-__global__ void
-k_attn_back_rel(kg_dev_attn A, const float *G, float *grel)
-{
-	kg_dev_t_attn_back_rel(TID, A, G, grel);
-}
-
-__global__ void
-k_adam_flat(size_t n, float lr, float b1, float b2, float eps,
-    const float *grad, float *w, float *state)
-{
-	kg_dev_t_adam_flat(TID, n, lr, b1, b2, eps, grad, w, state);
-}
-
-__global__ void
-k_adam_count(size_t n, float *state)
-{
-	kg_dev_t_adam_count(TID, n, state);
-}
-
-int
-cu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
-    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
-    size_t ldo)
-{
-	return launch(be, "seg_sum", n_seg * d, k_seg_sum, n_seg, d, *sg, x,
-	    beta, out, ldo);
-}
-
-int
-cu_edge_coef(struct kg_backend *be, size_t n, size_t nb, const float *norm,
-    const int64_t *type, const float *a, float *w)
-{
-	return launch(be, "edge_coef", n * nb, k_edge_coef, n, nb, norm, type,
-	    a, w);
-}
-
-int
-cu_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
-    const int64_t *ia, const float *b, const int64_t *ib, float *out)
-{
-	return launch(be, "edge_dot", n, k_edge_dot, n, d, a, ia, b, ib, out);
-}
-
-int
-cu_fill_rows(struct kg_backend *be, size_t n, size_t d, const float *row,
-    float *out)
-{
-	return launch(be, "fill_rows", n * d, k_fill_rows, n, d, row, out);
-}
-
-int
-cu_mul(struct kg_backend *be, size_t n, const float *a, const float *x,
-    float *y)
-{
-	return launch(be, "mul", n, k_mul, n, a, x, y);
-}
-
-int
-cu_relu(struct kg_backend *be, size_t n, const float *x, float *y)
-{
-	return launch(be, "relu", n, k_relu, n, x, y);
-}
-
-int
-cu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
-    float *g)
-{
-	return launch(be, "relu_backward", n, k_relu_bwd, n, pre, g);
-}
-
-int
-cu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
-    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
-    float *out, size_t ldo, float *tmp)
-{
-	if (parts <= 1)
-		return cu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
-	if (launch(be, "seg_part", n_seg * parts * d, k_seg_part, n_seg, d,
-	    parts, *sg, x, beta, out, ldo, tmp) < 0)
-		return -1;
-	return launch(be, "seg_join", n_seg * d, k_seg_join, n_seg, d, parts,
-	    tmp, out, ldo);
-}
-
-int
-cu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
-    const struct kg_dev_attn *at, const float *G, float *out)
-{
-	const kg_dev_attn &A = *at;
-
-	switch (pass) {
-	case KG_BE_ATTN_SCORES:
-		return launch(be, "attn_scores", A.n_dst, k_attn_scores, A);
-	case KG_BE_ATTN_MSGS:
-		return launch(be, "attn_msgs", A.n_dst * A.d, k_attn_msgs, A,
-		    out);
-	case KG_BE_ATTN_BACK_SCORES:
-		return launch(be, "attn_back_scores", A.n_dst,
-		    k_attn_back_scores, A, G);
-	case KG_BE_ATTN_BACK_DZ:
-		return launch(be, "attn_back_dz", A.n_src * A.d, k_attn_back_dz,
-		    A, G, out);
-	case KG_BE_ATTN_BACK_REL:
-		return launch(be, "attn_back_rel", A.n_types * A.d,
-		    k_attn_back_rel, A, G, out);
-	}
-	return 0;
-}
-
-/* The elements first, then the count they read (same stream). */
-int
-cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
-    const float *grad, float *w, float *state)
-{
-	if (launch(be, "adam_flat", n, k_adam_flat, n, a->lr, a->beta1,
-	    a->beta2, a->eps, grad, w, state) < 0)
-		return -1;
-	return launch(be, "adam_count", 1, k_adam_count, n, state);
-}
-
-const struct kg_backend_gnn_ops cuda_gnn_ops = {
-	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
-	cu_relu_backward, cu_adam_flat, cu_seg_sum_split, cu_attn,
-};
-
 } /* namespace */
 
 extern "C" int
@@ -1170,7 +892,7 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		return blas_fail(be, "cublasCreate", s);
 	}
 	be->ops = &cuda_ops;
-	be->gnn = &cuda_gnn_ops;
+	be->gnn = &kg_cuda::cuda_gnn_ops;
 	be->impl = c;
 	snprintf(be->name, sizeof(be->name), "cuda:%d:%.120s", index, prop.name);
 	return 0;
