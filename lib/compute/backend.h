@@ -338,8 +338,13 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
  * run them then, in call order: as late as a GPU's copy stream may run
  * them, so that a caller who uses a copy's destination before the sync
  * that orders it sees stale data (the CPU otherwise copies at once and
- * hides the mistake).  on 0 runs what waits and copies at once again.
- * 0, or -1 after kg_error() for a backend other than the CPU's.
+ * hides the mistake).  With on set the backend also watches the host
+ * memory of each kg_be_upload_ordered until the host waits for the
+ * event recorded after it (or syncs): a change before then, which on a
+ * GPU may reach the device or not, makes the next upload_ordered, event
+ * call or sync fail with kg_error().  on 0 runs what waits and copies at
+ * once again and stops watching.  0, or -1 after kg_error() for a
+ * backend other than the CPU's.
  */
 int kg_backend_cpu_defer_copies(struct kg_backend *be, int on);
 

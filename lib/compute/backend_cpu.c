@@ -3,7 +3,8 @@
  * paths call today (kernels.h, compute.h, rowops.h) on the calling
  * thread, so its results are those functions' bits.  Device memory is
  * host memory; copies are memcpy and complete at once, unless a test
- * defers the asynchronous ones (kg_backend_cpu_defer_copies).
+ * defers the asynchronous ones (kg_backend_cpu_defer_copies), which also
+ * watches the host memory of ordered uploads.
  */
 #include "compute/backend_impl.h"
 
@@ -20,6 +21,9 @@
  * order; a full queue runs then, which a copy stream may also do. */
 #define CPU_COPY_QUEUE 64
 
+/* Ordered uploads whose host memory a deferring backend watches. */
+#define CPU_WATCH 16
+
 struct cpu_impl {
 	int defer;
 	size_t n;
@@ -28,7 +32,58 @@ struct cpu_impl {
 		const void *src;
 		size_t bytes;
 	} q[CPU_COPY_QUEUE];
+	/* While deferring: the ordered uploads whose event the host has not
+	 * waited for, their source's checksum, the event recorded after
+	 * each (-1: none yet). */
+	size_t nw;
+	struct {
+		const void *src;
+		size_t bytes;
+		uint64_t sum;
+		int ev;
+	} w[CPU_WATCH];
 };
+
+/* FNV-1a over bytes: what a watched source held. */
+static uint64_t
+checksum(const void *p, size_t bytes)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < bytes; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Every watched source unchanged; then drop those of event ev (-2: all,
+ * -3: none).  A GPU may run an ordered upload any time until the event
+ * behind it completes, so a host that changed its source before waiting
+ * for that event may have sent the device the new bytes or the old:
+ * 0, or -1 after kg_error() saying so.
+ */
+static int
+check_watch(struct kg_backend *be, int ev)
+{
+	struct cpu_impl *c = be->impl;
+	size_t i, k = 0;
+
+	for (i = 0; i < c->nw; i++)
+		if (checksum(c->w[i].src, c->w[i].bytes) != c->w[i].sum) {
+			kg_error("%s: the host memory of an ordered upload (%zu "
+			    "bytes) changed before the event after it was "
+			    "waited for", be->name, c->w[i].bytes);
+			c->nw = 0;
+			return -1;
+		}
+	for (i = 0; i < c->nw; i++)
+		if (ev != -2 && c->w[i].ev != ev)
+			c->w[k++] = c->w[i];
+	c->nw = ev == -3 ? c->nw : k;
+	return 0;
+}
 
 static void
 run_copies(struct cpu_impl *c)
@@ -99,32 +154,65 @@ cpu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 		return 0;
 	}
 	memmove(dst, src, bytes);
-	return 0;
+	/* A blocking copy waits for the compute stream: its ordered
+	 * uploads have run. */
+	return async ? 0 : check_watch(be, -2);
 }
 
 static int
 cpu_sync(struct kg_backend *be)
 {
 	run_copies(be->impl);
-	return 0;
+	return check_watch(be, -2);
 }
 
-/* On the compute stream, which has run everything before it. */
+/*
+ * On the compute stream, which has run everything before it: a copy at
+ * once.  Deferring, the source is watched until the host waits for the
+ * event recorded after the copy (or syncs), as a GPU may read it that
+ * late.
+ */
 static int
 cpu_upload_ordered(struct kg_backend *be, void *dst, const void *src,
     size_t bytes)
 {
-	(void)be;
+	struct cpu_impl *c = be->impl;
+
 	memmove(dst, src, bytes);
+	if (!c->defer)
+		return 0;
+	if (check_watch(be, -3) < 0)
+		return -1;
+	if (c->nw == CPU_WATCH) {
+		kg_error("%s: more than %d ordered uploads wait for their "
+		    "events", be->name, CPU_WATCH);
+		return -1;
+	}
+	c->w[c->nw].src = src;
+	c->w[c->nw].bytes = bytes;
+	c->w[c->nw].sum = checksum(src, bytes);
+	c->w[c->nw++].ev = -1;
 	return 0;
 }
 
 static int
-cpu_event(struct kg_backend *be, unsigned ev)
+cpu_event_record(struct kg_backend *be, unsigned ev)
 {
-	(void)be;
-	(void)ev;
+	struct cpu_impl *c = be->impl;
+	size_t i;
+
+	if (check_watch(be, -3) < 0)
+		return -1;
+	for (i = 0; i < c->nw; i++)
+		if (c->w[i].ev < 0)
+			c->w[i].ev = (int)ev;
 	return 0;
+}
+
+static int
+cpu_event_wait(struct kg_backend *be, unsigned ev)
+{
+	return check_watch(be, (int)ev);
 }
 
 int
@@ -137,6 +225,7 @@ kg_backend_cpu_defer_copies(struct kg_backend *be, int on)
 		return -1;
 	}
 	run_copies(c);
+	c->nw = 0;
 	c->defer = on != 0;
 	return 0;
 }
@@ -489,8 +578,8 @@ static const struct kg_backend_ops cpu_ops = {
 	.copy = cpu_copy,
 	.sync = cpu_sync,
 	.upload_ordered = cpu_upload_ordered,
-	.event_record = cpu_event,
-	.event_wait = cpu_event,
+	.event_record = cpu_event_record,
+	.event_wait = cpu_event_wait,
 	.sgemm_batched = cpu_sgemm_batched,
 	.gather = cpu_gather,
 	.scatter_add = cpu_scatter_add,

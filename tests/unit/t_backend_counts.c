@@ -3,8 +3,10 @@
  * with nothing to do (an attention pass over empty sets too) returns 0
  * and counts nothing; copies, syncs and event waits are counted by
  * kind; each operation counts the launches the CUDA backend makes for
- * it, two where that backend makes two (tests/gpu/gpu_ops.c checks the same
- * sequence on a GPU against these numbers' source, the CPU backend).
+ * it, two where that backend makes two (tests/gpu/gpu_ops.c checks the
+ * same sequence on a GPU against these numbers' source, the CPU
+ * backend); a deferring CPU backend refuses an ordered upload's host
+ * memory changed before the event after it was waited for.
  */
 #include <stdint.h>
 #include <string.h>
@@ -140,6 +142,63 @@ counts(void)
 	kg_be_free(be, d);
 }
 
+/* A deferring CPU backend watches the host memory of ordered uploads
+ * until the event after each is waited for. */
+static void
+ordered_watch(void)
+{
+	int64_t *d = kg_be_alloc(be, 8 * sizeof(int64_t));
+	int64_t *h[2];
+	int t, b;
+
+	h[0] = kg_be_host_alloc(be, 8 * sizeof(int64_t));
+	h[1] = kg_be_host_alloc(be, 8 * sizeof(int64_t));
+	memset(h[0], 0, 8 * sizeof(int64_t));
+	memset(h[1], 0, 8 * sizeof(int64_t));
+	T_CHECK(kg_backend_cpu_defer_copies(be, 1) == 0);
+	/* Two buffers in turn, each refilled after its event: fine. */
+	for (t = 0; t < 10; t++) {
+		b = t & 1;
+		T_CHECK(kg_be_event_wait(be, (unsigned)b) == 0);
+		h[b][t % 8] = t;
+		T_CHECK(kg_be_upload_ordered(be, d, h[b], 8 *
+		    sizeof(int64_t)) == 0);
+		T_CHECK(d[t % 8] == t);
+		T_CHECK(kg_be_event_record(be, (unsigned)b) == 0);
+	}
+	T_CHECK(kg_be_sync(be) == 0);
+	kg_error_mute(1);
+	/* Refilled before its event was waited for: refused. */
+	T_CHECK(kg_be_upload_ordered(be, d, h[0], 8 * sizeof(int64_t)) == 0);
+	T_CHECK(kg_be_event_record(be, 0) == 0);
+	h[0][0] = 99;
+	T_CHECK(kg_be_upload_ordered(be, d, h[1], 8 * sizeof(int64_t)) < 0);
+	/* Changed with no event recorded: the sync says so. */
+	T_CHECK(kg_be_upload_ordered(be, d, h[1], 8 * sizeof(int64_t)) == 0);
+	h[1][0] = 98;
+	T_CHECK(kg_be_sync(be) < 0);
+	/* Waited for the other event only: still watched. */
+	T_CHECK(kg_be_upload_ordered(be, d, h[0], 8 * sizeof(int64_t)) == 0);
+	T_CHECK(kg_be_event_record(be, 0) == 0);
+	T_CHECK(kg_be_event_wait(be, 1) == 0);
+	h[0][1] = 97;
+	T_CHECK(kg_be_event_wait(be, 0) < 0);
+	/* A blocking copy waits for the compute stream: watched no more. */
+	T_CHECK(kg_be_upload_ordered(be, d, h[0], 8 * sizeof(int64_t)) == 0);
+	T_CHECK(kg_be_download(be, h[1], d, 8 * sizeof(int64_t)) == 0);
+	h[0][2] = 96;
+	T_CHECK(kg_be_sync(be) == 0);
+	kg_error_mute(0);
+	T_CHECK(kg_backend_cpu_defer_copies(be, 0) == 0);
+	/* Not deferring: nothing is watched. */
+	T_CHECK(kg_be_upload_ordered(be, d, h[0], 8 * sizeof(int64_t)) == 0);
+	h[0][3] = 95;
+	T_CHECK(kg_be_sync(be) == 0);
+	kg_be_host_free(be, h[0]);
+	kg_be_host_free(be, h[1]);
+	kg_be_free(be, d);
+}
+
 int
 main(void)
 {
@@ -150,6 +209,7 @@ main(void)
 		return 1;
 	T_RUN(empty_work_is_a_noop);
 	T_RUN(counts);
+	T_RUN(ordered_watch);
 	kg_backend_free(be);
 	return T_DONE();
 }
