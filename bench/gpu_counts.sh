@@ -69,8 +69,8 @@ j = {
                    "memory on the compute stream, no host wait), then an event recorded"],
         "waits": ["kg_be_event_wait on the event of the other host batch, recorded after "
                   "its copy two chunks back, before the host refills it"],
-        "launches": ["gather x2 (entity rows, relation rows; the pool's gather is empty "
-                     "without partitions)", "query", "pairs", "chunk (tiled L2)",
+        "launches": ["gather_sets (entity rows, the pool's rows, relation rows)",
+                     "query", "pairs", "chunk (tiled L2)",
                      "loss_sum (the loss, its per-block sum into the epoch's sum, the "
                      "1 / chunk scaling of both gradients)",
                      "zero (every gradient buffer: one allocation)",
@@ -78,7 +78,8 @@ j = {
                      "per-block sums)",
                      "chunk_backward (one tiled launch, both sides)",
                      "query_backward x2 (one launch each, both gradients)",
-                     "pairs_backward", "scatter_add x2 (entity rows, relation rows)",
+                     "pairs_backward",
+                     "scatter_add_sets (entity rows' and relation rows' sums)",
                      "adagrad x2 (entities, relations)"]},
     "per_epoch_blocking": ["kg_be_download of the loss sum (the epoch's one sync); its "
                            "zero is a kg_be_zero launch"],

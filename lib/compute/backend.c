@@ -321,6 +321,41 @@ kg_be_scatter_add(struct kg_backend *be, size_t n, size_t d,
 	    table);
 }
 
+/* The non-empty sets of rs to the backend, one launch; 0 or -1. */
+static int
+row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs, int scatter)
+{
+	struct kg_dev_rowsets nz;
+	unsigned k;
+
+	if (rs->nsets > KG_DEV_ROWSETS) {
+		kg_error("%u row sets (at most %d)", rs->nsets, KG_DEV_ROWSETS);
+		return -1;
+	}
+	memset(&nz, 0, sizeof(nz));
+	for (k = 0; k < rs->nsets; k++)
+		if (rs->n[k] > 0 && rs->d[k] > 0) {
+			nz.src[nz.nsets] = rs->src[k];
+			nz.idx[nz.nsets] = rs->idx[k];
+			nz.dst[nz.nsets] = rs->dst[k];
+			nz.n[nz.nsets] = rs->n[k];
+			nz.d[nz.nsets++] = rs->d[k];
+		}
+	return nz.nsets == 0 ? 0 : be->ops->row_sets(be, &nz, scatter);
+}
+
+int
+kg_be_gather_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs)
+{
+	return row_sets(be, rs, 0);
+}
+
+int
+kg_be_scatter_add_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs)
+{
+	return row_sets(be, rs, 1);
+}
+
 size_t
 kg_be_work_size(const struct kg_backend *be, enum kg_kern_sim sim,
     size_t nq, size_t nc)

@@ -216,6 +216,15 @@ int kg_be_gather(struct kg_backend *be, size_t n, size_t d,
 int kg_be_scatter_add(struct kg_backend *be, size_t n, size_t d,
     const float *src, const int64_t *idx, float *table);
 
+/* The two above over the sets of rs (devops_types.h's struct
+ * kg_dev_rowsets: 1 to KG_DEV_ROWSETS sets of device memory; gather:
+ * src the table, dst the rows; scatter-add: src the rows, dst the
+ * table): on the CPU backend the bits of one call a set in set order,
+ * on a GPU one launch. */
+int kg_be_gather_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs);
+int kg_be_scatter_add_sets(struct kg_backend *be,
+    const struct kg_dev_rowsets *rs);
+
 /* ---- Scores (kernels.h's contract, every enum kg_kern_sim). ---- */
 
 /* Floats of work kg_be_chunk and kg_be_chunk_backward need. */

@@ -272,6 +272,35 @@ cpu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 	return launched(be, 1);
 }
 
+/* Each set as cpu_gather or cpu_scatter_add does it, in set order; one
+ * launch. */
+static int
+cpu_row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+    int scatter)
+{
+	size_t i, l, d;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++) {
+		d = rs->d[k];
+		for (i = 0; i < rs->n[k]; i++) {
+			const float *s;
+			float *o;
+
+			if (!scatter) {
+				memcpy(rs->dst[k] + i * d, rs->src[k] +
+				    (size_t)rs->idx[k][i] * d, d * sizeof(float));
+				continue;
+			}
+			s = rs->src[k] + i * d;
+			o = rs->dst[k] + (size_t)rs->idx[k][i] * d;
+			for (l = 0; l < d; l++)
+				o[l] += s[l];
+		}
+	}
+	return launched(be, 1);
+}
+
 static int
 cpu_chunk(struct kg_backend *be, enum kg_kern_sim sim, size_t nq, size_t nc,
     size_t d, float gamma, const float *q, const float *c, float *out,
@@ -583,6 +612,7 @@ static const struct kg_backend_ops cpu_ops = {
 	.sgemm_batched = cpu_sgemm_batched,
 	.gather = cpu_gather,
 	.scatter_add = cpu_scatter_add,
+	.row_sets = cpu_row_sets,
 	.work_size = kg_kern_work_size,
 	.chunk = cpu_chunk,
 	.chunk_backward = cpu_chunk_backward,

@@ -40,6 +40,9 @@ struct kg_backend_ops {
 	    const float *table, const int64_t *idx, float *out);
 	int (*scatter_add)(struct kg_backend *be, size_t n, size_t d,
 	    const float *src, const int64_t *idx, float *table);
+	/* rs: 1 to KG_DEV_ROWSETS sets, none empty; scatter 0: gather. */
+	int (*row_sets)(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+	    int scatter);
 	size_t (*work_size)(enum kg_kern_sim sim, size_t nq, size_t nc);
 	int (*chunk)(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
 	    size_t nc, size_t d, float gamma, const float *q, const float *c,

@@ -513,6 +513,40 @@ upload_batch(struct kg_dev_trainer *dt, const struct kg_chunk *ch,
 	    -1 : 0;
 }
 
+/* The chunk's rows, one launch: me entity rows from the table, the
+ * pool's rows after them, the len relation rows. */
+static int
+gather_rows(struct kg_dev_trainer *dt, size_t len, size_t me)
+{
+	struct dev_bufs *v = &dt->dv;
+	const int64_t *ix = v->idx;
+	size_t d = dt->d;
+	struct kg_dev_rowsets rs = {
+		{ v->W, dt->pool.rows, v->R },
+		{ ix + I_ENT(dt), ix + I_PSLOT(dt), ix + I_REL(dt) },
+		{ v->rows, v->rows + me * d, v->rel },
+		{ me, dt->plan.n_pool, len }, { d, d, dt->rw }, 3
+	};
+
+	return kg_be_gather_sets(dt->be, &rs);
+}
+
+/* Each distinct row's summed gradient, one launch: the me entity rows'
+ * into ug, the len relation rows' into ugr. */
+static int
+sum_rows(struct kg_dev_trainer *dt, size_t len, size_t me)
+{
+	struct dev_bufs *v = &dt->dv;
+	const int64_t *ix = v->idx;
+	struct kg_dev_rowsets rs = {
+		{ v->grows, v->grel, NULL }, { ix + I_ESLOT(dt), ix + I_RSLOT(dt),
+		NULL }, { v->ug, v->ugr, NULL }, { me, len, 0 },
+		{ dt->d, dt->rw, 0 }, 2
+	};
+
+	return kg_be_scatter_add_sets(dt->be, &rs);
+}
+
 /* The regulariser of the chunk's fixed rows, relation rows and true
  * candidates (in that order, into the loss sum), in one launch. */
 static int
@@ -581,10 +615,7 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	/* Forward: rows (the pool's last), queries, scores, the loss (its
 	 * sum and the 1 / whole of the mean in the same launch). */
 	me = m - dt->plan.n_pool;
-	if (kg_be_gather(be, me, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
-	    kg_be_gather(be, dt->plan.n_pool, d, dt->pool.rows,
-	    ix + I_PSLOT(dt), v->rows + me * d) < 0 ||
-	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
+	if (gather_rows(dt, len, me) < 0 ||
 	    (dt->transr ? transr_forward(dt, len, side) :
 	    query_forward(dt, len, side)) < 0 ||
 	    kg_be_loss_sum(be, &o->loss, len, N, v->pos, v->S, NULL, inv,
@@ -611,10 +642,7 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	 * each distinct row's sum, then one optimiser step per row. */
 	if (dt->plan.n_pool > 0 && pool_grads(dt, me) < 0)
 		return -1;
-	if (kg_be_scatter_add(be, me, d, v->grows, ix + I_ESLOT(dt),
-	    v->ug) < 0 ||
-	    kg_be_scatter_add(be, len, rw, v->grel, ix + I_RSLOT(dt),
-	    v->ugr) < 0)
+	if (sum_rows(dt, len, me) < 0)
 		return -1;
 	if (tr->merge != NULL)
 		return exchange(dt, nu, nr);

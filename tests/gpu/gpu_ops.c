@@ -513,6 +513,67 @@ test_regularise_sets(void)
 	}
 }
 
+/* Gathers and scatter-adds over three row sets (one empty, repeated
+ * indices), one launch each, against the CPU backend's. */
+static void
+test_row_sets(void)
+{
+	static const size_t ns[3] = { 1000, 0, 257 }, ds[3] = { 400, 8, 33 };
+	size_t rows = 300, q, i;
+	struct kg_dev_rowsets g, dg, sc, dsc;
+	float *tab[3], *out[3];
+	int64_t *idx[3];
+	void *dtab[3], *dout[3], *didx[3];
+
+	NEED_GPU();
+	memset(&g, 0, sizeof(g));
+	g.nsets = 3;
+	dg = g;
+	for (q = 0; q < 3; q++) {
+		tab[q] = rnd(rows * ds[q], -1, 1);
+		out[q] = rnd(ns[q] * ds[q], 0, 0);
+		idx[q] = kg_xmallocarray(ns[q] + 1, sizeof(int64_t));
+		for (i = 0; i < ns[q]; i++)
+			idx[q][i] = (int64_t)((i * 13 + q) % rows);
+		dtab[q] = up(tab[q], rows * ds[q] * 4 + 4);
+		dout[q] = up(out[q], ns[q] * ds[q] * 4 + 4);
+		didx[q] = up(idx[q], ns[q] * sizeof(int64_t) + 8);
+		g.src[q] = tab[q];
+		g.idx[q] = idx[q];
+		g.dst[q] = out[q];
+		dg.src[q] = (const float *)dtab[q];
+		dg.idx[q] = (const int64_t *)didx[q];
+		dg.dst[q] = (float *)dout[q];
+		g.n[q] = dg.n[q] = ns[q];
+		g.d[q] = dg.d[q] = ds[q];
+	}
+	kg_backend_counts_reset(gpu);
+	T_CHECK(kg_be_gather_sets(cpu, &g) == 0);
+	T_CHECK(kg_be_gather_sets(gpu, &dg) == 0);
+	/* Scatter the gathered rows back into the tables. */
+	sc = g;
+	dsc = dg;
+	for (q = 0; q < 3; q++) {
+		sc.src[q] = out[q];
+		sc.dst[q] = tab[q];
+		dsc.src[q] = (const float *)dout[q];
+		dsc.dst[q] = (float *)dtab[q];
+	}
+	T_CHECK(kg_be_scatter_add_sets(cpu, &sc) == 0);
+	T_CHECK(kg_be_scatter_add_sets(gpu, &dsc) == 0);
+	T_CHECK(launches(gpu) == 2);
+	for (q = 0; q < 3; q++) {
+		T_CHECKF(same(dout[q], out[q], ns[q] * ds[q], "gather sets"),
+		    "set %zu", q);
+		T_CHECKF(same(dtab[q], tab[q], rows * ds[q], "scatter sets"),
+		    "set %zu", q);
+		kg_be_free(gpu, didx[q]);
+		free(tab[q]);
+		free(out[q]);
+		free(idx[q]);
+	}
+}
+
 /* The fused loss (the loss, its per-block sum, the scaling in one
  * launch; a warp a row for 200 negatives, a thread for 9) against the
  * CPU backend's, over sizes around the block. */
@@ -895,6 +956,7 @@ main(void)
 	T_RUN(test_optimisers);
 	T_RUN(test_regularise);
 	T_RUN(test_regularise_sets);
+	T_RUN(test_row_sets);
 	T_RUN(test_loss_sum);
 	T_RUN(test_ordered_uploads);
 	T_RUN(test_rank_counts);

@@ -10,7 +10,8 @@
  * (kg_be_regularise_sets, kg_be_loss_sum) give the bits of the calls
  * they replace, and count one launch each.  The warp-per-row loss
  * (devops_loss.h's kg_dev_wl_*) runs its phases over the emulated warps
- * the same way and is checked against the CPU backend's.
+ * the same way and is checked against the CPU backend's; the gathers
+ * and scatter-adds over row sets against one call a set.
  */
 #include <math.h>
 #include <stdint.h>
@@ -475,6 +476,99 @@ test_loss_warp(void)
 		    "kind %d: a broken reduction passed", kind);
 }
 
+/* Gathers and scatter-adds over three sets (sizes around the block, one
+ * set empty, repeated indices): the fused calls against one call a set
+ * on the CPU (bits), and the thread functions on the emulated grid. */
+static void
+test_row_sets(void)
+{
+	static const size_t ns[][3] = { { 1, 0, 1 }, { 31, 33, 0 },
+		{ 257, 200, 40 } }, ds[3] = { 16, 16, 5 }, rows = 50;
+	struct kg_rng r;
+	size_t a, k, q, i;
+
+	kg_rng_seed(&r, 76, 0);
+	for (a = 0; a < KG_ARRAY_LEN(ns); a++)
+		for (k = 0; k < KG_ARRAY_LEN(bdims); k++) {
+	struct kg_dev_rowsets g1, g2, s1, s2;
+	float *tab[3], *out1[3], *out2[3], *out3[3];
+	float *tb1[3], *tb2[3], *tb3[3];
+	int64_t *idx[3];
+	size_t tot = 0;
+	uint64_t l0;
+
+	memset(&g1, 0, sizeof(g1));
+	g1.nsets = 3;
+	for (q = 0; q < 3; q++) {
+		size_t n = ns[a][q], d = ds[q];
+
+		tab[q] = rnd(&r, rows * d, -1, 1);
+		out1[q] = rnd(&r, n * d, 0, 0);
+		out2[q] = dup(out1[q], n * d);
+		out3[q] = dup(out1[q], n * d);
+		tb1[q] = dup(tab[q], rows * d);
+		tb2[q] = dup(tab[q], rows * d);
+		tb3[q] = dup(tab[q], rows * d);
+		idx[q] = kg_xmallocarray(n + 1, sizeof(int64_t));
+		for (i = 0; i < n; i++)
+			idx[q][i] = (int64_t)((i * 7 + q) % 13);	/* repeats */
+		g1.src[q] = tab[q];
+		g1.idx[q] = idx[q];
+		g1.n[q] = n;
+		g1.d[q] = d;
+		tot += n * d;
+		T_CHECK(kg_be_gather(cpu, n, d, tab[q], idx[q], out1[q]) == 0);
+		T_CHECK(kg_be_scatter_add(cpu, n, d, out1[q], idx[q], tb1[q]) ==
+		    0);
+	}
+	g2 = s1 = s2 = g1;
+	for (q = 0; q < 3; q++) {
+		g1.dst[q] = out2[q];
+		g2.dst[q] = out3[q];
+		s1.src[q] = s2.src[q] = out1[q];
+		s1.dst[q] = tb2[q];
+		s2.dst[q] = tb3[q];
+	}
+	l0 = kg_backend_counts(cpu).launches;
+	T_CHECK(kg_be_gather_sets(cpu, &g1) == 0);
+	T_CHECK(kg_be_scatter_add_sets(cpu, &s1) == 0);
+	T_CHECK(kg_backend_counts(cpu).launches - l0 == 2);
+	EMU(bdims[k], tot, kg_dev_t_gather_sets, g2);
+	EMU(bdims[k], tot, kg_dev_t_scatter_add_sets, s2);
+	for (q = 0; q < 3; q++) {
+		size_t n = ns[a][q], d = ds[q];
+
+		T_CHECKF(close_tol(out2[q], out1[q], n * d, 0.0f, "gather "
+		    "sets") && close_tol(out3[q], out1[q], n * d, 0.0f,
+		    "gather sets (grid)"), "sizes %zu block %u set %zu", a,
+		    bdims[k], q);
+		T_CHECKF(close_tol(tb2[q], tb1[q], rows * d, 0.0f, "scatter "
+		    "sets") && close_tol(tb3[q], tb1[q], rows * d, 1e-6f,
+		    "scatter sets (grid)"), "sizes %zu block %u set %zu", a,
+		    bdims[k], q);
+		free(tab[q]);
+		free(out1[q]);
+		free(out2[q]);
+		free(out3[q]);
+		free(tb1[q]);
+		free(tb2[q]);
+		free(tb3[q]);
+		free(idx[q]);
+	}
+		}
+	{
+		struct kg_dev_rowsets rs;
+
+		memset(&rs, 0, sizeof(rs));
+		rs.nsets = KG_DEV_ROWSETS + 1;
+		kg_error_mute(1);
+		T_CHECK(kg_be_gather_sets(cpu, &rs) < 0);
+		kg_error_mute(0);
+		rs.nsets = 2;	/* all empty: nothing, no launch */
+		T_CHECK(kg_be_scatter_add_sets(cpu, &rs) == 0);
+	}
+}
+
 int
 main(void)
 {
@@ -488,6 +582,7 @@ main(void)
 	T_RUN(test_regularise_sets);
 	T_RUN(test_loss_sum);
 	T_RUN(test_loss_warp);
+	T_RUN(test_row_sets);
 	kg_backend_free(cpu);
 	return T_DONE();
 }

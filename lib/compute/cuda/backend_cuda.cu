@@ -165,6 +165,18 @@ k_scatter_add(size_t n, size_t d, const float *s, const int64_t *idx,
 	kg_dev_t_scatter_add(TID, n, d, s, idx, t);
 }
 
+__global__ void
+k_gather_sets(kg_dev_rowsets rs)
+{
+	kg_dev_t_gather_sets(TID, rs);
+}
+
+__global__ void
+k_scatter_add_sets(kg_dev_rowsets rs)
+{
+	kg_dev_t_scatter_add_sets(TID, rs);
+}
+
 /*
  * The tiled chunk forward and backward (devops_tile.h's block functions): a
  * block of KG_DEV_TILE_THREADS runs the phases there, with the barriers
@@ -572,6 +584,19 @@ cu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 	    table);
 }
 
+int
+cu_row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+    int scatter)
+{
+	size_t n = 0;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		n += rs->n[k] * rs->d[k];
+	return scatter ? launch(be, "scatter_add_sets", n, k_scatter_add_sets,
+	    *rs) : launch(be, "gather_sets", n, k_gather_sets, *rs);
+}
+
 size_t
 cu_work_size(enum kg_kern_sim sim, size_t nq, size_t nc)
 {
@@ -824,7 +849,8 @@ cu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
 const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
 	cu_copy, cu_sync, cu_upload_ordered, cu_event_record, cu_event_wait,
-	cu_sgemm_batched, cu_gather, cu_scatter_add, cu_work_size, cu_chunk,
+	cu_sgemm_batched, cu_gather, cu_scatter_add, cu_row_sets,
+	cu_work_size, cu_chunk,
 	cu_chunk_backward, cu_pairs, cu_pairs_backward, cu_query,
 	cu_query_backward, cu_scale, cu_dsum, cu_loss, cu_loss_sum, cu_optim,
 	cu_regularise, cu_regularise_sets, cu_rank_counts, cu_transr,
