@@ -45,6 +45,9 @@
 /* Threads per block of every CUDA launch; the emulated grid uses it too. */
 #define KG_DEV_BLOCK 256
 
+/* Threads of a warp, the lanes of a warp-per-row kernel. */
+#define KG_DEV_WARP 32
+
 /* The flat index of a thread. */
 KG_HD size_t
 kg_dev_tid(unsigned block, unsigned thread, unsigned bdim)

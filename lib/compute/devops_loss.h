@@ -236,7 +236,6 @@ kg_dev_v_loss_sum(unsigned b, unsigned t, unsigned bdim, int kind,
  * exact, the sums per lane then over the lanes: within rounding of the
  * CPU's kg_loss_eval.
  */
-#define KG_DEV_WARP 32
 #define KG_DEV_WL_PHASES 4
 
 /* What a warp-per-row loss launch computes (kg_be_loss_sum's

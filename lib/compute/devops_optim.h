@@ -65,6 +65,73 @@ kg_dev_t_adagrad(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
 		w[l] -= step * g[l];
 }
 
+/*
+ * Row-wise Adagrad with a warp a row (for rows of d >= KG_DEV_WARP,
+ * where a thread a row reads its row uncoalesced): lane l of row i's
+ * warp takes elements l, l + 32, ...  Phases, a warp barrier after
+ * each: kg_dev_wa_sq (each lane's sum of squares), the reduction steps
+ * kg_dev_wa_step (s = 16, 8, ..., 1: lane l < s adds lane l + s),
+ * kg_dev_wa_state (lane 0 adds the mean square to the row's state and
+ * keeps the step size), kg_dev_wa_update (every lane steps its
+ * elements).  Each lane writes only its own slot and elements, so the
+ * phases run over the lanes in any order give the GPU's bits; the sum
+ * of squares is per lane then a tree, within rounding of
+ * kg_dev_t_adagrad's.
+ */
+struct kg_dev_wa_smem {
+	float r[KG_DEV_WARP];
+	float step;
+};
+
+KG_HD void
+kg_dev_wa_sq(unsigned l, size_t i, size_t n, size_t d, const float *grad,
+    struct kg_dev_wa_smem *sm)
+{
+	const float *g = grad + i * d;
+	float s = 0.0f;
+	size_t j;
+
+	for (j = l; i < n && j < d; j += KG_DEV_WARP)
+		s += g[j] * g[j];
+	sm->r[l] = s;
+}
+
+KG_HD void
+kg_dev_wa_step(unsigned l, unsigned s, struct kg_dev_wa_smem *sm)
+{
+	if (l < s)
+		sm->r[l] += sm->r[l + s];
+}
+
+KG_HD void
+kg_dev_wa_state(unsigned l, size_t i, size_t n, size_t d, float lr,
+    const int64_t *idx, float *state, struct kg_dev_wa_smem *sm)
+{
+	size_t r;
+
+	if (l != 0 || i >= n)
+		return;
+	r = (size_t)idx[i];
+	state[r] += sm->r[0] / (float)d;
+	sm->step = kg_dev_adagrad_step(state[r], lr);
+}
+
+KG_HD void
+kg_dev_wa_update(unsigned l, size_t i, size_t n, size_t d,
+    const int64_t *idx, const float *grad, float *table,
+    const struct kg_dev_wa_smem *sm)
+{
+	const float *g = grad + i * d;
+	float *w;
+	size_t j;
+
+	if (i >= n)
+		return;
+	w = table + (size_t)idx[i] * d;
+	for (j = l; j < d; j += KG_DEV_WARP)
+		w[j] -= sm->step * g[j];
+}
+
 /* Element-wise Adagrad (state d floats per table row): one thread per
  * element. */
 KG_HD void

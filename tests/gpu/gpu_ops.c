@@ -378,12 +378,14 @@ test_losses(void)
 static void
 test_optimisers(void)
 {
-	size_t rows = 1000, n = 300, d = 40, kind, i;
+	size_t rows = 1000, n = 300, d, kind, i;
 	int step;
 
 	NEED_GPU();
-	for (kind = 0; kind < 3; kind++) {
-		size_t sw = kind == 0 ? 1 : kind == 1 ? d : 2 * d + 1;
+	/* d 40: row-wise Adagrad a warp a row; d 8: a thread a row. */
+	for (kind = 0; kind < 4; kind++) {
+		d = kind == 3 ? 8 : 40;
+		size_t sw = kind % 3 == 0 ? 1 : kind == 1 ? d : 2 * d + 1;
 		float *tab = rnd(rows * d, -1, 1), *st = rnd(rows * sw, 0, 1);
 		float *grad = rnd(n * d, -1, 1);
 		int64_t *idx = kg_xmallocarray(n, sizeof(*idx));
@@ -401,7 +403,7 @@ test_optimisers(void)
 		didx = up(idx, n * sizeof(*idx));
 		ad.lr = 0.01f;
 		for (step = 0; step < 3; step++) {
-			if (kind == 0) {
+			if (kind % 3 == 0) {
 				T_CHECK(kg_be_adagrad(cpu, n, d, 0.1f, idx, grad,
 				    tab, st) == 0);
 				T_CHECK(kg_be_adagrad(gpu, n, d, 0.1f, didx, dgrad,

@@ -11,7 +11,8 @@
  * they replace, and count one launch each.  The warp-per-row loss
  * (devops_loss.h's kg_dev_wl_*) runs its phases over the emulated warps
  * the same way and is checked against the CPU backend's; the gathers
- * and scatter-adds over row sets against one call a set.
+ * and scatter-adds over row sets against one call a set; the
+ * warp-per-row Adagrad against the CPU backend's.
  */
 #include <math.h>
 #include <stdint.h>
@@ -569,6 +570,76 @@ test_row_sets(void)
 	}
 }
 
+/* Row-wise Adagrad with a warp a row: the phases over the emulated
+ * warps (NaN-poisoned shared memory, both thread orders) against the
+ * CPU backend's kg_be_adagrad. */
+static void
+test_adagrad_warp(void)
+{
+	static const size_t ns[] = { 1, 7, 9, 257 }, ds[] = { 32, 33, 400 };
+	size_t rows = 600, a, c, k, b, i, q;
+	struct kg_rng r;
+	int rev;
+
+	kg_rng_seed(&r, 77, 0);
+	for (a = 0; a < KG_ARRAY_LEN(ns); a++)
+		for (c = 0; c < KG_ARRAY_LEN(ds); c++)
+			for (k = 0; k < KG_ARRAY_LEN(bdims); k++)
+				for (rev = 0; rev < 2; rev++) {
+	size_t n = ns[a], d = ds[c], nb = kg_dev_nblocks(n * KG_DEV_WARP,
+	    bdims[k]);
+	unsigned bd = bdims[k], nw = bd / KG_DEV_WARP, t, s;
+	float *tab = rnd(&r, rows * d, -1, 1), *st = rnd(&r, rows, 0, 1);
+	float *g = rnd(&r, n * d, -1, 1), *tab2 = dup(tab, rows * d);
+	float *st2 = dup(st, rows);
+	int64_t *idx = kg_xmallocarray(n, sizeof(*idx));
+	struct kg_dev_wa_smem *sm = kg_xmallocarray(nw, sizeof(*sm));
+
+	for (i = 0; i < n; i++)
+		idx[i] = (int64_t)((i * 7 + 3) % rows);	/* distinct */
+	T_CHECK(kg_be_adagrad(cpu, n, d, 0.1f, idx, g, tab, st) == 0);
+#define EMU_T (rev ? bd - 1 - q : q)
+#define EMU_I (kg_dev_tid((unsigned)b, t, bd) / KG_DEV_WARP)
+#define EMU_W (&sm[t / KG_DEV_WARP])
+	for (b = 0; b < nb; b++) {
+		for (i = 0; i < nw * sizeof(*sm) / sizeof(float); i++)
+			((float *)sm)[i] = NAN;
+		for (q = 0; q < bd; q++) {
+			t = EMU_T;
+			kg_dev_wa_sq(t % KG_DEV_WARP, EMU_I, n, d, g, EMU_W);
+		}
+		for (s = KG_DEV_WARP / 2; s > 0; s /= 2)
+			for (q = 0; q < bd; q++) {
+				t = EMU_T;
+				kg_dev_wa_step(t % KG_DEV_WARP, s, EMU_W);
+			}
+		for (q = 0; q < bd; q++) {
+			t = EMU_T;
+			kg_dev_wa_state(t % KG_DEV_WARP, EMU_I, n, d, 0.1f, idx,
+			    st2, EMU_W);
+		}
+		for (q = 0; q < bd; q++) {
+			t = EMU_T;
+			kg_dev_wa_update(t % KG_DEV_WARP, EMU_I, n, d, idx, g,
+			    tab2, EMU_W);
+		}
+	}
+#undef EMU_T
+#undef EMU_I
+#undef EMU_W
+	T_CHECKF(close_tol(tab2, tab, rows * d, 1e-5f, "adagrad table") &&
+	    close_tol(st2, st, rows, 1e-5f, "adagrad state"), "n %zu d %zu "
+	    "block %u rev %d", n, d, bd, rev);
+	free(tab);
+	free(st);
+	free(g);
+	free(tab2);
+	free(st2);
+	free(idx);
+	free(sm);
+				}
+}
+
 int
 main(void)
 {
@@ -583,6 +654,7 @@ main(void)
 	T_RUN(test_loss_sum);
 	T_RUN(test_loss_warp);
 	T_RUN(test_row_sets);
+	T_RUN(test_adagrad_warp);
 	kg_backend_free(cpu);
 	return T_DONE();
 }

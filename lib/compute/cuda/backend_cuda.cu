@@ -331,6 +331,28 @@ k_adagrad(size_t n, size_t d, float lr, const int64_t *idx,
 	kg_dev_t_adagrad(TID, n, d, lr, idx, grad, table, state);
 }
 
+/* devops_optim.h's warp-per-row Adagrad, a warp barrier after each
+ * phase and step. */
+__global__ void __launch_bounds__(KG_DEV_BLOCK)
+k_adagrad_warp(size_t n, size_t d, float lr, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	__shared__ kg_dev_wa_smem sm[KG_DEV_BLOCK / KG_DEV_WARP];
+	kg_dev_wa_smem *w = &sm[threadIdx.x / KG_DEV_WARP];
+	unsigned l = threadIdx.x % KG_DEV_WARP, s;
+	size_t i = kg_dev_tid(TID) / KG_DEV_WARP;
+
+	kg_dev_wa_sq(l, i, n, d, grad, w);
+	__syncwarp();
+	for (s = KG_DEV_WARP / 2; s > 0; s /= 2) {
+		kg_dev_wa_step(l, s, w);
+		__syncwarp();
+	}
+	kg_dev_wa_state(l, i, n, d, lr, idx, state, w);
+	__syncwarp();
+	kg_dev_wa_update(l, i, n, d, idx, grad, table, w);
+}
+
 __global__ void
 k_adagrad_elem(size_t n, size_t d, float lr, const int64_t *idx,
     const float *grad, float *table, float *state)
@@ -729,6 +751,10 @@ cu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
 {
 	switch (kind) {
 	case KG_BE_ADAGRAD:
+		if (d >= KG_DEV_WARP)	/* a warp a row */
+			return launch(be, "adagrad", n * KG_DEV_WARP,
+			    k_adagrad_warp, n, d, a->lr, idx, grad, table,
+			    state);
 		return launch(be, "adagrad", n, k_adagrad, n, d, a->lr, idx,
 		    grad, table, state);
 	case KG_BE_ADAGRAD_ELEM:
