@@ -3,8 +3,8 @@
 # chunk and per step (backend.h's counters) at DGL-KE's FB15k TransE_l2
 # setting (d 400, batch 1000, 200 negatives shared by chunks of 200,
 # self-adversarial, N3 1e-9), read on the CPU backend, which counts what
-# the CUDA backend makes for the same calls: tests/gpu/gpu_train.c's dglke_step_counts
-# with KG_GPU_DEVICE=cpu (the device trainer on UMLS, whose size changes
+# the CUDA backend makes for the same calls: tests/gpu/gpu_train.c's
+# dglke_step_counts with KG_GPU_DEVICE=cpu (the device trainer on UMLS, whose size changes
 # no count; on a GPU the same case checks that the GPU's counts are
 # these).  Writes bench/results/gpu_counts.json (KG_GPU_COUNTS_OUT
 # elsewhere); a second or two.

@@ -72,9 +72,9 @@ check_watch(struct kg_backend *be, int ev)
 
 	for (i = 0; i < c->nw; i++)
 		if (checksum(c->w[i].src, c->w[i].bytes) != c->w[i].sum) {
-			kg_error("%s: the host memory of an ordered upload (%zu "
-			    "bytes) changed before the event after it was "
-			    "waited for", be->name, c->w[i].bytes);
+			kg_error("%s: the host memory of an ordered upload "
+			    "(%zu bytes) changed before the event after it "
+			    "was waited for", be->name, c->w[i].bytes);
 			c->nw = 0;
 			return -1;
 		}
@@ -289,7 +289,8 @@ cpu_row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs,
 
 			if (!scatter) {
 				memcpy(rs->dst[k] + i * d, rs->src[k] +
-				    (size_t)rs->idx[k][i] * d, d * sizeof(float));
+				    (size_t)rs->idx[k][i] * d,
+				    d * sizeof(float));
 				continue;
 			}
 			s = rs->src[k] + i * d;

@@ -5,8 +5,8 @@
  * kg_dev_attn); and the sets one launch covers: of a regulariser
  * (struct kg_dev_regsets, backend.h's kg_be_regularise_sets) and of rows
  * moved by index (struct kg_dev_rowsets, kg_be_gather_sets and
- * kg_be_scatter_add_sets).  Plain C structs of device pointers and sizes, passed by
- * value to the CUDA kernels; nothing here runs.
+ * kg_be_scatter_add_sets).  Plain C structs of device pointers and
+ * sizes, passed by value to the CUDA kernels; nothing here runs.
  */
 #ifndef KG_DEVOPS_TYPES_H
 #define KG_DEVOPS_TYPES_H

@@ -539,9 +539,10 @@ sum_rows(struct kg_dev_trainer *dt, size_t len, size_t me)
 	struct dev_bufs *v = &dt->dv;
 	const int64_t *ix = v->idx;
 	struct kg_dev_rowsets rs = {
-		{ v->grows, v->grel, NULL }, { ix + I_ESLOT(dt), ix + I_RSLOT(dt),
-		NULL }, { v->ug, v->ugr, NULL }, { me, len, 0 },
-		{ dt->d, dt->rw, 0 }, 2
+		{ v->grows, v->grel, NULL },
+		{ ix + I_ESLOT(dt), ix + I_RSLOT(dt), NULL },
+		{ v->ug, v->ugr, NULL }, { me, len, 0 }, { dt->d, dt->rw, 0 },
+		2
 	};
 
 	return kg_be_scatter_add_sets(dt->be, &rs);

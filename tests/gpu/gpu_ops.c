@@ -583,7 +583,7 @@ static void
 test_loss_sum(void)
 {
 	static const size_t rs[] = { 1, 200, 255, 257, 1000 };
-	static const size_t ns[] = { 9, 200 };	/* a thread, a warp a row */
+	static const size_t ns[] = { 9, 200 };	/* thread, warp a row */
 	size_t a, kind, i, c;
 
 	NEED_GPU();
@@ -591,12 +591,14 @@ test_loss_sum(void)
 		for (c = 0; c < 2 * 4; c++) {
 			struct kg_loss l = KG_LOSS_INIT;
 			size_t rows = rs[a], n = ns[c / 4];
-			float *pos = rnd(rows, -5, 5), *neg = rnd(rows * n, -5, 5);
+			float *pos = rnd(rows, -5, 5);
+			float *neg = rnd(rows * n, -5, 5);
 			float *gp = rnd(rows, 0, 0), *gn = rnd(rows * n, 0, 0);
 			double *ls = kg_xcalloc(rows, sizeof(*ls));
 			double *dls = kg_xcalloc(rows, sizeof(*dls));
 			double acc = 0.25, dacc = 0.25;
-			void *dpos = up(pos, rows * 4), *dneg = up(neg, rows * n * 4);
+			void *dpos = up(pos, rows * 4);
+			void *dneg = up(neg, rows * n * 4);
 			void *dgp = kg_be_alloc(gpu, rows * 4);
 			void *dgn = kg_be_alloc(gpu, rows * n * 4);
 			void *dl = kg_be_alloc(gpu, rows * sizeof(double));

@@ -3,8 +3,9 @@
  * kernels that each call one thread function of lib/compute/devops_*.h,
  * the arithmetic the host-emulated tests (tests/unit/t_devops*.c) check
  * against the CPU backend.  Operations and the ordered uploads go on one
- * compute stream, the asynchronous copies on a second; nothing is allocated after the
- * backend is open except what the caller asks for.  cuBLAS is loaded
+ * compute stream, the asynchronous copies on a second; nothing is
+ * allocated after the backend is open except what the caller asks for.
+ * cuBLAS is loaded
  * with dlopen when the first backend opens (libcublas.so.N, N the major
  * version of the headers, from the library path or KG_CUDA_LIBDIR), so
  * the tools neither load it nor need it unless a GPU is used.  Every
