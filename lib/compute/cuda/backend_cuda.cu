@@ -938,11 +938,15 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		}
 	}
 	s = blas.create(&c->blas);
-	if (s == CUBLAS_STATUS_SUCCESS)
-		s = blas.set_stream(c->blas, c->comp);
 	if (s != CUBLAS_STATUS_SUCCESS) {
 		destroy_streams(c);
 		return blas_fail(be, "cublasCreate", s);
+	}
+	s = blas.set_stream(c->blas, c->comp);
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		blas.destroy(c->blas);
+		destroy_streams(c);
+		return blas_fail(be, "cublasSetStream", s);
 	}
 	be->ops = &cuda_ops;
 	be->gnn = &kg_cuda::cuda_gnn_ops;
