@@ -249,6 +249,40 @@ kg_be_sync(struct kg_backend *be)
 }
 
 int
+kg_be_upload_ordered(struct kg_backend *be, void *dev, const void *host,
+    size_t bytes)
+{
+	return bytes == 0 ? 0 : counted_copy(be, be->ops->upload_ordered(be,
+	    dev, host, bytes), 0);
+}
+
+/* An event number in range; 0, or -1 after kg_error(). */
+static int
+event_ok(const struct kg_backend *be, unsigned ev)
+{
+	if (ev < KG_BE_EVENTS)
+		return 0;
+	kg_error("%s: event %u (a backend holds %d)", be->name, ev,
+	    KG_BE_EVENTS);
+	return -1;
+}
+
+int
+kg_be_event_record(struct kg_backend *be, unsigned ev)
+{
+	return event_ok(be, ev) < 0 ? -1 : be->ops->event_record(be, ev);
+}
+
+int
+kg_be_event_wait(struct kg_backend *be, unsigned ev)
+{
+	if (event_ok(be, ev) < 0 || be->ops->event_wait(be, ev) < 0)
+		return -1;
+	be->counts.waits++;
+	return 0;
+}
+
+int
 kg_be_sgemm(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
     size_t m, size_t n, size_t k, float alpha, const float *a, size_t lda,
     const float *b, size_t ldb, float beta, float *c, size_t ldc)
@@ -285,6 +319,41 @@ kg_be_scatter_add(struct kg_backend *be, size_t n, size_t d,
 {
 	return n == 0 || d == 0 ? 0 : be->ops->scatter_add(be, n, d, src, idx,
 	    table);
+}
+
+/* The non-empty sets of rs to the backend, one launch; 0 or -1. */
+static int
+row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs, int scatter)
+{
+	struct kg_dev_rowsets nz;
+	unsigned k;
+
+	if (rs->nsets > KG_DEV_ROWSETS) {
+		kg_error("%u row sets (at most %d)", rs->nsets, KG_DEV_ROWSETS);
+		return -1;
+	}
+	memset(&nz, 0, sizeof(nz));
+	for (k = 0; k < rs->nsets; k++)
+		if (rs->n[k] > 0 && rs->d[k] > 0) {
+			nz.src[nz.nsets] = rs->src[k];
+			nz.idx[nz.nsets] = rs->idx[k];
+			nz.dst[nz.nsets] = rs->dst[k];
+			nz.n[nz.nsets] = rs->n[k];
+			nz.d[nz.nsets++] = rs->d[k];
+		}
+	return nz.nsets == 0 ? 0 : be->ops->row_sets(be, &nz, scatter);
+}
+
+int
+kg_be_gather_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs)
+{
+	return row_sets(be, rs, 0);
+}
+
+int
+kg_be_scatter_add_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs)
+{
+	return row_sets(be, rs, 1);
 }
 
 size_t
@@ -381,6 +450,15 @@ kg_be_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 }
 
 int
+kg_be_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float scale, float *gpos, float *gneg, double *loss, double *acc)
+{
+	return rows == 0 ? 0 : be->ops->loss_sum(be, l, rows, n, pos, neg,
+	    skip, scale, gpos, gneg, loss, acc);
+}
+
+int
 kg_be_adagrad(struct kg_backend *be, size_t n, size_t d, float lr,
     const int64_t *idx, const float *grad, float *table, float *state)
 {
@@ -421,6 +499,33 @@ kg_be_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
 	}
 	return n == 0 ? 0 : be->ops->regularise(be, n, x, g, coef, p, scale,
 	    value);
+}
+
+int
+kg_be_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
+    double coef, unsigned p, double scale, double *value)
+{
+	struct kg_dev_regsets nz;
+	unsigned k;
+
+	if (p != 2 && p != 3) {
+		kg_error("regulariser power %u (expected 2 or 3)", p);
+		return -1;
+	}
+	if (rs->nsets > KG_DEV_REGSETS) {
+		kg_error("%u regulariser sets (at most %d)", rs->nsets,
+		    KG_DEV_REGSETS);
+		return -1;
+	}
+	memset(&nz, 0, sizeof(nz));
+	for (k = 0; k < rs->nsets; k++)
+		if (rs->n[k] > 0) {
+			nz.x[nz.nsets] = rs->x[k];
+			nz.g[nz.nsets] = rs->g[k];
+			nz.n[nz.nsets++] = rs->n[k];
+		}
+	return nz.nsets == 0 ? 0 : be->ops->regularise_sets(be, &nz, coef, p,
+	    scale, value);
 }
 
 int

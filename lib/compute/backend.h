@@ -30,8 +30,13 @@
  * stream, so a copy overlaps computation: the caller orders the two with
  * kg_be_sync, which waits for everything queued on both.  kg_be_upload
  * and kg_be_download wait for the compute stream and complete before
- * they return.  A pointer that an operation reads or writes must stay
- * allocated until the next kg_be_sync.
+ * they return.  kg_be_upload_ordered queues a copy on the compute stream
+ * itself, ordered with the operations around it, and does not wait;
+ * events (kg_be_event_record, kg_be_event_wait) tell the host when the
+ * compute stream has passed a point, so that it can refill the host
+ * memory such a copy read while the device works on.  A pointer that an
+ * operation reads or writes must stay allocated until the next
+ * kg_be_sync.
  *
  * Errors.  Functions return 0, or -1 after kg_error() naming the device
  * call that failed; an error of the CUDA runtime is sticky, and the
@@ -118,15 +123,17 @@ struct kg_device kg_backend_device(const struct kg_backend *be);
  * kg_backend_counts_reset.  launches: the operations queued on the
  * compute stream, each kernel, each cuBLAS call (one, however many
  * kernels cuBLAS runs inside) and each kg_be_zero; copies: every
- * kg_be_upload, kg_be_download and their _async forms; syncs: the times
- * the host waited for the device, each blocking copy and each
- * kg_be_sync.  The CPU backend counts the launches the CUDA backend
+ * kg_be_upload, kg_be_download, their _async forms and
+ * kg_be_upload_ordered; syncs: the times the host waited for all the
+ * device's work, each blocking copy and each kg_be_sync; waits: the
+ * times it waited for an event (kg_be_event_wait), which the device has
+ * usually passed by then.  The CPU backend counts the launches the CUDA backend
  * makes for the same calls, so that a device step's counts can be read
  * without a GPU (tests/gpu/gpu_ops.c checks that the two agree).  Empty
  * work counts nothing.
  */
 struct kg_be_counts {
-	uint64_t launches, copies, syncs;
+	uint64_t launches, copies, syncs, waits;
 };
 
 struct kg_be_counts kg_backend_counts(const struct kg_backend *be);
@@ -161,6 +168,30 @@ int kg_be_download_async(struct kg_backend *be, void *host, const void *dev,
 /* Wait for every operation and copy queued so far. */
 int kg_be_sync(struct kg_backend *be);
 
+/*
+ * Host src (bytes, memory of kg_be_host_alloc) to device dst on the
+ * compute stream, without waiting: the copy runs after the operations
+ * queued before it, and those queued after it read its data.  src must
+ * stay unchanged until the copy has run: record an event after the copy
+ * and wait for it before writing src again.  The CPU backend copies at
+ * once.
+ */
+int kg_be_upload_ordered(struct kg_backend *be, void *dev, const void *host,
+    size_t bytes);
+
+/* The events each backend holds. */
+#define KG_BE_EVENTS 4
+
+/*
+ * Record event ev (< KG_BE_EVENTS) on the compute stream: it completes
+ * once everything queued there before it has run.  kg_be_event_wait
+ * returns once the last record of ev has completed (at once for an
+ * event never recorded).  0, or -1 after kg_error().  No-ops on the CPU
+ * backend, whose work is done when its call returns.
+ */
+int kg_be_event_record(struct kg_backend *be, unsigned ev);
+int kg_be_event_wait(struct kg_backend *be, unsigned ev);
+
 /* ---- Products (compute.h's conventions: row-major, C's order). ---- */
 
 int kg_be_sgemm(struct kg_backend *be, enum kg_trans ta, enum kg_trans tb,
@@ -184,6 +215,15 @@ int kg_be_gather(struct kg_backend *be, size_t n, size_t d,
  * the CPU, in no fixed order on a GPU). */
 int kg_be_scatter_add(struct kg_backend *be, size_t n, size_t d,
     const float *src, const int64_t *idx, float *table);
+
+/* The two above over the sets of rs (devops_types.h's struct
+ * kg_dev_rowsets: 1 to KG_DEV_ROWSETS sets of device memory; gather:
+ * src the table, dst the rows; scatter-add: src the rows, dst the
+ * table): on the CPU backend the bits of one call a set in set order,
+ * on a GPU one launch. */
+int kg_be_gather_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs);
+int kg_be_scatter_add_sets(struct kg_backend *be,
+    const struct kg_dev_rowsets *rs);
 
 /* ---- Scores (kernels.h's contract, every enum kg_kern_sim). ---- */
 
@@ -244,6 +284,19 @@ int kg_be_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
     size_t n, const float *pos, const float *neg, const uint8_t *skip,
     float *gpos, float *gneg, double *loss);
 
+/*
+ * kg_be_loss, then *acc += the sum of the rows' losses, and gpos (rows)
+ * and gneg (rows x n) multiplied by scale: on the CPU backend the bits
+ * of kg_be_loss, kg_be_dsum(rows, loss, acc), kg_be_scale(rows n, scale,
+ * gneg) and kg_be_scale(rows, scale, gpos) in that order; one launch on
+ * a GPU, a warp a row for n >= 32 (a thread a row below), whose sum of
+ * the losses runs per block (acc one device double).
+ */
+int kg_be_loss_sum(struct kg_backend *be, const struct kg_loss *l,
+    size_t rows, size_t n, const float *pos, const float *neg,
+    const uint8_t *skip, float scale, float *gpos, float *gneg,
+    double *loss, double *acc);
+
 /* ---- Optimiser rows: rows idx[0..n) of table (width d) take the
  * gradients grad (n x d).  Indices must be distinct within one call. ---- */
 
@@ -263,6 +316,14 @@ int kg_be_adam(struct kg_backend *be, size_t n, size_t d,
  * += its value. */
 int kg_be_regularise(struct kg_backend *be, size_t n, const float *x,
     float *g, double coef, unsigned p, double scale, double *value);
+
+/* kg_be_regularise over the sets of rs (devops_types.h's struct
+ * kg_dev_regsets: 1 to KG_DEV_REGSETS sets of device memory): on the CPU
+ * backend the bits of one call a set in set order, on a GPU one
+ * launch. */
+int kg_be_regularise_sets(struct kg_backend *be,
+    const struct kg_dev_regsets *rs, double coef, unsigned p, double scale,
+    double *value);
 
 /* ---- Evaluation. ---- */
 
@@ -286,8 +347,13 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
  * run them then, in call order: as late as a GPU's copy stream may run
  * them, so that a caller who uses a copy's destination before the sync
  * that orders it sees stale data (the CPU otherwise copies at once and
- * hides the mistake).  on 0 runs what waits and copies at once again.
- * 0, or -1 after kg_error() for a backend other than the CPU's.
+ * hides the mistake).  With on set the backend also watches the host
+ * memory of each kg_be_upload_ordered until the host waits for the
+ * event recorded after it (or syncs): a change before then, which on a
+ * GPU may reach the device or not, makes the next upload_ordered, event
+ * call or sync fail with kg_error().  on 0 runs what waits and copies at
+ * once again and stops watching.  0, or -1 after kg_error() for a
+ * backend other than the CPU's.
  */
 int kg_backend_cpu_defer_copies(struct kg_backend *be, int on);
 

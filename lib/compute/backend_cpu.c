@@ -3,7 +3,8 @@
  * paths call today (kernels.h, compute.h, rowops.h) on the calling
  * thread, so its results are those functions' bits.  Device memory is
  * host memory; copies are memcpy and complete at once, unless a test
- * defers the asynchronous ones (kg_backend_cpu_defer_copies).
+ * defers the asynchronous ones (kg_backend_cpu_defer_copies), which also
+ * watches the host memory of ordered uploads.
  */
 #include "compute/backend_impl.h"
 
@@ -20,6 +21,9 @@
  * order; a full queue runs then, which a copy stream may also do. */
 #define CPU_COPY_QUEUE 64
 
+/* Ordered uploads whose host memory a deferring backend watches. */
+#define CPU_WATCH 16
+
 struct cpu_impl {
 	int defer;
 	size_t n;
@@ -28,7 +32,58 @@ struct cpu_impl {
 		const void *src;
 		size_t bytes;
 	} q[CPU_COPY_QUEUE];
+	/* While deferring: the ordered uploads whose event the host has not
+	 * waited for, their source's checksum, the event recorded after
+	 * each (-1: none yet). */
+	size_t nw;
+	struct {
+		const void *src;
+		size_t bytes;
+		uint64_t sum;
+		int ev;
+	} w[CPU_WATCH];
 };
+
+/* FNV-1a over bytes: what a watched source held. */
+static uint64_t
+checksum(const void *p, size_t bytes)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ULL;
+	size_t i;
+
+	for (i = 0; i < bytes; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * Every watched source unchanged; then drop those of event ev (-2: all,
+ * -3: none).  A GPU may run an ordered upload any time until the event
+ * behind it completes, so a host that changed its source before waiting
+ * for that event may have sent the device the new bytes or the old:
+ * 0, or -1 after kg_error() saying so.
+ */
+static int
+check_watch(struct kg_backend *be, int ev)
+{
+	struct cpu_impl *c = be->impl;
+	size_t i, k = 0;
+
+	for (i = 0; i < c->nw; i++)
+		if (checksum(c->w[i].src, c->w[i].bytes) != c->w[i].sum) {
+			kg_error("%s: the host memory of an ordered upload "
+			    "(%zu bytes) changed before the event after it "
+			    "was waited for", be->name, c->w[i].bytes);
+			c->nw = 0;
+			return -1;
+		}
+	for (i = 0; i < c->nw; i++)
+		if (ev != -2 && c->w[i].ev != ev)
+			c->w[k++] = c->w[i];
+	c->nw = ev == -3 ? c->nw : k;
+	return 0;
+}
 
 static void
 run_copies(struct cpu_impl *c)
@@ -44,9 +99,8 @@ run_copies(struct cpu_impl *c)
  * Count n launches: what the CUDA backend (cuda/backend_cuda.cu) queues
  * for the same call, so that backend.h's counters read here what a GPU
  * would; 0.  One per operation but where that backend makes two: both
- * sides of a DOT chunk's backward (two products), a query's backward
- * (the fixed rows, then the relation rows), TransR's backward with both
- * gradients, the GNN operations below their own table.
+ * sides of a DOT chunk's backward (two products), TransR's backward
+ * with both gradients, the GNN operations below their own table.
  */
 static int
 launched(struct kg_backend *be, uint64_t n)
@@ -100,14 +154,65 @@ cpu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 		return 0;
 	}
 	memmove(dst, src, bytes);
-	return 0;
+	/* A blocking copy waits for the compute stream: its ordered
+	 * uploads have run. */
+	return async ? 0 : check_watch(be, -2);
 }
 
 static int
 cpu_sync(struct kg_backend *be)
 {
 	run_copies(be->impl);
+	return check_watch(be, -2);
+}
+
+/*
+ * On the compute stream, which has run everything before it: a copy at
+ * once.  Deferring, the source is watched until the host waits for the
+ * event recorded after the copy (or syncs), as a GPU may read it that
+ * late.
+ */
+static int
+cpu_upload_ordered(struct kg_backend *be, void *dst, const void *src,
+    size_t bytes)
+{
+	struct cpu_impl *c = be->impl;
+
+	memmove(dst, src, bytes);
+	if (!c->defer)
+		return 0;
+	if (check_watch(be, -3) < 0)
+		return -1;
+	if (c->nw == CPU_WATCH) {
+		kg_error("%s: more than %d ordered uploads wait for their "
+		    "events", be->name, CPU_WATCH);
+		return -1;
+	}
+	c->w[c->nw].src = src;
+	c->w[c->nw].bytes = bytes;
+	c->w[c->nw].sum = checksum(src, bytes);
+	c->w[c->nw++].ev = -1;
 	return 0;
+}
+
+static int
+cpu_event_record(struct kg_backend *be, unsigned ev)
+{
+	struct cpu_impl *c = be->impl;
+	size_t i;
+
+	if (check_watch(be, -3) < 0)
+		return -1;
+	for (i = 0; i < c->nw; i++)
+		if (c->w[i].ev < 0)
+			c->w[i].ev = (int)ev;
+	return 0;
+}
+
+static int
+cpu_event_wait(struct kg_backend *be, unsigned ev)
+{
+	return check_watch(be, (int)ev);
 }
 
 int
@@ -120,6 +225,7 @@ kg_backend_cpu_defer_copies(struct kg_backend *be, int on)
 		return -1;
 	}
 	run_copies(c);
+	c->nw = 0;
 	c->defer = on != 0;
 	return 0;
 }
@@ -162,6 +268,36 @@ cpu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 
 		for (l = 0; l < d; l++)
 			row[l] += s[l];
+	}
+	return launched(be, 1);
+}
+
+/* Each set as cpu_gather or cpu_scatter_add does it, in set order; one
+ * launch. */
+static int
+cpu_row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+    int scatter)
+{
+	size_t i, l, d;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++) {
+		d = rs->d[k];
+		for (i = 0; i < rs->n[k]; i++) {
+			const float *s;
+			float *o;
+
+			if (!scatter) {
+				memcpy(rs->dst[k] + i * d, rs->src[k] +
+				    (size_t)rs->idx[k][i] * d,
+				    d * sizeof(float));
+				continue;
+			}
+			s = rs->src[k] + i * d;
+			o = rs->dst[k] + (size_t)rs->idx[k][i] * d;
+			for (l = 0; l < d; l++)
+				o[l] += s[l];
+		}
 	}
 	return launched(be, 1);
 }
@@ -234,7 +370,7 @@ cpu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 			grel[i * rw + l] += kg_dev_query_dr((int)form, side, d,
 			    f, r, g, l);
 	}
-	return launched(be, 2);
+	return launched(be, 1);
 }
 
 static int
@@ -269,6 +405,28 @@ cpu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 	for (i = 0; i < rows; i++)
 		loss[i] = kg_loss_eval(l, pos[i], neg + i * n, n,
 		    skip != NULL ? skip + i * n : NULL, gpos + i, gneg + i * n);
+	return launched(be, 1);
+}
+
+static int
+cpu_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float scale, float *gpos, float *gneg, double *loss, double *acc)
+{
+	double s;
+	size_t i;
+
+	for (i = 0; i < rows; i++)
+		loss[i] = kg_loss_eval(l, pos[i], neg + i * n, n,
+		    skip != NULL ? skip + i * n : NULL, gpos + i, gneg + i * n);
+	s = *acc;
+	for (i = 0; i < rows; i++)
+		s += loss[i];
+	*acc = s;
+	for (i = 0; i < rows * n; i++)
+		gneg[i] *= scale;
+	for (i = 0; i < rows; i++)
+		gpos[i] *= scale;
 	return launched(be, 1);
 }
 
@@ -308,6 +466,20 @@ cpu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
 }
 
 static int
+cpu_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
+    double coef, unsigned p, double scale, double *value)
+{
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		*value += kg_regularise(rs->x[k], rs->g[k], rs->n[k], coef, p,
+		    scale);
+	return launched(be, 1);
+}
+
+#define RANK_SPAN ((size_t)1 << 31)
+
+static int
 cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal)
@@ -319,12 +491,22 @@ cpu_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
 		const float *row = scores + i * nc;
 		uint64_t g = 0, e = 0;
 		float si = s[i];
+		size_t j0, j1;
 
 		if (si != si)
 			continue;
-		for (j = 0; j < nc; j++) {
-			g += row[j] > si;
-			e += row[j] == si;
+		/* 32-bit counts vectorise: spans of at most 2^31 columns. */
+		for (j0 = 0; j0 < nc; j0 = j1) {
+			uint32_t g32 = 0, e32 = 0;
+
+			j1 = nc - j0 > RANK_SPAN ? j0 + RANK_SPAN : nc;
+#pragma omp simd reduction(+:g32, e32)
+			for (j = j0; j < j1; j++) {
+				g32 += row[j] > si;
+				e32 += row[j] == si;
+			}
+			g += g32;
+			e += e32;
 		}
 		for (k = excl_off != NULL ? excl_off[i] : 0;
 		    excl_off != NULL && k < excl_off[i + 1]; k++) {
@@ -425,9 +607,13 @@ static const struct kg_backend_ops cpu_ops = {
 	.zero = cpu_zero,
 	.copy = cpu_copy,
 	.sync = cpu_sync,
+	.upload_ordered = cpu_upload_ordered,
+	.event_record = cpu_event_record,
+	.event_wait = cpu_event_wait,
 	.sgemm_batched = cpu_sgemm_batched,
 	.gather = cpu_gather,
 	.scatter_add = cpu_scatter_add,
+	.row_sets = cpu_row_sets,
 	.work_size = kg_kern_work_size,
 	.chunk = cpu_chunk,
 	.chunk_backward = cpu_chunk_backward,
@@ -438,8 +624,10 @@ static const struct kg_backend_ops cpu_ops = {
 	.scale = cpu_scale,
 	.dsum = cpu_dsum,
 	.loss = cpu_loss,
+	.loss_sum = cpu_loss_sum,
 	.optim = cpu_optim,
 	.regularise = cpu_regularise,
+	.regularise_sets = cpu_regularise_sets,
 	.rank_counts = cpu_rank_counts,
 	.transr = cpu_transr,
 	.transr_backward = cpu_transr_backward,

@@ -26,6 +26,11 @@ struct kg_backend_ops {
 	int (*copy)(struct kg_backend *be, void *dst, const void *src,
 	    size_t bytes, int to_dev, int async);
 	int (*sync)(struct kg_backend *be);
+	/* backend.h's kg_be_upload_ordered and events. */
+	int (*upload_ordered)(struct kg_backend *be, void *dst,
+	    const void *src, size_t bytes);
+	int (*event_record)(struct kg_backend *be, unsigned ev);
+	int (*event_wait)(struct kg_backend *be, unsigned ev);
 	int (*sgemm_batched)(struct kg_backend *be, enum kg_trans ta,
 	    enum kg_trans tb, size_t m, size_t n, size_t k, float alpha,
 	    const float *a, size_t lda, size_t sa, const float *b, size_t ldb,
@@ -35,6 +40,9 @@ struct kg_backend_ops {
 	    const float *table, const int64_t *idx, float *out);
 	int (*scatter_add)(struct kg_backend *be, size_t n, size_t d,
 	    const float *src, const int64_t *idx, float *table);
+	/* rs: 1 to KG_DEV_ROWSETS sets, none empty; scatter 0: gather. */
+	int (*row_sets)(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+	    int scatter);
 	size_t (*work_size)(enum kg_kern_sim sim, size_t nq, size_t nc);
 	int (*chunk)(struct kg_backend *be, enum kg_kern_sim sim, size_t nq,
 	    size_t nc, size_t d, float gamma, const float *q, const float *c,
@@ -60,12 +68,20 @@ struct kg_backend_ops {
 	int (*loss)(struct kg_backend *be, const struct kg_loss *l,
 	    size_t rows, size_t n, const float *pos, const float *neg,
 	    const uint8_t *skip, float *gpos, float *gneg, double *loss);
+	int (*loss_sum)(struct kg_backend *be, const struct kg_loss *l,
+	    size_t rows, size_t n, const float *pos, const float *neg,
+	    const uint8_t *skip, float scale, float *gpos, float *gneg,
+	    double *loss, double *acc);
 	/* a->lr is the learning rate of every kind. */
 	int (*optim)(struct kg_backend *be, enum kg_be_optim kind, size_t n,
 	    size_t d, const struct kg_adam *a, const int64_t *idx,
 	    const float *grad, float *table, float *state);
 	int (*regularise)(struct kg_backend *be, size_t n, const float *x,
 	    float *g, double coef, unsigned p, double scale, double *value);
+	/* rs: 1 to KG_DEV_REGSETS sets, none empty. */
+	int (*regularise_sets)(struct kg_backend *be,
+	    const struct kg_dev_regsets *rs, double coef, unsigned p,
+	    double scale, double *value);
 	int (*rank_counts)(struct kg_backend *be, size_t nq, size_t nc,
 	    const float *scores, const float *s, const int64_t *excl_off,
 	    const int64_t *excl, uint64_t *greater, uint64_t *equal);

@@ -18,7 +18,8 @@
  * tests allow a relative 1e-5).  Index arrays are int64_t row numbers
  * the callers keep in range; nothing here allocates, reports errors or
  * keeps state.  This header holds the grid arithmetic, the atomics, the
- * bit casts and the lane-ordered dot product.
+ * bit casts, the lane-ordered dot product and the phases of a block's
+ * sum.
  */
 #ifndef KG_DEVOPS_BASE_H
 #define KG_DEVOPS_BASE_H
@@ -43,6 +44,9 @@
 
 /* Threads per block of every CUDA launch; the emulated grid uses it too. */
 #define KG_DEV_BLOCK 256
+
+/* Threads of a warp, the lanes of a warp-per-row kernel. */
+#define KG_DEV_WARP 32
 
 /* The flat index of a thread. */
 KG_HD size_t
@@ -141,6 +145,43 @@ kg_dev_dot(const float *a, const float *b, size_t n)
 	for (l = 0; l < KG_DEV_LANES; l++)
 		s += L[l];
 	return s;
+}
+
+/*
+ * A block's sum of one double per thread, with one atomic a block
+ * instead of one a thread: the phases a kernel runs with a barrier after
+ * each, over bdim threads (a power of two, at most KG_DEV_BLOCK), in
+ * shared memory sm of bdim doubles:
+ *
+ *	put (every thread its value, 0 past the work)
+ *	for s = bdim / 2, bdim / 4, ..., 1: step s
+ *	out (thread 0 adds the block's sum to *acc)
+ *
+ * In step s thread t < s adds slot t + s into slot t, and no thread of
+ * that step writes a slot another reads, so the phases run over a
+ * block's threads one at a time, in any order, give the GPU's bits
+ * (tests/unit/devops_emu.h's EMU_SUM).  Within a block the sum is a
+ * fixed tree; the blocks' sums reach *acc in the order their atomics
+ * land.
+ */
+KG_HD void
+kg_dev_bsum_put(unsigned t, double v, double *sm)
+{
+	sm[t] = v;
+}
+
+KG_HD void
+kg_dev_bsum_step(unsigned t, unsigned s, double *sm)
+{
+	if (t < s)
+		sm[t] += sm[t + s];
+}
+
+KG_HD void
+kg_dev_bsum_out(unsigned t, const double *sm, double *acc)
+{
+	if (t == 0)
+		kg_dev_atomic_add_d(acc, sm[0]);
 }
 
 #endif

@@ -10,6 +10,7 @@
 #define KG_DEVOPS_OPTIM_H
 
 #include "compute/devops_base.h"
+#include "compute/devops_types.h"
 #include "compute/kinds.h"
 
 /* Element-wise Adagrad: s += g^2; w -= lr g / (sqrt(s) + eps). */
@@ -64,6 +65,73 @@ kg_dev_t_adagrad(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
 		w[l] -= step * g[l];
 }
 
+/*
+ * Row-wise Adagrad with a warp a row (for rows of d >= KG_DEV_WARP,
+ * where a thread a row reads its row uncoalesced): lane l of row i's
+ * warp takes elements l, l + 32, ...  Phases, a warp barrier after
+ * each: kg_dev_wa_sq (each lane's sum of squares), the reduction steps
+ * kg_dev_wa_step (s = 16, 8, ..., 1: lane l < s adds lane l + s),
+ * kg_dev_wa_state (lane 0 adds the mean square to the row's state and
+ * keeps the step size), kg_dev_wa_update (every lane steps its
+ * elements).  Each lane writes only its own slot and elements, so the
+ * phases run over the lanes in any order give the GPU's bits; the sum
+ * of squares is per lane then a tree, within rounding of
+ * kg_dev_t_adagrad's.
+ */
+struct kg_dev_wa_smem {
+	float r[KG_DEV_WARP];
+	float step;
+};
+
+KG_HD void
+kg_dev_wa_sq(unsigned l, size_t i, size_t n, size_t d, const float *grad,
+    struct kg_dev_wa_smem *sm)
+{
+	const float *g = grad + i * d;
+	float s = 0.0f;
+	size_t j;
+
+	for (j = l; i < n && j < d; j += KG_DEV_WARP)
+		s += g[j] * g[j];
+	sm->r[l] = s;
+}
+
+KG_HD void
+kg_dev_wa_step(unsigned l, unsigned s, struct kg_dev_wa_smem *sm)
+{
+	if (l < s)
+		sm->r[l] += sm->r[l + s];
+}
+
+KG_HD void
+kg_dev_wa_state(unsigned l, size_t i, size_t n, size_t d, float lr,
+    const int64_t *idx, float *state, struct kg_dev_wa_smem *sm)
+{
+	size_t r;
+
+	if (l != 0 || i >= n)
+		return;
+	r = (size_t)idx[i];
+	state[r] += sm->r[0] / (float)d;
+	sm->step = kg_dev_adagrad_step(state[r], lr);
+}
+
+KG_HD void
+kg_dev_wa_update(unsigned l, size_t i, size_t n, size_t d,
+    const int64_t *idx, const float *grad, float *table,
+    const struct kg_dev_wa_smem *sm)
+{
+	const float *g = grad + i * d;
+	float *w;
+	size_t j;
+
+	if (i >= n)
+		return;
+	w = table + (size_t)idx[i] * d;
+	for (j = l; j < d; j += KG_DEV_WARP)
+		w[j] -= sm->step * g[j];
+}
+
 /* Element-wise Adagrad (state d floats per table row): one thread per
  * element. */
 KG_HD void
@@ -107,28 +175,50 @@ kg_dev_t_adam(unsigned b, unsigned t, unsigned bdim, size_t n, size_t d,
 }
 
 /*
- * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) over n floats:
- * g += scale * its gradient, and coef * |x_e|^p added to *value; one
- * thread per element.
+ * The regulariser coef * sum |x|^p (p = 2: L2, p = 3: N3) of element e
+ * of n floats x: g[e] += scale * its gradient; returns coef |x_e|^p, the
+ * value the thread adds to the sum (a kernel sums them per block,
+ * devops_base.h's kg_dev_bsum_*), 0 past n.  One thread per element.
  */
-KG_HD void
-kg_dev_t_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
-    const float *x, float *g, double coef, unsigned p, double scale,
-    double *value)
+KG_HD double
+kg_dev_reg_elem(size_t e, const float *x, float *g, double coef,
+    unsigned p, double scale)
 {
-	size_t e = kg_dev_tid(b, t, bdim);
-	double a;
+	double a = fabs((double)x[e]);
 
-	if (e >= n)
-		return;
-	a = fabs((double)x[e]);
 	if (p == 2) {
 		g[e] += (float)(scale * coef * 2.0 * x[e]);
-		kg_dev_atomic_add_d(value, coef * a * a);
-	} else {
-		g[e] += (float)(scale * coef * 3.0 * a * x[e]);
-		kg_dev_atomic_add_d(value, coef * a * a * a);
+		return coef * a * a;
 	}
+	g[e] += (float)(scale * coef * 3.0 * a * x[e]);
+	return coef * a * a * a;
+}
+
+KG_HD double
+kg_dev_v_regularise(unsigned b, unsigned t, unsigned bdim, size_t n,
+    const float *x, float *g, double coef, unsigned p, double scale)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+
+	return e < n ? kg_dev_reg_elem(e, x, g, coef, p, scale) : 0.0;
+}
+
+/* The same over the sets of rs (devops_types.h), their elements one
+ * after another: one launch for them all. */
+KG_HD double
+kg_dev_v_regularise_sets(unsigned b, unsigned t, unsigned bdim,
+    struct kg_dev_regsets rs, double coef, unsigned p, double scale)
+{
+	size_t e = kg_dev_tid(b, t, bdim);
+	unsigned k;
+
+	for (k = 0; k < rs.nsets; k++) {
+		if (e < rs.n[k])
+			return kg_dev_reg_elem(e, rs.x[k], rs.g[k], coef, p,
+			    scale);
+		e -= rs.n[k];
+	}
+	return 0.0;
 }
 
 /*

@@ -193,4 +193,28 @@ kg_dev_t_query_bwd_r(unsigned b, unsigned t, unsigned bdim, int form,
 	    gq + i * d, l);
 }
 
+/* Both of the above in one launch over n d + n rw threads: thread e < n
+ * d adds gfixed's element e, the n rw after them grel's e - n d. */
+KG_HD void
+kg_dev_t_query_bwd(unsigned b, unsigned t, unsigned bdim, int form,
+    int side, size_t n, size_t d, const float *fixed, const float *rel,
+    const float *gq, float *gfixed, float *grel)
+{
+	size_t e = kg_dev_tid(b, t, bdim), rw = kg_dev_qform_width(form, d);
+	size_t i;
+
+	if (e < n * d) {
+		i = e / d;
+		gfixed[e] += kg_dev_query_df(form, side, d, fixed + i * d,
+		    rel + i * rw, gq + i * d, e % d);
+		return;
+	}
+	e -= n * d;
+	if (e >= n * rw)
+		return;
+	i = e / rw;
+	grel[e] += kg_dev_query_dr(form, side, d, fixed + i * d, rel + i * rw,
+	    gq + i * d, e % rw);
+}
+
 #endif

@@ -46,10 +46,7 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	    dalloc(dt, &v->dist, B * N * fs) < 0 ||
 	    dalloc(dt, &v->G, B * N * fs) < 0 ||
 	    dalloc(dt, &v->work, (ws > 0 ? ws : 1) * fs) < 0 ||
-	    dalloc(dt, &v->grows, M * d * fs) < 0 ||
-	    dalloc(dt, &v->grel, B * rw * fs) < 0 ||
-	    dalloc(dt, &v->ug, M * d * fs) < 0 ||
-	    dalloc(dt, &v->ugr, B * rw * fs) < 0 ||
+	    dalloc(dt, &v->gall, 2 * (M * d + B * rw) * fs) < 0 ||
 	    dalloc(dt, &v->lrow, B * sizeof(double)) < 0 ||
 	    dalloc(dt, &v->lsum, sizeof(double)) < 0 ||
 	    dalloc(dt, &v->idx, dt->n_idx * sizeof(int64_t)) < 0 ||
@@ -64,9 +61,15 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	    dalloc(dt, &v->gPC, (dt->transr ? B * N * d : 1) * fs) < 0 ||
 	    dalloc(dt, &v->ones, (dt->transr ? B : 1) * fs) < 0)
 		return -1;
-	dt->hidx = kg_be_host_alloc(dt->be, dt->n_idx * sizeof(int64_t));
-	if (dt->hidx == NULL)
-		return -1;
+	v->grows = v->gall;
+	v->grel = v->grows + M * d;
+	v->ug = v->grel + B * rw;
+	v->ugr = v->ug + M * d;
+	for (i = 0; i < 2; i++)
+		if ((dt->hbuf[i] = kg_be_host_alloc(dt->be, dt->n_idx *
+		    sizeof(int64_t))) == NULL)
+			return -1;
+	dt->hidx = dt->hbuf[0];
 	if (tr->merge != NULL &&
 	    ((dt->x_ent = kg_be_host_alloc(dt->be, M * sizeof(uint64_t))) ==
 	    NULL ||
@@ -208,10 +211,7 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_free(dt->be, v->dist);
 	kg_be_free(dt->be, v->G);
 	kg_be_free(dt->be, v->work);
-	kg_be_free(dt->be, v->grows);
-	kg_be_free(dt->be, v->grel);
-	kg_be_free(dt->be, v->ug);
-	kg_be_free(dt->be, v->ugr);
+	kg_be_free(dt->be, v->gall);
 	kg_be_free(dt->be, v->lrow);
 	kg_be_free(dt->be, v->lsum);
 	kg_be_free(dt->be, v->idx);
@@ -224,7 +224,8 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_free(dt->be, v->rep);
 	kg_be_free(dt->be, v->gPC);
 	kg_be_free(dt->be, v->ones);
-	kg_be_host_free(dt->be, dt->hidx);
+	kg_be_host_free(dt->be, dt->hbuf[0]);
+	kg_be_host_free(dt->be, dt->hbuf[1]);
 	kg_be_host_free(dt->be, dt->x_ent);
 	kg_be_host_free(dt->be, dt->x_ent_g);
 	kg_be_host_free(dt->be, dt->x_rel);
@@ -488,6 +489,83 @@ exchange(struct kg_dev_trainer *dt, size_t nu, size_t nr)
 	    -1 : 0;
 }
 
+/*
+ * Plan chunk ch (number c of its bucket, positives tri) into the next of
+ * the two host index batches, once the device has copied what that one
+ * held two chunks ago, and queue its copy on the compute stream: the
+ * host does not wait for the chunks before it.  0 or -1.
+ */
+static int
+upload_batch(struct kg_dev_trainer *dt, const struct kg_chunk *ch,
+    uint64_t c, const int32_t *tri)
+{
+	struct kg_backend *be = dt->be;
+
+	dt->cur ^= 1;
+	if (kg_be_event_wait(be, dt->cur) < 0)
+		return -1;
+	dt->hidx = dt->hbuf[dt->cur];
+	kg_plan_bucket(&dt->plan, dt->tr, dt->ph, dt->pt, 0);
+	kg_plan_chunk(&dt->plan, dt->tr, ch, c, tri, NULL);
+	index_batch(dt);
+	return kg_be_upload_ordered(be, dt->dv.idx, dt->hidx, dt->n_idx *
+	    sizeof(int64_t)) < 0 || kg_be_event_record(be, dt->cur) < 0 ?
+	    -1 : 0;
+}
+
+/* The chunk's rows, one launch: me entity rows from the table, the
+ * pool's rows after them, the len relation rows. */
+static int
+gather_rows(struct kg_dev_trainer *dt, size_t len, size_t me)
+{
+	struct dev_bufs *v = &dt->dv;
+	const int64_t *ix = v->idx;
+	size_t d = dt->d;
+	struct kg_dev_rowsets rs = {
+		{ v->W, dt->pool.rows, v->R },
+		{ ix + I_ENT(dt), ix + I_PSLOT(dt), ix + I_REL(dt) },
+		{ v->rows, v->rows + me * d, v->rel },
+		{ me, dt->plan.n_pool, len }, { d, d, dt->rw }, 3
+	};
+
+	return kg_be_gather_sets(dt->be, &rs);
+}
+
+/* Each distinct row's summed gradient, one launch: the me entity rows'
+ * into ug, the len relation rows' into ugr. */
+static int
+sum_rows(struct kg_dev_trainer *dt, size_t len, size_t me)
+{
+	struct dev_bufs *v = &dt->dv;
+	const int64_t *ix = v->idx;
+	struct kg_dev_rowsets rs = {
+		{ v->grows, v->grel, NULL },
+		{ ix + I_ESLOT(dt), ix + I_RSLOT(dt), NULL },
+		{ v->ug, v->ugr, NULL }, { me, len, 0 }, { dt->d, dt->rw, 0 },
+		2
+	};
+
+	return kg_be_scatter_add_sets(dt->be, &rs);
+}
+
+/* The regulariser of the chunk's fixed rows, relation rows and true
+ * candidates (in that order, into the loss sum), in one launch. */
+static int
+regularise(struct kg_dev_trainer *dt, size_t len, float inv)
+{
+	const struct kg_train_opts *o = &dt->tr->o;
+	struct dev_bufs *v = &dt->dv;
+	size_t d = dt->d;
+	struct kg_dev_regsets rs = {
+		{ v->rows, v->rel, v->rows + len * d },
+		{ v->grows, v->grel, v->grows + len * d },
+		{ len * d, len * dt->rw, len * d }, 3
+	};
+
+	return kg_be_regularise_sets(dt->be, &rs, o->reg_coef, o->reg_norm,
+	    inv, v->lsum);
+}
+
 static int dev_step(struct kg_dev_trainer *dt, const int32_t *tri,
     size_t len, size_t whole, int side, uint64_t c, uint64_t start);
 
@@ -531,37 +609,22 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	ch.side = (uint8_t)side;
 	ch.type = -1;
 	ch.whole = (uint32_t)whole;
-	kg_plan_bucket(&dt->plan, tr, dt->ph, dt->pt, 0);
-	kg_plan_chunk(&dt->plan, tr, &ch, c, tri, NULL);
-	index_batch(dt);
+	if (upload_batch(dt, &ch, c, tri) < 0)
+		return -1;
 	nu = dt->plan.n_ent;
 	nr = dt->plan.n_rel;
-	if (kg_be_upload(be, v->idx, dt->hidx, dt->n_idx * sizeof(int64_t)) <
-	    0)
-		return -1;
-	/* Forward: rows (the pool's last), queries, scores, the loss. */
+	/* Forward: rows (the pool's last), queries, scores, the loss (its
+	 * sum and the 1 / whole of the mean in the same launch). */
 	me = m - dt->plan.n_pool;
-	if (kg_be_gather(be, me, d, v->W, ix + I_ENT(dt), v->rows) < 0 ||
-	    kg_be_gather(be, dt->plan.n_pool, d, dt->pool.rows,
-	    ix + I_PSLOT(dt), v->rows + me * d) < 0 ||
-	    kg_be_gather(be, len, rw, v->R, ix + I_REL(dt), v->rel) < 0 ||
+	if (gather_rows(dt, len, me) < 0 ||
 	    (dt->transr ? transr_forward(dt, len, side) :
 	    query_forward(dt, len, side)) < 0 ||
-	    kg_be_loss(be, &o->loss, len, N, v->pos, v->S, NULL, v->gpos, v->G,
-	    v->lrow) < 0 ||
-	    kg_be_dsum(be, len, v->lrow, v->lsum) < 0 ||
-	    kg_be_scale(be, len * N, inv, v->G) < 0 ||
-	    kg_be_scale(be, len, inv, v->gpos) < 0 ||
-	    kg_be_zero(be, v->grows, m * d * sizeof(float)) < 0 ||
-	    kg_be_zero(be, v->grel, len * rw * sizeof(float)) < 0)
+	    kg_be_loss_sum(be, &o->loss, len, N, v->pos, v->S, NULL, inv,
+	    v->gpos, v->G, v->lrow, v->lsum) < 0 ||
+	    kg_be_zero(be, v->gall, (size_t)(v->ugr + nr * rw - v->gall) *
+	    sizeof(float)) < 0)
 		return -1;
-	if (o->reg_coef > 0.0 &&
-	    (kg_be_regularise(be, len * d, fixed, gfixed, o->reg_coef,
-	    o->reg_norm, inv, v->lsum) < 0 ||
-	    kg_be_regularise(be, len * rw, v->rel, v->grel, o->reg_coef,
-	    o->reg_norm, inv, v->lsum) < 0 ||
-	    kg_be_regularise(be, len * d, posc, gposc, o->reg_coef,
-	    o->reg_norm, inv, v->lsum) < 0))
+	if (o->reg_coef > 0.0 && regularise(dt, len, inv) < 0)
 		return -1;
 	/* Backward: the negatives, then the positives, each through Q. */
 	if (dt->transr) {
@@ -580,12 +643,7 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 	 * each distinct row's sum, then one optimiser step per row. */
 	if (dt->plan.n_pool > 0 && pool_grads(dt, me) < 0)
 		return -1;
-	if (kg_be_zero(be, v->ug, nu * d * sizeof(float)) < 0 ||
-	    kg_be_scatter_add(be, me, d, v->grows, ix + I_ESLOT(dt),
-	    v->ug) < 0 ||
-	    kg_be_zero(be, v->ugr, nr * rw * sizeof(float)) < 0 ||
-	    kg_be_scatter_add(be, len, rw, v->grel, ix + I_RSLOT(dt),
-	    v->ugr) < 0)
+	if (sum_rows(dt, len, me) < 0)
 		return -1;
 	if (tr->merge != NULL)
 		return exchange(dt, nu, nr);
@@ -603,7 +661,7 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 	uint64_t bs = tr->o.batch_size, np, done = 0, max_batches = 0;
 	struct kg_chunk *chunks;
 	uint64_t *order;
-	double zero = 0.0, loss = 0.0;
+	double loss = 0.0;
 	int32_t *buf;
 	size_t nch, c;
 	int rc = 0;
@@ -616,7 +674,7 @@ kg_dev_trainer_epoch(struct kg_dev_trainer *dt, const int32_t *hrt,
 	}
 	buf = kg_train_epoch_positives(tr, hrt, n, &np);
 	nch = kg_plan_chunks(tr, buf, np, max_batches, 0, &chunks, &order);
-	if (kg_be_upload(dt->be, dt->dv.lsum, &zero, sizeof(zero)) < 0)
+	if (kg_be_zero(dt->be, dt->dv.lsum, sizeof(double)) < 0)
 		rc = -1;
 	/* The plain chunks keep the epoch's order: a chunk's positives
 	 * (this rank's share of them) lie at buf + 3 start. */

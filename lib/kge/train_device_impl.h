@@ -21,6 +21,9 @@ struct dev_bufs {
 	float *pos, *pdist, *gpos;	/* B */
 	float *S, *dist, *G;	/* B x N */
 	float *work;		/* kg_be_work_size */
+	/* The gradients, one allocation (gall) so that one kg_be_zero
+	 * clears them: grows, grel, ug, ugr in this order. */
+	float *gall;
 	float *grows;		/* M x d, as rows */
 	float *grel;		/* B x rw */
 	float *ug;		/* M x d: the distinct entity rows' sums */
@@ -74,9 +77,14 @@ struct kg_dev_trainer {
 	 * of capacity, the entity rows to gather (M), each one's slot among
 	 * the distinct rows (M), the distinct rows (M), then the same for
 	 * relations (B each), then the pool negatives' slots and their
-	 * rows in the banks (N each).
+	 * rows in the banks (N each).  Two of them, hbuf[0] and hbuf[1],
+	 * taken in turn (hidx the current one): chunk t's batch is copied
+	 * to the device on the compute stream without a wait while the host
+	 * builds chunk t + 1's in the other; backend event b, recorded after
+	 * the copy from hbuf[b], is waited for before hbuf[b] is refilled.
 	 */
-	int64_t *hidx;
+	int64_t *hbuf[2], *hidx;
+	unsigned cur;
 	size_t n_idx;
 	struct kg_plan plan;	/* the chunk's (kg_plan_chunk) */
 	/*

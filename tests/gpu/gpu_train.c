@@ -266,9 +266,10 @@ umls_every_model(void)
 }
 
 /*
- * The launches, copies and host waits of one epoch of max_step steps of
- * the device trainer on be with options o (backend.h's counters, from
- * the trainer's open on: the epoch's loss upload and download too).
+ * The launches, copies, host syncs and event waits of one epoch of
+ * max_step steps of the device trainer on be with options o (backend.h's
+ * counters, from the trainer's open on: the epoch's loss download
+ * too).
  */
 static int
 epoch_counts(struct kg_backend *be, struct kg_train_opts o, uint64_t steps,
@@ -331,26 +332,40 @@ dglke_step_counts(void)
 	T_CHECK(epoch_counts(cpu, o, 1, &c1) == 0);
 	T_CHECK(epoch_counts(cpu, o, 2, &c2) == 0);
 	printf("# counts %s: TransE_l2 d=400 batch=1000 neg=200 chunk=200 "
-	    "adv N3: per step launches %llu copies %llu syncs %llu; per "
-	    "chunk launches %.1f copies %.1f syncs %.1f; an epoch of 1 step "
-	    "launches %llu copies %llu syncs %llu\n", dev_name,
+	    "adv N3: per step launches %llu copies %llu syncs %llu waits "
+	    "%llu; per chunk launches %.1f copies %.1f syncs %.1f waits "
+	    "%.1f; an epoch of 1 step launches %llu copies %llu syncs %llu "
+	    "waits %llu\n", dev_name,
 	    (unsigned long long)(g2.launches - g1.launches),
 	    (unsigned long long)(g2.copies - g1.copies),
 	    (unsigned long long)(g2.syncs - g1.syncs),
+	    (unsigned long long)(g2.waits - g1.waits),
 	    (double)(g2.launches - g1.launches) / (double)chunks,
 	    (double)(g2.copies - g1.copies) / (double)chunks,
 	    (double)(g2.syncs - g1.syncs) / (double)chunks,
+	    (double)(g2.waits - g1.waits) / (double)chunks,
 	    (unsigned long long)g1.launches, (unsigned long long)g1.copies,
-	    (unsigned long long)g1.syncs);
+	    (unsigned long long)g1.syncs, (unsigned long long)g1.waits);
 	T_CHECKF(g1.launches == c1.launches && g1.copies == c1.copies &&
-	    g1.syncs == c1.syncs && g2.launches == c2.launches &&
-	    g2.copies == c2.copies && g2.syncs == c2.syncs,
-	    "%s counts %llu/%llu/%llu, the CPU backend's %llu/%llu/%llu "
-	    "(2 steps: launches/copies/syncs)", dev_name,
-	    (unsigned long long)g2.launches, (unsigned long long)g2.copies,
-	    (unsigned long long)g2.syncs, (unsigned long long)c2.launches,
-	    (unsigned long long)c2.copies, (unsigned long long)c2.syncs);
-	T_CHECK(g2.launches > g1.launches && g2.syncs > g1.syncs);
+	    g1.syncs == c1.syncs && g1.waits == c1.waits &&
+	    g2.launches == c2.launches && g2.copies == c2.copies &&
+	    g2.syncs == c2.syncs && g2.waits == c2.waits,
+	    "%s counts %llu/%llu/%llu/%llu, the CPU backend's "
+	    "%llu/%llu/%llu/%llu (2 steps: launches/copies/syncs/waits)",
+	    dev_name, (unsigned long long)g2.launches,
+	    (unsigned long long)g2.copies, (unsigned long long)g2.syncs,
+	    (unsigned long long)g2.waits, (unsigned long long)c2.launches,
+	    (unsigned long long)c2.copies, (unsigned long long)c2.syncs,
+	    (unsigned long long)c2.waits);
+	/* The step streams: no host sync inside it, one index copy and
+	 * one event wait a chunk (the host refills a batch the device has
+	 * copied), the syncs of an epoch only its loss read-back. */
+	T_CHECK(g2.launches > g1.launches);
+	T_CHECKF(g2.syncs == g1.syncs && g1.syncs == 1, "syncs: %llu in an "
+	    "epoch of 1 step, %llu of 2", (unsigned long long)g1.syncs,
+	    (unsigned long long)g2.syncs);
+	T_CHECK(g2.copies - g1.copies == chunks &&
+	    g2.waits - g1.waits == chunks);
 	kg_backend_free(cpu);
 }
 

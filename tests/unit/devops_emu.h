@@ -25,6 +25,36 @@
 			fn((unsigned)emu_b_, emu_t_, (bdim), __VA_ARGS__); \
 } while (0)
 
+/*
+ * A launch of a kernel that sums per block (cuda/backend_cuda.cu's
+ * block_sum): thread function fn(b, t, bdim, ...) returns each thread's
+ * value, and devops_base.h's phases kg_dev_bsum_* run over each block's
+ * threads one at a time, first to last or (rev) last to first, the
+ * shared memory poisoned with NaN before each block, into *acc.  skip:
+ * a step size left out (0: none), to plant a broken tree.
+ */
+#define EMU_SUM(bdim, rev, skip, n, acc, fn, ...) do {			\
+	size_t es_nb_ = kg_dev_nblocks((n), (bdim)), es_b_;		\
+	double es_sm_[KG_DEV_BLOCK];					\
+	unsigned es_k_, es_t_, es_s_;					\
+	for (es_b_ = 0; es_b_ < es_nb_; es_b_++) {			\
+		for (es_k_ = 0; es_k_ < KG_DEV_BLOCK; es_k_++)		\
+			es_sm_[es_k_] = NAN;				\
+		for (es_k_ = 0; es_k_ < (bdim); es_k_++) {		\
+			es_t_ = (rev) ? (bdim) - 1 - es_k_ : es_k_;	\
+			kg_dev_bsum_put(es_t_, fn((unsigned)es_b_, es_t_, \
+			    (bdim), __VA_ARGS__), es_sm_);		\
+		}							\
+		for (es_s_ = (bdim) / 2; es_s_ > 0; es_s_ /= 2)		\
+			for (es_k_ = 0; es_s_ != (unsigned)(skip) &&	\
+			    es_k_ < (bdim); es_k_++)			\
+				kg_dev_bsum_step((rev) ? (bdim) - 1 -	\
+				    es_k_ : es_k_, es_s_, es_sm_);	\
+		for (es_k_ = 0; es_k_ < (bdim); es_k_++)		\
+			kg_dev_bsum_out(es_k_, es_sm_, (acc));		\
+	}								\
+} while (0)
+
 #define GUARD 8
 #define POISON 12345.0f
 

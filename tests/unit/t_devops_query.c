@@ -159,10 +159,15 @@ test_pairs_chain(void)
 		    dist);
 		EMU(bd, n * d, kg_dev_t_pairs_bwd, (int)sim, n, d, q, cand, g,
 		    dist, gq, gc2);
-		EMU(bd, n * d, kg_dev_t_query_bwd_f, (int)form, (int)s, n, d, f,
-		    rel, gq, gf2);
-		EMU(bd, n * rw, kg_dev_t_query_bwd_r, (int)form, (int)s, n, d, f,
-		    rel, gq, gr2);
+		if (k == 0)	/* one launch for both */
+			EMU(bd, n * (d + rw), kg_dev_t_query_bwd, (int)form,
+			    (int)s, n, d, f, rel, gq, gf2, gr2);
+		else {
+			EMU(bd, n * d, kg_dev_t_query_bwd_f, (int)form, (int)s,
+			    n, d, f, rel, gq, gf2);
+			EMU(bd, n * rw, kg_dev_t_query_bwd_r, (int)form, (int)s,
+			    n, d, f, rel, gq, gr2);
+		}
 	}
 	T_CHECKF(close_rel(sc, score, n, "score") &&
 	    close_rel(gf2, gf, n * d, "gfixed") &&
@@ -281,7 +286,8 @@ test_scale_dsum(void)
 			T_CHECK(close_tol(y, x, n, 0.0f, "scale"));
 			T_CHECK(close_tol(z, x, n, 0.0f, "scale (grid)"));
 			T_CHECK(kg_be_dsum(cpu, n, v, &acc1) == 0);
-			EMU(bdims[k], n, kg_dev_t_dsum, n, v, &acc2);
+			EMU_SUM(bdims[k], (int)a & 1, 0, n, &acc2,
+			    kg_dev_v_dsum, n, v);
 			T_NEAR(acc1, ref, 1e-12);
 			T_NEAR(acc2, ref, 1e-12);
 			free(x);

@@ -2,19 +2,19 @@
  * The CUDA backend (backend.h): cuBLAS for the products, and for the rest
  * kernels that each call one thread function of lib/compute/devops_*.h,
  * the arithmetic the host-emulated tests (tests/unit/t_devops*.c) check
- * against the CPU backend.  Operations go on one compute stream, the
- * asynchronous copies on a second; nothing is allocated after the
- * backend is open except what the caller asks for.  cuBLAS is loaded
+ * against the CPU backend.  Operations and the ordered uploads go on one
+ * compute stream, the asynchronous copies on a second; nothing is
+ * allocated after the backend is open except what the caller asks for.
+ * cuBLAS is loaded
  * with dlopen when the first backend opens (libcublas.so.N, N the major
  * version of the headers, from the library path or KG_CUDA_LIBDIR), so
  * the tools neither load it nor need it unless a GPU is used.  Every
  * call first makes the backend's GPU the thread's current device (use()),
  * and each kernel and cuBLAS call is counted (backend.h's counters).
+ * The GNN operations are in backend_cuda_gnn.cu, what both files share
+ * in cuda_impl.h.
  */
-#define restrict __restrict__
-#include "compute/backend_impl.h"
-#undef restrict
-#include "compute/devops_gnn.h"
+#include "compute/cuda/cuda_impl.h"
 #include "compute/devops_loss.h"
 #include "compute/devops_optim.h"
 #include "compute/devops_pool.h"
@@ -24,19 +24,39 @@
 #include "compute/devops_tile.h"
 #include "compute/devops_transr.h"
 
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <dlfcn.h>
 
-extern "C" void kg_error(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
+namespace kg_cuda {
+
+int
+cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
+{
+	(void)cudaGetLastError();
+	kg_error("cuda:%d: %s: %s", be->dev.index, what,
+	    cudaGetErrorString(e));
+	return -1;
+}
+
+int
+use(struct kg_backend *be)
+{
+	int cur;
+
+	if (cudaGetDevice(&cur) == cudaSuccess && cur == impl(be)->dev)
+		return 0;
+	CK(be, cudaSetDevice(impl(be)->dev));
+	return 0;
+}
+
+} /* namespace kg_cuda */
 
 namespace {
+
+using namespace kg_cuda;
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -94,96 +114,12 @@ load_blas(int dev)
 	return 0;
 }
 
-struct cuda_impl {
-	int dev;
-	cudaStream_t comp, copy;
-	cublasHandle_t blas;
-};
-
-cuda_impl *
-impl(struct kg_backend *be)
-{
-	return static_cast<cuda_impl *>(be->impl);
-}
-
-/* Report a failed runtime call; -1.  The runtime's last error is
- * cleared (a sticky one stays), so that the next launch's check reports
- * its own failure, not this one. */
-int
-cuda_fail(struct kg_backend *be, const char *what, cudaError_t e)
-{
-	(void)cudaGetLastError();
-	kg_error("cuda:%d: %s: %s", be->dev.index, what,
-	    cudaGetErrorString(e));
-	return -1;
-}
-
 int
 blas_fail(struct kg_backend *be, const char *what, cublasStatus_t s)
 {
 	kg_error("cuda:%d: %s: cuBLAS status %d", be->dev.index, what,
 	    static_cast<int>(s));
 	return -1;
-}
-
-#define CK(be, call) do {						\
-	cudaError_t ck_e_ = (call);					\
-	if (ck_e_ != cudaSuccess)					\
-		return cuda_fail((be), #call, ck_e_);			\
-} while (0)
-
-/*
- * Make the backend's GPU the calling thread's current device, which
- * every runtime call, launch and cuBLAS call of its streams needs (a
- * second backend, or another thread, may have set another): one
- * cudaGetDevice, a read of the runtime's per-thread state, when it
- * already is.  0, or -1 after kg_error().
- */
-int
-use(struct kg_backend *be)
-{
-	int cur;
-
-	if (cudaGetDevice(&cur) == cudaSuccess && cur == impl(be)->dev)
-		return 0;
-	CK(be, cudaSetDevice(impl(be)->dev));
-	return 0;
-}
-
-/* Blocks for n threads, or 0 when the grid would be too large. */
-unsigned
-grid(size_t n)
-{
-	size_t b = kg_dev_nblocks(n, KG_DEV_BLOCK);
-
-	return b > static_cast<size_t>(INT_MAX) ? 0u :
-	    static_cast<unsigned>(b);
-}
-
-/* Launch kernel k over n threads on the compute stream, counted, and
- * check it; 0 threads: nothing to do (as on the CPU backend), 0. */
-template <typename K, typename... A>
-int
-launch(struct kg_backend *be, const char *what, size_t n, K k, A... args)
-{
-	unsigned g = grid(n);
-	cudaError_t e;
-
-	if (n == 0)
-		return 0;
-	if (g == 0) {
-		kg_error("cuda:%d: %s: %zu threads exceed one grid",
-		    be->dev.index, what, n);
-		return -1;
-	}
-	if (use(be) < 0)
-		return -1;
-	k<<<g, KG_DEV_BLOCK, 0, impl(be)->comp>>>(args...);
-	e = cudaGetLastError();
-	if (e != cudaSuccess)
-		return cuda_fail(be, what, e);
-	be->counts.launches++;
-	return 0;
 }
 
 /* Launch a tiled kernel over a gx x gy x gz grid of KG_DEV_TILE_THREADS-
@@ -213,11 +149,10 @@ launch_tiles(struct kg_backend *be, const char *what, size_t gx, size_t gy,
 	return 0;
 }
 
+
 /* The kernels: one line each, the thread functions of devops_*.h (the
  * tiled ones above them: the phases of devops_tile.h's block
  * functions). */
-#define TID blockIdx.x, threadIdx.x, blockDim.x
-
 __global__ void
 k_gather(size_t n, size_t d, const float *t, const int64_t *idx, float *o)
 {
@@ -229,6 +164,18 @@ k_scatter_add(size_t n, size_t d, const float *s, const int64_t *idx,
     float *t)
 {
 	kg_dev_t_scatter_add(TID, n, d, s, idx, t);
+}
+
+__global__ void
+k_gather_sets(kg_dev_rowsets rs)
+{
+	kg_dev_t_gather_sets(TID, rs);
+}
+
+__global__ void
+k_scatter_add_sets(kg_dev_rowsets rs)
+{
+	kg_dev_t_scatter_add_sets(TID, rs);
 }
 
 /*
@@ -301,17 +248,10 @@ k_query(int form, int side, size_t n, size_t d, const float *f,
 }
 
 __global__ void
-k_query_bwd_f(int form, int side, size_t n, size_t d, const float *f,
-    const float *r, const float *gq, float *gf)
+k_query_bwd(int form, int side, size_t n, size_t d, const float *f,
+    const float *r, const float *gq, float *gf, float *gr)
 {
-	kg_dev_t_query_bwd_f(TID, form, side, n, d, f, r, gq, gf);
-}
-
-__global__ void
-k_query_bwd_r(int form, int side, size_t n, size_t d, const float *f,
-    const float *r, const float *gq, float *gr)
-{
-	kg_dev_t_query_bwd_r(TID, form, side, n, d, f, r, gq, gr);
+	kg_dev_t_query_bwd(TID, form, side, n, d, f, r, gq, gf, gr);
 }
 
 __global__ void
@@ -320,10 +260,28 @@ k_scale(size_t n, float alpha, float *x)
 	kg_dev_t_scale(TID, n, alpha, x);
 }
 
+/* devops_base.h's block sum of each thread's v into *acc: the phases
+ * with a barrier after each, one atomic a block (blocks of
+ * KG_DEV_BLOCK threads, a power of two). */
+__device__ void
+block_sum(double v, double *acc)
+{
+	__shared__ double sm[KG_DEV_BLOCK];
+	unsigned s;
+
+	kg_dev_bsum_put(threadIdx.x, v, sm);
+	__syncthreads();
+	for (s = blockDim.x / 2; s > 0; s /= 2) {
+		kg_dev_bsum_step(threadIdx.x, s, sm);
+		__syncthreads();
+	}
+	kg_dev_bsum_out(threadIdx.x, sm, acc);
+}
+
 __global__ void
 k_dsum(size_t n, const double *x, double *acc)
 {
-	kg_dev_t_dsum(TID, n, x, acc);
+	block_sum(kg_dev_v_dsum(TID, n, x), acc);
 }
 
 __global__ void
@@ -336,10 +294,64 @@ k_loss(int kind, double margin, float adv, size_t rows, size_t n,
 }
 
 __global__ void
+k_loss_sum(int kind, double margin, float adv, size_t rows, size_t n,
+    const float *pos, const float *neg, const uint8_t *skip, float scale,
+    float *gpos, float *gneg, double *loss, double *acc)
+{
+	block_sum(kg_dev_v_loss_sum(TID, kind, margin, adv, rows, n, pos, neg,
+	    skip, scale, gpos, gneg, loss), acc);
+}
+
+/* devops_loss.h's warp per row: the phases with a warp barrier after
+ * each phase, step and keep; then the block's sum of the losses. */
+__global__ void __launch_bounds__(KG_DEV_BLOCK)
+k_loss_sum_warp(kg_dev_wloss a, float scale, double *acc)
+{
+	__shared__ kg_dev_wl_smem sm[KG_DEV_BLOCK / KG_DEV_WARP];
+	kg_dev_wl_smem *w = &sm[threadIdx.x / KG_DEV_WARP];
+	unsigned l = threadIdx.x % KG_DEV_WARP, ph, s;
+	size_t i = kg_dev_tid(TID) / KG_DEV_WARP;
+
+	for (ph = 0; ph < KG_DEV_WL_PHASES; ph++) {
+		kg_dev_wl_phase(ph, l, i, a, w);
+		__syncwarp();
+		for (s = KG_DEV_WARP / 2; s > 0; s /= 2) {
+			kg_dev_wl_step(a.kind, ph, l, s, w);
+			__syncwarp();
+		}
+		kg_dev_wl_keep(ph, l, w);
+		__syncwarp();
+	}
+	block_sum(kg_dev_wl_out(l, i, a, scale, w), acc);
+}
+
+__global__ void
 k_adagrad(size_t n, size_t d, float lr, const int64_t *idx,
     const float *grad, float *table, float *state)
 {
 	kg_dev_t_adagrad(TID, n, d, lr, idx, grad, table, state);
+}
+
+/* devops_optim.h's warp-per-row Adagrad, a warp barrier after each
+ * phase and step. */
+__global__ void __launch_bounds__(KG_DEV_BLOCK)
+k_adagrad_warp(size_t n, size_t d, float lr, const int64_t *idx,
+    const float *grad, float *table, float *state)
+{
+	__shared__ kg_dev_wa_smem sm[KG_DEV_BLOCK / KG_DEV_WARP];
+	kg_dev_wa_smem *w = &sm[threadIdx.x / KG_DEV_WARP];
+	unsigned l = threadIdx.x % KG_DEV_WARP, s;
+	size_t i = kg_dev_tid(TID) / KG_DEV_WARP;
+
+	kg_dev_wa_sq(l, i, n, d, grad, w);
+	__syncwarp();
+	for (s = KG_DEV_WARP / 2; s > 0; s /= 2) {
+		kg_dev_wa_step(l, s, w);
+		__syncwarp();
+	}
+	kg_dev_wa_state(l, i, n, d, lr, idx, state, w);
+	__syncwarp();
+	kg_dev_wa_update(l, i, n, d, idx, grad, table, w);
 }
 
 __global__ void
@@ -360,7 +372,14 @@ __global__ void
 k_regularise(size_t n, const float *x, float *g, double coef, unsigned p,
     double scale, double *value)
 {
-	kg_dev_t_regularise(TID, n, x, g, coef, p, scale, value);
+	block_sum(kg_dev_v_regularise(TID, n, x, g, coef, p, scale), value);
+}
+
+__global__ void
+k_regularise_sets(kg_dev_regsets rs, double coef, unsigned p, double scale,
+    double *value)
+{
+	block_sum(kg_dev_v_regularise_sets(TID, rs, coef, p, scale), value);
 }
 
 __global__ void
@@ -370,6 +389,19 @@ k_rank_counts(size_t nq, size_t nc, const float *scores, const float *s,
 {
 	kg_dev_t_rank_counts(TID, nq, nc, scores, s, excl_off, excl, greater,
 	    equal);
+}
+
+/* The streams and events of c, and c. */
+void
+destroy_streams(cuda_impl *c)
+{
+	int i;
+
+	for (i = 0; i < c->n_ev; i++)
+		cudaEventDestroy(c->ev[i]);
+	cudaStreamDestroy(c->comp);
+	cudaStreamDestroy(c->copy);
+	free(c);
 }
 
 void
@@ -383,9 +415,7 @@ cu_release(struct kg_backend *be)
 	cudaStreamSynchronize(c->comp);
 	cudaStreamSynchronize(c->copy);
 	blas.destroy(c->blas);
-	cudaStreamDestroy(c->comp);
-	cudaStreamDestroy(c->copy);
-	free(c);
+	destroy_streams(c);
 	be->impl = NULL;
 }
 
@@ -470,6 +500,35 @@ cu_copy(struct kg_backend *be, void *dst, const void *src, size_t bytes,
 }
 
 int
+cu_upload_ordered(struct kg_backend *be, void *dst, const void *src,
+    size_t bytes)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+	    impl(be)->comp));
+	return 0;
+}
+
+int
+cu_event_record(struct kg_backend *be, unsigned ev)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaEventRecord(impl(be)->ev[ev], impl(be)->comp));
+	return 0;
+}
+
+int
+cu_event_wait(struct kg_backend *be, unsigned ev)
+{
+	if (use(be) < 0)
+		return -1;
+	CK(be, cudaEventSynchronize(impl(be)->ev[ev]));
+	return 0;
+}
+
+int
 cu_sync(struct kg_backend *be)
 {
 	if (use(be) < 0)
@@ -546,6 +605,19 @@ cu_scatter_add(struct kg_backend *be, size_t n, size_t d, const float *src,
 {
 	return launch(be, "scatter_add", n * d, k_scatter_add, n, d, src, idx,
 	    table);
+}
+
+int
+cu_row_sets(struct kg_backend *be, const struct kg_dev_rowsets *rs,
+    int scatter)
+{
+	size_t n = 0;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		n += rs->n[k] * rs->d[k];
+	return scatter ? launch(be, "scatter_add_sets", n, k_scatter_add_sets,
+	    *rs) : launch(be, "gather_sets", n, k_gather_sets, *rs);
 }
 
 size_t
@@ -628,11 +700,8 @@ cu_query_backward(struct kg_backend *be, enum kg_qform form, int side,
 {
 	size_t rw = kg_dev_qform_width(static_cast<int>(form), d);
 
-	if (launch(be, "query_backward", n * d, k_query_bwd_f,
-	    static_cast<int>(form), side, n, d, fixed, rel, gq, gfixed) < 0)
-		return -1;
-	return launch(be, "query_backward", n * rw, k_query_bwd_r,
-	    static_cast<int>(form), side, n, d, fixed, rel, gq, grel);
+	return launch(be, "query_backward", n * (d + rw), k_query_bwd,
+	    static_cast<int>(form), side, n, d, fixed, rel, gq, gfixed, grel);
 }
 
 int
@@ -658,12 +727,35 @@ cu_loss(struct kg_backend *be, const struct kg_loss *l, size_t rows,
 }
 
 int
+cu_loss_sum(struct kg_backend *be, const struct kg_loss *l, size_t rows,
+    size_t n, const float *pos, const float *neg, const uint8_t *skip,
+    float scale, float *gpos, float *gneg, double *loss, double *acc)
+{
+	kg_dev_wloss a = { static_cast<int>(l->kind), l->margin,
+		static_cast<float>(l->adv_temp), rows, n, pos, neg, skip, gpos,
+		gneg, loss };
+
+	/* A warp a row where rows are long enough to share out. */
+	if (n >= KG_DEV_WARP)
+		return launch(be, "loss_sum", rows * KG_DEV_WARP,
+		    k_loss_sum_warp, a, scale, acc);
+	return launch(be, "loss_sum", rows, k_loss_sum,
+	    static_cast<int>(l->kind), l->margin,
+	    static_cast<float>(l->adv_temp), rows, n, pos, neg, skip, scale,
+	    gpos, gneg, loss, acc);
+}
+
+int
 cu_optim(struct kg_backend *be, enum kg_be_optim kind, size_t n, size_t d,
     const struct kg_adam *a, const int64_t *idx, const float *grad,
     float *table, float *state)
 {
 	switch (kind) {
 	case KG_BE_ADAGRAD:
+		if (d >= KG_DEV_WARP)	/* a warp a row */
+			return launch(be, "adagrad", n * KG_DEV_WARP,
+			    k_adagrad_warp, n, d, a->lr, idx, grad, table,
+			    state);
 		return launch(be, "adagrad", n, k_adagrad, n, d, a->lr, idx,
 		    grad, table, state);
 	case KG_BE_ADAGRAD_ELEM:
@@ -682,6 +774,19 @@ cu_regularise(struct kg_backend *be, size_t n, const float *x, float *g,
 {
 	return launch(be, "regularise", n, k_regularise, n, x, g, coef, p,
 	    scale, value);
+}
+
+int
+cu_regularise_sets(struct kg_backend *be, const struct kg_dev_regsets *rs,
+    double coef, unsigned p, double scale, double *value)
+{
+	size_t n = 0;
+	unsigned k;
+
+	for (k = 0; k < rs->nsets; k++)
+		n += rs->n[k];
+	return launch(be, "regularise_sets", n, k_regularise_sets, *rs, coef,
+	    p, scale, value);
 }
 
 int
@@ -770,221 +875,13 @@ cu_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
 
 const struct kg_backend_ops cuda_ops = {
 	cu_release, cu_alloc, cu_free, cu_host_alloc, cu_host_free, cu_zero,
-	cu_copy, cu_sync, cu_sgemm_batched, cu_gather, cu_scatter_add,
-	cu_work_size, cu_chunk, cu_chunk_backward, cu_pairs,
-	cu_pairs_backward, cu_query, cu_query_backward, cu_scale, cu_dsum,
-	cu_loss, cu_optim, cu_regularise, cu_rank_counts, cu_transr,
+	cu_copy, cu_sync, cu_upload_ordered, cu_event_record, cu_event_wait,
+	cu_sgemm_batched, cu_gather, cu_scatter_add, cu_row_sets,
+	cu_work_size, cu_chunk,
+	cu_chunk_backward, cu_pairs, cu_pairs_backward, cu_query,
+	cu_query_backward, cu_scale, cu_dsum, cu_loss, cu_loss_sum, cu_optim,
+	cu_regularise, cu_regularise_sets, cu_rank_counts, cu_transr,
 	cu_transr_backward, cu_scatter_sqnorm, cu_adagrad_sq,
-};
-
-/* ---- GNN message passing (backend.h's last section). ---- */
-
-__global__ void
-k_seg_sum(size_t n_seg, size_t d, kg_dev_seg sg, const float *x, int beta,
-    float *out, size_t ldo)
-{
-	kg_dev_t_seg_sum(TID, n_seg, d, sg, x, beta, out, ldo);
-}
-
-__global__ void
-k_edge_coef(size_t n, size_t nb, const float *norm, const int64_t *type,
-    const float *a, float *w)
-{
-	kg_dev_t_edge_coef(TID, n, nb, norm, type, a, w);
-}
-
-__global__ void
-k_edge_dot(size_t n, size_t d, const float *a, const int64_t *ia,
-    const float *b, const int64_t *ib, float *out)
-{
-	kg_dev_t_edge_dot(TID, n, d, a, ia, b, ib, out);
-}
-
-__global__ void
-k_fill_rows(size_t n, size_t d, const float *row, float *out)
-{
-	kg_dev_t_fill_rows(TID, n, d, row, out);
-}
-
-__global__ void
-k_mul(size_t n, const float *a, const float *x, float *y)
-{
-	kg_dev_t_mul(TID, n, a, x, y);
-}
-
-__global__ void
-k_relu(size_t n, const float *x, float *y)
-{
-	kg_dev_t_relu(TID, n, x, y);
-}
-
-__global__ void
-k_relu_bwd(size_t n, const float *pre, float *g)
-{
-	kg_dev_t_relu_bwd(TID, n, pre, g);
-}
-
-__global__ void
-k_seg_part(size_t n_seg, size_t d, size_t parts, kg_dev_seg sg,
-    const float *x, int beta, const float *out, size_t ldo, float *tmp)
-{
-	kg_dev_t_seg_part(TID, n_seg, d, parts, sg, x, beta, out, ldo, tmp);
-}
-
-__global__ void
-k_seg_join(size_t n_seg, size_t d, size_t parts, const float *tmp,
-    float *out, size_t ldo)
-{
-	kg_dev_t_seg_join(TID, n_seg, d, parts, tmp, out, ldo);
-}
-
-__global__ void
-k_attn_scores(kg_dev_attn A)
-{
-	kg_dev_t_attn_scores(TID, A);
-}
-
-__global__ void
-k_attn_msgs(kg_dev_attn A, float *out)
-{
-	kg_dev_t_attn_msgs(TID, A, out);
-}
-
-__global__ void
-k_attn_back_scores(kg_dev_attn A, const float *G)
-{
-	kg_dev_t_attn_back_scores(TID, A, G);
-}
-
-__global__ void
-k_attn_back_dz(kg_dev_attn A, const float *G, float *dz)
-{
-	kg_dev_t_attn_back_dz(TID, A, G, dz);
-}
-
-__global__ void
-k_attn_back_rel(kg_dev_attn A, const float *G, float *grel)
-{
-	kg_dev_t_attn_back_rel(TID, A, G, grel);
-}
-
-__global__ void
-k_adam_flat(size_t n, float lr, float b1, float b2, float eps,
-    const float *grad, float *w, float *state)
-{
-	kg_dev_t_adam_flat(TID, n, lr, b1, b2, eps, grad, w, state);
-}
-
-__global__ void
-k_adam_count(size_t n, float *state)
-{
-	kg_dev_t_adam_count(TID, n, state);
-}
-
-int
-cu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
-    const struct kg_dev_seg *sg, const float *x, int beta, float *out,
-    size_t ldo)
-{
-	return launch(be, "seg_sum", n_seg * d, k_seg_sum, n_seg, d, *sg, x,
-	    beta, out, ldo);
-}
-
-int
-cu_edge_coef(struct kg_backend *be, size_t n, size_t nb, const float *norm,
-    const int64_t *type, const float *a, float *w)
-{
-	return launch(be, "edge_coef", n * nb, k_edge_coef, n, nb, norm, type,
-	    a, w);
-}
-
-int
-cu_edge_dot(struct kg_backend *be, size_t n, size_t d, const float *a,
-    const int64_t *ia, const float *b, const int64_t *ib, float *out)
-{
-	return launch(be, "edge_dot", n, k_edge_dot, n, d, a, ia, b, ib, out);
-}
-
-int
-cu_fill_rows(struct kg_backend *be, size_t n, size_t d, const float *row,
-    float *out)
-{
-	return launch(be, "fill_rows", n * d, k_fill_rows, n, d, row, out);
-}
-
-int
-cu_mul(struct kg_backend *be, size_t n, const float *a, const float *x,
-    float *y)
-{
-	return launch(be, "mul", n, k_mul, n, a, x, y);
-}
-
-int
-cu_relu(struct kg_backend *be, size_t n, const float *x, float *y)
-{
-	return launch(be, "relu", n, k_relu, n, x, y);
-}
-
-int
-cu_relu_backward(struct kg_backend *be, size_t n, const float *pre,
-    float *g)
-{
-	return launch(be, "relu_backward", n, k_relu_bwd, n, pre, g);
-}
-
-int
-cu_seg_sum_split(struct kg_backend *be, size_t n_seg, size_t d,
-    size_t parts, const struct kg_dev_seg *sg, const float *x, int beta,
-    float *out, size_t ldo, float *tmp)
-{
-	if (parts <= 1)
-		return cu_seg_sum(be, n_seg, d, sg, x, beta, out, ldo);
-	if (launch(be, "seg_part", n_seg * parts * d, k_seg_part, n_seg, d,
-	    parts, *sg, x, beta, out, ldo, tmp) < 0)
-		return -1;
-	return launch(be, "seg_join", n_seg * d, k_seg_join, n_seg, d, parts,
-	    tmp, out, ldo);
-}
-
-int
-cu_attn(struct kg_backend *be, enum kg_be_attn_pass pass,
-    const struct kg_dev_attn *at, const float *G, float *out)
-{
-	const kg_dev_attn &A = *at;
-
-	switch (pass) {
-	case KG_BE_ATTN_SCORES:
-		return launch(be, "attn_scores", A.n_dst, k_attn_scores, A);
-	case KG_BE_ATTN_MSGS:
-		return launch(be, "attn_msgs", A.n_dst * A.d, k_attn_msgs, A,
-		    out);
-	case KG_BE_ATTN_BACK_SCORES:
-		return launch(be, "attn_back_scores", A.n_dst,
-		    k_attn_back_scores, A, G);
-	case KG_BE_ATTN_BACK_DZ:
-		return launch(be, "attn_back_dz", A.n_src * A.d, k_attn_back_dz,
-		    A, G, out);
-	case KG_BE_ATTN_BACK_REL:
-		return launch(be, "attn_back_rel", A.n_types * A.d,
-		    k_attn_back_rel, A, G, out);
-	}
-	return 0;
-}
-
-/* The elements first, then the count they read (same stream). */
-int
-cu_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
-    const float *grad, float *w, float *state)
-{
-	if (launch(be, "adam_flat", n, k_adam_flat, n, a->lr, a->beta1,
-	    a->beta2, a->eps, grad, w, state) < 0)
-		return -1;
-	return launch(be, "adam_count", 1, k_adam_count, n, state);
-}
-
-const struct kg_backend_gnn_ops cuda_gnn_ops = {
-	cu_seg_sum, cu_edge_coef, cu_edge_dot, cu_fill_rows, cu_mul, cu_relu,
-	cu_relu_backward, cu_adam_flat, cu_seg_sum_split, cu_attn,
 };
 
 } /* namespace */
@@ -1032,17 +929,27 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 		free(c);
 		return cuda_fail(be, "cudaStreamCreate", e);
 	}
+	for (; c->n_ev < KG_BE_EVENTS; c->n_ev++) {
+		e = cudaEventCreateWithFlags(&c->ev[c->n_ev],
+		    cudaEventDisableTiming);
+		if (e != cudaSuccess) {
+			destroy_streams(c);
+			return cuda_fail(be, "cudaEventCreate", e);
+		}
+	}
 	s = blas.create(&c->blas);
-	if (s == CUBLAS_STATUS_SUCCESS)
-		s = blas.set_stream(c->blas, c->comp);
 	if (s != CUBLAS_STATUS_SUCCESS) {
-		cudaStreamDestroy(c->comp);
-		cudaStreamDestroy(c->copy);
-		free(c);
+		destroy_streams(c);
 		return blas_fail(be, "cublasCreate", s);
 	}
+	s = blas.set_stream(c->blas, c->comp);
+	if (s != CUBLAS_STATUS_SUCCESS) {
+		blas.destroy(c->blas);
+		destroy_streams(c);
+		return blas_fail(be, "cublasSetStream", s);
+	}
 	be->ops = &cuda_ops;
-	be->gnn = &cuda_gnn_ops;
+	be->gnn = &kg_cuda::cuda_gnn_ops;
 	be->impl = c;
 	snprintf(be->name, sizeof(be->name), "cuda:%d:%.120s", index, prop.name);
 	return 0;
