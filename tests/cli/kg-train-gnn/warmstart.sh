@@ -4,10 +4,11 @@
 # (kg-ingest --extend) old rows change only where new entities reach them
 # within the encoder's hops, new entities get finite rows from the
 # encoder (inductive), the weights stay the model's; --epochs N trains
-# on from the model; models of another shape are refused with one line,
-# exit 1, nothing written.
+# on from the model's parameters, and a warm-started run resumed mid-way
+# ends where an uninterrupted one does; models of another shape are
+# refused with one line, exit 1, nothing written.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 22
+plan 25
 if ! command -v python3 >/dev/null; then
 	skip_all "gnn warm start: python3 is not installed"
 fi
@@ -162,6 +163,33 @@ l = [json.loads(open(d + "/train_log.jsonl").readline())["loss"] for d in ("w1",
 sys.exit(not l[0] < 0.8 * l[1])'
 check "training from the model says the Adam moments start at zero" \
     grep -q "Adam moments start at zero" w1.err
+
+# Learned rows only: training goes on from the model's rows, and a
+# warm-started run resumed mid-way ends where an uninterrupted one does.
+u="$t --num_thread 1 --fanout 4,4 --init_from ml"
+$u --epochs 4 new lfull && $t --num_thread 1 --fanout 4,4 --epochs 4 new lfresh &&
+    $u --epochs 2 --keep_checkpoint new lhalf &&
+    $u --epochs 4 --resume --checkpoint_dir lhalf.ckpt new lres
+check "learned rows only: training from the model starts below a fresh run's loss" \
+    python3 -c '
+import json, sys
+l = [json.loads(open(d + "/train_log.jsonl").readline())["loss"] for d in ("lfull", "lfresh")]
+sys.exit(not l[0] < 0.8 * l[1])'
+$u --epochs 1 --lr 1e-12 new ltiny
+check "training starts from the model's parameters (--lr 1e-12: within 1e-6)" \
+    python3 - "$ne" <<'PY'
+import sys
+from npy import load
+n, d0 = int(sys.argv[1]), 16
+a = [x[0] for x in load("ml/gnn_weights.npy")]
+b = [x[0] for x in load("ltiny/gnn_weights.npy")]
+pairs = list(zip(a[:n * d0], b[:n * d0])) + list(zip(a[n * d0:], b[300 * d0:]))
+sys.exit(not (len(a) - n * d0 == len(b) - 300 * d0 and
+    all(abs(x - y) <= 1e-6 for x, y in pairs)))
+PY
+check "a warm-started run resumed mid-way ends where an uninterrupted one does" \
+    sh -c 'for f in entities.npy relations.npy gnn_weights.npy; do
+	cmp -s lfull/$f lres/$f || exit 1; done'
 
 # Refusals: one line, exit 1 (2 for usage), nothing written.
 mkdir bad
