@@ -305,7 +305,8 @@ struct kg_gnn_trained {
 
 #define KG_GNN_TRAINED_INIT { .enc = KG_GNN_INIT, .best_valid_mrr = -1.0 }
 
-/* Check option values; 0 or -1 after kg_error(). */
+/* Check option values (epochs may be 0 with init_from only); 0 or -1
+ * after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
 
 /*
@@ -328,9 +329,11 @@ int kg_gnn_train_device_check(const struct kg_gnn_train_opts *o);
  * learned table of p->n_nodes rows (local node i: row i); on return rank
  * 0's out->enc holds the whole table (n_learned rows by global ID: each
  * row from the rank owning it, the initial value for an entity no rank
- * holds), every other rank's out->enc its local table.  Collective: every
- * rank returns 0 or every rank -1, after kg_error() on the one(s) that
- * failed (out is then released).
+ * holds), every other rank's out->enc its local table.  With o->warm the
+ * parameters start from it (kg_gnn_warm_apply: after the setup, before a
+ * resume, which replaces them), the Adam states at zero.  o->epochs must
+ * be positive here.  Collective: every rank returns 0 or every rank -1,
+ * after kg_error() on the one(s) that failed (out is then released).
  */
 int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
     const struct kg_gnn_problem *p, struct kg_dist *d);
@@ -396,7 +399,12 @@ void kg_gnn_relations_init(float *rel, size_t n, uint32_t n_relations,
  * relations.npy = the decoder's table, config model = the decoder (so
  * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
  * encoder parameters) and config keys encoder, gnn_* describing the
- * layout.  argc/argv go to the manifest.  0 or -1 after kg_error().
+ * layout.  argc/argv go to the manifest.  With o->init_from (one
+ * process, no expanded parts) the run starts from that GNN model dir
+ * (struct kg_gnn_warm, its counts on stderr unless quiet, and
+ * config.init_from in the manifest); with o->epochs 0 it trains nothing
+ * and writes the loaded model, every node encoded over this dataset.
+ * 0, -1 or KG_ERR_VERSION after kg_error().
  */
 struct kg_gnn_run {
 	const char *dataset, *features, *expanded, *output;
