@@ -151,6 +151,11 @@ gnn_cli_run(struct kg_train_cli *tc, int argc, char *argv[])
 	for (k = 1; k < c->o.enc.n_layers; k++)
 		c->o.enc.dims[k] = c->hidden;
 	c->o.enc.dims[c->o.enc.n_layers] = c->dim;
+	if (c->o.epochs == 0 && c->o.init_from == NULL) {
+		kg_error("--epochs 0 needs --init_from (a GNN model to run "
+		    "over the dataset)");
+		return KG_EXIT_USAGE;
+	}
 	if (kg_gnn_train_opts_check(&c->o) < 0)
 		return KG_EXIT_USAGE;
 	/* KG_TRAIN_SEAM=cpu, a test hook, runs the device step on the CPU

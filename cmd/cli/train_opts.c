@@ -99,16 +99,15 @@ init_new(void *c, const char *arg)
 	return kg_warmstart_parse_init_new(arg, &SH(c)->warm.init_new);
 }
 
-/* A GNN run asking for a warm start: what it lacks, one line. */
+/* A GNN run asking for what only shallow warm starts have, one line. */
 static int
 gnn_no_warm(void *c, const char *arg)
 {
 	(void)c;
 	(void)arg;
-	kg_error("GNN encoders have no warm start yet: kg-train cannot load "
-	    "a model directory's encoder (gnn_weights.npy) and relations "
-	    "into a run, nor write new nodes' rows by running the encoder "
-	    "over their attributes and edges without training");
+	kg_error("GNN encoders warm-start from a GNN model directory only "
+	    "(--init_from): --init_entities and --freeze_old are for shallow "
+	    "models, a GNN's rows come from its encoder");
 	return -1;
 }
 
@@ -434,8 +433,9 @@ static const struct kg_opt opts[] = {
     .help = "epochs; no limit when --max_step is given alone, as in "
     "DGL-KE; 0 with --init_from or --init_entities: the start written "
     "untrained" },
-  { .kinds = G, U32(gnn.o.epochs, 1, M24), .def = "10",
-    .help = "epochs" } } },
+  { .kinds = G, U32(gnn.o.epochs, 0, M24), .def = "10",
+    .help = "epochs; 0 with --init_from: the model's encoder run over "
+    "this dataset, untrained" } } },
 { "max_step", 0, NULL, {
   { .kinds = S, U64(sh.o.max_step, 1, UINT64_MAX), .arg = "N",
     .help = "stop after N steps (default: no limit); with --epochs too, "
@@ -528,8 +528,9 @@ static const struct kg_opt opts[] = {
 { "init_from", 0, NULL, { { .kinds = S, STR(sh.warm.init_from),
     .arg = "MODEL", .help = "start from MODEL's rows, matched by entity and "
     "relation name; the same model, dims and --reciprocal" },
-  { .kinds = G, FN(gnn_no_warm), .arg = "MODEL", .help = "refused: GNN "
-    "encoders have no warm start yet" } } },
+  { .kinds = G, STR(gnn.o.init_from), .arg = "MODEL", .help = "start "
+    "from GNN model MODEL's encoder and relations, matched by name; the "
+    "same encoder, dims, decoder and feature widths" } } },
 { "init_new", 0, NULL, { { .kinds = S, FN(init_new),
     .arg = "neighbours|random|zero", .def = "neighbours",
     .help = "how new entities start: the mean of what their known "
@@ -538,7 +539,7 @@ static const struct kg_opt opts[] = {
     FLAG(sh.warm.reset_optimizer), .help = "optimiser state starts at zero "
     "(default: carried from MODEL)" } } },
 { "freeze_old", 0, NULL, { { .kinds = G, FN(gnn_no_warm),
-    .help = "refused: GNN encoders have no warm start yet" },
+    .help = "refused: shallow models only" },
   { .kinds = S, FLAG(sh.warm.freeze_old),
     .help = "train only the new entity rows (and the relations); the "
     "matched ones and their optimiser state stay MODEL's (CPU only)" } } },
@@ -547,8 +548,8 @@ static const struct kg_opt opts[] = {
     "matched relations too" } } },
 { "init_entities", 0, NULL, { { .kinds = S, STR(sh.warm.init_entities),
     .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" },
-  { .kinds = G, FN(gnn_no_warm), .arg = "F", .help = "refused: GNN "
-    "encoders have no warm start yet" } } },
+  { .kinds = G, FN(gnn_no_warm), .arg = "F", .help = "refused: shallow "
+    "models only" } } },
 { "entity_map", 0, NULL, { { .kinds = S, STR(sh.warm.entity_map),
     .arg = "FILE", .help = "row<TAB>name lines giving each entity's row "
     "of --init_entities" } } },

@@ -207,6 +207,27 @@ settings(struct kg_gnn_ckpt *ck, const struct kg_gnn_run *r,
 	return rc;
 }
 
+/* o->init_from loaded for the whole graph of one process, and its
+ * counts said on stderr.  0, -1 or KG_ERR_VERSION after kg_error(). */
+static int
+warm_load(struct kg_gnn_warm *w, const struct kg_gnn_train_opts *o,
+    const struct kg_gnn_run *r, struct inputs *in, const struct kg_dist *d)
+{
+	char line[1024];
+	int rc;
+
+	if (d->size > 1 || r->expanded != NULL) {
+		kg_error("--init_from: a GNN warm start runs in one process "
+		    "over the whole graph (not under mpirun or --expanded)");
+		return -1;
+	}
+	rc = kg_gnn_warm_load(w, o->init_from, o, in->p.feat, &in->ds);
+	if (rc == 0 && !o->quiet)
+		fprintf(stderr, "%s: %s\n", kg_progname(), kg_gnn_warm_format(w,
+		    o->epochs > 0, line, sizeof(line)));
+	return rc;
+}
+
 int
 kg_gnn_train_run(const struct kg_gnn_run *r,
     const struct kg_gnn_train_opts *o, struct kg_dist *d)
@@ -215,12 +236,14 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	struct kg_gnn_trained t = KG_GNN_TRAINED_INIT;
 	struct kg_gnn_train_opts oo = *o;
 	struct kg_gnn_ckpt ck;
+	struct kg_gnn_warm warm;
 	struct inputs in;
 	const char *in_paths[3] = { r->dataset, r->features, r->expanded };
 	char *ckdir;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
+	memset(&warm, 0, sizeof(warm));
 	if (d == NULL)
 		d = &solo;
 	/* Every rank sees the same paths (a shared file system), so all
@@ -265,8 +288,15 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		kg_filter_build(&in.filter, in.ds.split, KG_NSPLITS);
 		in.p.filter = &in.filter;
 	}
-	if (kg_gnn_train(&t, &oo, &in.p, d) < 0 ||
-	    write_output(r, &oo, &in, &t, d) < 0)
+	if (o->init_from != NULL && (rc = warm_load(&warm, &oo, r, &in, d)) < 0)
+		goto out;
+	rc = -1;
+	if (o->init_from != NULL)
+		oo.warm = &warm;
+	if (o->epochs == 0 ? kg_gnn_warm_take(&warm, &t, &oo) < 0 :
+	    kg_gnn_train(&t, &oo, &in.p, d) < 0)
+		goto out;
+	if (write_output(r, &oo, &in, &t, d) < 0)
 		goto out;
 	/* A checkpoint nobody named goes with the run that needed it. */
 	if (d->rank == 0 && ck.save && !r->keep_checkpoint &&
@@ -278,6 +308,7 @@ out:
 	json_decref(ck.config);
 	json_decref(ck.changes);
 	kg_gnn_trained_release(&t);
+	kg_gnn_warm_release(&warm);
 	inputs_release(&in);
 	return rc;
 }

@@ -44,7 +44,8 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		kg_error("edge dropout must be in [0, 1)");
 		return -1;
 	}
-	if (o->batch_size == 0 || o->neg == 0 || o->epochs == 0) {
+	if (o->batch_size == 0 || o->neg == 0 || (o->epochs == 0 &&
+	    o->init_from == NULL)) {
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
 	}
@@ -135,6 +136,19 @@ kg_gnn_step_share(uint64_t e, uint64_t S, uint64_t s)
 	    (unsigned __int128)e * s / S);
 }
 
+void
+kg_gnn_relations_init(float *rel, size_t n, uint32_t n_relations, size_t dl,
+    uint64_t seed)
+{
+	struct kg_rng rng;
+	size_t i;
+
+	kg_rng_stream(&rng, seed, KG_STREAM_GNN_RELATION_INIT, 0, 0, 0, 0);
+	for (i = 0; i < n; i++)
+		rel[i] = (float)((2.0 * kg_rng_uniform(&rng) - 1.0) *
+		    sqrt(6.0 / (double)(n_relations + dl)));
+}
+
 /* Validation needs the whole graph on one rank, and valid triples. */
 static int
 check_valid(const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
@@ -197,10 +211,8 @@ setup_state(struct kg_gnn_tstate *ts)
 	ts->dl = o->enc.dims[o->enc.n_layers];
 	ts->n_rel_f = (size_t)p->n_relations * out->dec.rel_width;
 	out->rel = kg_xmallocarray(ts->n_rel_f + 1, sizeof(float));
-	kg_rng_stream(&ts->rng, o->seed, KG_STREAM_GNN_RELATION_INIT, 0, 0, 0, 0);
-	for (i = 0; i < ts->n_rel_f; i++)
-		out->rel[i] = (float)((2.0 * kg_rng_uniform(&ts->rng) - 1.0) *
-		    sqrt(6.0 / (double)(p->n_relations + ts->dl)));
+	kg_gnn_relations_init(out->rel, ts->n_rel_f, p->n_relations, ts->dl,
+	    o->seed);
 	ts->n_all = out->enc.n_params + ts->n_rel_f;
 	/* The learned table (offset 0) is synchronised by rows, the rest
 	 * densely; its gradient rows are zeroed as they are consumed. */
@@ -449,8 +461,15 @@ kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 	struct kg_gnn_tstate ts;
 	int rc = -1;
 
-	if (kg_gnn_tstate_init(&ts, out, o, p, d != NULL ? d : &solo) < 0 ||
-	    kg_gnn_ckpt_resume(&ts) < 0)
+	if (o->epochs == 0) {
+		kg_error("kg_gnn_train: no epochs to train");
+		return -1;
+	}
+	if (kg_gnn_tstate_init(&ts, out, o, p, d != NULL ? d : &solo) < 0)
+		goto out;
+	if (o->warm != NULL)
+		kg_gnn_warm_apply(o->warm, &ts);
+	if (kg_gnn_ckpt_resume(&ts) < 0)
 		goto out;
 	/* A resumed state reaches the device before the first step: the
 	 * device step was opened stale (kg_gnn_device_open). */

@@ -144,8 +144,10 @@
 #include "gnn/gnn.h"
 #include "kge/loss.h"
 #include "kge/model.h"
+#include "kge/warmstart.h"
 
 struct kg_filter;
+struct kg_gnn_warm;
 
 /*
  * Checkpoints of kg_gnn_train.  With resume and an existing dir, training
@@ -222,6 +224,11 @@ struct kg_gnn_train_opts {
 					 * (store.h) with its partition file
 					 * in this folder, the best epoch's
 					 * rows kept there, not in RAM */
+	const char *init_from;		/* a GNN model dir to start from
+					 * (struct kg_gnn_warm), or NULL;
+					 * epochs may then be 0 */
+	const struct kg_gnn_warm *warm;	/* init_from loaded: kg_gnn_train
+					 * starts from it */
 };
 
 #define KG_GNN_TRAIN_OPTS_INIT { .enc = { .encoder = KG_GNN_RGCN, \
@@ -298,7 +305,8 @@ struct kg_gnn_trained {
 
 #define KG_GNN_TRAINED_INIT { .enc = KG_GNN_INIT, .best_valid_mrr = -1.0 }
 
-/* Check option values; 0 or -1 after kg_error(). */
+/* Check option values (epochs may be 0 with init_from only); 0 or -1
+ * after kg_error(). */
 int kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o);
 
 /*
@@ -321,13 +329,63 @@ int kg_gnn_train_device_check(const struct kg_gnn_train_opts *o);
  * learned table of p->n_nodes rows (local node i: row i); on return rank
  * 0's out->enc holds the whole table (n_learned rows by global ID: each
  * row from the rank owning it, the initial value for an entity no rank
- * holds), every other rank's out->enc its local table.  Collective: every
- * rank returns 0 or every rank -1, after kg_error() on the one(s) that
- * failed (out is then released).
+ * holds), every other rank's out->enc its local table.  With o->warm the
+ * parameters start from it (kg_gnn_warm_apply: after the setup, before a
+ * resume, which replaces them), the Adam states at zero.  o->epochs must
+ * be positive here.  Collective: every rank returns 0 or every rank -1,
+ * after kg_error() on the one(s) that failed (out is then released).
  */
 int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
     const struct kg_gnn_problem *p, struct kg_dist *d);
 void kg_gnn_trained_release(struct kg_gnn_trained *t);
+
+/*
+ * Warm start (o->init_from): the encoder and decoder relations of a GNN
+ * model directory laid out for the run's dataset ds and features f.  The
+ * model must have the run's encoder, decomposition, bases, dims, decoder
+ * and features (or learned rows only); entities and relations are matched
+ * by name (kge/warmstart.h's kg_warmstart_match).  enc is the run's
+ * encoder over ds's entities and relations: the model's learned row for
+ * each matched entity, a fresh one (kg_gnn_learned_row_init, as training
+ * draws it) for each added one; the model's attribute matrices and layer
+ * weights, and per message type of a matched relation its blocks (basis
+ * coefficients, block-diagonal matrices, attention relation embeddings);
+ * an added relation's blocks and decoder row as a fresh run draws them.
+ * A GNN model directory keeps no Adam moments: training from it starts
+ * them at zero.
+ */
+struct kg_gnn_warm {
+	const char *dir;		/* borrowed */
+	struct kg_gnn enc;
+	float *rel;			/* n_relations x rel_width */
+	size_t n_rel_f;
+	struct kg_warmstart_stats st;	/* entity and relation counts */
+};
+
+/* Load dir for a run of o over ds with features f (NULL: none).  0, -1
+ * after kg_error() (one line: another encoder, dims, decoder, feature
+ * width, or names that cannot be matched; w released), or KG_ERR_VERSION
+ * for a model dir of an unknown format version. */
+int kg_gnn_warm_load(struct kg_gnn_warm *w, const char *dir,
+    const struct kg_gnn_train_opts *o, const struct kg_features *f,
+    const struct kg_dataset *ds);
+void kg_gnn_warm_release(struct kg_gnn_warm *w);
+/* --epochs 0: w's encoder and relations moved into t, with o's decoder,
+ * as a run that trained nothing (kg_gnn_model_write then encodes every
+ * node).  0 or -1 after kg_error(). */
+int kg_gnn_warm_take(struct kg_gnn_warm *w, struct kg_gnn_trained *t,
+    const struct kg_gnn_train_opts *o);
+/* config.init_from of the model dir (trained: whether the run trained,
+ * its Adam moments then reset), and the same as one line for stderr
+ * into buf[cap] (returns buf). */
+json_t *kg_gnn_warm_json(const struct kg_gnn_warm *w, int trained);
+char *kg_gnn_warm_format(const struct kg_gnn_warm *w, int trained,
+    char *buf, size_t cap);
+
+/* The decoder's relation table of a fresh run: n floats, Glorot-uniform
+ * over n_relations and dl from seed. */
+void kg_gnn_relations_init(float *rel, size_t n, uint32_t n_relations,
+    size_t dl, uint64_t seed);
 
 /*
  * The whole run from directories: the dataset, optional features
@@ -341,7 +399,12 @@ void kg_gnn_trained_release(struct kg_gnn_trained *t);
  * relations.npy = the decoder's table, config model = the decoder (so
  * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
  * encoder parameters) and config keys encoder, gnn_* describing the
- * layout.  argc/argv go to the manifest.  0 or -1 after kg_error().
+ * layout.  argc/argv go to the manifest.  With o->init_from (one
+ * process, no expanded parts) the run starts from that GNN model dir
+ * (struct kg_gnn_warm, its counts on stderr unless quiet, and
+ * config.init_from in the manifest); with o->epochs 0 it trains nothing
+ * and writes the loaded model, every node encoded over this dataset.
+ * 0, -1 or KG_ERR_VERSION after kg_error().
  */
 struct kg_gnn_run {
 	const char *dataset, *features, *expanded, *output;

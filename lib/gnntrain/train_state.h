@@ -327,6 +327,14 @@ int kg_gnn_ckpt_resume(struct kg_gnn_tstate *ts);
 /* Save the state into o->ckpt->dir, replacing it atomically. */
 int kg_gnn_ckpt_save(struct kg_gnn_tstate *ts);
 
+/* warm.c */
+/* After kg_gnn_tstate_init, before a resume: ts's parameters from w
+ * (gnn_train.h's struct kg_gnn_warm, laid out for the same dataset):
+ * the dense encoder parameters, each local node's learned row (by its
+ * global ID) where training reads it, and the decoder relations.  The
+ * Adam states stay zero. */
+void kg_gnn_warm_apply(const struct kg_gnn_warm *w, struct kg_gnn_tstate *ts);
+
 /* 1 on every rank when any rank passes bad != 0.  Collective. */
 int kg_gnn_any_rank(struct kg_dist *d, int bad);
 

@@ -467,10 +467,9 @@ state_array(const char *dir, const char *name, uint64_t rows, size_t width,
 	return x;
 }
 
-/* Map the dataset onto the model's dataset by name: s->emap, s->rmap. */
-static int
-match_model(const struct kg_modeldir *md, const char *dir,
-    const struct kg_dataset *ds, struct source *s,
+int
+kg_warmstart_match(const struct kg_modeldir *md, const char *dir,
+    const struct kg_dataset *ds, int64_t *emap, int64_t *rmap,
     struct kg_warmstart_stats *st)
 {
 	struct kg_dataset old = KG_DATASET_INIT;
@@ -484,9 +483,9 @@ match_model(const struct kg_modeldir *md, const char *dir,
 	    md->n_entities == ds->n_entities &&
 	    md->n_relations == ds->n_relations) {
 		for (i = 0; i < ds->n_entities; i++)
-			s->emap[i] = (int64_t)i;
+			emap[i] = (int64_t)i;
 		for (i = 0; i < ds->n_relations; i++)
-			s->rmap[i] = (int64_t)i;
+			rmap[i] = (int64_t)i;
 		st->ent.matched = ds->n_entities;
 		st->rel.matched = ds->n_relations;
 		return 0;
@@ -511,9 +510,9 @@ match_model(const struct kg_modeldir *md, const char *dir,
 		    old.n_entities);
 		goto out;
 	}
-	if (match_names(&old, ds, "entities.tsv", "entity", s->emap,
+	if (match_names(&old, ds, "entities.tsv", "entity", emap,
 	    ds->n_entities, &st->ent.matched) < 0 ||
-	    match_names(&old, ds, "relations.tsv", "relation", s->rmap,
+	    match_names(&old, ds, "relations.tsv", "relation", rmap,
 	    ds->n_relations, &st->rel.matched) < 0)
 		goto out;
 	rc = 0;
@@ -633,7 +632,8 @@ kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
 		goto out;
 	rc = -1;
 	if (check_model(tr, &md, o->init_from) < 0 ||
-	    match_model(&md, o->init_from, ds, &s, st) < 0)
+	    kg_warmstart_match(&md, o->init_from, ds, s.emap, s.rmap,
+	    st) < 0)
 		goto out;
 	s.ent = md.entities;
 	s.ent_rows = md.n_entities;

@@ -94,6 +94,22 @@ struct kg_warmstart_stats {
 int kg_warmstart_guess(const struct kg_model *m, const float *nb,
     const float *rel, int head_known, float *out);
 
+/*
+ * Map ds's entities and relations onto those of the model directory md
+ * (loaded from dir) by name: emap[i] (ds->n_entities of them) and rmap[i]
+ * (ds->n_relations) get the model's ID of ds's entity or relation i, or
+ * -1 where the model lacks the name; st->ent.matched and st->rel.matched
+ * count the others (nothing else of st is touched).  The same
+ * dictionaries map every ID to itself; others go through the model's
+ * dataset (config.dataset), which must still hold the names it was
+ * trained on.  0, or -1 after kg_error() (a dictionary holding a name
+ * twice: "file:line: duplicate entity name 'x'").
+ */
+struct kg_modeldir;
+int kg_warmstart_match(const struct kg_modeldir *md, const char *dir,
+    const struct kg_dataset *ds, int64_t *emap, int64_t *rmap,
+    struct kg_warmstart_stats *st);
+
 /* Parse "neighbours", "random" or "zero"; 0, or -1 after kg_error(). */
 int kg_warmstart_parse_init_new(const char *s, enum kg_init_new *out);
 

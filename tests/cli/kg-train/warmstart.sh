@@ -198,10 +198,10 @@ expect_fail "--freeze_relations without --freeze_old" 2 \
     $tt --init_from m --freeze_relations dst bad/o6
 expect_fail "--epochs 0 without a start" 2 "^kg-train: --epochs 0 needs --init_from" \
     kg-train -q --epochs 0 dst bad/o7
-expect_fail "a GNN encoder refuses --init_from, naming what it lacks" 2 \
-    "^kg-train: GNN encoders have no warm start yet: .*gnn_weights.npy" \
+expect_fail "a GNN encoder refuses a shallow model" 1 \
+    "^kg-train: model 'm' is no GNN model" \
     kg-train -q --model_name RGCN --init_from m --epochs 0 dst bad/o8
 expect_fail "a GNN encoder refuses --freeze_old" 2 \
-    "^kg-train: GNN encoders have no warm start yet" \
+    "^kg-train: GNN encoders warm-start from a GNN model directory only" \
     kg-train -q --model_name RelGNN --freeze_old dst bad/o9
 check "nothing written on a refusal" test -z "$(ls -A bad)" -a ! -e bad/o1.ckpt
