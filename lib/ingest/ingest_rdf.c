@@ -17,6 +17,7 @@
 #include "core/util.h"
 #include "ingest/ingest_impl.h"
 #include "ingest/rdf.h"
+#include "ingest/rdf_opts.h"
 #include "ingest/rdf_schema.h"
 #include "io/dict.h"
 #include "io/tabread.h"
@@ -71,37 +72,6 @@ kg_ingest_syntax_of(const struct kg_ingest_opts *o, const char *path)
 	return kg_rdf_syntax_of_name(path);
 }
 
-/* A file of IRIs, one a line ("<iri>" or "iri"; '#' comments), into d;
- * 0 or -1. */
-static int
-read_iris(struct kg_dict *d, const char *path)
-{
-	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
-	struct kg_tabread *r;
-	struct kg_field f;
-	size_t n;
-	int rc;
-
-	to.delim = '\n';
-	to.fields = 0;
-	if (kg_tabread_open(&r, path, &to) < 0)
-		return -1;
-	while ((rc = kg_tabread_next(r, &f, 1, &n)) == 1) {
-		while (f.len > 0 && (f.s[f.len - 1] == ' ' ||
-		    f.s[f.len - 1] == '\t'))
-			f.len--;
-		if (f.len >= 2 && f.s[0] == '<' && f.s[f.len - 1] == '>') {
-			f.s++;
-			f.len -= 2;
-		}
-		if (f.len > 0 && kg_dict_intern(d, f.s, f.len, NULL) < 0) {
-			rc = -1;
-			break;
-		}
-	}
-	kg_tabread_close(r);
-	return rc;
-}
 
 /* --lang "en,de" into rdf->langs. */
 static void
@@ -121,83 +91,6 @@ split_langs(struct ingest_rdf *rdf, const char *list)
 	}
 }
 
-/* A prefix name as Turtle's PN_PREFIX allows it, ASCII only. */
-static int
-prefix_name_ok(const char *s, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
-		return 0;
-	for (i = 1; i < len; i++)
-		if (!(((s[i] | 0x20) >= 'a' && (s[i] | 0x20) <= 'z') ||
-		    (s[i] >= '0' && s[i] <= '9') || s[i] == '_' ||
-		    s[i] == '-' || (s[i] == '.' && i + 1 < len)))
-			return 0;
-	return 1;
-}
-
-/* --prefix p=IRI values into names and namespaces (new arrays of new
- * strings, in the order given); 0, or -1 after kg_error(). */
-static int
-parse_prefixes(const struct kg_ingest_rdf_opts *o, char ***names,
-    char ***spaces, size_t *n)
-{
-	size_t i, j;
-
-	*names = kg_xcalloc(o->n_prefixes + 1, sizeof(char *));
-	*spaces = kg_xcalloc(o->n_prefixes + 1, sizeof(char *));
-	*n = 0;
-	for (i = 0; i < o->n_prefixes; i++) {
-		const char *eq = strchr(o->prefixes[i], '=');
-		size_t nl = eq != NULL ? (size_t)(eq - o->prefixes[i]) : 0;
-
-		if (eq == NULL || !prefix_name_ok(o->prefixes[i], nl) ||
-		    eq[1] == '\0') {
-			kg_error("--prefix: '%s' is not NAME=IRI (a name of "
-			    "letters, digits, '_', '-' and '.', starting with "
-			    "a letter)", o->prefixes[i]);
-			goto fail;
-		}
-		for (j = 0; j < *n; j++)
-			if (strlen((*names)[j]) == nl &&
-			    memcmp((*names)[j], o->prefixes[i], nl) == 0) {
-				kg_error("--prefix: '%.*s' is given twice",
-				    (int)nl, o->prefixes[i]);
-				goto fail;
-			}
-		(*names)[*n] = kg_xasprintf("%.*s", (int)nl, o->prefixes[i]);
-		(*spaces)[(*n)++] = kg_xstrdup(eq + 1);
-	}
-	return 0;
-fail:
-	for (j = 0; j < *n; j++) {
-		free((*names)[j]);
-		free((*spaces)[j]);
-	}
-	free(*names);
-	free(*spaces);
-	*names = *spaces = NULL;
-	*n = 0;
-	return -1;
-}
-
-int
-kg_ingest_check_prefixes(const struct kg_ingest_rdf_opts *o)
-{
-	char **names, **spaces;
-	size_t i, n;
-
-	if (parse_prefixes(o, &names, &spaces, &n) < 0)
-		return -1;
-	for (i = 0; i < n; i++) {
-		free(names[i]);
-		free(spaces[i]);
-	}
-	free(names);
-	free(spaces);
-	return 0;
-}
 
 /* The prefixes of --compact, longest namespace first. */
 static int
@@ -205,7 +98,8 @@ setup_prefixes(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o)
 {
 	size_t i, j;
 
-	if (parse_prefixes(o, &rdf->pname, &rdf->pns, &rdf->n_prefix) < 0)
+	if (kg_rdf_parse_prefixes(o, &rdf->pname, &rdf->pns,
+	    &rdf->n_prefix) < 0)
 		return -1;
 	for (i = 1; i < rdf->n_prefix; i++)
 		for (j = i; j > 0 && strlen(rdf->pns[j]) >
@@ -241,9 +135,10 @@ kg_ingest_rdf_begin(struct ingest *st, const char *dir)
 		split_langs(rdf, o->lang);
 	if (o->compact && setup_prefixes(rdf, o) < 0)
 		return -1;
-	if ((o->predicates != NULL && read_iris(&rdf->keep, o->predicates) <
-	    0) || (o->exclude_predicates != NULL && read_iris(&rdf->drop,
-	    o->exclude_predicates) < 0))
+	if ((o->predicates != NULL &&
+	    kg_rdf_read_iris(&rdf->keep, o->predicates) < 0) ||
+	    (o->exclude_predicates != NULL &&
+	    kg_rdf_read_iris(&rdf->drop, o->exclude_predicates) < 0))
 		return -1;
 	rdf->lit = kg_wfile_open(dir, LIT_TABLE, &rdf->lit_path);
 	if (rdf->lit == NULL)
