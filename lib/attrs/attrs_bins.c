@@ -155,13 +155,37 @@ digits(const char **p, const char *end, int n)
 	return v;
 }
 
+/* A time zone at *p: Z, or +hh[[:]mm] / -hh[[:]mm] with hh <= 14, into
+ * *minutes east of UTC; 0, or -1 when it is malformed. */
+static int
+parse_zone(const char **p, const char *end, int64_t *minutes)
+{
+	int sign;
+	int64_t oh, om = 0;
+
+	if (**p == 'Z') {
+		(*p)++;
+		*minutes = 0;
+		return 0;
+	}
+	sign = *(*p)++ == '-' ? -1 : 1;
+	if ((oh = digits(p, end, 2)) < 0 || oh > 14)
+		return -1;
+	if (*p < end && **p == ':')
+		(*p)++;
+	if (*p < end && ((om = digits(p, end, 2)) < 0 || om > 59))
+		return -1;
+	*minutes = sign * (oh * 60 + om);
+	return 0;
+}
+
 static int
 parse_iso(const char *s, size_t len, double *days)
 {
 	const char *p = s, *end = s + len;
 	int64_t y = 0, mo = 1, d = 1, h = 0, mi = 0, off = 0, v;
 	double sec = 0;
-	int neg = 0, nd = 0;
+	int neg = 0, nd = 0, d_given = 0;
 
 	if (p < end && (*p == '+' || *p == '-'))
 		neg = *p++ == '-';
@@ -182,6 +206,7 @@ parse_iso(const char *s, size_t len, double *days)
 			if ((d = digits(&p, end, 2)) < 1 ||
 			    d > days_in_month(y, (unsigned)mo))
 				return -1;
+			d_given = 1;
 			if (p < end && (*p == 'T' || *p == ' ')) {
 				p++;
 				if ((h = digits(&p, end, 2)) < 0 || h > 24 ||
@@ -209,25 +234,15 @@ parse_iso(const char *s, size_t len, double *days)
 						}
 					}
 				}
-				if (p < end && *p == 'Z')
-					p++;
-				else if (p < end && (*p == '+' || *p == '-')) {
-					int sign = *p++ == '-' ? -1 : 1;
-					int64_t oh, om = 0;
-
-					if ((oh = digits(&p, end, 2)) < 0 ||
-					    oh > 14)
-						return -1;
-					if (p < end && *p == ':')
-						p++;
-					if (p < end && (om = digits(&p, end,
-					    2)) < 0)
-						return -1;
-					off = sign * (oh * 60 + om);
-				}
 			}
 		}
 	}
+	/* A zone after a whole date, with or without a time (xsd:date and
+	 * xsd:dateTime); after a year or a year and month only Z or +hh,
+	 * since -hh there would read as a month or a day. */
+	if (p < end && (*p == 'Z' || *p == '+' ||
+	    (*p == '-' && d_given)) && parse_zone(&p, end, &off) < 0)
+		return -1;
 	if (p != end)
 		return -1;
 	*days = (double)kg_days_from_civil(y, (unsigned)mo, (unsigned)d) +

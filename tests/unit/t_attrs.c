@@ -187,6 +187,23 @@ test_dates(void)
 	T_CHECK(date("-0399-01-01T00:00:00Z", KG_DATE_ISO, NULL, &d) == 0);
 	T_NEAR(d, (double)kg_days_from_civil(-399, 1, 1), 0);
 	T_NEAR(kg_days_from_civil(-399, 1, 1), -(2369.0 * 365 + 574), 0);
+	/* Zones on dates without a time (xsd:date, gYear, gYearMonth). */
+	T_CHECK(date("2000-03-01Z", KG_DATE_ISO, NULL, &d) == 0 &&
+	    d == 30 * 365 + 7 + 31 + 29);
+	T_CHECK(date("1970-01-02+12:00", KG_DATE_ISO, NULL, &d) == 0 &&
+	    d == 0.5);
+	T_CHECK(date("1970-01-02-06:00", KG_DATE_ISO, NULL, &d) == 0 &&
+	    d == 1.25);
+	T_CHECK(date("2001Z", KG_DATE_ISO, NULL, &d) == 0 && d == 11323);
+	T_CHECK(date("2001-02Z", KG_DATE_ISO, NULL, &d) == 0 &&
+	    d == 11323 + 31);
+	T_CHECK(date("1970-01-01T00:00:00+01:30", KG_DATE_ISO, NULL, &d) ==
+	    0 && d == -0.0625);
+	T_CHECK(date("1970-01-01Zx", KG_DATE_ISO, NULL, &d) < 0);
+	T_CHECK(date("1970-01-01+15:00", KG_DATE_ISO, NULL, &d) < 0);
+	T_CHECK(date("1970-01-01+05:60", KG_DATE_ISO, NULL, &d) < 0);
+	T_CHECK(date("1970-01-01+", KG_DATE_ISO, NULL, &d) < 0);
+	T_CHECK(date("1970-01-01T06:00Z+01:00", KG_DATE_ISO, NULL, &d) < 0);
 	T_CHECK(date("2001-02-29", KG_DATE_ISO, NULL, &d) < 0);
 	T_CHECK(date("2000-02-29", KG_DATE_ISO, NULL, &d) == 0);
 	T_CHECK(date("2001-13-01", KG_DATE_ISO, NULL, &d) < 0);
