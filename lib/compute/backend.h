@@ -390,8 +390,8 @@ int kg_be_transr_backward(struct kg_backend *be, int sign, size_t n,
  * devops_types.h's struct kg_dev_seg (item q of segment i in off[i] ..
  * off[i + 1), e = perm[q], rows idx[e] of the sg->nb blocks of x,
  * weights w[c * ws + e]; perm, idx, w may be NULL), summed over q in
- * order and, for each q, over c in order.  ldo >= d.  Every pointer in
- * sg is device memory.
+ * order and, for each q, over c in order.  ldo >= d; out does not
+ * overlap x.  Every pointer in sg is device memory.
  */
 int kg_be_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
     const struct kg_dev_seg *sg, const float *x, int beta, float *out,

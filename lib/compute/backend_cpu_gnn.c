@@ -12,12 +12,24 @@
 
 #include "compute/devops_gnn.h"
 
+/* row[k] += w x[k] for k < d: one product and one sum an element, as
+ * the scalar loop, in vectors (row and x do not overlap). */
+static inline void
+add_scaled(float *restrict row, const float *restrict x, float w, size_t d)
+{
+	size_t k;
+
+#pragma omp simd
+	for (k = 0; k < d; k++)
+		row[k] += w * x[k];
+}
+
 static int
 cpu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
     const struct kg_dev_seg *sg, const float *x, int beta, float *out,
     size_t ldo)
 {
-	size_t i, c, k;
+	size_t i, c;
 	int64_t q;
 
 	(void)be;
@@ -36,8 +48,7 @@ cpu_seg_sum(struct kg_backend *be, size_t n_seg, size_t d,
 				float w = sg->w != NULL ? sg->w[c * sg->ws + e] :
 				    1.0f;
 
-				for (k = 0; k < d; k++)
-					row[k] += w * xr[k];
+				add_scaled(row, xr, w, d);
 			}
 		}
 	}
