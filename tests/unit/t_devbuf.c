@@ -2,7 +2,8 @@
  * The device engine's partition buffer (its device tier,
  * lib/store/dev_tier.h, pinned in the order's states as kg-train's
  * driver pins it) on the CPU backend, over the bundled UMLS data cut
- * into 4 partitions of ID ranges, the buckets in the order of lib/store/order.h for C = 2:
+ * into 4 partitions of ID ranges, the buckets in the order of
+ * lib/store/order.h for C = 2:
  *   - against the CPU bucket trainer (kg_trainer_bucket, one thread) over
  *     the same order, without a negative pool and with one of 8 slots a
  *     partition (of about 34 rows: some drawn twice): the same chunks,

@@ -1,7 +1,7 @@
 # kg-train --device cuda --partitions DIR --gpu_buffer C: the device's
-# partition buffer (lib/kge/train_device_buf.h) end to end without a GPU,
-# through the test hook KG_TRAIN_SEAM=cpu (the device trainer on the CPU
-# backend, the path --device cuda takes).
+# partition buffer (a device tier, lib/store/dev_tier.h) end to end
+# without a GPU, through the test hook KG_TRAIN_SEAM=cpu (the device
+# trainer on the CPU backend, the path --device cuda takes).
 #
 # Accuracy on UMLS (ComplEx d=64, 20 epochs, seeds 1-3, filtered test MRR
 # averaged), measured when written: the whole table on the device 0.8547;
