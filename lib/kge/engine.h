@@ -153,7 +153,9 @@ int kg_engine_epoch(struct kg_engine *e, const int32_t *hrt, uint64_t n,
  * One bucket: the n positives hrt (global IDs, heads in partition ph,
  * tails in pt), as kg_trainer_bucket (max_batches: 0 or a bound, which
  * only the host honours; a device run refuses max_step); *loss_sum gets
- * their losses' sum, *done the positives trained.
+ * their losses' sum, *done the positives trained.  The device buffer
+ * pins ph and pt in its tier for the bucket (an error when that pins
+ * more partitions than its capacity: the driver pins a state's first).
  */
 int kg_engine_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
