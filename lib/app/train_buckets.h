@@ -98,15 +98,15 @@
  * fit in it, less one for reading ahead.
  *
  * On a device (the job's device a GPU, or its seam set; one process):
- * the device trainer over a partition buffer on the device
- * (lib/kge/train_device_buf.h) trains the buckets in the order of
+ * the device trainer over a device tier of partitions
+ * (lib/store/dev_tier.h) trains the buckets in the order of
  * lib/store/order.h for the device's capacity C (gpu_capacity, or the
  * partitions gpu_mem_budget holds less one to read ahead into), the
  * partitions coming from the store: every partition in memory, or with
  * buffer_capacity or mem_budget the buffer over swap_dir as above (disk
  * -> RAM -> GPU).  Negatives are drawn inside the corrupted partition
  * and from the negative pool (neg_pool), which the device keeps
- * (kg_dev_buffer_pool_load each epoch).  The relation table stays on the
+ * (kg_engine_pool_load each epoch).  The relation table stays on the
  * device; both tables, and the pool's waiting gradients, come back to
  * the host at every epoch's end (checkpoints, the model dir).  The log's
  * and the figures' swaps are the device's.
@@ -124,7 +124,7 @@
 #include "kge/train_job.h"
 
 /*
- * The device's buffer capacity (kg_dev_buffer_capacity, from gpu_capacity
+ * The device's buffer capacity (kg_dev_tier_capacity, from gpu_capacity
  * and gpu_mem_budget) for the partitions x->partitions names and the
  * trainer's options o, read before any work (a command line's check).
  * 0, -1 after

@@ -1,6 +1,7 @@
 /*
  * train_buckets_buffer: the out-of-core epoch of the bucket driver: one
- * process, its partitions in a partition buffer (lib/store/store.h), the
+ * process, its partitions in a partition buffer (lib/store/store.h), on
+ * the device in a device tier over it (lib/store/dev_tier.h), the
  * buckets in the order of lib/store/order.h; see train_buckets.h.
  */
 #include "app/train_buckets_impl.h"
@@ -84,7 +85,7 @@ kg_train_buckets_gpu_check(const struct kg_dist_train_opts *x,
 	if (rc < 0)
 		return rc == KG_ERR_VERSION ? rc : -2;
 	l = kg_train_layout(o, pb.n_nodes, pb.nparts, pb.offsets);
-	rc = kg_dev_buffer_capacity(x->gpu_capacity, x->gpu_mem_budget,
+	rc = kg_dev_tier_capacity(x->gpu_capacity, x->gpu_mem_budget,
 	    pb.nparts, most_rows(pb.offsets, pb.nparts), l.dim, l.state_width,
 	    capacity);
 	kg_partition_book_release(&pb);
@@ -102,7 +103,7 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	if (v->on_device) {
 		/* The order is the device's; the host buffers only when
 		 * asked to (disk -> RAM -> GPU). */
-		if (kg_dev_buffer_capacity(v->x->gpu_capacity,
+		if (kg_dev_tier_capacity(v->x->gpu_capacity,
 		    v->x->gpu_mem_budget, v->P, most_rows(l->off, v->P),
 		    l->dim, l->state_width, &v->capacity) < 0)
 			return -1;
@@ -215,9 +216,79 @@ report(const struct kg_buckets *v, uint32_t s, const double stats[2],
 	fflush(stderr);
 }
 
+/*
+ * The tier a buffer run pins its states' partitions in: the engine's
+ * device tier (t), else the trainer's store.  The same calls either way:
+ * acquire what a state needs, release what it drops, prefetch what the
+ * next states read.
+ */
+static int
+tier_acquire(struct kg_buckets *v, struct kg_dev_tier *t, uint32_t p)
+{
+	return (t != NULL ? (const void *)kg_dev_tier_acquire(t, p) :
+	    (const void *)kg_store_acquire(v->st, p)) == NULL ? -1 : 0;
+}
+
+static void
+tier_release(struct kg_buckets *v, struct kg_dev_tier *t, uint32_t p)
+{
+	if (t != NULL)
+		kg_dev_tier_release(t, p, 0);
+	else
+		kg_store_release(v->st, p, 0);
+}
+
+static void
+tier_prefetch(struct kg_buckets *v, struct kg_dev_tier *t, uint32_t p)
+{
+	if (t != NULL)
+		kg_dev_tier_prefetch(t, p);
+	else
+		kg_store_prefetch(v->st, p);
+}
+
+/*
+ * Enter state s of the order: release the partitions pinned (on[p]) that
+ * it drops, acquire those it brings, and prefetch the partitions the
+ * next two states read (a tier reads ahead what it has a slot for and
+ * passes the rest to the store below it, or drops it).  The trainer pins
+ * them again per bucket, as changed.  0 or -1.
+ */
+static int
+enter_state(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
+    uint32_t s)
+{
+	const struct kg_order *o = &v->ord;
+	const uint32_t *in = kg_order_state(o, s);
+	uint32_t p, k;
+
+	for (p = 0; p < v->P; p++) {
+		int keep = 0;
+
+		for (k = 0; k < o->width; k++)
+			keep |= in[k] == p;
+		if (on[p] && !keep) {
+			tier_release(v, t, p);
+			on[p] = 0;
+		}
+	}
+	for (k = 0; k < o->width; k++) {
+		p = in[k];
+		if (on[p])
+			continue;
+		if (tier_acquire(v, t, p) < 0)
+			return -1;
+		on[p] = 1;
+	}
+	for (k = s + 1; k < o->nstates && k <= s + 2; k++)
+		tier_prefetch(v, t, o->in[k]);
+	return 0;
+}
+
 /* One pass: the states of its order and their buckets. */
 static int
-run_pass(struct kg_buckets *v, double stats[2])
+run_pass(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
+    double stats[2])
 {
 	uint32_t s;
 	uint64_t n, i;
@@ -231,7 +302,7 @@ run_pass(struct kg_buckets *v, double stats[2])
 		double t0 = kg_now();
 
 		kill_hook(v, s);
-		if (kg_engine_enter(v->eng, &v->ord, s) < 0)
+		if (enter_state(v, t, on, s) < 0)
 			return -1;
 		v->io.wait_seconds += kg_now() - t0;
 		for (i = 0; i < n; i++)
@@ -247,27 +318,45 @@ run_pass(struct kg_buckets *v, double stats[2])
 	return 0;
 }
 
+/* The passes of an epoch, then every pin released (the partitions stay
+ * where they are, for the next epoch's start).  0 or -1. */
+static int
+run_passes(struct kg_buckets *v, struct kg_dev_tier *t, double stats[2])
+{
+	uint8_t *on = kg_xcalloc(v->P, sizeof(*on));
+	uint32_t p;
+	int rc = 0;
+
+	for (v->pass = 0; rc == 0 && v->pass < v->x->passes; v->pass++)
+		rc = run_pass(v, t, on, stats);
+	for (p = 0; p < v->P; p++)
+		if (on[p])
+			tier_release(v, t, p);
+	free(on);
+	return rc;
+}
+
 int
 kg_buckets_buffer_epoch(struct kg_buckets *v, double stats[2])
 {
 	struct kg_store_stats s0 = v->st->stats;
-	const struct kg_dev_buffer_stats *ds = kg_engine_buffer_stats(v->eng);
-	struct kg_dev_buffer_stats d0 = { 0 };
+	struct kg_dev_tier *t = kg_engine_tier(v->eng);
+	struct kg_dev_tier_stats d0 = { 0 };
+	const struct kg_dev_tier_stats *ds;
 	double t0;
 
 	v->io.swaps = v->io.swaps_bound = v->io.order_swaps = 0;
 	v->io.wait_seconds = 0.0;
-	if (ds != NULL)
-		d0 = *ds;
-	for (v->pass = 0; v->pass < v->x->passes; v->pass++)
-		if (run_pass(v, stats) < 0)
-			return -1;
+	if (t != NULL)
+		d0 = *kg_dev_tier_stats(t);
+	if (run_passes(v, t, stats) < 0)
+		return -1;
 	/* The engine's partitions back in the store (a device's tables in
-	 * the trainer too; its swaps are the ones it made), unpinned: they
-	 * stay in memory for the next epoch's start. */
+	 * the trainer too; its swaps are the ones its tier made). */
 	if (kg_engine_download(v->eng) < 0)
 		return -1;
-	if (ds != NULL) {
+	if (t != NULL) {
+		ds = kg_dev_tier_stats(t);
 		v->io.swaps = ds->swaps - d0.swaps;
 		v->io.wait_seconds += ds->wait_seconds - d0.wait_seconds;
 	}
@@ -290,7 +379,9 @@ void
 kg_buckets_buffer_figures(const struct kg_buckets *v, json_t *fig)
 {
 	const struct kg_store *st = v->st;
-	const struct kg_dev_buffer_stats *ds = kg_engine_buffer_stats(v->eng);
+	struct kg_dev_tier *t = kg_engine_tier(v->eng);
+	const struct kg_dev_tier_stats *ds = t != NULL ?
+	    kg_dev_tier_stats(t) : NULL;
 	uint64_t most = 0;
 	uint32_t p;
 
@@ -331,7 +422,7 @@ void
 kg_buckets_buffer_line(const struct kg_buckets *v, char **json, char **text)
 {
 	const struct kg_buckets_io *io = &v->io;
-	int dev = kg_engine_buffer_stats(v->eng) != NULL;
+	int dev = kg_engine_tier(v->eng) != NULL;
 
 	*json = kg_xasprintf(", \"%sbuffer_capacity\": %u, \"swaps\": %llu, "
 	    "\"swaps_lower_bound\": %llu, \"bytes_read\": %llu, "

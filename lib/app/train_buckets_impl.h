@@ -18,7 +18,7 @@
 #include "app/train_buckets.h"
 #include "app/train_engine.h"
 #include "dist/buckets_sync.h"
-#include "kge/train_device_buf.h"
+#include "store/dev_tier.h"
 
 /* One epoch; stats gets { loss sum, positives } over all ranks, *secs
  * its seconds.  0, or -1 after kg_error() on this rank. */

@@ -339,7 +339,7 @@ int kg_be_rank_counts(struct kg_backend *be, size_t nq, size_t nc,
     const float *scores, const float *s, const int64_t *excl_off,
     const int64_t *excl, uint64_t *greater, uint64_t *equal);
 
-/* ---- The partition buffer's test hook (lib/kge/train_device_buf.c). ---- */
+/* ---- The partition buffer's test hook (lib/store/dev_tier.c). ---- */
 
 /*
  * On a CPU backend, with on set, defer every asynchronous copy
@@ -456,7 +456,7 @@ int kg_be_adam_flat(struct kg_backend *be, size_t n, const struct kg_adam *a,
     const float *grad, float *w, float *state);
 
 /* ---- The negative pool of the partition buffer
- * (lib/kge/train_device_buf.c; devops_pool.h's kg_dev_t_scatter_sqnorm
+ * (lib/kge/train_device_pool.c; devops_pool.h's kg_dev_t_scatter_sqnorm
  * and kg_dev_t_adagrad_sq). ---- */
 
 /* out[idx[i]] += (the sum of the squares of src[i]) / d for n rows of d

@@ -1,6 +1,6 @@
 /*
  * devops_pool: the negative pool of the partition buffer on the device
- * (lib/kge/train_device_buf.c, as lib/kge/sampler.c's kg_neg_pool): the
+ * (lib/kge/train_device_pool.c, as lib/kge/sampler.c's kg_neg_pool): the
  * squared norms a pool slot gains from its gradients, and the row-wise
  * Adagrad step that takes them in place of the mean square of the summed
  * gradient (backend.h's kg_be_scatter_sqnorm and kg_be_adagrad_sq), under

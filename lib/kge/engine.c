@@ -230,12 +230,11 @@ kg_engine_says(const struct kg_engine *e)
 	return e->ops->says != NULL ? e->ops->says(e) : NULL;
 }
 
-const struct kg_dev_buffer_stats *
-kg_engine_buffer_stats(const struct kg_engine *e)
+struct kg_dev_tier *
+kg_engine_tier(const struct kg_engine *e)
 {
-	return e->ops->stats != NULL ? e->ops->stats(e) : NULL;
+	return e->tier;
 }
-
 /* A call the engine has no operation for: a driver's mistake. */
 static int
 no_op(const struct kg_engine *e, const char *what)
@@ -261,14 +260,6 @@ kg_engine_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt,
 	if (e->ops->bucket == NULL)
 		return no_op(e, "train buckets");
 	return e->ops->bucket(e, ph, pt, hrt, n, max_batches, loss_sum, done);
-}
-
-int
-kg_engine_enter(struct kg_engine *e, const struct kg_order *o, uint32_t s)
-{
-	if (e->ops->enter == NULL)
-		return no_op(e, "train a buffer's order");
-	return e->ops->enter(e, o, s);
 }
 
 int

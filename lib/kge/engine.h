@@ -1,13 +1,17 @@
 /*
  * engine: where a shallow training step runs, chosen once per run.  An
  * engine is a small table of operations over a trainer (kge/train.h):
- * train an epoch of the whole table or one bucket, enter a state of a
- * buffer's order, the negative pool's load and settle, copy back to the
- * host, free.  Two engines implement it: the host engine (the trainer's
- * OpenMP maths, every feature) and the device engine (the step through
- * the device seam, kge/train_device.h, on the CUDA backend or, with the
- * test seam, the CPU backend), which holds the whole table, a partition
- * buffer (kge/train_device_buf.h) or, under mpirun, one bucket at a time.
+ * train an epoch of the whole table or one bucket, the negative pool's
+ * load and settle, copy back to the host, free.  Two engines implement
+ * it: the host engine (the trainer's OpenMP maths, every feature) and
+ * the device engine (the step through the device seam,
+ * kge/train_device.h, on the CUDA backend or, with the test seam, the CPU
+ * backend), which holds the whole table, the partitions of a device tier
+ * (store/dev_tier.h, over the trainer's store) or, under mpirun, one
+ * bucket at a time.  A buffer run's driver pins the partitions of each
+ * state of its order in the store the engine trains from
+ * (kg_engine_tier: the device tier, else the trainer's store), with the
+ * same acquire, prefetch and release calls either way.
  *
  * Where a run goes (its place: the engine and how it holds the rows)
  * follows from the run alone (struct kg_engine_run): kg_engine_choose
@@ -25,7 +29,7 @@
 
 #include "compute/backend.h"
 #include "kge/train.h"
-#include "store/order.h"
+#include "store/dev_tier.h"
 
 /* The places a step runs: the engine and how it holds the entity rows. */
 enum kg_engine_place {
@@ -69,12 +73,16 @@ struct kg_engine_run {
 				 * (0 where the test seam stands in) */
 	int gpu_buffer;		/* --gpu_buffer or --gpu_mem_budget given */
 	uint32_t capacity;	/* device buffer: partitions on the device */
-	int flags;		/* device buffer: KG_DEV_BUFFER_* */
+	int flags;		/* device buffer: KG_DEV_BUFFER_SYNC */
 	int frozen;		/* some rows do not train (the trainer's
 				 * frozen_ent, frozen_rel) */
 };
 
 #define KG_ENGINE_RUN_INIT { .ranks = 1, .device = KG_DEVICE_INIT }
+
+/* A run's flag: the device buffer's tier uploads what it reads ahead at
+ * once and waits (KG_DEV_TIER_SYNC), the reference of the pipeline. */
+enum { KG_DEV_BUFFER_SYNC = 1 };
 
 /* A row of the supports table. */
 struct kg_engine_feature {
@@ -107,7 +115,6 @@ int kg_engine_choose(const struct kg_engine_run *r, unsigned when,
     enum kg_engine_place *p);
 
 struct kg_engine;
-struct kg_dev_buffer_stats;
 
 /*
  * Choose the place of r (every row, as kg_engine_choose) and open its
@@ -128,9 +135,10 @@ struct kg_backend *kg_engine_backend(const struct kg_engine *e);
  * string ("training on cpu:..."), or NULL on the host. */
 char *kg_engine_says(const struct kg_engine *e);
 
-/* The device buffer's traffic since it opened; NULL at other places. */
-const struct kg_dev_buffer_stats *kg_engine_buffer_stats(
-    const struct kg_engine *e);
+/* The device buffer's tier (its partitions on the device, its traffic:
+ * kg_dev_tier_stats), owned by the engine; NULL at other places, where a
+ * buffer run pins partitions in the trainer's store. */
+struct kg_dev_tier *kg_engine_tier(const struct kg_engine *e);
 
 /*
  * One epoch over the n triples hrt of a whole-table run, as
@@ -145,17 +153,13 @@ int kg_engine_epoch(struct kg_engine *e, const int32_t *hrt, uint64_t n,
  * One bucket: the n positives hrt (global IDs, heads in partition ph,
  * tails in pt), as kg_trainer_bucket (max_batches: 0 or a bound, which
  * only the host honours; a device run refuses max_step); *loss_sum gets
- * their losses' sum, *done the positives trained.
+ * their losses' sum, *done the positives trained.  The device buffer
+ * pins ph and pt in its tier for the bucket (an error when that pins
+ * more partitions than its capacity: the driver pins a state's first).
  */
 int kg_engine_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
     uint64_t *done);
-
-/* A buffer run: make state s of order o (valid until the next state is
- * entered) trainable here: its partitions pinned in the store, or on the
- * device; the next state's read ahead. */
-int kg_engine_enter(struct kg_engine *e, const struct kg_order *o,
-    uint32_t s);
 
 /* The negative pool at an epoch's start (kg_trainer_pool_load with loc
  * and rank; on the device buffer, on the device) and, under mpirun, the
@@ -165,8 +169,9 @@ int kg_engine_pool_load(struct kg_engine *e, const int32_t *loc, int rank);
 int kg_engine_pool_settle(struct kg_engine *e, const int32_t *loc, int rank);
 
 /* Everything the engine keeps back where the host reads it (the
- * trainer's tables, the store, the pool), at an epoch's end; a buffer on
- * the host unpins its state's partitions. */
+ * trainer's tables, the store, the pool), at an epoch's end: the device
+ * tier flushed into the trainer's store (no partition pinned by the
+ * driver any more), its partitions staying on the device. */
 int kg_engine_download(struct kg_engine *e);
 
 /* Free the engine and its backend (what was not downloaded is lost);

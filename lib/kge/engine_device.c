@@ -5,8 +5,18 @@
  * The whole table (KG_PLACE_DEVICE): kg_dev_trainer_*, the table and the
  * relations kept on the device, copied back by kg_engine_download.
  *
- * A buffer (KG_PLACE_DEVICE_BUFFER): kg_dev_buffer_*, the partitions of
- * an order's state on the device, fed from the store.
+ * A buffer (KG_PLACE_DEVICE_BUFFER): the partitions in a device tier
+ * (lib/store/dev_tier.h) over the trainer's store, which the driver pins
+ * in the states of an order (kg_engine_tier) and each bucket pins again:
+ * the bucket trains as the CPU bucket trainer does (kg_trainer_bucket):
+ * the same chunks (kg_plan_even) and the same plan of each
+ * (kg_plan_chunk): negatives drawn inside the corrupted side's partition
+ * and, with the trainer's negative pool, the pool's share from stale
+ * copies of rows of every partition, kept on the device beside the
+ * slots (train_device_pool.c), a carry over an epoch's end as on the
+ * CPU.  The relation table and its state stay on the device.  Results
+ * agree with the CPU trainer within rounding (the arithmetic of
+ * lib/compute/devops_*.h, sums in other orders).
  *
  * One bucket at a time (KG_PLACE_DEVICE_RANKS, a rank under mpirun):
  * the bucket schedule and everything between buckets stay the driver's
@@ -28,7 +38,6 @@
 
 #include "core/util.h"
 #include "kge/plan.h"
-#include "kge/train_device_buf.h"
 #include "kge/train_device_impl.h"
 
 static int
@@ -41,8 +50,10 @@ open_backend(struct kg_engine *e)
 static void
 dev_close(struct kg_engine *e)
 {
+	if (e->dt != NULL)
+		kg_dev_pool_free(e->dt);
 	kg_dev_trainer_free(e->dt);
-	kg_dev_buffer_free(e->db);
+	kg_dev_tier_free(e->tier);
 	free(e->shift);
 	free(e->chunks);
 	kg_backend_free(e->be);
@@ -103,16 +114,87 @@ const struct kg_engine_ops kg_engine_device_ops = {
 	.close = dev_close,
 };
 
-/* A buffer of partitions on the device. */
+/* A device tier of partitions (lib/store/dev_tier.h). */
 
 static int
 buffer_open(struct kg_engine *e)
 {
+	struct kg_trainer *tr = e->tr;
+	struct kg_dev_trainer *dt;
+	uint32_t P = tr->n_parts, nslots;
+
+	if (e->run.capacity < 2 || e->run.capacity > P) {
+		kg_error("a device buffer of %u partitions cannot train %u "
+		    "(it needs 2 to %u)", e->run.capacity, P, P);
+		return -1;
+	}
 	if (open_backend(e) < 0)
 		return -1;
-	e->db = kg_dev_buffer_open(e->tr, e->be, e->run.capacity,
-	    e->run.flags);
-	return e->db == NULL ? -1 : 0;
+	e->tier = kg_dev_tier_open(e->be, tr->ents, e->run.capacity,
+	    (e->run.flags & KG_DEV_BUFFER_SYNC) ? KG_DEV_TIER_SYNC : 0);
+	if (e->tier == NULL)
+		return -1;
+	e->shift = kg_xcalloc(P, sizeof(*e->shift));
+	e->dt = dt = kg_dev_trainer_alloc(tr, e->be, 0);
+	if (dt == NULL)
+		return -1;
+	kg_dev_tier_table(e->tier, &dt->dv.W, &dt->dv.Ws, &e->slot_rows,
+	    &nslots);
+	dt->row_shift = e->shift;
+	return kg_be_upload(e->be, dt->dv.R, tr->rel, tr->n_rel_rows * dt->rw *
+	    sizeof(float)) < 0 || kg_be_upload(e->be, dt->dv.Rs,
+	    tr->rel_state, tr->n_rel_rows * dt->rsw * sizeof(float)) < 0 ||
+	    (tr->pool.k > 0 && kg_dev_pool_open(dt) < 0) ? -1 : 0;
+}
+
+/* Pin partition p on the device for a bucket and set its row shift. */
+static const struct kg_dev_part *
+pin(struct kg_engine *e, uint32_t p)
+{
+	const struct kg_dev_part *a = kg_dev_tier_acquire(e->tier, p);
+
+	if (a != NULL)
+		e->shift[p] = (int64_t)((uint64_t)(a->w - e->dt->dv.W) /
+		    e->dt->d) - (int64_t)a->base;
+	return a;
+}
+
+/*
+ * The bucket's chunks through the device step on the partitions the
+ * tier holds: the pool's waiting gradients of both partitions first, the
+ * tier's read ahead started behind the first chunk, the pool's copies of
+ * the two partitions taken after the last.  0 or -1.
+ */
+static int
+tier_chunks(struct kg_engine *e, uint32_t ph, uint32_t pt,
+    const int32_t *hrt, uint64_t n, double *loss)
+{
+	struct kg_trainer *tr = e->tr;
+	struct kg_dev_trainer *dt = e->dt;
+	uint64_t cs = kg_train_chunk_size(&tr->o), need = (n + cs - 1) / cs;
+	size_t nch, c;
+
+	if (need > e->chunk_cap) {
+		e->chunk_cap = need;
+		e->chunks = kg_xreallocarray(e->chunks, need,
+		    sizeof(*e->chunks));
+	}
+	nch = kg_plan_even(tr, n, ph * tr->n_parts + pt, e->chunks);
+	dt->ph = ph;
+	dt->pt = pt;
+	if (kg_be_zero(e->be, dt->dv.lsum, sizeof(double)) < 0 ||
+	    kg_dev_pool_apply(dt, ph) < 0 || kg_dev_pool_apply(dt, pt) < 0)
+		return -1;
+	for (c = 0; c < nch; c++) {
+		const struct kg_chunk *ch = &e->chunks[c];
+
+		if (kg_dev_step(dt, hrt + 3 * ch->start, ch->len, ch->side, c,
+		    ch->start) < 0 || kg_dev_tier_kick(e->tier) < 0)
+			return -1;
+	}
+	return kg_dev_pool_fill(dt, ph) < 0 || kg_dev_pool_fill(dt, pt) < 0 ||
+	    kg_be_download(e->be, loss, dt->dv.lsum, sizeof(*loss)) < 0 ?
+	    -1 : 0;
 }
 
 static int
@@ -120,14 +202,36 @@ buffer_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, uint64_t max_batches, double *loss_sum,
     uint64_t *done)
 {
-	(void)max_batches;
-	return kg_dev_buffer_bucket(e->db, ph, pt, hrt, n, loss_sum, done);
-}
+	double loss = 0.0;
+	int rc;
 
-static int
-buffer_enter(struct kg_engine *e, const struct kg_order *o, uint32_t s)
-{
-	return kg_dev_buffer_enter(e->db, o, s);
+	(void)max_batches;
+	*loss_sum = 0.0;
+	*done = 0;
+	if (ph >= e->tr->n_parts || pt >= e->tr->n_parts) {
+		kg_error("bucket (%u, %u) of %u partitions", ph, pt,
+		    e->tr->n_parts);
+		return -1;
+	}
+	if (pin(e, ph) == NULL)
+		return -1;
+	if (pin(e, pt) == NULL) {
+		kg_dev_tier_release(e->tier, ph, 0);
+		return -1;
+	}
+	rc = tier_chunks(e, ph, pt, hrt, n, &loss);
+	kg_dev_tier_release(e->tier, ph, 1);
+	kg_dev_tier_release(e->tier, pt, 1);
+	if (rc < 0)
+		return -1;
+	if (!isfinite(loss)) {
+		kg_error("the loss is no longer finite in epoch %u; try a "
+		    "smaller --lr or a regulariser", e->tr->epoch + 1);
+		return -1;
+	}
+	*loss_sum = loss;
+	*done = n;
+	return 0;
 }
 
 static int
@@ -135,13 +239,23 @@ buffer_pool_load(struct kg_engine *e, const int32_t *loc, int rank)
 {
 	(void)loc;
 	(void)rank;
-	return kg_dev_buffer_pool_load(e->db);
+	return kg_dev_pool_load(e->dt);
 }
 
+/* The tier's partitions into the store (they stay on the device), the
+ * relations into the trainer, the pool's gradients into its pool. */
 static int
 buffer_download(struct kg_engine *e)
 {
-	return kg_dev_buffer_flush(e->db);
+	struct kg_trainer *tr = e->tr;
+	struct kg_dev_trainer *dt = e->dt;
+
+	if (kg_dev_tier_flush(e->tier) < 0 || kg_be_download(e->be, tr->rel,
+	    dt->dv.R, tr->n_rel_rows * dt->rw * sizeof(float)) < 0 ||
+	    kg_be_download(e->be, tr->rel_state, dt->dv.Rs, tr->n_rel_rows *
+	    dt->rsw * sizeof(float)) < 0)
+		return -1;
+	return kg_dev_pool_download(dt);
 }
 
 static char *
@@ -152,22 +266,14 @@ buffer_says(const struct kg_engine *e)
 	    e->tr->n_parts);
 }
 
-static const struct kg_dev_buffer_stats *
-buffer_stats(const struct kg_engine *e)
-{
-	return kg_dev_buffer_stats(e->db);
-}
-
 const struct kg_engine_ops kg_engine_device_buffer_ops = {
 	.name = "device buffer",
 	.open = buffer_open,
 	.bucket = buffer_bucket,
-	.enter = buffer_enter,
 	.pool_load = buffer_pool_load,
 	.pool_settle = settle_on_host,
 	.download = buffer_download,
 	.says = buffer_says,
-	.stats = buffer_stats,
 	.close = dev_close,
 };
 

@@ -5,15 +5,10 @@
  */
 #include "kge/engine_impl.h"
 
-#include <stdlib.h>
-
-#include "core/util.h"
-
 static int
 host_open(struct kg_engine *e)
 {
-	if (e->run.shape == KG_SHAPE_BUFFER)
-		e->pinned = kg_xcalloc(e->tr->n_parts, sizeof(*e->pinned));
+	(void)e;
 	return 0;
 }
 
@@ -32,56 +27,6 @@ host_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt, const int32_t *hrt,
 	    done);
 }
 
-/* Unpin what the buffer pinned; they stay in memory, for the next
- * epoch's start. */
-static void
-unpin(struct kg_engine *e)
-{
-	uint32_t p;
-
-	for (p = 0; e->pinned != NULL && p < e->tr->n_parts; p++)
-		if (e->pinned[p]) {
-			kg_store_release(e->tr->ents, p, 0);
-			e->pinned[p] = 0;
-		}
-}
-
-/* Pin the partitions of state s and unpin those it left; the next
- * state's partition is read while this one trains. */
-static int
-host_enter(struct kg_engine *e, const struct kg_order *o, uint32_t s)
-{
-	struct kg_store *st = e->tr->ents;
-	const uint32_t *in = kg_order_state(o, s);
-	uint32_t p, k;
-
-	if (e->pinned == NULL) {
-		kg_error("the host engine was not opened for a buffer");
-		return -1;
-	}
-	for (p = 0; p < e->tr->n_parts; p++) {
-		int keep = 0;
-
-		for (k = 0; k < o->width; k++)
-			keep |= in[k] == p;
-		if (e->pinned[p] && !keep) {
-			kg_store_release(st, p, 0);
-			e->pinned[p] = 0;
-		}
-	}
-	for (k = 0; k < o->width; k++) {
-		p = in[k];
-		if (e->pinned[p])
-			continue;
-		if (kg_store_acquire(st, p) == NULL)
-			return -1;
-		e->pinned[p] = 1;
-	}
-	if (s + 1 < o->nstates)
-		kg_store_prefetch(st, o->in[s + 1]);
-	return 0;
-}
-
 static int
 host_pool_load(struct kg_engine *e, const int32_t *loc, int rank)
 {
@@ -94,18 +39,18 @@ host_pool_settle(struct kg_engine *e, const int32_t *loc, int rank)
 	return kg_trainer_pool_settle(e->tr, loc, rank);
 }
 
+/* The rows are where the host reads them already. */
 static int
 host_download(struct kg_engine *e)
 {
-	unpin(e);
+	(void)e;
 	return 0;
 }
 
 static void
 host_close(struct kg_engine *e)
 {
-	unpin(e);
-	free(e->pinned);
+	(void)e;
 }
 
 const struct kg_engine_ops kg_engine_host_ops = {
@@ -113,7 +58,6 @@ const struct kg_engine_ops kg_engine_host_ops = {
 	.open = host_open,
 	.epoch = host_epoch,
 	.bucket = host_bucket,
-	.enter = host_enter,
 	.pool_load = host_pool_load,
 	.pool_settle = host_pool_settle,
 	.download = host_download,

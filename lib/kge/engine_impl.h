@@ -19,20 +19,16 @@ struct kg_engine_ops {
 	int (*bucket)(struct kg_engine *e, uint32_t ph, uint32_t pt,
 	    const int32_t *hrt, uint64_t n, uint64_t max_batches,
 	    double *loss_sum, uint64_t *done);
-	int (*enter)(struct kg_engine *e, const struct kg_order *o,
-	    uint32_t s);
 	int (*pool_load)(struct kg_engine *e, const int32_t *loc, int rank);
 	int (*pool_settle)(struct kg_engine *e, const int32_t *loc, int rank);
 	int (*download)(struct kg_engine *e);
 	/* The line a driver shows (a new string), or NULL. */
 	char *(*says)(const struct kg_engine *e);
-	const struct kg_dev_buffer_stats *(*stats)(const struct kg_engine *e);
 	/* Free what open made (not e). */
 	void (*close)(struct kg_engine *e);
 };
 
 struct kg_dev_trainer;
-struct kg_dev_buffer;
 
 struct kg_engine {
 	const struct kg_engine_ops *ops;
@@ -40,13 +36,12 @@ struct kg_engine {
 	struct kg_engine_run run;
 	struct kg_trainer *tr;
 	struct kg_backend *be;		/* device places: owned */
-	/* The host engine's buffer: the partitions it pinned ([P]). */
-	uint8_t *pinned;
 	/* The device engine: the whole table or, per bucket under mpirun,
-	 * two slots of the largest partition (dt); the buffer (db). */
+	 * two slots of the largest partition, or the tier's slots (dt);
+	 * the buffer's tier. */
 	struct kg_dev_trainer *dt;
-	struct kg_dev_buffer *db;
-	uint64_t slot_rows;		/* per bucket: a slot's rows */
+	struct kg_dev_tier *tier;
+	uint64_t slot_rows;		/* per bucket, tier: a slot's rows */
 	int64_t *shift;			/* [P]: device row = entity + shift */
 	struct kg_chunk *chunks;	/* per bucket: the bucket's chunks */
 	size_t chunk_cap;

@@ -31,8 +31,8 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	size_t ws = kg_be_work_size(dt->be, dt->sim, B, N), qd = dt->qd;
 	size_t X = dt->transr ? B * N * qd : 1, i;
 
-	if (dalloc(dt, &v->W, E * d * fs) < 0 ||
-	    dalloc(dt, &v->Ws, E * dt->esw * fs) < 0 ||
+	if ((E > 0 && (dalloc(dt, &v->W, E * d * fs) < 0 ||
+	    dalloc(dt, &v->Ws, E * dt->esw * fs) < 0)) ||
 	    dalloc(dt, &v->R, R * rw * fs) < 0 ||
 	    dalloc(dt, &v->Rs, R * dt->rsw * fs) < 0 ||
 	    dalloc(dt, &v->rows, M * d * fs) < 0 ||
@@ -156,6 +156,7 @@ kg_dev_trainer_alloc(struct kg_trainer *tr, struct kg_backend *be,
 	dt->N = tr->o.neg_sample_size;
 	dt->M = 2 * dt->B + dt->N;
 	dt->n_idx = 3 * dt->M + 3 * dt->B + 2 * dt->N;
+	dt->own_table = table_rows > 0;
 	kg_plan_init(&dt->plan, tr);
 	if (alloc_all(dt, table_rows) < 0) {
 		kg_dev_trainer_free(dt);
@@ -196,8 +197,10 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 		return;
 	v = &dt->dv;
 	kg_be_sync(dt->be);
-	kg_be_free(dt->be, v->W);
-	kg_be_free(dt->be, v->Ws);
+	if (dt->own_table) {
+		kg_be_free(dt->be, v->W);
+		kg_be_free(dt->be, v->Ws);
+	}
 	kg_be_free(dt->be, v->R);
 	kg_be_free(dt->be, v->Rs);
 	kg_be_free(dt->be, v->rows);

@@ -1,8 +1,9 @@
 /*
  * train_device_impl: the device trainer's state, shared by its drivers
  * (lib/kge only): train_device.c (the whole table on the device),
- * train_device_buf.c (the partition buffer) and engine_device.c (one
- * bucket at a time under mpirun).
+ * engine_device.c (the partitions of a device tier, lib/store/dev_tier.h,
+ * and one bucket at a time under mpirun) and train_device_pool.c (the
+ * negative pool on the device).
  */
 #ifndef KG_TRAIN_DEVICE_IMPL_H
 #define KG_TRAIN_DEVICE_IMPL_H
@@ -41,9 +42,10 @@ struct dev_bufs {
 };
 
 /*
- * The negative pool on the device (the partition buffer with neg_pool;
- * train_device_buf.c), the device side of the trainer's struct
- * kg_neg_pool, whose host side (slots, IDs, the valid, pending and carry
+ * The negative pool on the device (a device tier's buckets with
+ * neg_pool; train_device_pool.c), kept with the device trainer because
+ * its step gathers the pool's negatives from it: the device side of the
+ * trainer's struct kg_neg_pool, whose host side (slots, IDs, the valid, pending and carry
  * flags, the draws) it keeps: the slots' rows, and two banks of the
  * slots' summed gradients and squares, each 2 slots rows (bank b of
  * slot i at b slots + i).  bank[q] names the bank that gathers partition
@@ -72,6 +74,7 @@ struct kg_dev_trainer {
 	int transr;
 	size_t B, N, M;		/* capacities: positives, negatives, rows */
 	struct dev_bufs dv;
+	int own_table;		/* dv.W and dv.Ws allocated here */
 	/*
 	 * The index batch, host side (pinned for a GPU): at fixed offsets
 	 * of capacity, the entity rows to gather (M), each one's slot among
@@ -90,8 +93,8 @@ struct kg_dev_trainer {
 	/*
 	 * Where a chunk's rows are.  The whole table (kg_dev_trainer_open):
 	 * row_shift NULL (entity e is device row e), bucket (0, 0).  The
-	 * partition buffer (train_device_buf.c) sets them per bucket:
-	 * entity e of partition p (resident) is device row e + row_shift[p],
+	 * bucket places (engine_device.c) set them per bucket: entity e of
+	 * partition p (on the device) is device row e + row_shift[p],
 	 * and the chunks are planned as bucket (ph, pt)'s, which gives the
 	 * partitions the negatives come from and the random stream.
 	 */
@@ -131,9 +134,11 @@ struct kg_dev_trainer {
 /*
  * A trainer for tr on be with a device entity table (rows and optimiser
  * state) of table_rows rows, every other buffer allocated, nothing
- * uploaded and no partition pinned (part NULL): the partition buffer's
- * start.  NULL after kg_error() (options refused, device memory).  Free
- * with kg_dev_trainer_free.
+ * uploaded and no partition pinned (part NULL): the bucket places'
+ * start.  table_rows 0: no entity table; the caller points dv.W and
+ * dv.Ws at one it owns (a device tier's slots), which outlives the
+ * trainer.  NULL after kg_error() (options refused, device memory).
+ * Free with kg_dev_trainer_free.
  */
 struct kg_dev_trainer *kg_dev_trainer_alloc(struct kg_trainer *tr,
     struct kg_backend *be, uint64_t table_rows);
@@ -146,6 +151,36 @@ struct kg_dev_trainer *kg_dev_trainer_alloc(struct kg_trainer *tr,
  */
 int kg_dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
     int side, uint64_t c, uint64_t start);
+
+/*
+ * The negative pool on the device (struct dev_pool), for a trainer whose
+ * partitions are those of a device tier (row_shift set for the
+ * partitions named, which must be on the device); each returns 0 or -1
+ * after kg_error().
+ *   kg_dev_pool_open      allocate the pool's device buffers for tr's
+ *                         pool (tr->pool.k > 0) and take a resumed run's
+ *                         waiting gradients (the host pool's) into bank 0;
+ *   kg_dev_pool_load      the epoch's pool (before its first bucket; no
+ *                         pool: kg_trainer_pool_load's alone): the pool's
+ *                         choice of rows (kg_trainer_pool_load, from the
+ *                         store as the last flush left it) on the device,
+ *                         the gradients still waiting moved to the carry;
+ *   kg_dev_pool_apply     partition q's waiting gradients (carried from
+ *                         the epoch before, then this epoch's) applied to
+ *                         its rows, as train_bucket.c's apply_pool;
+ *   kg_dev_pool_fill      the pool's copies of q's chosen rows as they are
+ *                         now on the device (kg_neg_pool_fill);
+ *   kg_dev_pool_download  this epoch's gradients into the host pool (for
+ *                         a checkpoint);
+ *   kg_dev_pool_free      free the device buffers (no pool: no-op).
+ * Without a pool (np NULL) apply, fill and download do nothing.
+ */
+int kg_dev_pool_open(struct kg_dev_trainer *dt);
+int kg_dev_pool_load(struct kg_dev_trainer *dt);
+int kg_dev_pool_apply(struct kg_dev_trainer *dt, uint32_t q);
+int kg_dev_pool_fill(struct kg_dev_trainer *dt, uint32_t q);
+int kg_dev_pool_download(struct kg_dev_trainer *dt);
+void kg_dev_pool_free(struct kg_dev_trainer *dt);
 
 /* The optimiser kind of n rows idx (distinct) of a table with gradients
  * g: kg_be_adagrad, kg_be_adagrad_elem or kg_be_adam.  0 or -1. */

@@ -1,7 +1,7 @@
 /*
- * The device's partition buffer (lib/kge/train_device_buf.h) end to end
- * on a GPU: FB15k-237 (from the shared data, $KG_SHARED_DATA or
- * $KG_TOP/../shared/data) trained with the whole table on cuda:0 (or
+ * The device's partition buffer (a device tier, lib/store/dev_tier.h,
+ * under the device engine) end to end on a GPU: FB15k-237 (from the
+ * shared data, $KG_SHARED_DATA or $KG_TOP/../shared/data) trained with the whole table on cuda:0 (or
  * $KG_GPU_DEVICE), then with P=8 ID-range partitions and C=2 of them on
  * the device, the buckets in the order of lib/store/order.h: filtered
  * MRR of the first 5000 test triples within KG_GPU_BUF_TOL (default 0.01,
@@ -57,6 +57,7 @@ static struct names ent, rel;
 static int32_t *split[3];
 static uint64_t nsplit[3];
 static struct kg_backend *dev;
+static struct kg_device dev_at;	/* dev's device, for the engine */
 static const char *dev_name = "cuda";
 
 static uint64_t
@@ -240,7 +241,7 @@ against_cpu(const struct kg_train_opts *o0, const struct devbuf_buckets *bk,
 	T_CHECK(st != NULL && kg_trainer_init_store(&c, &o, st, rel.n,
 	    split[0], nsplit[0], NULL, 0, NULL, 0) == 0);
 	c.bucket_chunks = 1;
-	T_CHECK(devbuf_train(&c, bk, NULL, C, o.epochs, 0, 1, NULL, NULL) ==
+	T_CHECK(devbuf_train(&c, bk, NULL, C, o.epochs, 0, 1, 0, NULL, NULL) ==
 	    0);
 	mc = test_mrr(&c);
 	printf("# the CPU bucket trainer (one thread): MRR %.4f, %.0f "
@@ -292,7 +293,7 @@ fb15k237_buffer(void)
 	    split[0], nsplit[0], NULL, 0, NULL, 0) == 0);
 	b.bucket_chunks = 1;
 	t0 = kg_now();
-	T_CHECK(devbuf_train(&b, &bk, dev, C, o.epochs, 0, 1, &swaps,
+	T_CHECK(devbuf_train(&b, &bk, &dev_at, C, o.epochs, 0, 1, 0, &swaps,
 	    &fills) == 0);
 	tb = kg_now() - t0;
 	ma = test_mrr(&a);
@@ -344,7 +345,7 @@ bench_10x(const char *path)
 		if ((uint64_t)(bk.off[p + 1] - bk.off[p]) > most)
 			most = (uint64_t)(bk.off[p + 1] - bk.off[p]);
 	table = ent.n * (o.dim + 1) * sizeof(float);
-	T_CHECK(kg_dev_buffer_capacity(0, table / 10, np, most, o.dim, 1,
+	T_CHECK(kg_dev_tier_capacity(0, table / 10, np, most, o.dim, 1,
 	    &cap) == 0);
 	T_CHECK(kg_trainer_init(&a, &o, ent.n, rel.n, split[0], nsplit[0],
 	    NULL, 0, NULL, 0) == 0);
@@ -363,8 +364,8 @@ bench_10x(const char *path)
 	    split[0], nsplit[0], NULL, 0, NULL, 0) == 0);
 	b.bucket_chunks = 1;
 	t0 = kg_now();
-	T_CHECK(cap >= 2 && devbuf_train(&b, &bk, dev, cap, o.epochs, 0, 1,
-	    &swaps, &fills) == 0);
+	T_CHECK(cap >= 2 && devbuf_train(&b, &bk, &dev_at, cap, o.epochs, 0, 1,
+	    0, &swaps, &fills) == 0);
 	tb = kg_now() - t0;
 	f = fopen(path, "w");
 	T_CHECK(f != NULL);
@@ -410,6 +411,7 @@ main(void)
 		if (kg_device_parse("KG_GPU_DEVICE", want, &d) < 0)
 			return 1;
 	}
+	dev_at = d;
 	dev = gpu_open("gpu_buf", &d);
 	if (dev == NULL)
 		return gpu_required();

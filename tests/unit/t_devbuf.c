@@ -1,7 +1,9 @@
 /*
- * The device's partition buffer (lib/kge/train_device_buf.h) on the CPU
- * backend, over the bundled UMLS data cut into 4 partitions of ID
- * ranges, the buckets in the order of lib/store/order.h for C = 2:
+ * The device engine's partition buffer (its device tier,
+ * lib/store/dev_tier.h, pinned in the order's states as kg-train's
+ * driver pins it) on the CPU backend, over the bundled UMLS data cut
+ * into 4 partitions of ID ranges, the buckets in the order of
+ * lib/store/order.h for C = 2:
  *   - against the CPU bucket trainer (kg_trainer_bucket, one thread) over
  *     the same order, without a negative pool and with one of 8 slots a
  *     partition (of about 34 rows: some drawn twice): the same chunks,
@@ -17,14 +19,15 @@
  *     the slot to read ahead into, the first state filled once;
  *   - buckets outside the state and bad capacities refused;
  *   - the capacity kg-train derives from --gpu_buffer and
- *     --gpu_mem_budget (kg_dev_buffer_capacity).
+ *     --gpu_mem_budget (kg_dev_tier_capacity).
  */
 #include <math.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "compute/backend.h"
-#include "kge/train_device_buf.h"
+#include "kge/engine.h"
+#include "store/dev_tier.h"
 #include "kge/train_impl.h"
 #include "store/order.h"
 #include "core/util.h"
@@ -83,14 +86,10 @@ static int
 train(struct kg_trainer *tr, enum mode m, int defer, uint64_t *swaps,
     uint64_t *fills)
 {
-	int rc;
+	struct kg_device d = KG_DEVICE_INIT;
 
-	if (kg_backend_cpu_defer_copies(cpu, defer) < 0)
-		return -1;
-	rc = devbuf_train(tr, &bk, m == ON_CPU ? NULL : cpu, C, EPOCHS,
-	    m == SYNC ? KG_DEV_BUFFER_SYNC : 0, 0, swaps, fills);
-	kg_backend_cpu_defer_copies(cpu, 0);
-	return rc;
+	return devbuf_train(tr, &bk, m == ON_CPU ? NULL : &d, C, EPOCHS,
+	    m == SYNC ? KG_DEV_BUFFER_SYNC : 0, 0, defer, swaps, fills);
 }
 
 /* Entity rows (and their state) and relation rows of a trainer, in one
@@ -133,7 +132,7 @@ worst_diff(const float *a, const float *b, size_t n)
 
 /* The order's swaps less the partitions that come back in the state
  * after the one that dropped them (kept in the slot to read ahead
- * into), per epoch. */
+ * into), over an epoch's end too. */
 static uint64_t
 expected_uploads(struct kg_trainer *tr)
 {
@@ -141,11 +140,13 @@ expected_uploads(struct kg_trainer *tr)
 	uint32_t first[C], nfirst = 0, e, s, k, dropped;
 	uint64_t up = 0;
 
+	/* The partition the last state dropped stays on the device over
+	 * the epoch's end, for the next epoch's second state. */
+	dropped = UINT32_MAX;
 	for (e = 0; e < EPOCHS; e++) {
 		if (kg_order_build(&o, P, C, nfirst ? first : NULL, nfirst,
 		    tr->o.seed, e) < 0)
 			return 0;
-		dropped = UINT32_MAX;
 		for (s = 1; s < o.nstates; s++) {
 			const uint32_t *a = kg_order_state(&o, s - 1);
 			const uint32_t *b = kg_order_state(&o, s);
@@ -235,8 +236,10 @@ test_refusals(void)
 {
 	struct kg_trainer tr;
 	struct kg_store *st = NULL;
-	struct kg_dev_buffer *db;
+	struct kg_engine *eng;
+	struct kg_device d = KG_DEVICE_INIT;
 	struct kg_order o = KG_ORDER_INIT;
+	uint8_t on[P] = { 0 };
 	uint64_t done;
 	double loss;
 
@@ -244,27 +247,32 @@ test_refusals(void)
 		T_SKIP("examples/data/umls not readable");
 	memset(&tr, 0, sizeof(tr));
 	T_CHECK(setup(&tr, &st) == 0);
-	T_CHECK(kg_dev_buffer_open(&tr, cpu, 1, 0) == NULL);
+	T_CHECK(devbuf_engine(&tr, &d, 1, 0) == NULL);
 	T_CHECK(strstr(kg_error_last(), "a device buffer of 1 partitions "
 	    "cannot train 4 (it needs 2 to 4)") != NULL);
-	T_CHECK(kg_dev_buffer_open(&tr, cpu, 5, 0) == NULL);
-	db = kg_dev_buffer_open(&tr, cpu, C, 0);
-	T_CHECK(db != NULL);
+	T_CHECK(devbuf_engine(&tr, &d, 5, 0) == NULL);
+	eng = devbuf_engine(&tr, &d, C, 0);
+	T_CHECK(eng != NULL && kg_engine_tier(eng) != NULL);
 	T_CHECK(kg_order_build(&o, P, C, NULL, 0, 1, 0) == 0);
-	T_CHECK(kg_dev_buffer_enter(db, &o, 0) == 0);
+	T_CHECK(devbuf_enter(kg_engine_tier(eng), &o, 0, on) == 0);
 	{
 		const uint32_t *a = kg_order_state(&o, 0);
 		uint32_t out = 0;
 
 		while (out == a[0] || out == a[1])
 			out++;
-		T_CHECK(kg_dev_buffer_bucket(db, a[0], out, bk.pos[0], 0, &loss,
-		    &done) < 0);
-		T_CHECK(strstr(kg_error_last(), "is not in the device's "
-		    "buffer state") != NULL);
+		/* A bucket outside the state's C pinned partitions. */
+		T_CHECK(kg_engine_bucket(eng, a[0], out, bk.pos[0], 0, 0,
+		    &loss, &done) < 0);
+		T_CHECK(strstr(kg_error_last(), "all 2 partitions of the "
+		    "device tier are pinned") != NULL);
+		/* The tier is still usable: the state's own bucket trains. */
+		T_CHECK(kg_engine_bucket(eng, a[0], a[1], bk.pos[0], 0, 0,
+		    &loss, &done) == 0);
 	}
+	devbuf_unpin(kg_engine_tier(eng), P, on);
 	kg_order_release(&o);
-	kg_dev_buffer_free(db);
+	kg_engine_free(eng);
 	kg_trainer_release(&tr);
 	kg_store_free(st);
 }
@@ -277,7 +285,7 @@ test_capacity(void)
 		uint64_t gpu_mem_budget;
 	} x = { 0, 0 };
 	/* P = 8, the largest 100 rows of 16 floats and 1 of state. */
-#define CAP(c) kg_dev_buffer_capacity(x.gpu_capacity, x.gpu_mem_budget, 8, \
+#define CAP(c) kg_dev_tier_capacity(x.gpu_capacity, x.gpu_mem_budget, 8, \
     100, 16, 1, c)
 	uint64_t part = 100 * (16 + 1) * sizeof(float);
 	uint32_t c = 0;
