@@ -5,8 +5,9 @@
  * (the device path, bert_device.c: --device cuda).
  *
  * The directory: modules.json lists a Transformer (its folder holds
- * config.json, model.safetensors, tokenizer.json and optionally
- * sentence_bert_config.json with max_seq_length), a Pooling (its
+ * config.json, model.safetensors, tokenizer.json (or, without it,
+ * BertTokenizer's vocab.txt and optionally tokenizer_config.json) and
+ * optionally sentence_bert_config.json with max_seq_length), a Pooling (its
  * config.json picks exactly one of pooling_mode_mean_tokens, _cls_token
  * and _max_tokens) and optionally a Normalize module; any other module,
  * a config whose model_type is not "bert", hidden_act not "gelu" or
@@ -64,7 +65,9 @@ struct kg_bert {
 
 /*
  * Load the model directory dir (weights mapped, checked against the
- * config; the SHA-256 of model.safetensors and tokenizer.json computed).
+ * config; the SHA-256 of model.safetensors and of tokenizer.json, or of
+ * vocab.txt's bytes followed by tokenizer_config.json's, computed;
+ * tokenizer_path names tokenizer.json or vocab.txt).
  * 0, or -1 after kg_error() with nothing to release.
  */
 int kg_bert_load(struct kg_bert *m, const char *dir);
