@@ -205,6 +205,9 @@ kg_attrs_encode_transformer(const struct kg_attr_enc *enc,
 		    json_integer((json_int_t)st.tokens));
 		json_object_set_new(fig, "encode_seconds", json_real(st.seconds));
 		json_object_set_new(fig, "gflops", json_real(st.flops / 1e9));
+		json_object_set_new(fig, "thread_seconds", json_pack(
+		    "{s:f, s:f, s:f}", "gemm", st.gemm_seconds, "attention",
+		    st.attention_seconds, "other", st.other_seconds));
 		json_object_set_new(fig, "backend", json_string(o.on_device ?
 		    st.backend : "host"));
 		json_object_set_new(fig, "batches",

@@ -97,6 +97,11 @@ struct kg_bert_stats {
 	 * kg_backend_name of its backend; 0 and "" on the host path */
 	uint64_t batches, copies;
 	char backend[160];
+	/* the host path: the threads' seconds in the forward passes'
+	 * projection and FFN GEMMs (bias adds included), in attention
+	 * (Q K', softmax, S V) and in the rest (embeddings, LayerNorm,
+	 * GELU, pooling), summed over threads; 0 on the device path */
+	double gemm_seconds, attention_seconds, other_seconds;
 };
 
 /*

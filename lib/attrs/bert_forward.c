@@ -25,7 +25,20 @@ struct work {
 	uint32_t *ids;		/* the batch's tokens, packed */
 	uint64_t *off;		/* [batch + 1] */
 	float *out;		/* [batch, hidden] */
+	double t[3];		/* seconds: GEMMs, attention, the rest */
 };
+
+enum { T_GEMM, T_ATTN, T_REST };
+
+/* Add the seconds since *t to w->t[k]; *t = now. */
+static void
+lap(struct work *w, int k, double *t)
+{
+	double now = kg_now();
+
+	w->t[k] += now - *t;
+	*t = now;
+}
 
 static int
 work_init(struct work *w, const struct kg_bert *m, size_t cap, size_t batch,
@@ -199,27 +212,41 @@ static int
 forward(const struct kg_bert *m, struct work *w, size_t nb)
 {
 	size_t n = w->off[nb], h = m->hidden;
+	double t = kg_now();
 	uint32_t l;
 
 	embed(m, w, nb);
+	lap(w, T_REST, &t);
 	for (l = 0; l < m->n_layers; l++) {
 		const struct kg_bert_layer *L = &m->layer[l];
 
 		if (linear(w->be, n, 3 * h, h, w->x, L->wqkv, L->bqkv,
-		    w->qkv) < 0 || attention(m, w, nb) < 0 ||
-		    linear(w->be, n, h, h, w->ctx, L->wo, L->bo, w->tmp) < 0)
+		    w->qkv) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
+		if (attention(m, w, nb) < 0)
+			return -1;
+		lap(w, T_ATTN, &t);
+		if (linear(w->be, n, h, h, w->ctx, L->wo, L->bo, w->tmp) < 0)
+			return -1;
+		lap(w, T_GEMM, &t);
 		add_norm(n, h, w->x, w->tmp, L->ln1_w, L->ln1_b, m->eps);
+		lap(w, T_REST, &t);
 		if (linear(w->be, n, m->inter, h, w->x, L->wi, L->bi,
 		    w->inter) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
 		gelu(w->inter, n * m->inter);
+		lap(w, T_REST, &t);
 		if (linear(w->be, n, h, m->inter, w->inter, L->wf, L->bf,
 		    w->tmp) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
 		add_norm(n, h, w->x, w->tmp, L->ln2_w, L->ln2_b, m->eps);
+		lap(w, T_REST, &t);
 	}
 	pool(m, w, nb);
+	lap(w, T_REST, &t);
 	return 0;
 }
 
@@ -276,7 +303,7 @@ tokenize_all(const struct kg_bert *m, size_t max_len, size_t n,
 static int
 run_batches(const struct kg_bert *m, size_t batch, size_t max_len, size_t cap,
     size_t n, const struct kg_bert_order *order, const uint32_t *ids,
-    const uint64_t *off, float *out)
+    const uint64_t *off, float *out, double phase[3])
 {
 	size_t nbat = (n + batch - 1) / batch;
 	int rc = 0;
@@ -317,8 +344,15 @@ run_batches(const struct kg_bert *m, size_t batch, size_t max_len, size_t cap,
 				    w.out + k * m->hidden,
 				    m->hidden * sizeof(float));
 		}
-		if (w.be != NULL)
+		if (w.be != NULL) {
+#pragma omp critical
+			{
+				phase[0] += w.t[T_GEMM];
+				phase[1] += w.t[T_ATTN];
+				phase[2] += w.t[T_REST];
+			}
 			work_release(&w);
+		}
 	}
 	return rc;
 }
@@ -332,7 +366,7 @@ kg_bert_encode(const struct kg_bert *m, const struct kg_bert_opts *o,
 	size_t batch = o->batch ? o->batch : 32, i, cap = 1, sum = 0;
 	uint64_t *off = kg_xmallocarray(n + 1, sizeof(uint64_t));
 	struct kg_bert_order *order = kg_xcalloc(n + 1, sizeof(*order));
-	double t0 = kg_now(), flops = 0;
+	double t0 = kg_now(), flops = 0, phase[3] = { 0, 0, 0 };
 	uint32_t *ids;
 	int rc;
 
@@ -358,11 +392,14 @@ kg_bert_encode(const struct kg_bert *m, const struct kg_bert_opts *o,
 		memset(stats, 0, sizeof(*stats));
 	rc = o->on_device ? kg_bert_run_device(m, &o->device, batch, cap, n,
 	    order, ids, off, out, stats) : run_batches(m, batch, max_len, cap,
-	    n, order, ids, off, out);
+	    n, order, ids, off, out, phase);
 	if (stats != NULL) {
 		stats->tokens = off[n];
 		stats->flops = flops;
 		stats->seconds = kg_now() - t0;
+		stats->gemm_seconds = phase[0];
+		stats->attention_seconds = phase[1];
+		stats->other_seconds = phase[2];
 	}
 	free(ids);
 	free(off);

@@ -5,7 +5,8 @@
  *       one line per text: its token IDs, separated by spaces;
  *   bert_tool encode MODEL_DIR TEXTS.json [MAX_LEN [BATCH]]
  *       one line per text: its vector (%.9g, separated by spaces), then
- *       on stderr "tokens T flops F seconds S";
+ *       on stderr "tokens T flops F seconds S", then "gemm G attention A
+ *       other O" (thread-seconds of each part, bert.h's kg_bert_stats);
  *   bert_tool encode-dev MODEL_DIR TEXTS.json [MAX_LEN [BATCH]]
  *       the same through the device path on the CPU backend, and on
  *       stderr also "batches B copies C".
@@ -113,6 +114,8 @@ main(int argc, char *argv[])
 				    j + 1 < m.hidden ? ' ' : '\n');
 		fprintf(stderr, "tokens %llu flops %.6g seconds %.6g\n",
 		    (unsigned long long)st.tokens, st.flops, st.seconds);
+		fprintf(stderr, "gemm %.6g attention %.6g other %.6g\n",
+		    st.gemm_seconds, st.attention_seconds, st.other_seconds);
 		if (o.on_device)
 			fprintf(stderr, "batches %llu copies %llu\n",
 			    (unsigned long long)st.batches,
