@@ -13,6 +13,7 @@
 
 #include "app/attrs_run.h"
 #include "cli/tool.h"
+#include "compute/backend.h"
 #include "compute/compute.h"
 #include "core/util.h"
 
@@ -28,14 +29,14 @@ usage(FILE *f)
 	    "[--shard i/n]\n"
 	    "           [--tables-dir dir] [--text-command cmd] "
 	    "[--max-errors n] [-j threads]\n"
-	    "           [-f] [-q] [--progress]\n"
+	    "           [--device dev] [-f] [-q] [--progress]\n"
 	    "       [mpirun ...] kg-encode-attrs transform --merge -d dataset "
 	    "-m model\n"
 	    "           -o features [--shards n] [--ship-inputs] "
 	    "[--tables-dir dir]\n"
 	    "           [--text-command cmd] [--max-errors n] [-j threads] "
-	    "[-f] [-q]\n"
-	    "           [--progress]\n"
+	    "[--device dev]\n"
+	    "           [-f] [-q] [--progress]\n"
 	    "       kg-encode-attrs merge -m model -o features [-f] [-q] "
 	    "shard ...\n"
 	    "       kg-encode-attrs -h | --help | --version\n"
@@ -70,6 +71,9 @@ usage(FILE *f)
 	    "                         directory)\n"
 	    "  -j, --threads n        threads for text encoding (default: "
 	    "OpenMP's)\n"
+	    "      --device dev       transform: where transformer text "
+	    "attributes run:\n"
+	    "                         cpu (default), cuda or cuda:N (a GPU)\n"
 	    "  -f, --force            replace an existing output\n"
 	    "  -q, --quiet            no progress messages\n"
 	    "      --progress         report each stage on stderr (default when\n"
@@ -96,7 +100,7 @@ parse_shard(const char *s, uint32_t *i, uint32_t *n)
 }
 
 enum { OPT_TABLES = 256, OPT_TEXTCMD, OPT_MAXERR, OPT_SHARD, OPT_PROGRESS,
-	OPT_VERSION, OPT_MERGE, OPT_SHARDS, OPT_SHIP };
+	OPT_VERSION, OPT_MERGE, OPT_SHARDS, OPT_SHIP, OPT_DEVICE };
 
 /* The options after the subcommand into o; 0, or an exit status to
  * return (usage, or 0 after --help / --version). */
@@ -117,6 +121,7 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 		{ "shards", required_argument, NULL, OPT_SHARDS },
 		{ "ship-inputs", no_argument, NULL, OPT_SHIP },
 		{ "threads", required_argument, NULL, 'j' },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "force", no_argument, NULL, 'f' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -160,6 +165,13 @@ parse_opts(int argc, char *argv[], struct kg_attrs_opts *o,
 			    threads) < 0)
 				return KG_EXIT_USAGE;
 			break;
+		case OPT_DEVICE:
+			if (kg_device_parse("--device", optarg,
+			    &o->place.device) < 0)
+				return KG_EXIT_USAGE;
+			o->place.on_device = o->place.device.kind !=
+			    KG_DEVICE_CPU;
+			break;
 		case 'f': o->force = 1; break;
 		case 'q': o->quiet = 1; break;
 		case OPT_PROGRESS: o->progress = 1; break;
@@ -195,7 +207,8 @@ check_opts(const char *cmd, const struct kg_attrs_opts *o, int is_fit,
 	}
 	if ((!is_merge && o->n_inputs > 0) || (is_merge && (o->dataset ||
 	    o->schema || o->tables_dir || o->text_command)) ||
-	    (!is_transform && o->n_shards != 1) || (is_fit && o->model) ||
+	    (!is_transform && (o->n_shards != 1 || o->place.on_device)) ||
+	    (is_fit && o->model) ||
 	    (!is_fit && o->schema)) {
 		kg_error("%s: option or argument not used by this subcommand",
 		    cmd);
@@ -229,6 +242,27 @@ check_merge(struct kg_attrs_opts *o, int is_transform, int shard_given,
 	if (o->merge && !shards_given)
 		o->n_shards = 0;
 	return 0;
+}
+
+/*
+ * Where transformer text runs (--device): the host path for cpu, the
+ * device path on the GPU for cuda once kg_backend_check says it can run
+ * there (one line and KG_EXIT_USAGE when not, before any work).
+ * KG_ENCODE_SEAM=cpu, a test hook, runs the device path of --device cuda
+ * on the CPU backend, with or without a GPU.
+ */
+static int
+device_ready(struct kg_attrs_place *pl)
+{
+	const char *seam = getenv("KG_ENCODE_SEAM");
+
+	if (!pl->on_device)
+		return 0;
+	if (seam != NULL && strcmp(seam, "cpu") == 0) {
+		pl->device = (struct kg_device)KG_DEVICE_INIT;
+		return 0;
+	}
+	return kg_backend_check(&pl->device) < 0 ? KG_EXIT_USAGE : 0;
 }
 
 int
@@ -277,6 +311,8 @@ main(int argc, char *argv[])
 	rc = check_opts(cmd, &o, is_fit, is_transform, is_merge);
 	if (rc == 0)
 		rc = check_merge(&o, is_transform, shard_given, shards_given);
+	if (rc == 0)
+		rc = device_ready(&o.place);
 	if (rc != 0)
 		return rc;
 	if (threads > 0)

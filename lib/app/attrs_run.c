@@ -424,6 +424,7 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 		goto out;
 	kg_attrs_run_progress(o, "read the tables of", hi - lo, &t1);
 	figs = json_object();
+	model.place = o->place;
 	if (kg_attrs_encode(&model, &data, o->text_command, st.dir, figs) < 0)
 		goto out;
 	kg_attrs_run_progress(o, "encoded", hi - lo, &t1);

@@ -53,6 +53,7 @@
 
 #include "attrs/attrs_schema.h"
 #include "attrs/attrs_text.h"
+#include "compute/backend.h"
 #include "io/dict.h"
 
 /* Values of every attribute for the entities in [lo, hi), as read. */
@@ -106,12 +107,21 @@ struct kg_attr_enc {
 	uint64_t n_entities;	/* fit: entities with a value */
 };
 
+/* Where transformer text attributes run at transform (bert.h's paths):
+ * on_device 0 the host path on the OpenMP threads, 1 the device path on
+ * a backend opened on device. */
+struct kg_attrs_place {
+	int on_device;
+	struct kg_device device;
+};
+
 struct kg_attrs_model {
 	struct kg_attr_schema schema;
 	struct kg_attr_enc *enc;	/* schema.n_attrs */
 	char *text_command;	/* external text encoder, or NULL */
 	uint64_t n_entities;
 	json_t *tables;		/* [{ "path", "checksum" }] */
+	struct kg_attrs_place place;	/* transform's, not in the files */
 };
 
 #define KG_ATTRS_MODEL_INIT { .schema = KG_ATTR_SCHEMA_INIT }
@@ -175,6 +185,7 @@ struct kg_attrs_opts {
 	int merge;		/* transform --merge: every shard, merged */
 	int ship;		/* --ship-inputs */
 	int force, quiet, progress;
+	struct kg_attrs_place place;	/* transform: --device */
 	int argc;
 	char *const *argv;
 };

@@ -171,12 +171,14 @@ entity_means(const struct kg_attrs_col *c, uint64_t n, const uint32_t *ids,
 
 int
 kg_attrs_encode_transformer(const struct kg_attr_enc *enc,
-    const struct kg_attr_spec *sp, const struct kg_attrs_col *c, uint64_t n,
-    float *out, uint8_t *has, json_t *fig)
+    const struct kg_attr_spec *sp, const struct kg_attrs_place *pl,
+    const struct kg_attrs_col *c, uint64_t n, float *out, uint8_t *has,
+    json_t *fig)
 {
 	struct kg_bert m = KG_BERT_INIT;
-	struct kg_bert_opts o = { sp->max_length, sp->batch_size };
-	struct kg_bert_stats st = { 0, 0, 0 };
+	struct kg_bert_opts o = { sp->max_length, sp->batch_size,
+	    pl->on_device, pl->device };
+	struct kg_bert_stats st;
 	struct kg_dict d;
 	uint32_t *ids = kg_xcalloc(c->n + 1, sizeof(uint32_t));
 	const char **texts;
@@ -192,6 +194,7 @@ kg_attrs_encode_transformer(const struct kg_attr_enc *enc,
 		goto out;
 	nd = kg_dict_size(&d);
 	vec = kg_xcalloc(nd * m.hidden + 1, sizeof(float));
+	memset(&st, 0, sizeof(st));
 	if (nd > 0 && kg_bert_encode(&m, &o, nd, texts, lens, vec, &st) < 0)
 		goto out;
 	entity_means(c, n, ids, vec, m.hidden, m.normalize, out, has);
@@ -202,6 +205,15 @@ kg_attrs_encode_transformer(const struct kg_attr_enc *enc,
 		    json_integer((json_int_t)st.tokens));
 		json_object_set_new(fig, "encode_seconds", json_real(st.seconds));
 		json_object_set_new(fig, "gflops", json_real(st.flops / 1e9));
+		json_object_set_new(fig, "thread_seconds", json_pack(
+		    "{s:f, s:f, s:f}", "gemm", st.gemm_seconds, "attention",
+		    st.attention_seconds, "other", st.other_seconds));
+		json_object_set_new(fig, "backend", json_string(o.on_device ?
+		    st.backend : "host"));
+		json_object_set_new(fig, "batches",
+		    json_integer((json_int_t)st.batches));
+		json_object_set_new(fig, "device_copies",
+		    json_integer((json_int_t)st.copies));
 	}
 	rc = 0;
 out:

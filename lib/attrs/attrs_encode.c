@@ -141,10 +141,12 @@ text_vectors(const struct kg_attr_enc *enc, const struct kg_attrs_docs *t,
 }
 
 static int
-encode_text(const struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
+encode_text(const struct kg_attrs_model *m, size_t i,
     const struct kg_attrs_col *c, uint64_t n, const char *cmd,
     const char *dir, char *const names[3], json_t *fig)
 {
+	const struct kg_attr_enc *enc = &m->enc[i];
+	const struct kg_attr_spec *sp = &m->schema.attrs[i];
 	struct kg_attrs_docs t;
 	float *out = kg_xcalloc(n * enc->text.dim + 1, sizeof(float));
 	uint8_t *has = kg_xcalloc(n + 1, 1);
@@ -154,7 +156,8 @@ encode_text(const struct kg_attr_enc *enc, const struct kg_attr_spec *sp,
 
 	memset(&t, 0, sizeof(t));
 	if (sp->transformer)
-		rc = kg_attrs_encode_transformer(enc, sp, c, n, out, has, fig);
+		rc = kg_attrs_encode_transformer(enc, sp, &m->place, c, n,
+		    out, has, fig);
 	else {
 		kg_attrs_docs_build(&t, c, n);
 		for (k = 0; k < t.n; k++)
@@ -203,8 +206,8 @@ kg_attrs_encode(const struct kg_attrs_model *m, const struct kg_attrs_data *d,
 				    "command (--text-command)", sp->name);
 				rc = -1;
 			} else
-				rc = encode_text(&m->enc[i], sp, &d->cols[i],
-				    n, text_command, dir, names, fig);
+				rc = encode_text(m, i, &d->cols[i], n,
+				    text_command, dir, names, fig);
 		} else
 			rc = encode_index(&m->enc[i], sp, &d->cols[i], n, dir,
 			    names, fig);

@@ -67,14 +67,15 @@ int kg_attrs_write_array(const char *dir, const char *name, enum kg_dtype dt,
  * sp->model_path, check "dim" and "max_length" against it, record its
  * directory and SHA-256 sums in enc.  Encode: load enc->model_dir, refuse
  * it when its files changed since fit, encode each distinct value of the
- * n entities of c once, write the mean vector of each entity with values
+ * n entities of c once (where pl says), write the mean vector of each entity with values
  * into out[e * dim ..) and has[e] = 1; fig (may be NULL) gets the counts.
  * Both 0, or -1 after kg_error().
  */
 int kg_attrs_fit_transformer(struct kg_attr_enc *enc,
     const struct kg_attr_spec *sp);
 int kg_attrs_encode_transformer(const struct kg_attr_enc *enc,
-    const struct kg_attr_spec *sp, const struct kg_attrs_col *c, uint64_t n,
+    const struct kg_attr_spec *sp, const struct kg_attrs_place *pl,
+    const struct kg_attrs_col *c, uint64_t n,
     float *out, uint8_t *has, json_t *fig);
 
 #endif

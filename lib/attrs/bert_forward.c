@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs/bert_impl.h"
 #include "compute/backend.h"
+#include "compute/devops_text.h"
 #include "core/util.h"
 
 /* One thread's buffers. */
@@ -23,7 +25,20 @@ struct work {
 	uint32_t *ids;		/* the batch's tokens, packed */
 	uint64_t *off;		/* [batch + 1] */
 	float *out;		/* [batch, hidden] */
+	double t[3];		/* seconds: GEMMs, attention, the rest */
 };
+
+enum { T_GEMM, T_ATTN, T_REST };
+
+/* Add the seconds since *t to w->t[k]; *t = now. */
+static void
+lap(struct work *w, int k, double *t)
+{
+	double now = kg_now();
+
+	w->t[k] += now - *t;
+	*t = now;
+}
 
 static int
 work_init(struct work *w, const struct kg_bert *m, size_t cap, size_t batch,
@@ -65,28 +80,6 @@ work_release(struct work *w)
 	memset(w, 0, sizeof(*w));
 }
 
-/* y[0..h) = LayerNorm(y) * g + b, in place (mean and variance in double,
- * the variance biased as torch's). */
-static void
-layer_norm(float *restrict y, size_t h, const float *restrict g,
-    const float *restrict b, float eps)
-{
-	double s = 0, ss = 0, mean, r;
-	size_t j;
-
-	for (j = 0; j < h; j++)
-		s += y[j];
-	mean = s / (double)h;
-	for (j = 0; j < h; j++) {
-		double d = y[j] - mean;
-
-		ss += d * d;
-	}
-	r = 1.0 / sqrt(ss / (double)h + eps);
-	for (j = 0; j < h; j++)
-		y[j] = (float)((y[j] - mean) * r) * g[j] + b[j];
-}
-
 /* out[n, ncol] = in[n, k] W' (W is [ncol, k]) + bias. */
 static int
 linear(struct kg_backend *be, size_t n, size_t ncol, size_t k,
@@ -111,16 +104,10 @@ static void
 add_norm(size_t n, size_t h, float *restrict x, const float *restrict tmp,
     const float *restrict g, const float *restrict b, float eps)
 {
-	size_t i, j;
+	size_t i;
 
-	for (i = 0; i < n; i++) {
-		float *restrict y = x + i * h;
-		const float *restrict t = tmp + i * h;
-
-		for (j = 0; j < h; j++)
-			y[j] += t[j];
-		layer_norm(y, h, g, b, eps);
-	}
+	for (i = 0; i < n; i++)
+		kg_dev_text_add_norm_row(h, tmp + i * h, g, b, eps, x + i * h);
 }
 
 static void
@@ -172,51 +159,26 @@ attention(const struct kg_bert *m, struct work *w, size_t nb)
 static void
 embed(const struct kg_bert *m, struct work *w, size_t nb)
 {
-	size_t h = m->hidden, b, p, j;
+	size_t h = m->hidden, b, p;
 
 	for (b = 0; b < nb; b++)
 		for (p = 0; p < w->off[b + 1] - w->off[b]; p++) {
 			size_t r = w->off[b] + p;
-			float *restrict x = w->x + r * h;
-			const float *we = m->word + (size_t)w->ids[r] * h;
-			const float *pe = m->pos + p * h;
 
-			for (j = 0; j < h; j++)
-				x[j] = we[j] + pe[j] + m->type[j];
-			layer_norm(x, h, m->eln_w, m->eln_b, m->eps);
+			kg_dev_text_embed_row(h, w->ids[r], (uint32_t)p,
+			    m->word, m->pos, m->type, m->eln_w, m->eln_b,
+			    m->eps, w->x + r * h);
 		}
 }
 
-/*
- * v[i] = GELU(v[i]) = v / 2 (1 + erf(v / sqrt 2)) for i < n.  erf is the
- * rational approximation of Eigen (and TensorFlow) on [-4, 4], outside
- * which it is +-1 in float: within 5e-7 of erf, branch-free, so the loop
- * vectorises, where a call of erff per value cost an eighth of the
- * forward pass.
- */
+/* v[i] = GELU(v[i]) for i < n. */
 static void
 gelu(float *restrict v, size_t n)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		float x = v[i] * 0.70710678118654752f, x2, p, q;
-
-		x = x > 4.0f ? 4.0f : x;
-		x = x < -4.0f ? -4.0f : x;
-		x2 = x * x;
-		p = x2 * -2.72614225801306e-10f + 2.77068142495902e-08f;
-		p = p * x2 + -2.10102402082508e-06f;
-		p = p * x2 + -5.69250639462346e-05f;
-		p = p * x2 + -7.34990630326855e-04f;
-		p = p * x2 + -2.95459980854025e-03f;
-		p = p * x2 + -1.60960333262415e-02f;
-		q = x2 * -1.45660718464996e-05f + -2.13374055278905e-04f;
-		q = q * x2 + -1.68282697438203e-03f;
-		q = q * x2 + -7.37332916720468e-03f;
-		q = q * x2 + -1.42647390514189e-02f;
-		v[i] = 0.5f * v[i] * (1.0f + x * p / q);
-	}
+	for (i = 0; i < n; i++)
+		v[i] = kg_dev_gelu(v[i]);
 }
 
 static void
@@ -227,7 +189,6 @@ pool(const struct kg_bert *m, struct work *w, size_t nb)
 	for (b = 0; b < nb; b++) {
 		float *restrict o = w->out + b * h;
 		size_t lo = w->off[b], hi = w->off[b + 1];
-		double norm = 0;
 
 		memcpy(o, w->x + lo * h, h * sizeof(float));
 		if (m->pool == KG_BERT_POOL_MEAN) {
@@ -241,14 +202,8 @@ pool(const struct kg_bert *m, struct work *w, size_t nb)
 				for (j = 0; j < h; j++)
 					o[j] = w->x[r * h + j] > o[j] ?
 					    w->x[r * h + j] : o[j];
-		if (!m->normalize)
-			continue;
-		for (j = 0; j < h; j++)
-			norm += (double)o[j] * o[j];
-		norm = sqrt(norm);
-		norm = norm > 1e-12 ? norm : 1e-12;
-		for (j = 0; j < h; j++)
-			o[j] = (float)(o[j] / norm);
+		if (m->normalize)
+			kg_dev_text_l2norm(h, o);
 	}
 }
 
@@ -257,41 +212,50 @@ static int
 forward(const struct kg_bert *m, struct work *w, size_t nb)
 {
 	size_t n = w->off[nb], h = m->hidden;
+	double t = kg_now();
 	uint32_t l;
 
 	embed(m, w, nb);
+	lap(w, T_REST, &t);
 	for (l = 0; l < m->n_layers; l++) {
 		const struct kg_bert_layer *L = &m->layer[l];
 
 		if (linear(w->be, n, 3 * h, h, w->x, L->wqkv, L->bqkv,
-		    w->qkv) < 0 || attention(m, w, nb) < 0 ||
-		    linear(w->be, n, h, h, w->ctx, L->wo, L->bo, w->tmp) < 0)
+		    w->qkv) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
+		if (attention(m, w, nb) < 0)
+			return -1;
+		lap(w, T_ATTN, &t);
+		if (linear(w->be, n, h, h, w->ctx, L->wo, L->bo, w->tmp) < 0)
+			return -1;
+		lap(w, T_GEMM, &t);
 		add_norm(n, h, w->x, w->tmp, L->ln1_w, L->ln1_b, m->eps);
+		lap(w, T_REST, &t);
 		if (linear(w->be, n, m->inter, h, w->x, L->wi, L->bi,
 		    w->inter) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
 		gelu(w->inter, n * m->inter);
+		lap(w, T_REST, &t);
 		if (linear(w->be, n, h, m->inter, w->inter, L->wf, L->bf,
 		    w->tmp) < 0)
 			return -1;
+		lap(w, T_GEMM, &t);
 		add_norm(n, h, w->x, w->tmp, L->ln2_w, L->ln2_b, m->eps);
+		lap(w, T_REST, &t);
 	}
 	pool(m, w, nb);
+	lap(w, T_REST, &t);
 	return 0;
 }
 
 /* ---- The whole set of texts. ---- */
 
-struct by_len {
-	uint64_t len;
-	size_t i;
-};
-
 static int
 cmp_len(const void *a, const void *b)
 {
-	const struct by_len *x = a, *y = b;
+	const struct kg_bert_order *x = a, *y = b;
 
 	if (x->len != y->len)
 		return x->len < y->len ? 1 : -1;
@@ -338,8 +302,8 @@ tokenize_all(const struct kg_bert *m, size_t max_len, size_t n,
  * share; returns 0 or -1. */
 static int
 run_batches(const struct kg_bert *m, size_t batch, size_t max_len, size_t cap,
-    size_t n, const struct by_len *order, const uint32_t *ids,
-    const uint64_t *off, float *out)
+    size_t n, const struct kg_bert_order *order, const uint32_t *ids,
+    const uint64_t *off, float *out, double phase[3])
 {
 	size_t nbat = (n + batch - 1) / batch;
 	int rc = 0;
@@ -380,8 +344,15 @@ run_batches(const struct kg_bert *m, size_t batch, size_t max_len, size_t cap,
 				    w.out + k * m->hidden,
 				    m->hidden * sizeof(float));
 		}
-		if (w.be != NULL)
+		if (w.be != NULL) {
+#pragma omp critical
+			{
+				phase[0] += w.t[T_GEMM];
+				phase[1] += w.t[T_ATTN];
+				phase[2] += w.t[T_REST];
+			}
 			work_release(&w);
+		}
 	}
 	return rc;
 }
@@ -394,8 +365,8 @@ kg_bert_encode(const struct kg_bert *m, const struct kg_bert_opts *o,
 	size_t max_len = o->max_len ? o->max_len : m->max_len;
 	size_t batch = o->batch ? o->batch : 32, i, cap = 1, sum = 0;
 	uint64_t *off = kg_xmallocarray(n + 1, sizeof(uint64_t));
-	struct by_len *order = kg_xcalloc(n + 1, sizeof(*order));
-	double t0 = kg_now(), flops = 0;
+	struct kg_bert_order *order = kg_xcalloc(n + 1, sizeof(*order));
+	double t0 = kg_now(), flops = 0, phase[3] = { 0, 0, 0 };
 	uint32_t *ids;
 	int rc;
 
@@ -417,11 +388,18 @@ kg_bert_encode(const struct kg_bert *m, const struct kg_bert_opts *o,
 	for (i = 0; i < n && i < batch; i++)
 		sum += order[i].len;
 	cap = sum > cap ? sum : cap;
-	rc = run_batches(m, batch, max_len, cap, n, order, ids, off, out);
+	if (stats != NULL)
+		memset(stats, 0, sizeof(*stats));
+	rc = o->on_device ? kg_bert_run_device(m, &o->device, batch, cap, n,
+	    order, ids, off, out, stats) : run_batches(m, batch, max_len, cap,
+	    n, order, ids, off, out, phase);
 	if (stats != NULL) {
 		stats->tokens = off[n];
 		stats->flops = flops;
 		stats->seconds = kg_now() - t0;
+		stats->gemm_seconds = phase[0];
+		stats->attention_seconds = phase[1];
+		stats->other_seconds = phase[2];
 	}
 	free(ids);
 	free(off);

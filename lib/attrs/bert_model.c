@@ -315,6 +315,64 @@ read_st_config(struct kg_bert *m, const char *tr)
 	return rc;
 }
 
+/* The SHA-256 of vocab.txt's bytes followed by those of config (NULL:
+ * none) into hex; 0 or -1. */
+static int
+vocab_sha256(const char *vocab, const char *config, char hex[65])
+{
+	char *a, *b = NULL, *all;
+	size_t na, nb = 0;
+
+	a = kg_read_file(vocab, &na);
+	if (a == NULL || (config != NULL &&
+	    (b = kg_read_file(config, &nb)) == NULL)) {
+		free(a);
+		return -1;
+	}
+	all = kg_xmalloc(na + nb + 1);
+	memcpy(all, a, na);
+	if (nb > 0)
+		memcpy(all + na, b, nb);
+	kg_sha256_hex(all, na + nb, hex);
+	free(all);
+	free(a);
+	free(b);
+	return 0;
+}
+
+/* The tokenizer of the Transformer folder tr: its tokenizer.json, else
+ * its vocab.txt with tokenizer_config.json (if there is one). */
+static int
+read_tokenizer(struct kg_bert *m, const char *tr)
+{
+	char *cfg;
+	int rc;
+
+	m->tokenizer_path = kg_path_join(tr, "tokenizer.json");
+	if (access(m->tokenizer_path, F_OK) == 0)
+		return kg_bert_tok_load(&m->tok, m->tokenizer_path) < 0 ||
+		    kg_sha256_file(m->tokenizer_path, m->tokenizer_sha256) < 0 ?
+		    -1 : 0;
+	cfg = m->tokenizer_path;
+	m->tokenizer_path = kg_path_join(tr, "vocab.txt");
+	if (access(m->tokenizer_path, F_OK) != 0) {
+		kg_error("%s: no such file, nor a vocab.txt beside it", cfg);
+		free(cfg);
+		return -1;
+	}
+	free(cfg);
+	cfg = kg_path_join(tr, "tokenizer_config.json");
+	if (access(cfg, F_OK) != 0) {
+		free(cfg);
+		cfg = NULL;
+	}
+	rc = kg_bert_tok_load_vocab(&m->tok, m->tokenizer_path, cfg) < 0 ||
+	    vocab_sha256(m->tokenizer_path, cfg, m->tokenizer_sha256) < 0 ?
+	    -1 : 0;
+	free(cfg);
+	return rc;
+}
+
 int
 kg_bert_load(struct kg_bert *m, const char *dir)
 {
@@ -331,11 +389,9 @@ kg_bert_load(struct kg_bert *m, const char *dir)
 	path = kg_path_join(pool, "config.json");
 	if (read_pooling(m, path) < 0)
 		goto out;
-	m->tokenizer_path = kg_path_join(tr, "tokenizer.json");
 	m->weights_path = kg_path_join(tr, "model.safetensors");
-	if (kg_bert_tok_load(&m->tok, m->tokenizer_path) < 0 ||
-	    kg_st_open(&m->st, m->weights_path) < 0 || read_weights(m) < 0 ||
-	    kg_sha256_file(m->tokenizer_path, m->tokenizer_sha256) < 0)
+	if (read_tokenizer(m, tr) < 0 || kg_st_open(&m->st, m->weights_path) < 0 ||
+	    read_weights(m) < 0)
 		goto out;
 	kg_sha256_hex(m->st.map, m->st.size, m->weights_sha256);
 	rc = 0;

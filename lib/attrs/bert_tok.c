@@ -182,6 +182,132 @@ out:
 	return rc;
 }
 
+/* ---- Reading vocab.txt and tokenizer_config.json. ---- */
+
+/* A special token's name from tokenizer_config.json: a string, or an
+ * AddedToken object's "content"; def when absent. */
+static const char *
+config_token(json_t *c, const char *key, const char *def)
+{
+	json_t *v = json_object_get(c, key);
+
+	if (json_is_object(v))
+		v = json_object_get(v, "content");
+	return json_is_string(v) ? json_string_value(v) : def;
+}
+
+/* The options of tokenizer_config.json (c, may be NULL) as Hugging
+ * Face's BertTokenizer reads them. */
+static int
+read_tok_config(struct kg_bert_tok *t, const char *path, json_t *c)
+{
+	const char *cls = config_token(c, "tokenizer_class", NULL);
+	json_t *sa = json_object_get(c, "strip_accents");
+	json_t *ns = json_object_get(c, "never_split");
+
+	if (cls != NULL && strcmp(cls, "BertTokenizer") != 0 &&
+	    strcmp(cls, "BertTokenizerFast") != 0) {
+		kg_error("%s: unsupported tokenizer_class '%s' (only "
+		    "BertTokenizer)", path, cls);
+		return -1;
+	}
+	if (!json_flag(c, "do_basic_tokenize", 1) ||
+	    (ns != NULL && !json_is_null(ns) && !(json_is_array(ns) &&
+	    json_array_size(ns) == 0))) {
+		kg_error("%s: do_basic_tokenize false and never_split are not "
+		    "supported", path);
+		return -1;
+	}
+	t->clean_text = 1;
+	t->chinese = json_flag(c, "tokenize_chinese_chars", 1);
+	t->lowercase = json_flag(c, "do_lower_case", 1);
+	t->strip_accents = json_is_boolean(sa) ? json_is_true(sa) :
+	    t->lowercase;
+	memcpy(t->prefix, "##", 3);
+	t->prefix_len = 2;
+	t->max_chars = 100;
+	return 0;
+}
+
+/* The pieces of vocab.txt text[0..len), one a line, ID = line number
+ * (a repeated piece keeps its last line, as load_vocab does). */
+static int
+read_vocab_lines(struct kg_bert_tok *t, const char *path, const char *text,
+    size_t len)
+{
+	size_t n = 0, cap = 1024, i = 0;
+
+	t->id = kg_xmallocarray(cap, sizeof(uint32_t));
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t e = nl != NULL ? (size_t)(nl - text) : len, end = e;
+		int added = 0;
+		int64_t k;
+
+		if (n >= (1u << 24)) {
+			kg_error("%s: more than 2^24 pieces", path);
+			return -1;
+		}
+		if (nl != NULL && end > i && text[end - 1] == '\r')
+			end--;
+		k = kg_dict_intern(&t->vocab, text + i, end - i, &added);
+		if (k < 0)
+			return -1;
+		if ((size_t)k >= cap) {
+			cap *= 2;
+			t->id = kg_xreallocarray(t->id, cap, sizeof(uint32_t));
+		}
+		t->id[k] = (uint32_t)n++;
+		i = e + 1;
+	}
+	t->n_vocab = (uint32_t)n;
+	if (n == 0) {
+		kg_error("%s: no pieces", path);
+		return -1;
+	}
+	return 0;
+}
+
+int
+kg_bert_tok_load_vocab(struct kg_bert_tok *t, const char *vocab,
+    const char *config)
+{
+	json_error_t jerr;
+	json_t *c = NULL;
+	char *text = NULL;
+	size_t len;
+	int rc = -1;
+
+	memset(t, 0, sizeof(*t));
+	kg_dict_init(&t->vocab);
+	if (config != NULL) {
+		c = json_load_file(config, 0, &jerr);
+		if (c == NULL) {
+			kg_error("%s:%d: %s", config, jerr.line, jerr.text);
+			goto out;
+		}
+	}
+	if (read_tok_config(t, config != NULL ? config : vocab, c) < 0)
+		goto out;
+	text = kg_read_file(vocab, &len);
+	if (text == NULL || read_vocab_lines(t, vocab, text, len) < 0 ||
+	    special(t, vocab, "classifier", config_token(c, "cls_token",
+	    "[CLS]"), &t->cls) < 0 ||
+	    special(t, vocab, "separator", config_token(c, "sep_token",
+	    "[SEP]"), &t->sep) < 0 ||
+	    special(t, vocab, "unknown", config_token(c, "unk_token",
+	    "[UNK]"), &t->unk) < 0)
+		goto out;
+	rc = 0;
+out:
+	free(text);
+	if (c != NULL)
+		json_decref(c);
+	if (rc < 0)
+		kg_bert_tok_release(t);
+	return rc;
+}
+
 void
 kg_bert_tok_release(struct kg_bert_tok *t)
 {

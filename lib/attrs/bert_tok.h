@@ -1,6 +1,7 @@
 /*
  * bert_tok: the tokenizer of a BERT model, read from the "tokenizer.json"
- * of Hugging Face's tokenizers library, as that library runs it:
+ * of Hugging Face's tokenizers library (or from BertTokenizer's vocab.txt
+ * and tokenizer_config.json), as that library runs it:
  *
  *   BertNormalizer  clean_text drops NUL, U+FFFD and the characters of
  *                   Unicode's "other" categories (Cc, Cf, Cs, Co, Cn) but
@@ -52,6 +53,21 @@ struct kg_bert_tok {
  * naming the file, with nothing to release.
  */
 int kg_bert_tok_load(struct kg_bert_tok *t, const char *path);
+
+/*
+ * The same tokenizer from the files of Hugging Face's BertTokenizer: a
+ * vocab.txt (one piece a line, its ID the line number) and, when config
+ * is not NULL, a tokenizer_config.json: do_lower_case (default true),
+ * strip_accents (default: as do_lower_case), tokenize_chinese_chars
+ * (default true) and the cls_token, sep_token and unk_token names
+ * (default [CLS], [SEP], [UNK]); text always cleaned, "##" the
+ * continuing prefix, 100 the longest word.  A tokenizer_class other than
+ * BertTokenizer(Fast), do_basic_tokenize false or a never_split list is
+ * refused.  0, or -1 after kg_error() naming the file, with nothing to
+ * release.
+ */
+int kg_bert_tok_load_vocab(struct kg_bert_tok *t, const char *vocab,
+    const char *config);
 void kg_bert_tok_release(struct kg_bert_tok *t);
 
 /* Per-thread buffers, grown to the longest text seen. */

@@ -471,4 +471,38 @@ int kg_be_adagrad_sq(struct kg_backend *be, size_t n, size_t d, float lr,
     const int64_t *idx, const float *grad, const float *sq, float *table,
     float *state);
 
+
+/* ---- The text encoder's forward pass besides its GEMMs
+ * (lib/attrs/bert_device.c): devops_text.h's thread functions of the
+ * same names, whose struct kg_dev_text describes a batch of packed texts
+ * (its tok in device memory).  Each operation is one launch, the pooling
+ * two with normalize; the CPU backend sums as the thread functions do. ---- */
+
+struct kg_dev_text;
+
+/* x [n, h] = LayerNorm(word[id] + pos[position] + type) * g + b for each
+ * token of t (word, pos rows of h floats, type one row). */
+int kg_be_text_embed(struct kg_backend *be, const struct kg_dev_text *t,
+    const float *word, const float *pos, const float *type, const float *g,
+    const float *b, float eps, float *x);
+
+/* y [n, ncol] += bias on every row; gelu set: y = GELU(y + bias). */
+int kg_be_text_bias(struct kg_backend *be, size_t n, size_t ncol,
+    const float *bias, int gelu, float *y);
+
+/* x [n, h] = LayerNorm(x + t) * g + b, row by row. */
+int kg_be_text_add_norm(struct kg_backend *be, size_t n, size_t h,
+    const float *t, const float *g, const float *b, float eps, float *x);
+
+/* ctx [n, h] = for each token and head softmax(scale q k') v over the
+ * tokens of its text, from qkv [n, 3h] (Q, K, V a row). */
+int kg_be_text_attn(struct kg_backend *be, const struct kg_dev_text *t,
+    float scale, const float *qkv, float *ctx);
+
+/* out [nb, h] = each text's pooling of its rows of x (enum
+ * kg_dev_text_pool), then with normalize each row divided by
+ * max(|row|, 1e-12). */
+int kg_be_text_pool(struct kg_backend *be, const struct kg_dev_text *t,
+    int mode, int normalize, const float *x, float *out);
+
 #endif

@@ -160,4 +160,33 @@ int kg_backend_cuda_init(struct kg_backend *be, int index);
 }
 #endif
 
+
+/* The text encoder's operations (backend.h's kg_be_text_*), a table for
+ * each backend picked by the device kind in backend_text.c: the CPU's
+ * (backend_cpu_text.c) and, in builds with KG_HAVE_CUDA, the CUDA's
+ * (cuda/backend_cuda_text.cu). */
+struct kg_backend_text_ops {
+	int (*embed)(struct kg_backend *be, const struct kg_dev_text *t,
+	    const float *word, const float *pos, const float *type,
+	    const float *g, const float *b, float eps, float *x);
+	int (*bias)(struct kg_backend *be, size_t n, size_t ncol,
+	    const float *bias, int gelu, float *y);
+	int (*add_norm)(struct kg_backend *be, size_t n, size_t h,
+	    const float *t, const float *g, const float *b, float eps,
+	    float *x);
+	int (*attn)(struct kg_backend *be, const struct kg_dev_text *t,
+	    float scale, const float *qkv, float *ctx);
+	int (*pool)(struct kg_backend *be, const struct kg_dev_text *t,
+	    int mode, int normalize, const float *x, float *out);
+};
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+extern const struct kg_backend_text_ops kg_backend_cpu_text_ops;
+extern const struct kg_backend_text_ops kg_backend_cuda_text_ops;
+#if defined(__cplusplus)
+}
+#endif
+
 #endif

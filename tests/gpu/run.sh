@@ -5,8 +5,9 @@
 # on FB15k-237 against the whole table (tests/gpu/gpu_buf.c, when the
 # shared data is there), the device ranker's filtered ranks on
 # FB15k-237 (UMLS without it) against the CPU evaluator's
-# (tests/gpu/gpu_eval.c), and GNN training's device step against the CPU
-# backend's (tests/gpu/gpu_gnn.c).  Prints every case's line and "N
+# (tests/gpu/gpu_eval.c), GNN training's device step against the CPU
+# backend's (tests/gpu/gpu_gnn.c), and the BERT encoder's device path
+# against the CPU backend's (tests/gpu/gpu_text.c).  Prints every case's line and "N
 # passed, N failed, N skipped", failing when a case fails.
 #
 # Where no GPU is expected it may skip: a build without the CUDA backend,
@@ -44,7 +45,7 @@ build=$(cd "$build" && pwd) || exit 1
 top=$(cd "$(dirname "$0")/../.." && pwd) || exit 1
 lp=${KG_GPU_LIBPATH:+$KG_GPU_LIBPATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}
 p=0 f=0 s=0
-for prog in gpu_ops gpu_train gpu_buf gpu_eval gpu_gnn; do
+for prog in gpu_ops gpu_train gpu_buf gpu_eval gpu_gnn gpu_text; do
 	if [ -n "$lp" ]; then
 		out=$(LD_LIBRARY_PATH=$lp KG_TOP=$top "$build/gpu/$prog" 2>&1)
 	else

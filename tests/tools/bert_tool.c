@@ -5,7 +5,11 @@
  *       one line per text: its token IDs, separated by spaces;
  *   bert_tool encode MODEL_DIR TEXTS.json [MAX_LEN [BATCH]]
  *       one line per text: its vector (%.9g, separated by spaces), then
- *       on stderr "tokens T flops F seconds S".
+ *       on stderr "tokens T flops F seconds S", then "gemm G attention A
+ *       other O" (thread-seconds of each part, bert.h's kg_bert_stats);
+ *   bert_tool encode-dev MODEL_DIR TEXTS.json [MAX_LEN [BATCH]]
+ *       the same through the device path on the CPU backend, and on
+ *       stderr also "batches B copies C".
  * TEXTS.json is a JSON array of strings.  Exit 0, 1 on a model or input
  * error (the library's message on stderr), 2 on bad usage.
  */
@@ -71,7 +75,7 @@ int
 main(int argc, char *argv[])
 {
 	struct kg_bert m = KG_BERT_INIT;
-	struct kg_bert_opts o = { 0, 0 };
+	struct kg_bert_opts o = { 0, 0, 0, KG_DEVICE_INIT };
 	struct kg_bert_stats st;
 	const char **texts = NULL;
 	size_t *lens = NULL, n = 0, i, j;
@@ -82,12 +86,14 @@ main(int argc, char *argv[])
 	kg_setprogname(argv[0]);
 	kg_compute_init();
 	if (argc < 4 || argc > 6 || (strcmp(argv[1], "tokens") != 0 &&
-	    strcmp(argv[1], "encode") != 0)) {
-		fprintf(stderr, "usage: bert_tool tokens|encode MODEL_DIR "
-		    "TEXTS.json [MAX_LEN [BATCH]]\n");
+	    strcmp(argv[1], "encode") != 0 &&
+	    strcmp(argv[1], "encode-dev") != 0)) {
+		fprintf(stderr, "usage: bert_tool tokens|encode|encode-dev "
+		    "MODEL_DIR TEXTS.json [MAX_LEN [BATCH]]\n");
 		return 2;
 	}
-	enc = strcmp(argv[1], "encode") == 0;
+	enc = strcmp(argv[1], "tokens") != 0;
+	o.on_device = strcmp(argv[1], "encode-dev") == 0;
 	if ((argc > 4 && kg_parse_u32("MAX_LEN", argv[4], 2, 1u << 16,
 	    &o.max_len) < 0) || (argc > 5 && kg_parse_u32("BATCH", argv[5], 1,
 	    1u << 16, &o.batch) < 0))
@@ -108,6 +114,12 @@ main(int argc, char *argv[])
 				    j + 1 < m.hidden ? ' ' : '\n');
 		fprintf(stderr, "tokens %llu flops %.6g seconds %.6g\n",
 		    (unsigned long long)st.tokens, st.flops, st.seconds);
+		fprintf(stderr, "gemm %.6g attention %.6g other %.6g\n",
+		    st.gemm_seconds, st.attention_seconds, st.other_seconds);
+		if (o.on_device)
+			fprintf(stderr, "batches %llu copies %llu\n",
+			    (unsigned long long)st.batches,
+			    (unsigned long long)st.copies);
 		rc = 0;
 	}
 	free(out);

@@ -18,6 +18,12 @@ library only (the tests of lib/attrs/bert.h).
   tiny_bert.py encode DIR TEXTS.json [MAX_LEN]
       the reference vectors, one line a text (float64, padded batch with
       the attention mask, as Hugging Face runs it).
+  tiny_bert.py vocab-form DIR OUT
+      DIR's model with BertTokenizer's files in place of tokenizer.json:
+      vocab.txt (the pieces in ID order) and tokenizer_config.json (DIR's
+      own if it has one, else the normalizer's options as do_lower_case,
+      strip_accents, tokenize_chinese_chars); the other files of DIR
+      linked, not copied.
   tiny_bert.py break DIR KIND OUT
       a copy of DIR with one defect: no-weights, truncated, bad-shape,
       bad-offset, roberta, no-cls.
@@ -408,6 +414,32 @@ def break_copy(d, kind, out):
         sys.exit("tiny_bert.py: unknown defect " + kind)
 
 
+def vocab_form(d, out):
+    os.makedirs(out)
+    for name in os.listdir(d):
+        if name not in ("tokenizer.json", "tokenizer_config.json",
+                        "vocab.txt"):
+            os.symlink(os.path.abspath(os.path.join(d, name)),
+                       os.path.join(out, name))
+    tok = json.load(open(os.path.join(d, "tokenizer.json"), encoding="utf-8"))
+    vocab = tok["model"]["vocab"]
+    pieces = sorted(vocab, key=lambda p: vocab[p])
+    assert [vocab[p] for p in pieces] == list(range(len(pieces)))
+    with open(os.path.join(out, "vocab.txt"), "w", encoding="utf-8",
+              newline="\n") as f:
+        f.write("".join(p + "\n" for p in pieces))
+    if os.path.exists(os.path.join(d, "tokenizer_config.json")):
+        shutil.copy(os.path.join(d, "tokenizer_config.json"), out)
+        return
+    n = tok["normalizer"]
+    cfg = {"do_lower_case": n["lowercase"], "strip_accents": n["strip_accents"],
+           "tokenize_chinese_chars": n["handle_chinese_chars"],
+           "unk_token": tok["model"]["unk_token"], "cls_token": "[CLS]",
+           "sep_token": "[SEP]", "pad_token": "[PAD]",
+           "mask_token": "[MASK]", "tokenizer_class": "BertTokenizer"}
+    json.dump(cfg, open(os.path.join(out, "tokenizer_config.json"), "w"))
+
+
 def main(argv):
     if len(argv) < 2:
         sys.exit(__doc__)
@@ -433,6 +465,8 @@ def main(argv):
                 print(" ".join("%.17g" % v for v in row))
     elif cmd == "break":
         break_copy(argv[1], argv[2], argv[3])
+    elif cmd == "vocab-form":
+        vocab_form(argv[1], argv[2])
     else:
         sys.exit(__doc__)
 
