@@ -128,6 +128,8 @@ kg_ingest_rdf_begin(struct ingest *st, const char *dir)
 
 	st->rdf = rdf;
 	rdf->dir = dir;
+	/* IRIs share few namespaces: store each once. */
+	kg_dict_split_names(&st->ent);
 	kg_dict_init(&rdf->preds);
 	kg_dict_init(&rdf->keep);
 	kg_dict_init(&rdf->drop);
