@@ -630,7 +630,7 @@ kg_ingest_read_rdf(struct ingest *st, const char *path,
 {
 	struct ingest_rdf *rdf = st->rdf;
 	struct kg_rdf_opts ro;
-	struct kg_rdf_sink sink = { on_statement, on_bad, on_iri_triples,
+	struct kg_rdf_sink sink = { on_statement, on_bad, on_iri_triples, NULL,
 	    st };
 	char prefix[32];
 	int rc;

@@ -66,6 +66,13 @@ struct kg_rdf_sink {
 	 * call.  0, or -1 (after kg_error()) to stop. */
 	int (*iri_triples)(void *arg, const struct kg_rdf_term *t,
 	    const uint64_t *lines, int n, const char *file);
+	/* Turtle, or NULL: a prefix directive (@prefix or PREFIX) of the
+	 * line, name[0..name_len) for namespace ns[0..ns_len) (absolute, as
+	 * the document's prefixed names expand), valid during the call;
+	 * again for a name declared anew.  0, or -1 (after kg_error()) to
+	 * stop. */
+	int (*prefix)(void *arg, const char *name, size_t name_len,
+	    const char *ns, size_t ns_len, const char *file, uint64_t line);
 	void *arg;
 };
 
