@@ -201,6 +201,14 @@ count_rdf(const struct kg_ingest_opts *o, size_t *nquads, size_t *nturtle)
 	return n;
 }
 
+/* The number of inputs: split files, or the inputs. */
+static size_t
+count_inputs(const struct kg_ingest_opts *o)
+{
+	return o->n_inputs + (o->train != NULL) + (o->valid != NULL) +
+	    (o->test != NULL);
+}
+
 /* The RDF options fit the inputs; 0 or -1. */
 static int
 check_rdf(const struct kg_ingest_opts *o)
@@ -215,6 +223,13 @@ check_rdf(const struct kg_ingest_opts *o)
 		    "--exclude-predicates, --compact and --prefix need RDF "
 		    "input (--format ntriples, nquads or turtle, or files "
 		    "named .nt, .nq or .ttl)");
+		return -1;
+	}
+	if (n > 0 && n == count_inputs(o) && (strcmp(o->columns, "hrt") != 0 ||
+	    o->tab.header || o->tab.delim != '\t')) {
+		kg_error("%s applies to tables, and every input is RDF",
+		    strcmp(o->columns, "hrt") != 0 ? "--columns" :
+		    o->tab.header ? "--header" : "--delimiter");
 		return -1;
 	}
 	if (r->n_prefixes > 0 && !r->compact) {
