@@ -12,7 +12,9 @@
  * make the line bad), a bad line reported to sink.bad with its line
  * number and skipped when that returns 0, so reading resumes at the next
  * line.  Their IRIs are absolute by the grammar.  Turtle is read as one
- * stream through Serd; a syntax error stops reading (Serd cannot resume
+ * stream, a statement at a time through Serd, and lines of one triple of
+ * plain IRIs or prefixed names between them by a fast path that gives
+ * the same terms and lines; a syntax error stops reading (Serd cannot resume
  * inside a Turtle document safely: a lost "." or "]" changes the meaning
  * of everything after it), so sink.bad gets resumable 0.  Prefixes and
  * @base are those of the document; opts.base is the base before any
