@@ -11,7 +11,15 @@
 #            <http://www.wikidata.org/prop/direct/P329>
 #   ttl      Turtle of the same statements: @prefix wd:, wdt:, one
 #            "wd:Q... wdt:P... wd:Q... ." a line
-# Each is ingested BENCH_RDF_REPS times (default 3), the four formats
+# BENCH_RDF_FORMATS (default "tsv nt tsv-iri ttl") names those written
+# and run; tsv is always among them.  The issue's size, 100 million
+# triples over 10 million entities (N-Triples about 15 GB, Turtle 5.5,
+# TSV 5.1; peak RSS 2.6 GiB a run), is
+#   BENCH_RDF_TRIPLES=100000000 BENCH_RDF_ENTITIES=10000000 \
+#   BENCH_RDF_REPS=4 BENCH_RDF_FORMATS="tsv nt ttl" bench/ingest_rdf.sh
+# (18 minutes on 2 shared cores, generating the files included).
+# BENCH_RDF_BIN (default bin/) is the build measured.
+# Each is ingested BENCH_RDF_REPS times (default 3), the formats
 # alternating (tsv nt tsv-iri ttl, tsv nt ...); for each run: wall and
 # CPU (user + system) seconds and peak RSS from /usr/bin/time, triples
 # per second and MB of input per second, wall and per CPU second.  The
@@ -21,19 +29,23 @@
 # odd repetitions, second in even ones, so that an order effect cancels
 # out with an even BENCH_RDF_REPS), its medians under
 # "base" and the ratios of this build's to them under "vs_base".  Run from
-# the repository root with bin/ and build/aux built; writes
-# bench/results/ingest_rdf.json.  Generated files go to bench/work/ and
+# the repository root with bin/ and build/aux built; writes the entry of
+# its size (BENCH_RDF_TRIPLES) under "sizes" in
+# bench/results/ingest_rdf.json, keeping the other sizes' entries.
+# Generated files go to bench/work/ and
 # are deleted at the end.  With BENCH_RDF_BASE the first repetition's
 # outputs of the two builds (all but manifest.json) are compared:
 # "vs_base"."same_outputs".
 set -eu
 top=$(pwd)
-bin=$top/bin
+bin=${BENCH_RDF_BIN:-$top/bin}
 gen=$top/build/aux/gen_triples
 ntrip=${BENCH_RDF_TRIPLES:-5000000}
 nent=${BENCH_RDF_ENTITIES:-500000}
 reps=${BENCH_RDF_REPS:-3}
 base=${BENCH_RDF_BASE:-}
+formats=${BENCH_RDF_FORMATS:-tsv nt tsv-iri ttl}
+case " $formats " in *" tsv "*) ;; *) formats="tsv $formats";; esac
 [ -z "$base" ] || [ -x "$base/kg-ingest" ] ||
     { echo "bench/ingest_rdf.sh: no $base/kg-ingest" >&2; exit 1; }
 work=$top/bench/work/ingest_rdf.$$
@@ -48,11 +60,15 @@ runs=$work/runs.jsonl
 same_base=true
 : >"$runs"
 
+has() { case " $formats " in *" $1 "*) return 0;; esac; return 1; }
 "$gen" -n "$ntrip" -e "$nent" -r 1000 -s 1 g.tsv
+! has tsv-iri ||
 awk -F'\t' -v OFS='\t' '{ print "http://www.wikidata.org/entity/Q" substr($1, 4),
     "http://www.wikidata.org/prop/direct/P" substr($2, 6),
     "http://www.wikidata.org/entity/Q" substr($3, 4) }' g.tsv >g-iri.tsv
-awk -F'\t' '{ print "<" $1 "> <" $2 "> <" $3 "> ." }' g-iri.tsv >g.nt
+! has nt ||
+awk -F'\t' '{ print "<http://www.wikidata.org/entity/Q" substr($1, 4) "> <http://www.wikidata.org/prop/direct/P" substr($2, 6) "> <http://www.wikidata.org/entity/Q" substr($3, 4) "> ." }' g.tsv >g.nt
+! has ttl ||
 { echo '@prefix wd: <http://www.wikidata.org/entity/> .'
   echo '@prefix wdt: <http://www.wikidata.org/prop/direct/> .'
   awk -F'\t' '{ print "wd:Q" substr($1, 4) " wdt:P" substr($2, 6) " wd:Q" substr($3, 4) " ." }' g.tsv
@@ -60,7 +76,7 @@ awk -F'\t' '{ print "<" $1 "> <" $2 "> <" $3 "> ." }' g-iri.tsv >g.nt
 declare -A file=([tsv]=g.tsv [tsv-iri]=g-iri.tsv [nt]=g.nt [ttl]=g.ttl)
 
 for i in $(seq "$reps"); do
-	for fmt in tsv nt tsv-iri ttl; do
+	for fmt in $formats; do
 	order="new ${base:+base}"
 	[ -z "$base" ] || [ $((i % 2)) -eq 1 ] || order="base new"
 	for build in $order; do
@@ -110,24 +126,27 @@ print("bench/ingest_rdf.sh: %-8s %-4s rep %d %7.2f s wall %6.2f s cpu %9.0f trip
 	done
 done
 same=true
-for fmt in nt tsv-iri ttl; do
+for fmt in $formats; do
 	cmp -s train.tsv.npy "train.$fmt.npy" || same=false
 done
 
-python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" <<'PY'
+python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" "$formats" <<'PY'
 import json, os, platform, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
+FORMATS = sys.argv[9].split()
 KEYS = ("wall_seconds", "cpu_seconds", "peak_rss_kib", "triples_per_second",
         "triples_per_cpu_second", "mb_per_second", "mb_per_cpu_second")
 def summarize(build):
     summary = {}
-    for fmt in ("tsv", "nt", "tsv-iri", "ttl"):
+    for fmt in FORMATS:
         rs = [r for r in runs if r["format"] == fmt and r["build"] == build]
         med = lambda k: statistics.median(r[k] for r in rs)
         summary[fmt] = {k: med(k) for k in KEYS}
         summary[fmt]["input_mb"] = rs[0]["input_mb"]
         summary[fmt]["entities"] = rs[0]["entities"]
-    for fmt in ("nt", "tsv-iri", "ttl"):
+    for fmt in FORMATS:
+        if fmt == "tsv":
+            continue
         s, t = summary[fmt], summary["tsv"]
         s["vs_tsv_triples_per_cpu_second"] = s["triples_per_cpu_second"] / t["triples_per_cpu_second"]
         s["vs_tsv_triples_per_second"] = s["triples_per_second"] / t["triples_per_second"]
@@ -139,10 +158,9 @@ if sys.argv[7]:
     summary["base"]["bin"] = sys.argv[7]
     summary["vs_base"] = {fmt: {k: summary[fmt][k] / summary["base"][fmt][k]
         for k in ("triples_per_cpu_second", "triples_per_second", "peak_rss_kib")}
-        for fmt in ("tsv", "nt", "tsv-iri", "ttl")}
+        for fmt in FORMATS}
     summary["vs_base"]["same_outputs"] = sys.argv[8] == "true"
-doc = {
-    "benchmark": "kg-ingest RDF input",
+entry = {
     "machine": {"nproc": os.cpu_count(), "loadavg_at_end": os.getloadavg(),
                 "model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                                if l.startswith("model name")), None)},
@@ -152,12 +170,18 @@ doc = {
     "repetitions": int(sys.argv[5]),
     "same_train_npy_in_every_format": sys.argv[6] == "true",
     "notes": "Medians of the runs, the formats alternating.  Wall rates suffer "
-             "when other jobs share the machine; per CPU second is the per-core "
-             "rate.  The issue's 100M-triple size is left out: it does not fit "
-             "a few minutes on this machine.",
+             "when other jobs share the machine (it was shared: see the load "
+             "average); per CPU second is the per-core rate.",
     "summary": summary,
     "runs": runs,
 }
+try:
+    doc = json.load(open(sys.argv[2]))
+except (OSError, ValueError):
+    doc = {}
+if "sizes" not in doc:
+    doc = {"benchmark": "kg-ingest RDF input", "sizes": {}}
+doc["sizes"][str(int(sys.argv[3]))] = entry
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 print(json.dumps(summary, indent=2))
 PY

@@ -181,13 +181,13 @@ input_files(const struct kg_ingest_opts *o, size_t *n)
 
 /* How many inputs are read as RDF, and as N-Quads. */
 static size_t
-count_rdf(const struct kg_ingest_opts *o, size_t *nquads)
+count_rdf(const struct kg_ingest_opts *o, size_t *nquads, size_t *nturtle)
 {
 	const char *split[3] = { o->train, o->valid, o->test };
 	size_t i, n = 0;
 	enum kg_rdf_syntax syn;
 
-	*nquads = 0;
+	*nquads = *nturtle = 0;
 	for (i = 0; i < 3 + o->n_inputs; i++) {
 		const char *p = i < 3 ? split[i] : o->inputs[i - 3];
 
@@ -196,8 +196,17 @@ count_rdf(const struct kg_ingest_opts *o, size_t *nquads)
 			continue;
 		n++;
 		*nquads += syn == KG_RDF_NQUADS;
+		*nturtle += syn == KG_RDF_TURTLE;
 	}
 	return n;
+}
+
+/* The number of inputs: split files, or the inputs. */
+static size_t
+count_inputs(const struct kg_ingest_opts *o)
+{
+	return o->n_inputs + (o->train != NULL) + (o->valid != NULL) +
+	    (o->test != NULL);
 }
 
 /* The RDF options fit the inputs; 0 or -1. */
@@ -205,7 +214,7 @@ static int
 check_rdf(const struct kg_ingest_opts *o)
 {
 	const struct kg_ingest_rdf_opts *r = &o->rdf;
-	size_t nq, n = count_rdf(o, &nq);
+	size_t nq, nt, n = count_rdf(o, &nq, &nt);
 
 	if (n == 0 && (r->base || r->graph || r->lang || r->predicates ||
 	    r->exclude_predicates || r->types != KG_RDF_TYPES_EDGE ||
@@ -216,9 +225,20 @@ check_rdf(const struct kg_ingest_opts *o)
 		    "named .nt, .nq or .ttl)");
 		return -1;
 	}
-	if (r->compact != (r->n_prefixes > 0)) {
-		kg_error(r->compact ? "--compact needs --prefix NAME=IRI" :
-		    "--prefix goes with --compact");
+	if (n > 0 && n == count_inputs(o) && (strcmp(o->columns, "hrt") != 0 ||
+	    o->tab.header || o->tab.delim != '\t')) {
+		kg_error("%s applies to tables, and every input is RDF",
+		    strcmp(o->columns, "hrt") != 0 ? "--columns" :
+		    o->tab.header ? "--header" : "--delimiter");
+		return -1;
+	}
+	if (r->n_prefixes > 0 && !r->compact) {
+		kg_error("--prefix goes with --compact");
+		return -1;
+	}
+	if (r->compact && r->n_prefixes == 0 && nt == 0) {
+		kg_error("--compact needs --prefix NAME=IRI or Turtle input "
+		    "(whose prefixes it uses)");
 		return -1;
 	}
 	if (kg_ingest_check_prefixes(r) < 0)
@@ -259,7 +279,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	struct kg_stage stage = KG_STAGE_INIT;
 	struct kg_stage_input *in;
 	const char **files;
-	size_t i, n;
+	size_t i, j, n;
 	int k, rc = -1;
 
 	if (kg_ingest_check_opts(o) < 0)
@@ -287,7 +307,7 @@ kg_ingest_run(const struct kg_ingest_opts *o)
 	free(files);
 	if (rc < 0)
 		goto fail;
-	if (count_rdf(o, &i) > 0 && kg_ingest_rdf_begin(&st, stage.dir) < 0)
+	if (count_rdf(o, &i, &j) > 0 && kg_ingest_rdf_begin(&st, stage.dir) < 0)
 		goto fail;
 	kg_ingest_progress_begin(&st);
 	if (read_all(&st) < 0)

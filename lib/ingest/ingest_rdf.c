@@ -39,9 +39,12 @@ struct ingest_rdf {
 	struct kg_dict keep, drop;	/* --predicates, --exclude-predicates */
 	char **langs;			/* --lang */
 	size_t n_langs;
-	/* --compact: prefix names and namespaces, longest namespace first. */
-	char **pname, **pns;
+	/* --compact: prefix names and namespaces, longest namespace first;
+	 * where each comes from ("--prefix", or "file:line" of a Turtle
+	 * input's directive). */
+	char **pname, **pns, **pfrom;
 	size_t *pname_len, *pns_len, n_prefix;
+	size_t n_given;			/* of them, by --prefix */
 	char *cbuf[3];			/* compacted s, p, o */
 	size_t ccap[3];
 	/* The input being read. */
@@ -92,31 +95,97 @@ split_langs(struct ingest_rdf *rdf, const char *list)
 }
 
 
-/* The prefixes of --compact, longest namespace first. */
-static int
-setup_prefixes(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o)
+/* Sort the prefixes of --compact, longest namespace first (a stable
+ * insertion sort: few prefixes), and set their lengths. */
+static void
+sort_prefixes(struct ingest_rdf *rdf)
 {
 	size_t i, j;
 
-	if (kg_rdf_parse_prefixes(o, &rdf->pname, &rdf->pns,
-	    &rdf->n_prefix) < 0)
-		return -1;
 	for (i = 1; i < rdf->n_prefix; i++)
 		for (j = i; j > 0 && strlen(rdf->pns[j]) >
 		    strlen(rdf->pns[j - 1]); j--) {
 			char *a = rdf->pname[j], *b = rdf->pns[j];
+			char *c = rdf->pfrom[j];
 
 			rdf->pname[j] = rdf->pname[j - 1];
 			rdf->pns[j] = rdf->pns[j - 1];
+			rdf->pfrom[j] = rdf->pfrom[j - 1];
 			rdf->pname[j - 1] = a;
 			rdf->pns[j - 1] = b;
+			rdf->pfrom[j - 1] = c;
 		}
-	rdf->pname_len = kg_xcalloc(rdf->n_prefix + 1, sizeof(size_t));
-	rdf->pns_len = kg_xcalloc(rdf->n_prefix + 1, sizeof(size_t));
+	rdf->pname_len = kg_xreallocarray(rdf->pname_len, rdf->n_prefix + 1,
+	    sizeof(size_t));
+	rdf->pns_len = kg_xreallocarray(rdf->pns_len, rdf->n_prefix + 1,
+	    sizeof(size_t));
 	for (i = 0; i < rdf->n_prefix; i++) {
 		rdf->pname_len[i] = strlen(rdf->pname[i]);
 		rdf->pns_len[i] = strlen(rdf->pns[i]);
 	}
+}
+
+/* The prefixes of --compact given by --prefix. */
+static int
+setup_prefixes(struct ingest_rdf *rdf, const struct kg_ingest_rdf_opts *o)
+{
+	size_t i;
+
+	if (kg_rdf_parse_prefixes(o, &rdf->pname, &rdf->pns,
+	    &rdf->n_prefix) < 0)
+		return -1;
+	rdf->n_given = rdf->n_prefix;
+	rdf->pfrom = kg_xcalloc(rdf->n_prefix + 1, sizeof(char *));
+	for (i = 0; i < rdf->n_prefix; i++)
+		rdf->pfrom[i] = kg_xstrdup("--prefix");
+	sort_prefixes(rdf);
+	return 0;
+}
+
+/*
+ * --compact and a Turtle input's prefix directive: the prefix joins
+ * those of --compact.  A name that --prefix gives is --prefix's (the
+ * directive is ignored); the same name declared again must name the same
+ * namespace, and a new one must come before the first statement of the
+ * run, so that every IRI is named one way.  0, or -1 after kg_error().
+ */
+static int
+on_prefix(void *arg, const char *name, size_t name_len, const char *ns,
+    size_t ns_len, const char *file, uint64_t line)
+{
+	struct ingest *st = arg;
+	struct ingest_rdf *rdf = st->rdf;
+	size_t i, n = rdf->n_prefix;
+
+	for (i = 0; i < n; i++) {
+		if (rdf->pname_len[i] != name_len || memcmp(rdf->pname[i], name,
+		    name_len) != 0)
+			continue;
+		if (strcmp(rdf->pfrom[i], "--prefix") == 0 || (rdf->pns_len[i] ==
+		    ns_len && memcmp(rdf->pns[i], ns, ns_len) == 0))
+			return 0;
+		kg_error("%s:%" PRIu64 ": prefix '%.*s:' declared as <%.*s> "
+		    "here and as <%s> at %s; --compact needs one namespace a "
+		    "prefix (choose with --prefix %.*s=IRI)", file, line,
+		    (int)name_len, name, (int)ns_len, ns, rdf->pns[i],
+		    rdf->pfrom[i], (int)name_len, name);
+		return -1;
+	}
+	if (rdf->statements > 0) {
+		kg_error("%s:%" PRIu64 ": prefix '%.*s:' declared after the "
+		    "first statement; --compact would name its IRIs two ways "
+		    "(declare it before, or give --prefix %.*s=IRI)", file,
+		    line, (int)name_len, name, (int)name_len, name);
+		return -1;
+	}
+	rdf->pname = kg_xreallocarray(rdf->pname, n + 1, sizeof(char *));
+	rdf->pns = kg_xreallocarray(rdf->pns, n + 1, sizeof(char *));
+	rdf->pfrom = kg_xreallocarray(rdf->pfrom, n + 1, sizeof(char *));
+	rdf->pname[n] = kg_xasprintf("%.*s", (int)name_len, name);
+	rdf->pns[n] = kg_xasprintf("%.*s", (int)ns_len, ns);
+	rdf->pfrom[n] = kg_xasprintf("%s:%" PRIu64, file, line);
+	rdf->n_prefix++;
+	sort_prefixes(rdf);
 	return 0;
 }
 
@@ -128,6 +197,8 @@ kg_ingest_rdf_begin(struct ingest *st, const char *dir)
 
 	st->rdf = rdf;
 	rdf->dir = dir;
+	/* IRIs share few namespaces: store each once. */
+	kg_dict_split_names(&st->ent);
 	kg_dict_init(&rdf->preds);
 	kg_dict_init(&rdf->keep);
 	kg_dict_init(&rdf->drop);
@@ -173,9 +244,11 @@ kg_ingest_rdf_free(struct ingest *st)
 	for (i = 0; i < rdf->n_prefix; i++) {
 		free(rdf->pname[i]);
 		free(rdf->pns[i]);
+		free(rdf->pfrom[i]);
 	}
 	free(rdf->pname);
 	free(rdf->pns);
+	free(rdf->pfrom);
 	free(rdf->pname_len);
 	free(rdf->pns_len);
 	for (i = 0; i < 3; i++)
@@ -629,7 +702,7 @@ kg_ingest_read_rdf(struct ingest *st, const char *path,
 	struct ingest_rdf *rdf = st->rdf;
 	struct kg_rdf_opts ro;
 	struct kg_rdf_sink sink = { on_statement, on_bad, on_iri_triples,
-	    st };
+	    st->o->rdf.compact ? on_prefix : NULL, st };
 	char prefix[32];
 	int rc;
 
@@ -765,6 +838,15 @@ kg_ingest_rdf_figures(struct kg_manifest *m, const struct ingest *st)
 		    (json_int_t)c[KG_RDF_MULTILABEL]));
 	}
 	json_object_set_new(r, "literal_predicates", preds);
+	if (rdf->n_prefix > 0) {
+		json_t *c = json_array();
+
+		for (i = 0; i < rdf->n_prefix; i++)
+			json_array_append_new(c, json_pack("{s:s,s:s,s:s}",
+			    "name", rdf->pname[i], "namespace", rdf->pns[i],
+			    "from", rdf->pfrom[i]));
+		json_object_set_new(r, "compact_prefixes", c);
+	}
 	kg_manifest_set_figure(m, "rdf", r);
 }
 

@@ -74,15 +74,17 @@ kg_ingest_apply_unseen_split(struct ingest *st)
 		case KG_UNSEEN_ERROR: {
 			uint64_t w = st->where[i];
 			const char *file = st->o->inputs[w >> LINE_BITS];
+			const char *ns, *local;
+			size_t ns_len;
 
 			k = !in_e[t[0]] ? 0 : !in_r[t[1]] ? 1 : 2;
-			kg_error("%s:%" PRIu64 ": %s '%s' of a %s triple does "
-			    "not occur in train", strcmp(file, "-") == 0 ?
+			local = kg_dict_name_parts(k == 1 ? &st->rel : &st->ent,
+			    t[k], &ns, &ns_len);
+			kg_error("%s:%" PRIu64 ": %s '%.*s%s' of a %s triple "
+			    "does not occur in train", strcmp(file, "-") == 0 ?
 			    "stdin" : file, w & (((uint64_t)1 << LINE_BITS) - 1),
-			    k == 1 ? "relation" : "entity", k == 1 ?
-			    kg_dict_name(&st->rel, t[1]) :
-			    kg_dict_name(&st->ent, t[k]),
-			    split_names[st->label[i]]);
+			    k == 1 ? "relation" : "entity", (int)ns_len, ns,
+			    local, split_names[st->label[i]]);
 			rc = -1;
 			break;
 		}

@@ -93,12 +93,17 @@ write_names(const char *dir, const char *file, const struct kg_dict *d,
 	char *path;
 	FILE *f = kg_wfile_open(dir, file, &path);
 	uint64_t i;
+	const char *ns, *local;
+	size_t ns_len;
 
 	if (f == NULL)
 		return -1;
 	for (i = 0; i < n; i++) {
 		fprintf(f, "%" PRIu64 "\t", i);
-		fputs(kg_dict_name(d, inv != NULL ? inv[i] : (uint32_t)i), f);
+		local = kg_dict_name_parts(d, inv != NULL ? inv[i] :
+		    (uint32_t)i, &ns, &ns_len);
+		fwrite(ns, 1, ns_len, f);
+		fputs(local, f);
 		putc('\n', f);
 	}
 	return kg_wfile_close(f, path, 1);

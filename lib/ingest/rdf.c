@@ -5,6 +5,7 @@
  * line with an error contributes nothing.
  */
 #include "ingest/rdf.h"
+#include "ingest/rdf_scan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,9 +18,6 @@
 
 #include <serd/serd.h>
 #include <zlib.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 #include "core/util.h"
 #include "io/tabread.h"
@@ -45,7 +43,7 @@ struct rd {
 	struct tref t[6];	/* s, p, o, g, datatype, lang */
 	int n_stmt;		/* line syntaxes: statements on the line */
 	char err[512];		/* the first error of a line or document */
-	unsigned err_line;
+	uint64_t err_line;
 	int has_err;
 	int failed;		/* a sink callback returned -1 */
 	uint64_t line;		/* line syntaxes: the current line */
@@ -54,8 +52,15 @@ struct rd {
 	unsigned char *in;
 	size_t in_len, in_pos;
 	uint64_t nl_before;	/* line breaks before the last byte read */
+	uint64_t skipped;	/* lines read by the Turtle fast path */
 	int last_nl;
 	int read_failed;
+	/* Turtle: the prefixes declared so far, as Serd expands them. */
+	struct pfx {
+		char *name, *ns;
+		size_t name_len, ns_len;
+	} *pfx;
+	size_t n_pfx;
 };
 
 static void
@@ -101,7 +106,8 @@ on_error(void *handle, const SerdError *e)
 	n = strlen(rd->err);
 	while (n > 0 && (rd->err[n - 1] == '\n' || rd->err[n - 1] == ' '))
 		rd->err[--n] = '\0';
-	rd->err_line = e->line;
+	/* Serd counts the lines it saw; the fast path's it did not. */
+	rd->err_line = e->line + rd->skipped;
 	rd->has_err = 1;
 	return SERD_SUCCESS;
 }
@@ -114,12 +120,66 @@ on_base(void *handle, const SerdNode *uri)
 	return serd_env_set_base_uri(rd->env, uri);
 }
 
+/* Turtle: the line of the statement just read (Serd has looked one
+ * byte past it). */
+static uint64_t
+stream_line(const struct rd *rd)
+{
+	return rd->nl_before + 1;
+}
+
+/* Record prefix name (its namespace as Serd now expands it) in rd->pfx
+ * and tell the sink.  0, or -1 when the sink said stop. */
+static int
+keep_prefix(struct rd *rd, const SerdNode *name)
+{
+	SerdChunk pre, suf;
+	SerdNode curie;
+	char *s = kg_xasprintf("%.*s:", (int)name->n_bytes,
+	    (const char *)name->buf);
+	struct pfx *x = NULL;
+	size_t i;
+	int rc = 0;
+
+	curie = serd_node_from_string(SERD_CURIE, (const uint8_t *)s);
+	if (serd_env_expand(rd->env, &curie, &pre, &suf) == SERD_SUCCESS) {
+		for (i = 0; i < rd->n_pfx && x == NULL; i++)
+			if (rd->pfx[i].name_len == name->n_bytes &&
+			    memcmp(rd->pfx[i].name, name->buf,
+			    name->n_bytes) == 0)
+				x = &rd->pfx[i];
+		if (x == NULL) {
+			rd->pfx = kg_xreallocarray(rd->pfx, rd->n_pfx + 1,
+			    sizeof(*rd->pfx));
+			x = &rd->pfx[rd->n_pfx++];
+			x->name = kg_xasprintf("%.*s", (int)name->n_bytes,
+			    (const char *)name->buf);
+			x->name_len = name->n_bytes;
+		} else
+			free(x->ns);
+		x->ns = kg_xasprintf("%.*s", (int)pre.len,
+		    (const char *)pre.buf);
+		x->ns_len = pre.len;
+		if (rd->sink->prefix != NULL)
+			rc = rd->sink->prefix(rd->sink->arg, x->name,
+			    x->name_len, x->ns, x->ns_len, rd->file,
+			    stream_line(rd));
+	}
+	free(s);
+	return rc;
+}
+
 static SerdStatus
 on_prefix(void *handle, const SerdNode *name, const SerdNode *uri)
 {
 	struct rd *rd = handle;
+	SerdStatus ss = serd_env_set_prefix(rd->env, name, uri);
 
-	return serd_env_set_prefix(rd->env, name, uri);
+	if (ss == SERD_SUCCESS && keep_prefix(rd, name) < 0) {
+		rd->failed = 1;
+		return SERD_ERR_UNKNOWN;
+	}
+	return ss;
 }
 
 /* A short form of a node for messages. */
@@ -245,14 +305,6 @@ on_statement_line(void *handle, SerdStatementFlags flags,
 	    SERD_ERR_BAD_SYNTAX : SERD_SUCCESS;
 }
 
-/* Turtle: the line of the statement just read (Serd has looked one
- * byte past it). */
-static uint64_t
-stream_line(const struct rd *rd)
-{
-	return rd->nl_before + 1;
-}
-
 static SerdStatus
 on_statement_stream(void *handle, SerdStatementFlags flags,
     const SerdNode *graph, const SerdNode *s, const SerdNode *p,
@@ -263,7 +315,7 @@ on_statement_stream(void *handle, SerdStatementFlags flags,
 
 	(void)flags;
 	if (put_statement(rd, graph, s, p, o, dt, lang) < 0) {
-		rd->err_line = (unsigned)stream_line(rd);
+		rd->err_line = stream_line(rd);
 		return SERD_ERR_BAD_SYNTAX;
 	}
 	build(rd, &st);
@@ -299,113 +351,6 @@ rd_open(struct rd *rd, int line_mode)
 		serd_reader_add_blank_prefix(rd->reader,
 		    (const uint8_t *)rd->o->blank_prefix);
 	return 0;
-}
-
-/* A byte an IRIREF may hold unescaped, ASCII only (N-Triples 1.1: not
- * 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which checks
- * their UTF-8. */
-static inline int
-iri_ok(unsigned char c)
-{
-	return c > 0x20 && c < 0x7f && c != '<' && c != '>' && c != '"' &&
-	    c != '{' && c != '}' && c != '|' && c != '^' && c != '`' &&
-	    c != '\\';
-}
-
-/* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
- * then ':'. */
-static int
-has_scheme(const unsigned char *s, size_t len)
-{
-	size_t i;
-
-	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
-		return 0;
-	for (i = 1; i < len; i++) {
-		unsigned char c = s[i];
-
-		if (c == ':')
-			return 1;
-		if (!(((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
-			return 0;
-	}
-	return 0;
-}
-
-/* The end of an IRI's bytes from p: the first byte that an IRIREF may
- * not hold unescaped (or that is not ASCII), or end. */
-static const unsigned char *
-iri_end(const unsigned char *p, const unsigned char *end)
-{
-#ifdef __SSE2__
-	const __m128i lo = _mm_set1_epi8(0x21), hi = _mm_set1_epi8(0x7a);
-	const __m128i tilde = _mm_set1_epi8(0x7e), two = _mm_set1_epi8(2);
-	const __m128i angle = _mm_set1_epi8(0x3e), caret = _mm_set1_epi8(0x5e);
-	const __m128i quote = _mm_set1_epi8(0x22), grave = _mm_set1_epi8(0x60);
-
-	while (end - p >= 16) {
-		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-		__m128i x2 = _mm_or_si128(x, two);
-		/* Signed compares: bytes from 0x80 are negative, so "x < 0x21"
-		 * catches them with the control bytes; "x > 0x7a" but not '~'
-		 * is {|}, DEL; x | 2 is '>' for <>, '^' for \^. */
-		__m128i bad = _mm_or_si128(_mm_cmpgt_epi8(lo, x),
-		    _mm_andnot_si128(_mm_cmpeq_epi8(x, tilde),
-		    _mm_cmpgt_epi8(x, hi)));
-		int m;
-
-		bad = _mm_or_si128(bad, _mm_or_si128(_mm_cmpeq_epi8(x2, angle),
-		    _mm_cmpeq_epi8(x2, caret)));
-		bad = _mm_or_si128(bad, _mm_or_si128(_mm_cmpeq_epi8(x, quote),
-		    _mm_cmpeq_epi8(x, grave)));
-		m = _mm_movemask_epi8(bad);
-		if (m != 0)
-			return p + __builtin_ctz((unsigned)m);
-		p += 16;
-	}
-#endif
-	while (p < end && iri_ok(*p))
-		p++;
-	return p;
-}
-
-/*
- * The commonest line, three IRIs of ASCII bytes without escapes and a
- * final '.', which the grammar alone decides: its terms in t[0..3)
- * (pointing into the line) and 1; 0 for any other line, which Serd
- * reads.  Whitespace is spaces and tabs, as in N-Triples.
- */
-static int
-fast_line(const char *line, size_t len, struct kg_rdf_term t[3])
-{
-	const unsigned char *p = (const unsigned char *)line, *end = p + len;
-	const unsigned char *a;
-	int k;
-
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	for (k = 0; k < 3; k++) {
-		if (p == end || *p != '<')
-			return 0;
-		a = ++p;
-		p = iri_end(p, end);
-		if (p == end || *p != '>' || !has_scheme(a, (size_t)(p - a)))
-			return 0;
-		t[k].s = (const char *)a;
-		t[k].len = (size_t)(p - a);
-		t[k].kind = KG_RDF_IRI;
-		p++;
-		if (p == end || (*p != ' ' && *p != '\t'))
-			return 0;
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
-	}
-	if (p == end || *p++ != '.')
-		return 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
-		p++;
-	return p == end;
 }
 
 /* One line of N-Triples or N-Quads (more than 0 bytes), read by Serd:
@@ -474,7 +419,9 @@ read_lines(struct rd *rd, const char *path)
 	size_t nf[LINE_BATCH];
 	char *buf = NULL;
 	size_t cap = 0;
-	int j, nb, nt = 0, rc = 0;
+	struct kg_rdf_span sp[3];
+	int j, k, nb, nt = 0, rc = 0;
+	kg_rdf_fast_line_fn *fast_line = kg_rdf_pick_fast_line();
 
 	to.delim = '\n';
 	to.comment = '\0';
@@ -490,7 +437,12 @@ read_lines(struct rd *rd, const char *path)
 		rd->c->lines = kg_tabread_lines(r);
 		rd->c->bytes = kg_tabread_bytes(r);
 		for (j = 0; j < nb && rc == 0; j++) {
-			if (fast_line(f[j].s, f[j].len, t + 3 * nt)) {
+			if (fast_line(f[j].s, f[j].len, sp)) {
+				for (k = 0; k < 3; k++) {
+					t[3 * nt + k].s = sp[k].s;
+					t[3 * nt + k].len = sp[k].len;
+					t[3 * nt + k].kind = KG_RDF_IRI;
+				}
 				tl[nt++] = lines[j];
 				continue;
 			}
@@ -557,6 +509,141 @@ src_error(void *stream)
 	return ((struct rd *)stream)->read_failed;
 }
 
+/* A letter, digit, '_' or '-': the bytes of the Turtle fast path's
+ * prefixed names (a subset of PN_CHARS). */
+static inline int
+pn_char(unsigned char c)
+{
+	return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' &&
+	    c <= '9') || c == '_' || c == '-';
+}
+
+/*
+ * One term of a simple Turtle line at *pp: an absolute IRI without
+ * escapes, or a prefixed name "p:local" (p empty or a letter then
+ * pn_char bytes; local a letter, digit or '_' then pn_char bytes) of a
+ * defined prefix, followed by a space, tab or (the object) '.'.  Writes
+ * it out in the arena as term k and advances *pp; 0, or -1 when the line
+ * is not simple (nothing reported: Serd reads it).
+ */
+static int
+ttl_term(struct rd *rd, int k, const unsigned char **pp,
+    const unsigned char *line, const unsigned char *end)
+{
+	const unsigned char *p = *pp, *a = p, *c;
+	struct tref *t = &rd->t[k];
+	size_t i;
+
+	t->off = rd->alen;
+	t->set = 1;
+	t->kind = KG_RDF_IRI;
+	if (*p == '<') {
+		a = ++p;
+		p = kg_rdf_iri_end(line, p, end);
+		if (p == end || *p != '>' || !kg_rdf_has_scheme(a,
+		    (size_t)(p - a)))
+			return -1;
+		arena_add(rd, a, (size_t)(p - a));
+		p++;
+	} else {
+		if (p < end && ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z'))
+			while (p < end && pn_char(*p))
+				p++;
+		if (p == end || *p != ':' || (p > a && p[-1] == '-'))
+			return -1;
+		c = p++;
+		if (p == end || !pn_char(*p) || *p == '-')
+			return -1;
+		while (p < end && pn_char(*p))
+			p++;
+		for (i = 0; i < rd->n_pfx; i++)
+			if (rd->pfx[i].name_len == (size_t)(c - a) &&
+			    memcmp(rd->pfx[i].name, a, (size_t)(c - a)) == 0)
+				break;
+		if (i == rd->n_pfx)
+			return -1;
+		arena_add(rd, rd->pfx[i].ns, rd->pfx[i].ns_len);
+		arena_add(rd, c + 1, (size_t)(p - c - 1));
+	}
+	if (p == end || (*p != ' ' && *p != '\t' && (k < 2 || *p != '.')))
+		return -1;
+	t->len = rd->alen - t->off;
+	arena_add(rd, "", 1);
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	*pp = p;
+	return 0;
+}
+
+/*
+ * The Turtle fast path: while Serd stands between statements with a
+ * line break as its look-ahead byte (so at the start of a line), whole
+ * lines of one triple of three IRIs or prefixed names, "s p o .", are
+ * read here and never shown to Serd; the first other line goes back to
+ * Serd.  Their terms are those Serd would give (same prefixes, IRIs as
+ * written), and their lines are counted.  0, or -1 when the sink said
+ * stop.
+ */
+static int
+ttl_fast_lines(struct rd *rd)
+{
+	struct kg_rdf_stmt st;
+	const unsigned char *line, *end, *p, *nl;
+	int k;
+
+	while (rd->last_nl && !rd->has_err) {
+		line = rd->in + rd->in_pos;
+		nl = memchr(line, '\n', rd->in_len - rd->in_pos);
+		if (nl == NULL) {
+			/* Keep the line's start and read on, once. */
+			int got;
+
+			if (rd->in_pos == 0 || rd->read_failed)
+				return 0;
+			memmove(rd->in, line, rd->in_len - rd->in_pos);
+			rd->in_len -= rd->in_pos;
+			rd->in_pos = 0;
+			got = gzread(rd->gz, rd->in + rd->in_len,
+			    (unsigned)(IN_CHUNK - rd->in_len));
+			if (got <= 0)
+				return 0;
+			rd->in_len += (size_t)got;
+			rd->c->bytes += (uint64_t)got;
+			continue;
+		}
+		end = nl > line && nl[-1] == '\r' ? nl - 1 : nl;
+		p = line;
+		rd->alen = 0;
+		memset(rd->t, 0, sizeof(rd->t));
+		if (p < end && p[0] != '@' && p[0] != '#') {
+			for (k = 0; k < 3; k++)
+				if (ttl_term(rd, k, &p, line, end) < 0)
+					return 0;
+			if (p == end || *p++ != '.')
+				return 0;
+			while (p < end && (*p == ' ' || *p == '\t'))
+				p++;
+			if (p != end)
+				return 0;
+		} else if (p != end)
+			return 0;
+		/* As if Serd had read the line: its break is the last byte. */
+		rd->nl_before++;
+		rd->skipped++;
+		rd->in_pos = (size_t)(nl + 1 - rd->in);
+		if (line == end)
+			continue;
+		build(rd, &st);
+		rd->c->statements++;
+		if (rd->sink->statement(rd->sink->arg, &st, rd->file,
+		    stream_line(rd)) < 0) {
+			rd->failed = 1;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 static int
 read_stream(struct rd *rd, const char *path)
 {
@@ -583,8 +670,17 @@ read_stream(struct rd *rd, const char *path)
 		rc = -1;
 		goto out;
 	}
-	ss = serd_reader_read_source(rd->reader, src_read, src_error, rd,
-	    (const uint8_t *)name, 1);
+	/* Serd reads a byte at a time, so that it never reads ahead of the
+	 * statement it is building and its line is known; simple lines
+	 * between its statements go by the fast path. */
+	ss = serd_reader_start_source_stream(rd->reader, src_read, src_error,
+	    rd, (const uint8_t *)name, 1);
+	while (ss == SERD_SUCCESS && !rd->failed) {
+		ss = serd_reader_read_chunk(rd->reader);
+		if (ss == SERD_SUCCESS && ttl_fast_lines(rd) < 0)
+			break;
+	}
+	serd_reader_end_stream(rd->reader);
 	rd->c->lines = rd->nl_before + rd->last_nl + (rd->c->bytes > 0 &&
 	    !rd->last_nl);
 	if (rd->read_failed) {
@@ -617,6 +713,7 @@ kg_rdf_read(const char *path, const struct kg_rdf_opts *o,
     const struct kg_rdf_sink *sink, struct kg_rdf_counts *c)
 {
 	struct rd rd;
+	size_t i;
 	int rc;
 
 	memset(&rd, 0, sizeof(rd));
@@ -631,6 +728,11 @@ kg_rdf_read(const char *path, const struct kg_rdf_opts *o,
 	serd_reader_free(rd.reader);
 	serd_env_free(rd.env);
 	free(rd.arena);
+	for (i = 0; i < rd.n_pfx; i++) {
+		free(rd.pfx[i].name);
+		free(rd.pfx[i].ns);
+	}
+	free(rd.pfx);
 	return rc;
 }
 

@@ -12,7 +12,9 @@
  * make the line bad), a bad line reported to sink.bad with its line
  * number and skipped when that returns 0, so reading resumes at the next
  * line.  Their IRIs are absolute by the grammar.  Turtle is read as one
- * stream through Serd; a syntax error stops reading (Serd cannot resume
+ * stream, a statement at a time through Serd, and lines of one triple of
+ * plain IRIs or prefixed names between them by a fast path that gives
+ * the same terms and lines; a syntax error stops reading (Serd cannot resume
  * inside a Turtle document safely: a lost "." or "]" changes the meaning
  * of everything after it), so sink.bad gets resumable 0.  Prefixes and
  * @base are those of the document; opts.base is the base before any
@@ -66,6 +68,13 @@ struct kg_rdf_sink {
 	 * call.  0, or -1 (after kg_error()) to stop. */
 	int (*iri_triples)(void *arg, const struct kg_rdf_term *t,
 	    const uint64_t *lines, int n, const char *file);
+	/* Turtle, or NULL: a prefix directive (@prefix or PREFIX) of the
+	 * line, name[0..name_len) for namespace ns[0..ns_len) (absolute, as
+	 * the document's prefixed names expand), valid during the call;
+	 * again for a name declared anew.  0, or -1 (after kg_error()) to
+	 * stop. */
+	int (*prefix)(void *arg, const char *name, size_t name_len,
+	    const char *ns, size_t ns_len, const char *file, uint64_t line);
 	void *arg;
 };
 

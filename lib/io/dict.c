@@ -61,7 +61,22 @@ kg_dict_release(struct kg_dict *d)
 	free(d->blocks);
 	free(d->slots);
 	free(d->refs);
+	if (d->ns != NULL)
+		kg_dict_release(d->ns);
+	free(d->ns);
+	free(d->ns_name);
+	free(d->ns_len);
 	kg_dict_init(d);
+}
+
+void
+kg_dict_split_names(struct kg_dict *d)
+{
+	if (d->ns != NULL || d->n != 0)
+		return;
+	d->ns = kg_xcalloc(1, sizeof(*d->ns));
+	kg_dict_init(d->ns);
+	d->ns_short = KG_DICT_MAX_NAME;
 }
 
 uint64_t
@@ -82,6 +97,32 @@ static inline uint64_t
 has_zero(uint64_t v)
 {
 	return (v - 0x0101010101010101ULL) & ~v & 0x8080808080808080ULL;
+}
+
+/* a[0..n) == b[0..n), inline: a namespace is compared on every lookup. */
+static inline int
+bytes_equal(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+
+	if (n < 8) {
+		for (; n > 0; n--)
+			if (*a++ != *b++)
+				return 0;
+		return 1;
+	}
+	/* The last word may overlap the one before it. */
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	if (x != y)
+		return 0;
+	for (; n > 8; n -= 8, a += 8, b += 8) {
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return 0;
+	}
+	return 1;
 }
 
 /*
@@ -115,10 +156,24 @@ int64_t
 kg_dict_record_id(const struct kg_dict *d, uint32_t ref, const char *s,
     size_t len)
 {
-	const char *r = kg_dict_record(d, ref);
+	const char *r = kg_dict_record(d, ref), *name = r + 4;
 	uint32_t id;
 
-	if (!name_equal(r + 4, s, len))
+	if (d->ns != NULL) {
+		uint16_t k;
+
+		memcpy(&k, name, 2);
+		name += 2;
+		if (k != 0) {
+			size_t n = d->ns_len[k - 1];
+
+			if (len < n || !bytes_equal(s, d->ns_name[k - 1], n))
+				return -1;
+			s += n;
+			len -= n;
+		}
+	}
+	if (!name_equal(name, s, len))
 		return -1;
 	memcpy(&id, r, 4);
 	return id;
@@ -223,11 +278,57 @@ new_block(struct kg_dict *d)
 	return 0;
 }
 
-/* Store a record for id; returns its reference, or 0 when full. */
-static uint32_t
-arena_add(struct kg_dict *d, uint32_t id, const char *s, size_t len)
+/*
+ * The namespace of s[0..len) (see dict.h), as stored in its record: the
+ * namespace's number + 1 with its length in *n, or 0 (stored whole, *n
+ * 0).  Adds the namespace when new.  Returns -1 when the namespaces'
+ * dictionary is full (after kg_error()).
+ */
+static int
+namespace_of(struct kg_dict *d, const char *s, size_t len, size_t *n)
 {
-	size_t need = (4 + len + 1 + 3) & ~(size_t)3;
+	size_t i;
+	int64_t k;
+	int added;
+
+	*n = 0;
+	for (i = len; i > 0; i--)
+		if (s[i - 1] == '/' || s[i - 1] == '#' || s[i - 1] == ':')
+			break;
+	if (i < KG_DICT_NS_MIN || (kg_dict_size(d->ns) == KG_DICT_MAX_NS &&
+	    kg_dict_find(d->ns, s, i) < 0)) {
+		d->ns_short = 0;
+		return 0;
+	}
+	if ((k = kg_dict_intern(d->ns, s, i, &added)) < 0)
+		return -1;
+	if (added) {
+		/* Room for twice as many whenever k reaches a power of two. */
+		if ((k & (k - 1)) == 0) {
+			size_t cap = k == 0 ? 1 : 2 * (size_t)k;
+
+			d->ns_name = kg_xreallocarray(d->ns_name, cap,
+			    sizeof(*d->ns_name));
+			d->ns_len = kg_xreallocarray(d->ns_len, cap,
+			    sizeof(*d->ns_len));
+		}
+		d->ns_name[k] = kg_dict_name(d->ns, (uint32_t)k);
+		d->ns_len[k] = (uint32_t)i;
+		if (i < d->ns_short)
+			d->ns_short = (uint32_t)i;
+	}
+	*n = i;
+	return (int)k + 1;
+}
+
+/* Store a record for id (its namespace k, 0 for none, then s[0..len) when
+ * the dictionary splits names); returns its reference, or 0 when full. */
+static uint32_t
+arena_add(struct kg_dict *d, uint32_t id, int k, const char *s, size_t len)
+{
+	size_t head = d->ns != NULL ? 6 : 4;
+	size_t need = (head + len + 1 + 3) & ~(size_t)3;
+	uint16_t k16 = (uint16_t)k;
 	uint32_t ref;
 	char *r;
 
@@ -237,8 +338,10 @@ arena_add(struct kg_dict *d, uint32_t id, const char *s, size_t len)
 	ref = (d->n_blocks - 1) << UNIT_BITS | d->used >> 2;
 	r = d->blocks[d->n_blocks - 1] + d->used;
 	memcpy(r, &id, 4);
-	memcpy(r + 4, s, len);
-	memset(r + 4 + len, 0, need - 4 - len);
+	if (d->ns != NULL)
+		memcpy(r + 4, &k16, 2);
+	memcpy(r + head, s, len);
+	memset(r + head + len, 0, need - head - len);
 	d->used += (uint32_t)need;
 	return ref;
 }
@@ -249,7 +352,9 @@ kg_dict_intern_hashed(struct kg_dict *d, const char *s, size_t len,
 {
 	uint32_t tag = (uint32_t)(hash >> 32), ref;
 	uint64_t mask, i;
+	size_t nsl = 0;
 	int64_t id;
+	int k = 0;
 
 	if (added != NULL)
 		*added = 0;
@@ -269,8 +374,10 @@ kg_dict_intern_hashed(struct kg_dict *d, const char *s, size_t len,
 		kg_error("dictionary full (%u names)", KG_DICT_MAX_IDS);
 		return -1;
 	}
+	if (d->ns != NULL && (k = namespace_of(d, s, len, &nsl)) < 0)
+		return -1;
 	id = (int64_t)d->n;
-	ref = arena_add(d, (uint32_t)id, s, len);
+	ref = arena_add(d, (uint32_t)id, k, s + nsl, len - nsl);
 	if (ref == 0) {
 		kg_error("dictionary full (16 GiB of names)");
 		return -1;
@@ -308,5 +415,7 @@ kg_dict_bytes(const struct kg_dict *d)
 	return sizeof(*d) + d->cap * sizeof(*d->slots) +
 	    d->n_alloc * sizeof(*d->refs) + d->arena_bytes +
 	    d->blocks_alloc * sizeof(*d->blocks) +
-	    d->n_chunks * sizeof(*d->chunks);
+	    d->n_chunks * sizeof(*d->chunks) + (d->ns == NULL ? 0 :
+	    kg_dict_bytes(d->ns) + kg_dict_size(d->ns) *
+	    (sizeof(*d->ns_name) + sizeof(*d->ns_len)));
 }

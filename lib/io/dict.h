@@ -21,6 +21,16 @@
  * for the record, plus the unused tail of the newest block;
  * kg_dict_bytes() reports what is really allocated.
  *
+ * Namespaces (kg_dict_split_names, for IRIs): a name is stored as the
+ * number of its namespace, the bytes up to and including its last '/',
+ * '#' or ':' (at least KG_DICT_NS_MIN of them), and the rest, its local
+ * part: the record is "uint32 id, uint16 namespace + 1 (0: stored
+ * whole), local part, NUL", so that a Wikidata IRI costs its local part
+ * plus 7 to 10 bytes.  The namespaces live in a second, plain dictionary
+ * (at most KG_DICT_MAX_NS of them; names of others are stored whole).
+ * Lookups still take and compare the whole name, so a namespaced
+ * dictionary finds exactly what a plain one would.
+ *
  * Limits: names may hold any byte except NUL, up to KG_DICT_MAX_NAME
  * bytes; at most KG_DICT_MAX_IDS names and 16 GiB of records (inserting
  * past a limit is an error).  Not thread-safe for writers; concurrent
@@ -31,12 +41,16 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* The slot index comes from a 32-bit tag: at most 2^32 slots at 3/4 load. */
 #define KG_DICT_MAX_IDS 0xc0000000u
 /* Arena blocks: 2^KG_DICT_BLOCK_BITS bytes each. */
 #define KG_DICT_BLOCK_BITS 18
 #define KG_DICT_MAX_NAME ((1u << KG_DICT_BLOCK_BITS) - 16)
+/* Namespaces: the shortest one split off, and the most of them. */
+#define KG_DICT_NS_MIN 4
+#define KG_DICT_MAX_NS 0xffffu
 
 struct kg_dict {
 	uint64_t *slots;	/* cap slots: tag << 32 | ref */
@@ -54,6 +68,11 @@ struct kg_dict {
 	uint32_t n_chunks;
 	size_t arena_bytes;	/* bytes of all chunks */
 	uint64_t name_bytes;	/* sum of name lengths (without NULs) */
+	struct kg_dict *ns;	/* namespaces, or NULL: names stored whole */
+	const char **ns_name;	/* ns_name[k], ns_len[k]: namespace k */
+	uint32_t *ns_len;
+	uint32_t ns_short;	/* the shortest namespace length, 0 once a
+				 * name is stored whole */
 };
 
 #define KG_DICT_INIT { 0 }
@@ -62,6 +81,13 @@ struct kg_dict {
 void kg_dict_init(struct kg_dict *d);
 /* Free everything; leaves *d empty and reusable.  Safe on KG_DICT_INIT. */
 void kg_dict_release(struct kg_dict *d);
+
+/*
+ * Store names split into namespace and local part (see the opening
+ * comment).  No effect unless d is empty.  kg_dict_name then cannot be
+ * used: read names with kg_dict_name_parts.
+ */
+void kg_dict_split_names(struct kg_dict *d);
 
 /* The hash used for names (XXH3-64); exposed so that callers can hash
  * once for several calls and for prefetching. */
@@ -126,9 +152,11 @@ kg_dict_prefetch_record(const struct kg_dict *d, uint32_t ref, size_t len)
 {
 	const char *r = kg_dict_record(d, ref);
 
-	/* Both ends: short records often straddle a cache line. */
+	/* Both ends: short records often straddle a cache line.  A split
+	 * name's record is at least its shortest namespace shorter. */
 	__builtin_prefetch(r);
-	__builtin_prefetch(r + 4 + len);
+	__builtin_prefetch(r + 4 + (d->ns != NULL && len >= d->ns_short ?
+	    len + 2 - d->ns_short : len));
 }
 
 int64_t kg_dict_record_id(const struct kg_dict *d, uint32_t ref,
@@ -158,12 +186,38 @@ kg_dict_size(const struct kg_dict *d)
 	return d->n;
 }
 
-/* The NUL-terminated name of id (id < size); owned by the dictionary and
- * valid (it never moves) until kg_dict_release. */
+/* The NUL-terminated name of id (id < size) in a dictionary without
+ * namespaces; owned by the dictionary and valid (it never moves) until
+ * kg_dict_release. */
 static inline const char *
 kg_dict_name(const struct kg_dict *d, uint32_t id)
 {
 	return kg_dict_record(d, d->refs[id]) + 4;
+}
+
+/*
+ * The name of id (id < size) in any dictionary, in two pieces: its
+ * namespace in *ns (*ns_len bytes, not NUL-terminated; length 0 when the
+ * name is stored whole) and the NUL-terminated rest, returned.  Both are
+ * owned by the dictionary and valid until kg_dict_release.
+ */
+static inline const char *
+kg_dict_name_parts(const struct kg_dict *d, uint32_t id, const char **ns,
+    size_t *ns_len)
+{
+	const char *r = kg_dict_record(d, d->refs[id]);
+	uint16_t k;
+
+	*ns = "";
+	*ns_len = 0;
+	if (d->ns == NULL)
+		return r + 4;
+	memcpy(&k, r + 4, 2);
+	if (k != 0) {
+		*ns = d->ns_name[k - 1];
+		*ns_len = d->ns_len[k - 1];
+	}
+	return r + 6;
 }
 
 /* Bytes allocated by the dictionary: table, references, arena blocks

@@ -284,6 +284,136 @@ t_millions(void)
 	kg_dict_release(&d);
 }
 
+/* The name of id, whole, in buf (split or not). */
+static const char *
+whole_name(const struct kg_dict *d, uint32_t id, char *buf, size_t cap)
+{
+	const char *ns, *local;
+	size_t n;
+
+	local = kg_dict_name_parts(d, id, &ns, &n);
+	snprintf(buf, cap, "%.*s%s", (int)n, ns, local);
+	return buf;
+}
+
+/* The hash of a name: its own, or one shared by all (every lookup then
+ * compares against every name on the probe path). */
+static uint64_t
+hash_of(const char *s, size_t n, int collide)
+{
+	return collide ? 0x1234567800000000ULL : kg_dict_hash(s, n);
+}
+
+/*
+ * A dictionary that splits names into namespace and local part gives the
+ * IDs and lookups of a plain one, for names that share namespaces, names
+ * that are a namespace's prefix or extend it, names without a separator
+ * and the same local part under two namespaces.
+ */
+static void
+t_namespaces_small(int collide)
+{
+	static const char *const names[] = {
+		"http://www.wikidata.org/entity/Q42",
+		"http://www.wikidata.org/entity/Q1",
+		"http://www.wikidata.org/prop/direct/P31",
+		"http://www.wikidata.org/entity/",
+		"http://www.wikidata.org/entity",
+		"http://www.wikidata.org/entity/Q42/x",
+		"http://example.org/ns#Q42",
+		"http://example.org/ns#",
+		"_:b0", "plain", "", "a:b", "urn:x:Q42",
+		"http://www.wikidata.org/prop/direct/Q42",
+		"http://www.wikidata.org/entitx/Q42",
+	};
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	struct kg_dict p = KG_DICT_INIT, d = KG_DICT_INIT;
+	char buf[128], key[128];
+	const char *ns, *local;
+	size_t n, i, r;
+	int added, same = 1, found = 1, absent = 1, parts = 1;
+
+	kg_dict_split_names(&d);
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < N; i++) {
+			uint64_t h = hash_of(names[i], strlen(names[i]),
+			    collide);
+			int64_t a = kg_dict_intern_hashed(&p, names[i],
+			    strlen(names[i]), h, NULL);
+			int64_t b = kg_dict_intern_hashed(&d, names[i],
+			    strlen(names[i]), h, &added);
+
+			same &= a == b && a == (int64_t)i && added == (r == 0);
+		}
+	T_CHECK(same);
+	T_CHECK(kg_dict_size(&d) == N);
+	for (i = 0; i < N; i++) {
+		n = strlen(names[i]);
+		found &= kg_dict_find_hashed(&d, names[i], n, hash_of(names[i],
+		    n, collide)) == (int64_t)i;
+		parts &= strcmp(whole_name(&d, (uint32_t)i, buf, sizeof(buf)),
+		    names[i]) == 0;
+		/* One byte more, or the last byte or the first changed. */
+		memcpy(key, names[i], n);
+		key[n] = 'Z';
+		absent &= kg_dict_find_hashed(&d, key, n + 1, hash_of(key,
+		    n + 1, collide)) == -1;
+		if (n > 0) {
+			key[n - 1] ^= 1;
+			absent &= kg_dict_find_hashed(&d, key, n, hash_of(key,
+			    n, collide)) == -1;
+			key[n - 1] ^= 1;
+			key[0] ^= 4;
+			absent &= kg_dict_find_hashed(&d, key, n, hash_of(key,
+			    n, collide)) == -1;
+		}
+	}
+	T_CHECK(found);
+	T_CHECK(parts);
+	T_CHECK(absent);
+	/* Split where a name has a long enough namespace, whole otherwise. */
+	local = kg_dict_name_parts(&d, 0, &ns, &n);
+	T_CHECK(n == 31 && strcmp(local, "Q42") == 0);
+	local = kg_dict_name_parts(&d, 8, &ns, &n);
+	T_CHECK(n == 0 && strcmp(local, "_:b0") == 0);
+	local = kg_dict_name_parts(&p, 0, &ns, &n);
+	T_CHECK(n == 0 && strcmp(local, names[0]) == 0);
+	T_CHECK(kg_dict_name_bytes(&d) == kg_dict_name_bytes(&p));
+	kg_dict_release(&d);
+	kg_dict_release(&p);
+}
+
+/* A million Wikidata IRIs: the same IDs as a plain dictionary, and at
+ * least the namespace's bytes less a name. */
+static void
+t_namespaces(void)
+{
+	struct kg_dict p = KG_DICT_INIT, d = KG_DICT_INIT;
+	char buf[128];
+	size_t n, i;
+	int same = 1, found = 1;
+
+	t_namespaces_small(0);
+	t_namespaces_small(1);
+	kg_dict_split_names(&d);
+	for (i = 0; i < 1000000 && same; i++) {
+		n = (size_t)snprintf(buf, sizeof(buf),
+		    "http://www.wikidata.org/entity/Q%zx", i * 2654435761u);
+		same &= kg_dict_intern(&p, buf, n, NULL) ==
+		    kg_dict_intern(&d, buf, n, NULL);
+	}
+	T_CHECK(same);
+	for (i = 0; i < 1000000 && found; i += 997) {
+		n = (size_t)snprintf(buf, sizeof(buf),
+		    "http://www.wikidata.org/entity/Q%zx", i * 2654435761u);
+		found &= kg_dict_find(&d, buf, n) == (int64_t)i;
+	}
+	T_CHECK(found);
+	T_CHECK(kg_dict_bytes(&d) + (size_t)20 * 1000000 < kg_dict_bytes(&p));
+	kg_dict_release(&d);
+	kg_dict_release(&p);
+}
+
 int
 main(void)
 {
@@ -295,5 +425,6 @@ main(void)
 	T_RUN(t_max_name);
 	T_RUN(t_against_reference);
 	T_RUN(t_millions);
+	T_RUN(t_namespaces);
 	return T_DONE();
 }

@@ -5,7 +5,7 @@
 source "$KG_TOP/tests/cli/lib.sh"
 source "$KG_TOP/tests/cli/kg-ingest/helpers.bash"
 rfix=$KG_TOP/tests/fixtures/rdf
-plan 26
+plan 30
 
 E=http://example.org
 T=http://www.w3.org/1999/02/22-rdf-syntax-ns#type
@@ -122,3 +122,19 @@ expect_fail "--compact: an IRI that reads as a prefixed name is refused" 1 \
 expect_fail "--prefix: a bad name" 2 \
     "^kg-ingest: --prefix: '1e=http://x/' is not NAME=IRI" \
     kg-ingest -o x --compact --prefix 1e=http://x/ c.nt
+
+# Table options are refused when every input is RDF, and apply to the
+# tables among mixed inputs.
+expect_fail "--columns with RDF input only" 2 \
+    "^kg-ingest: --columns applies to tables, and every input is RDF$" \
+    kg-ingest -o x --columns trh one.nt
+expect_fail "--header with RDF input only" 2 \
+    "^kg-ingest: --header applies to tables, and every input is RDF$" \
+    kg-ingest -o x --header one.nt two.nt
+expect_fail "--delimiter with RDF input only" 2 \
+    "^kg-ingest: --delimiter applies to tables, and every input is RDF$" \
+    kg-ingest -o x -d , one.nt
+printf 'h\tr\tt\n%s/a\t%s/p\t%s/z\n' $E $E $E >mixed.tsv
+kg-ingest -q -o mixed --header one.nt mixed.tsv
+check "--header with a table among RDF inputs skips the table's first line" \
+    test "$(cut -f2 mixed/entities.tsv | tr '\n' ' ')" = "$E/a $E/b _:f1.b0 $E/z "

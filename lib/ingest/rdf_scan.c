@@ -1,0 +1,231 @@
+/*
+ * rdf_scan: the vector scans of the RDF fast paths (see rdf_scan.h).
+ */
+#include "ingest/rdf_scan.h"
+
+#include <stdint.h>
+#include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+/* A byte an IRIREF may hold unescaped, ASCII only (N-Triples 1.1: not
+ * 0x00-0x20, <>"{}|^`\); bytes from 0x80 are left to Serd, which checks
+ * their UTF-8. */
+static inline int
+iri_ok(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && c != '<' && c != '>' && c != '"' &&
+	    c != '{' && c != '}' && c != '|' && c != '^' && c != '`' &&
+	    c != '\\';
+}
+
+/* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
+ * then ':'. */
+int
+kg_rdf_has_scheme(const unsigned char *s, size_t len)
+{
+	size_t i;
+
+	/* The commonest schemes first. */
+	if (len >= 6 && memcmp(s, "http", 4) == 0 && (s[4] == ':' ||
+	    (s[4] == 's' && s[5] == ':')))
+		return 1;
+	if (len == 0 || !((s[0] | 0x20) >= 'a' && (s[0] | 0x20) <= 'z'))
+		return 0;
+	for (i = 1; i < len; i++) {
+		unsigned char c = s[i];
+
+		if (c == ':')
+			return 1;
+		if (!(((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '+' || c == '-' || c == '.'))
+			return 0;
+	}
+	return 0;
+}
+
+#define KG_INLINE static inline __attribute__((always_inline))
+
+/*
+ * The end of an IRI's bytes from p: the first byte that an IRIREF may
+ * not hold unescaped (or that is not ASCII), or end.  Vectors of 16
+ * (SSE2) or 32 (AVX2) bytes; the last, short piece is the vector that
+ * ends at end, read from before p (line <= end - width), its bits
+ * shifted past what was checked already.
+ */
+#ifdef __SSE2__
+/* The bytes of x that an IRIREF may not hold unescaped, as a bit mask.
+ * Signed compares: bytes from 0x80 are negative, so "x < 0x21" catches
+ * them with the control bytes; "x > 0x7a" but not '~' is {|}, DEL; x | 2
+ * is '>' for <>, '^' for \^. */
+KG_INLINE uint32_t
+bad_sse2(__m128i x)
+{
+	__m128i x2 = _mm_or_si128(x, _mm_set1_epi8(2));
+	__m128i b = _mm_or_si128(_mm_cmpgt_epi8(_mm_set1_epi8(0x21), x),
+	    _mm_andnot_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(0x7e)),
+	    _mm_cmpgt_epi8(x, _mm_set1_epi8(0x7a))));
+
+	b = _mm_or_si128(b, _mm_or_si128(_mm_cmpeq_epi8(x2,
+	    _mm_set1_epi8(0x3e)), _mm_cmpeq_epi8(x2, _mm_set1_epi8(0x5e))));
+	b = _mm_or_si128(b, _mm_or_si128(_mm_cmpeq_epi8(x,
+	    _mm_set1_epi8(0x22)), _mm_cmpeq_epi8(x, _mm_set1_epi8(0x60))));
+	return (uint32_t)_mm_movemask_epi8(b);
+}
+
+KG_INLINE const unsigned char *
+iri_end_sse2(const unsigned char *line, const unsigned char *p,
+    const unsigned char *end)
+{
+	uint32_t m;
+
+	for (; end - p >= 16; p += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+		if ((m = bad_sse2(x)) != 0)
+			return p + __builtin_ctz(m);
+	}
+	if (p < end && end - line >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)
+		    (end - 16));
+
+		m = bad_sse2(x) >> (16 - (end - p));
+		return m != 0 ? p + __builtin_ctz(m) : end;
+	}
+	while (p < end && iri_ok(*p))
+		p++;
+	return p;
+}
+#endif
+
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+#define HAVE_AVX2_PATH 1
+/* bad_sse2 on 32 bytes. */
+__attribute__((target("avx2"))) KG_INLINE uint32_t
+bad_avx2(__m256i x)
+{
+	__m256i x2 = _mm256_or_si256(x, _mm256_set1_epi8(2));
+	__m256i b = _mm256_or_si256(_mm256_cmpgt_epi8(_mm256_set1_epi8(0x21),
+	    x), _mm256_andnot_si256(_mm256_cmpeq_epi8(x,
+	    _mm256_set1_epi8(0x7e)), _mm256_cmpgt_epi8(x,
+	    _mm256_set1_epi8(0x7a))));
+
+	b = _mm256_or_si256(b, _mm256_or_si256(_mm256_cmpeq_epi8(x2,
+	    _mm256_set1_epi8(0x3e)), _mm256_cmpeq_epi8(x2,
+	    _mm256_set1_epi8(0x5e))));
+	b = _mm256_or_si256(b, _mm256_or_si256(_mm256_cmpeq_epi8(x,
+	    _mm256_set1_epi8(0x22)), _mm256_cmpeq_epi8(x,
+	    _mm256_set1_epi8(0x60))));
+	return (uint32_t)_mm256_movemask_epi8(b);
+}
+
+__attribute__((target("avx2"))) KG_INLINE const unsigned char *
+iri_end_avx2(const unsigned char *line, const unsigned char *p,
+    const unsigned char *end)
+{
+	uint32_t m;
+
+	for (; end - p >= 32; p += 32) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)
+		    p);
+
+		if ((m = bad_avx2(x)) != 0)
+			return p + __builtin_ctz(m);
+	}
+	if (p < end && end - line >= 32) {
+		__m256i x = _mm256_loadu_si256((const __m256i *)(const void *)
+		    (end - 32));
+
+		m = bad_avx2(x) >> (32 - (end - p));
+		return m != 0 ? p + __builtin_ctz(m) : end;
+	}
+	return iri_end_sse2(line, p, end);
+}
+#endif
+
+#ifndef __SSE2__
+KG_INLINE const unsigned char *
+iri_end_sse2(const unsigned char *line, const unsigned char *p,
+    const unsigned char *end)
+{
+	(void)line;
+	while (p < end && iri_ok(*p))
+		p++;
+	return p;
+}
+#endif
+
+typedef const unsigned char *iri_end_fn(const unsigned char *,
+    const unsigned char *, const unsigned char *);
+
+/*
+ * The commonest line, three IRIs of ASCII bytes without escapes and a
+ * final '.', which the grammar alone decides: its terms in t[0..3)
+ * (pointing into the line) and 1; 0 for any other line, which Serd
+ * reads.  Whitespace is spaces and tabs, as in N-Triples.  Inlined into
+ * one function per vector width, iri_end a constant.
+ */
+KG_INLINE int
+fast_line_body(const char *line, size_t len, struct kg_rdf_span t[3],
+    iri_end_fn *iri_end)
+{
+	const unsigned char *p = (const unsigned char *)line, *end = p + len;
+	const unsigned char *a, *l = p;
+	int k;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	for (k = 0; k < 3; k++) {
+		if (p == end || *p != '<')
+			return 0;
+		a = ++p;
+		p = iri_end(l, p, end);
+		if (p == end || *p != '>' || !kg_rdf_has_scheme(a, (size_t)(p - a)))
+			return 0;
+		t[k].s = (const char *)a;
+		t[k].len = (size_t)(p - a);
+		p++;
+		if (p == end || (*p != ' ' && *p != '\t'))
+			return 0;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+	}
+	if (p == end || *p++ != '.')
+		return 0;
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	return p == end;
+}
+
+static int
+fast_line_sse2(const char *line, size_t len, struct kg_rdf_span t[3])
+{
+	return fast_line_body(line, len, t, iri_end_sse2);
+}
+
+#ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) static int
+fast_line_avx2(const char *line, size_t len, struct kg_rdf_span t[3])
+{
+	return fast_line_body(line, len, t, iri_end_avx2);
+}
+#endif
+
+kg_rdf_fast_line_fn *
+kg_rdf_pick_fast_line(void)
+{
+#ifdef HAVE_AVX2_PATH
+	if (__builtin_cpu_supports("avx2"))
+		return fast_line_avx2;
+#endif
+	return fast_line_sse2;
+}
+
+const unsigned char *
+kg_rdf_iri_end(const unsigned char *line, const unsigned char *p,
+    const unsigned char *end)
+{
+	return iri_end_sse2(line, p, end);
+}
