@@ -11,8 +11,9 @@
 #   epochs=N the same with N epochs
 #   steps=N  generate, partition, the first N steps of an epoch
 #   prep     generate and partition only
-# (default "0.01:epoch 0.05:epoch 0.45:steps=1200 1:prep 0.01:epochs=10").  Every stage
-# runs niced under /usr/bin/time -v: seconds, peak RSS, blocks read and
+# (default "0.01:epoch 0.05:epoch 0.45:steps=600 1:prep 0.01:epochs=10").  Every stage
+# runs under /usr/bin/time -v: seconds, CPU seconds (user + system: what a
+# stage costs whatever else runs), peak RSS, blocks read and
 # written (ru_inblock / ru_oublock, 512 bytes each: what reached the disk,
 # page-cache hits not counted), the load average and the free disk before
 # and after, and the exact command go into bench/results/freebase86m.json.
@@ -47,7 +48,7 @@ set -eu
 top=$(pwd)
 bin=$top/bin
 gen=$top/build/aux/gen_freebase
-runs_spec=${BENCH_FB_RUNS:-0.01:epoch 0.05:epoch 0.45:steps=1200 1:prep 0.01:epochs=10}
+runs_spec=${BENCH_FB_RUNS:-0.01:epoch 0.05:epoch 0.45:steps=600 1:prep 0.01:epochs=10}
 budget_gb=${BENCH_FB_BUDGET:-11.4}
 reserve=${BENCH_FB_RESERVE:-2000000000}
 cap=${BENCH_FB_DISK_CAP:-40000000000}
@@ -78,13 +79,13 @@ need_bytes() {
 	    "\($e * 12 + $n * 12) \($t * 16 + $n * 12) \($n * 101 * 4)"' -r
 }
 
-# stage SCALE NAME EXTRA_JSON -- CMD...: run CMD niced under time -v and
+# stage SCALE NAME EXTRA_JSON -- CMD...: run CMD under time -v and
 # append one JSON object to runs.jsonl.
 stage() {
 	local scale=$1 name=$2 extra=$3; shift 4
 	local l0 f0 t0 t1 rc=0
 	l0=$(load); f0=$(free_bytes); t0=$(date +%s.%N)
-	/usr/bin/time -v -o time.txt nice -n 10 "$@" >stdout.txt 2>err.txt || rc=$?
+	/usr/bin/time -v -o time.txt "$@" >stdout.txt 2>err.txt || rc=$?
 	t1=$(date +%s.%N)
 	[ $rc -eq 0 ] || cat err.txt >&2
 	jq -c -n --arg scale "$scale" --arg name "$name" --arg cmd "$*" \
@@ -93,10 +94,13 @@ stage() {
 	    --arg rss "$(awk -F': ' '/Maximum resident/ {print $2}' time.txt)" \
 	    --arg in "$(awk -F': ' '/File system inputs/ {print $2}' time.txt)" \
 	    --arg outb "$(awk -F': ' '/File system outputs/ {print $2}' time.txt)" \
+	    --arg user "$(awk -F': ' '/User time/ {print $2}' time.txt)" \
+	    --arg sys "$(awk -F': ' '/System time/ {print $2}' time.txt)" \
 	    --argjson extra "$extra" '{
 		scale: ($scale | tonumber), stage: $name, command: $cmd,
 		exit: $rc, seconds: (($t1 | tonumber) - ($t0 | tonumber)),
 		peak_rss_kib: ($rss | tonumber),
+		cpu_seconds: (($user | tonumber) + ($sys | tonumber)),
 		disk_read_bytes: (($in | tonumber) * 512),
 		disk_written_bytes: (($outb | tonumber) * 512),
 		load_average_before: $l0, load_average_after: $l1,
@@ -157,8 +161,10 @@ for spec in $runs_spec; do
 		mkdir -p swap
 		stage "$s" train '{}' -- "$bin/kg-train" $hp --partitions part \
 		    --mem_budget "$budget" --swap_dir swap $limit_args ds model
-		jq -c --argjson s "$s" '{ scale: $s, stage: "train_figures",
-		    figures: .figures }' model/manifest.json >>"$runs"
+		jq -c --argjson s "$s" --argjson cpu "$(tail -n 1 "$runs" |
+		    jq .cpu_seconds)" '{ scale: $s, stage: "train_figures",
+		    cpu_seconds: $cpu, figures: .figures }' model/manifest.json \
+		    >>"$runs"
 		if [ "${what#steps=}" = "$what" ]; then
 			for mode in uniform degree; do
 				stage "$s" "eval_$mode" '{}' -- "$bin/kg-eval" -q \
@@ -185,8 +191,15 @@ jq -s --arg date "$(date -u +%FT%TZ)" --arg nproc "$(nproc)" \
 	    scale, triples_per_second: .figures.triples_per_second,
 	    steps: .figures.steps, train_seconds: .figures.train_seconds,
 	    swaps: .figures.swaps, swaps_lower_bound: .figures.swaps_lower_bound,
+	    trained_triples: (.figures.triples_per_second *
+		.figures.train_seconds | round),
+	    triples_per_cpu_second: (.figures.triples_per_second *
+		.figures.train_seconds / .cpu_seconds),
 	    projected_epoch_seconds_at_scale_1:
 		(304727650 / .figures.triples_per_second),
+	    projected_epoch_seconds_at_scale_1_on_2_idle_cores:
+		(304727650 / (2 * .figures.triples_per_second *
+		.figures.train_seconds / .cpu_seconds)),
 	    projected_10_epochs_seconds_at_scale_1:
 		(10 * 304727650 / .figures.triples_per_second) } ] }' \
     "$runs" >"$out.tmp"
