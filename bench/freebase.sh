@@ -197,7 +197,7 @@ jq -s --arg date "$(date -u +%FT%TZ)" --arg nproc "$(nproc)" \
 		.figures.train_seconds / .cpu_seconds),
 	    projected_epoch_seconds_at_scale_1:
 		(304727650 / .figures.triples_per_second),
-	    projected_epoch_seconds_at_scale_1_on_2_idle_cores:
+	    projected_epoch_seconds_at_scale_1_if_2_cores_at_cpu_rate:
 		(304727650 / (2 * .figures.triples_per_second *
 		.figures.train_seconds / .cpu_seconds)),
 	    projected_10_epochs_seconds_at_scale_1:
