@@ -43,7 +43,8 @@
 # Everything is removed after each scale.
 #
 # Run from the repository root with bin/ and build/aux built; work files
-# in BENCH_FB_WORK (default bench/work/fb.PID).
+# in BENCH_FB_WORK (default bench/work/fb.PID), results in BENCH_FB_OUT
+# (default bench/results/freebase86m.json).
 set -eu
 top=$(pwd)
 bin=$top/bin
@@ -54,7 +55,7 @@ reserve=${BENCH_FB_RESERVE:-2000000000}
 cap=${BENCH_FB_DISK_CAP:-40000000000}
 parts=16
 work=${BENCH_FB_WORK:-$top/bench/work/fb.$$}
-out=$top/bench/results/freebase86m.json
+out=${BENCH_FB_OUT:-$top/bench/results/freebase86m.json}
 for t in jq /usr/bin/time; do
 	command -v $t >/dev/null || { echo "bench/freebase.sh: needs $t" >&2; exit 1; }
 done

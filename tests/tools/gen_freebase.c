@@ -8,11 +8,13 @@
  *
  * At --scale 1 the counts are those of Freebase86m in Marius's split:
  * 86,054,151 entities, 14,824 relations, 304,727,650 train, 16,929,318
- * valid and 16,929,308 test edges (338,586,276 in all: Marius's
- * preprocessing, marius/tools/preprocess/datasets/freebase86m.py, "86054151
- * nodes, 338586276 edges, 14824 relations"; the split sizes are those of
- * Marius's OSDI'21 paper, Table 1, and add up to that total).  Every count
- * is multiplied by S and rounded (at least 1), so the proportions stay.
+ * valid and 16,929,308 test edges.  The totals are those of Marius's
+ * preprocessing (marius-team/marius, the Freebase86m dataset class of
+ * marius/tools/preprocess: "86054151 nodes, 338586276 edges, 14824
+ * relations"); the three split sizes, as quoted for Marius's split, add up
+ * to that edge total but were not found in a source searched here.  Every
+ * count is multiplied by S and rounded (at least 1), so the proportions
+ * stay.
  *
  * The shape: entities and relations are ranked, and rank x of n is drawn
  * with weight (x + 1)^-a (a Zipf law, drawn by inverting its continuous
