@@ -11,7 +11,9 @@
 #   epochs=N the same with N epochs
 #   steps=N  generate, partition, the first N steps of an epoch
 #   prep     generate and partition only
-# (default "0.01:epoch 0.05:epoch 0.45:steps=600 1:prep 0.01:epochs=10").  Every stage
+# (default "0.01:epoch 0.05:epoch 0.45:steps=300 1:prep"; the 10 epochs of
+# bench/results/freebase86m_10epochs.json: BENCH_FB_RUNS=0.01:epochs=10
+# BENCH_FB_OUT=bench/results/freebase86m_10epochs.json).  Every stage
 # runs under /usr/bin/time -v: seconds, CPU seconds (user + system: what a
 # stage costs whatever else runs), peak RSS, blocks read and
 # written (ru_inblock / ru_oublock, 512 bytes each: what reached the disk,
@@ -49,7 +51,7 @@ set -eu
 top=$(pwd)
 bin=$top/bin
 gen=$top/build/aux/gen_freebase
-runs_spec=${BENCH_FB_RUNS:-0.01:epoch 0.05:epoch 0.45:steps=600 1:prep 0.01:epochs=10}
+runs_spec=${BENCH_FB_RUNS:-0.01:epoch 0.05:epoch 0.45:steps=300 1:prep}
 budget_gb=${BENCH_FB_BUDGET:-11.4}
 reserve=${BENCH_FB_RESERVE:-2000000000}
 cap=${BENCH_FB_DISK_CAP:-40000000000}
