@@ -524,7 +524,7 @@ static const struct kg_opt opts[] = {
     .help = "this help" } } },
 { "version", 0, NULL, { { .kinds = ALL, .how = KG_OPT_VERSION,
     .help = "print the version" } } },
-{ .group = "Warm start (one process, --partitions too; not under mpirun):" },
+{ .group = "Warm start (in memory, --partitions, mpirun, --dist ssgd):" },
 { "init_from", 0, NULL, { { .kinds = S, STR(sh.warm.init_from),
     .arg = "MODEL", .help = "start from MODEL's rows, matched by entity and "
     "relation name; the same model, dims and --reciprocal" },
