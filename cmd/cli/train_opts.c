@@ -542,7 +542,7 @@ static const struct kg_opt opts[] = {
     .help = "refused: shallow models only" },
   { .kinds = S, FLAG(sh.warm.freeze_old),
     .help = "train only the new entity rows (and the relations); the "
-    "matched ones and their optimiser state stay MODEL's (CPU only)" } } },
+    "matched ones and their optimiser state stay MODEL's" } } },
 { "freeze_relations", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
     "matched relations too" } } },
