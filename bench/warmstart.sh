@@ -19,46 +19,58 @@
 #      kg-ingest --extend from day k-1, and its model is day k-1's
 #      fine-tuned for DAY_FT epochs (default 1).  After day 10 against
 #      the retrain of a (the same train, valid and test triples).
+#   c  LitWD1K, R-GCN over node attributes (examples/configs/rgcn_ray.json
+#      with --features, GNN_EPOCHS epochs, default 30), yesterday and
+#      today as above: the encoders fitted on yesterday's dataset and
+#      today's features transformed with them (kg-encode-attrs transform
+#      over the extended dataset), so the widths agree; --epochs 0 from
+#      yesterday's model (inductive: the encoder over the new nodes'
+#      attributes and edges) and GNN_FT epochs of fine-tuning (default
+#      5) against a retrain on today.
 # Test MRR (kg-eval: filtered by all splits, every entity a candidate,
 # both sides, realistic ties) overall and on the test triples that touch a
 # new entity.  The seconds are kg-train's train_seconds (the epochs, not
 # loading); b also gives the wall time of its ten updates, ingest
-# included.  PARTS (default "a b") picks the parts; THREADS (default 2).
+# included.  PARTS (default "a b c") picks the parts; THREADS (default 2).
 # usage: bench/warmstart.sh [out.json]   (KG_SHARED_DATA, KG_BIN, EPOCHS, FT, REPS,
-#        DAY_FT, THREADS, PARTS)
+#        DAY_FT, GNN_EPOCHS, GNN_FT, THREADS, PARTS)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/bench/results/warmstart.json}
-data=${KG_SHARED_DATA:-$top/../../shared/data}/fb15k-237
-[ -d "$data" ] || data=/work/shared/data/fb15k-237
+shared=${KG_SHARED_DATA:-$top/../../shared/data}
+[ -d "$shared/fb15k-237" ] || shared=/work/shared/data
 cfg=$top/examples/configs/tta/fb15k-237-transe.json
 E=${EPOCHS:-34}
 FTS=${FT:-4 8}
 T=${THREADS:-2}
 DF=${DAY_FT:-1}
-PARTS=${PARTS:-a b}
+PARTS=${PARTS:-a b c}
+GE=${GNN_EPOCHS:-30}
+GF=${GNN_FT:-5}
 B=${KG_BIN:-$top/bin}
 w=$(mktemp -d "${TMPDIR:-/tmp}/kg-warm.XXXXXX")
 trap 'rm -rf "$w"' EXIT
 cd "$w"
-gzip -dc "$data/train.txt.gz" >train.tsv
-gzip -dc "$data/valid.txt.gz" >valid.tsv
-gzip -dc "$data/test.txt.gz" >test.tsv
-# A seeded 10% of the entities are new today, in a seeded order.
-awk -F'\t' '{ print $1; print $3 }' train.tsv | sort -u |
-    awk 'BEGIN { srand(7) } rand() < 0.1 { print rand() "\t" $0 }' |
-    sort -k1,1 | cut -f2 >fresh.txt
-known() {	# known NEWFILE <triples: the triples with no end in NEWFILE
-	awk -F'\t' 'FILENAME == ARGV[1] { f[$1] = 1; next }
-	    !($1 in f) && !($3 in f)' "$1" -
+# prepare DATA: in the current directory, yesterday's dataset dsy and
+# today's dst (and dst.n) from DATA's splits.
+prepare() {
+	local data=$1
+	gzip -dc "$data/train.txt.gz" >train.tsv
+	gzip -dc "$data/valid.txt.gz" >valid.tsv
+	gzip -dc "$data/test.txt.gz" >test.tsv
+	# A seeded 10% of the entities are new today, in a seeded order.
+	awk -F'\t' '{ print $1; print $3 }' train.tsv | sort -u |
+	    awk 'BEGIN { srand(7) } rand() < 0.1 { print rand() "\t" $0 }' |
+	    sort -k1,1 | cut -f2 >fresh.txt
+	known fresh.txt <train.tsv >yesterday.tsv
+	awk -F'\t' 'NR == FNR { f[$1] = 1; next } ($1 in f) || ($3 in f)' \
+	    fresh.txt test.tsv >test_new.tsv
+	# Valid and the other test triples as valid, so that the filter is the
+	# same (a triple given twice would be dropped from the later split).
+	known fresh.txt <test.tsv | cat valid.tsv - >valid_and_test.tsv
+	$B/kg-ingest -q -o dsy --train yesterday.tsv
+	ext dsy dst train.tsv
 }
-known fresh.txt <train.tsv >yesterday.tsv
-awk -F'\t' 'NR == FNR { f[$1] = 1; next } ($1 in f) || ($3 in f)' \
-    fresh.txt test.tsv >test_new.tsv
-# Valid and the other test triples as valid, so that the filter is the
-# same (a triple given twice would be dropped from the later split).
-known fresh.txt <test.tsv | cat valid.tsv - >valid_and_test.tsv
-$B/kg-ingest -q -o dsy --train yesterday.tsv
 # ext OLD NEW TRAIN: today's two views of the same IDs: NEW (test) and
 # NEW.n (the new-entity test triples as test, filtered by all).
 ext() {
@@ -68,11 +80,14 @@ ext() {
 	    --valid valid_and_test.tsv --test test_new.tsv --unseen drop
 	cmp -s "$2/entities.tsv" "$2.n/entities.tsv"
 }
-ext dsy dst train.tsv
+# known NEWFILE <triples: the triples with no end in NEWFILE.
+known() {
+	awk -F'\t' 'FILENAME == ARGV[1] { f[$1] = 1; next }
+	    !($1 in f) && !($3 in f)' "$1" -
+}
 t="$B/kg-train -q --num_thread $T --seed 1 --config $cfg --no_checkpoint"
 secs() { jq '.figures.train_seconds // 0' "$1/manifest.json"; }
 ev() { $B/kg-eval -q --threads "$T" "$1" "$2" | jq -c '.metrics.both'; }
-: >results.tsv
 # run NAME DATASET CMD...: train, evaluate on DATASET and DATASET.n.
 run() {
 	local name=$1 ds=$2; shift 2
@@ -86,8 +101,17 @@ run() {
 	    >>results.tsv
 	tail -n 1 results.tsv >&2
 }
-$t --epochs "$E" dsy yesterday
-if [[ " $PARTS " == *" a "* ]]; then
+has() { [[ " $PARTS " == *" $1 "* ]]; }
+mkdir fb lit
+if has a || has b; then
+	cd fb
+	prepare "$shared/fb15k-237"
+	: >results.tsv
+	$t --epochs "$E" dsy yesterday
+	cd ..
+fi
+cd fb
+if has a; then
 	for i in $(seq "${REPS:-2}"); do
 		run retrain_$i dst $t --epochs "$E"
 		for f in $FTS; do
@@ -100,7 +124,7 @@ if [[ " $PARTS " == *" a "* ]]; then
 	run zero_neighbours dst $t --epochs 0 --init_from yesterday
 	run zero_random dst $t --epochs 0 --init_from yesterday --init_new random
 fi
-if [[ " $PARTS " == *" b "* ]]; then
+if has b; then
 	n=$(wc -l <fresh.txt)
 	prev=dsy model=yesterday
 	t0=$(date +%s.%N)
@@ -126,21 +150,63 @@ if [[ " $PARTS " == *" b "* ]]; then
 	    'BEGIN { print a + b }')" "$(awk -v a="$t0" -v b="$t1" \
 	    'BEGIN { print b - a }')" >days.tsv
 fi
-cat results.tsv >&2
-python3 - "$out" "$E" "$FTS" "$T" "$DF" "$(wc -l <fresh.txt)" \
-    "$(wc -l <test_new.tsv)" "$(wc -l <yesterday.tsv)" "$(wc -l <train.tsv)" \
-    "$(secs yesterday)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$top" <<'PY'
+cd ..
+if has c; then
+	cd lit
+	prepare "$shared/litwd1k"
+	: >results.tsv
+	gt="$B/kg-train -q --num_thread $T --seed 1 --no_checkpoint"
+	gt="$gt --config $top/examples/configs/rgcn_ray.json --epochs $GE"
+	# The project's schema, every table skipping the entities of the
+	# tables that yesterday's dataset lacks (the numeric table names
+	# only dataset entities, and the fit sees yesterday's).
+	jq '.tables[] |= . + {"unknown_entities": "skip"}' \
+	    "$top/examples/schemas/litwd1k.json" >schema.json
+	sch=schema.json
+	# Yesterday's encoders; today's features through them.
+	$B/kg-encode-attrs fit -q -d dsy -s "$sch" \
+	    --tables-dir "$shared/litwd1k/attrs" -o enc 2>fit.err ||
+	    { cat fit.err >&2; exit 1; }
+	$B/kg-encode-attrs transform -q -d dsy -m enc -o sy
+	$B/kg-encode-attrs merge -q -m enc -o featy sy
+	$B/kg-encode-attrs transform -q -d dst -m enc -o st
+	$B/kg-encode-attrs merge -q -m enc -o featt st
+	$gt --features featy dsy gyesterday
+	run gnn_retrain dst $gt --features featt
+	run gnn_zero_inductive dst $gt --features featt --init_from gyesterday \
+	    --epochs 0
+	run gnn_warm_ft$GF dst $gt --features featt --init_from gyesterday \
+	    --epochs "$GF"
+	cd ..
+fi
+cat fb/results.tsv lit/results.tsv >&2 2>/dev/null || true
+cd fb
+lines() { cat "$1" 2>/dev/null | wc -l; }	# 0 for a part not run
+python3 - "$out" "$E" "$FTS" "$T" "$DF" "$(lines fresh.txt)" \
+    "$(lines test_new.tsv)" "$(lines yesterday.tsv)" "$(lines train.tsv)" \
+    "$(secs yesterday 2>/dev/null || true)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$top" "$GE" "$(lines ../lit/fresh.txt)" "$(lines ../lit/test_new.tsv)" <<'PY'
 import json, os, statistics, sys, time
 (out, E, FTS, T, DF, nfresh, ntestnew, ny, nt, ysecs, load,
- top) = sys.argv[1:]
-runs = {}
-for line in open("results.tsv"):
-    name, all_, new, secs, wall, cmd = line.rstrip("\n").split("\t")
-    a, n = json.loads(all_), json.loads(new)
-    runs[name] = {"test_mrr": a["mrr"], "test_mrr_new_entity_triples": n["mrr"],
-                  "train_seconds": float(secs), "wall_seconds": float(wall),
-                  "command": cmd.replace(top + "/", "").replace(os.environ.get("KG_BIN", top + "/bin"), "bin"),
-                  "all": a, "new": n}
+ top, GE, lfresh, ltestnew) = sys.argv[1:]
+def read(path):
+    runs = {}
+    if not os.path.exists(path):
+        return runs
+    for line in open(path):
+        name, all_, new, secs, wall, cmd = line.rstrip("\n").split("\t")
+        a, n = json.loads(all_), json.loads(new)
+        runs[name] = {"test_mrr": a["mrr"],
+                      "test_mrr_new_entity_triples": n["mrr"],
+                      "train_seconds": float(secs), "wall_seconds": float(wall),
+                      "command": cmd.replace(top + "/", "").replace(
+                          os.environ.get("KG_BIN", top + "/bin"), "bin"),
+                      "all": a, "new": n}
+    return runs
+def num(x, f=int):
+    return f(x) if x.strip() else None
+runs = read("results.tsv")
+lit = read("../lit/results.tsv")
 def med(prefix, key):
     v = [x[key] for k, x in runs.items() if k.rsplit("_", 1)[0] == prefix]
     return statistics.median(v) if v else None
@@ -158,9 +224,9 @@ res = {
     "threads": int(T),
     "machine": "2 cores shared with five other helpers' builds, tests "
                "and benchmarks; load average at the end " + load,
-    "new_entities": int(nfresh), "yesterday_train_triples": int(ny),
-    "today_train_triples": int(nt), "test_triples_new_entity": int(ntestnew),
-    "yesterday_train_seconds": float(ysecs),
+    "new_entities": num(nfresh), "yesterday_train_triples": num(ny),
+    "today_train_triples": num(nt), "test_triples_new_entity": num(ntestnew),
+    "yesterday_train_seconds": num(ysecs, float),
     "eval": "kg-eval: filtered (train, valid, test), all entities, both "
             "sides, realistic ties; new-entity MRR over the test triples "
             "with an end among the new entities",
@@ -181,7 +247,7 @@ if os.path.exists("days.tsv"):
                     "--extend from the day before and kg-train --init_from "
                     "the day before's model, %s epoch(s) of fine-tuning; "
                     "day 10's train, valid and test are today's, so a's "
-                    "retrain is the retrain on day 10" % (int(nfresh), DF),
+                    "retrain is the retrain on day 10" % (num(nfresh), DF),
         "day10_test_mrr": d["test_mrr"],
         "day10_test_mrr_new_entity_triples": d["test_mrr_new_entity_triples"],
         "ten_updates_train_seconds": float(tsecs),
@@ -190,5 +256,15 @@ if os.path.exists("days.tsv"):
     if r:
         res["ten_days"]["retrain_day10_test_mrr"] = r["test_mrr"]
         res["ten_days"]["retrain_train_seconds"] = r["train_seconds"]
+if lit:
+    res["rgcn_litwd1k"] = {
+        "protocol": "LitWD1K, the same split of yesterday and today (%s new "
+                    "entities, %s test triples touching one); R-GCN over "
+                    "node attributes (examples/configs/rgcn_ray.json "
+                    "--features, %s epochs for yesterday and the retrain), "
+                    "the encoders fitted on yesterday's dataset and today's "
+                    "features transformed with them" % (lfresh, ltestnew, GE),
+        "runs": lit,
+    }
 json.dump(res, open(out, "w"), indent=1, sort_keys=True)
 PY
