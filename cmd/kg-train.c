@@ -129,13 +129,6 @@ warm_check(struct state *s)
 		s->o.epochs = 1;
 	if (kg_warmstart_check(&s->warm) < 0)
 		return -1;
-	if ((s->warm.init_from || s->warm.init_entities) &&
-	    (s->x.mode == KG_DIST_SSGD || kg_dist_launched_size() > 1)) {
-		kg_error("--init_from and --init_entities train in one process "
-		    "(with or without --partitions), not under mpirun or "
-		    "--dist ssgd");
-		return -1;
-	}
 	s->j.warm = &s->warm;
 	return 0;
 }

@@ -22,7 +22,7 @@
 # RANKS=1 no partitions either.  Each rank runs THREADS threads: the cores
 # shared out among the ranks unless given.
 #
-# INIT_FROM=MODEL_DIR (a shallow MODEL, RANKS=1) starts training from an
+# INIT_FROM=MODEL_DIR (a shallow MODEL, any RANKS) starts training from an
 # earlier kg-train model (kg-train --init_from: rows matched by name,
 # optimiser state carried), so a nightly job is one make:
 #   make -f pipelines/enterprise.mk MODEL=DistMult RANKS=1 \
@@ -132,16 +132,14 @@ USE_FEAT :=
 endif
 OUT ?= $(CURDIR)/kgpipe-out/enterprise
 
-# A warm start: a shallow model in one process, never into itself.
+# A warm start: a shallow model (one process or RANKS over the
+# partitions), never into itself.
 INIT_FROM ?=
 INIT := $(if $(INIT_FROM),$(abspath $(INIT_FROM)))
 ifneq ($(INIT),)
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
 ifneq ($(GNN),)
 $(error INIT_FROM: MODEL=$(MODEL) has no warm start (kg-train --init_from is for the shallow models); drop INIT_FROM)
-endif
-ifneq ($(RANKS),1)
-$(error INIT_FROM: a warm start trains in one process: set RANKS=1)
 endif
 ifeq ($(INIT),$(abspath $(OUT)/model))
 $(error INIT_FROM=$(INIT_FROM) is the model this run writes: give this run another OUT)

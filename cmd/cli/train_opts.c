@@ -524,7 +524,7 @@ static const struct kg_opt opts[] = {
     .help = "this help" } } },
 { "version", 0, NULL, { { .kinds = ALL, .how = KG_OPT_VERSION,
     .help = "print the version" } } },
-{ .group = "Warm start (one process, --partitions too; not under mpirun):" },
+{ .group = "Warm start (in memory, --partitions, mpirun, --dist ssgd):" },
 { "init_from", 0, NULL, { { .kinds = S, STR(sh.warm.init_from),
     .arg = "MODEL", .help = "start from MODEL's rows, matched by entity and "
     "relation name; the same model, dims and --reciprocal" },
@@ -542,7 +542,7 @@ static const struct kg_opt opts[] = {
     .help = "refused: shallow models only" },
   { .kinds = S, FLAG(sh.warm.freeze_old),
     .help = "train only the new entity rows (and the relations); the "
-    "matched ones and their optimiser state stay MODEL's (CPU only)" } } },
+    "matched ones and their optimiser state stay MODEL's" } } },
 { "freeze_relations", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
     "matched relations too" } } },

@@ -234,6 +234,7 @@ merge(struct job *j, double t0)
 {
 	char **in;
 	const char **dirs;
+	uint64_t ne = 0;
 	uint32_t k;
 	int rc;
 
@@ -244,10 +245,10 @@ merge(struct job *j, double t0)
 	for (k = 0; k < j->n_shards; k++)
 		in[k] = kg_xasprintf("%s/shard-%u", j->local, k);
 	rc = kg_attrs_run_order_shards(&j->model, j->msum,
-	    (const char *const *)in, j->n_shards, dirs);
+	    (const char *const *)in, j->n_shards, dirs, &ne);
 	if (rc == 0)
 		rc = kg_attrs_run_merge_into(&j->st, &j->model, j->msum,
-		    dirs, j->n_shards, t0);
+		    dirs, j->n_shards, ne, t0);
 	if (rc == 0) {
 		kg_manifest_set_config(&j->st.manifest, "ranks",
 		    json_integer(j->d.size));

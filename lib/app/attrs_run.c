@@ -366,11 +366,13 @@ pair(uint64_t a, uint64_t b)
 static void
 transform_manifest(struct kg_manifest *man, const struct kg_attrs_opts *o,
     const struct kg_attrs_model *model, const struct kg_attrs_data *data,
-    const char *msum, double t0)
+    uint64_t n_entities, const char *msum, double t0)
 {
 	uint64_t n = data->hi - data->lo;
 
 	kg_manifest_set_config(man, "range", pair(data->lo, data->hi));
+	kg_manifest_set_config(man, "dataset_entities",
+	    json_integer((json_int_t)n_entities));
 	kg_manifest_set_config(man, "shard", pair(o->shard, o->n_shards));
 	kg_manifest_set_config(man, "model_checksum", json_string(msum));
 	kg_manifest_set_config(man, "attributes", kg_attrs_describe(model));
@@ -404,12 +406,6 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	if (rc < 0)
 		goto out;
 	rc = -1;
-	if (ds.n_entities != model.n_entities) {
-		kg_error("%s has %llu entities, the model was fitted on %llu",
-		    o->dataset, (unsigned long long)ds.n_entities,
-		    (unsigned long long)model.n_entities);
-		goto out;
-	}
 	paths = kg_attrs_run_tables(&model, o);
 	if (paths == NULL)
 		goto out;
@@ -430,7 +426,8 @@ kg_attrs_run_transform(const struct kg_attrs_opts *o)
 	kg_attrs_run_progress(o, "encoded", hi - lo, &t1);
 	if (kg_manifest_add_dir(&st.manifest, st.dir) < 0)
 		goto out;
-	transform_manifest(&st.manifest, o, &model, &data, msum, t0);
+	transform_manifest(&st.manifest, o, &model, &data, ds.n_entities, msum,
+	    t0);
 	kg_manifest_set_figure(&st.manifest, "attributes", figs);
 	figs = NULL;
 	rc = kg_stage_commit(&st);
@@ -448,7 +445,7 @@ out:
 
 struct shard_info {
 	const char *dir;
-	uint64_t index, count, lo, hi;
+	uint64_t index, count, lo, hi, n;	/* n: its dataset's entities */
 };
 
 static int
@@ -464,7 +461,7 @@ static int
 read_shard(const char *dir, const char *msum, struct shard_info *s)
 {
 	struct kg_manifest man = KG_MANIFEST_INIT;
-	json_t *sh, *rg, *ms;
+	json_t *sh, *rg, *ms, *ne;
 	int rc;
 
 	rc = kg_manifest_load(&man, dir, TOOL);
@@ -473,6 +470,7 @@ read_shard(const char *dir, const char *msum, struct shard_info *s)
 	sh = kg_manifest_get(&man, "config.shard");
 	rg = kg_manifest_get(&man, "config.range");
 	ms = kg_manifest_get(&man, "config.model_checksum");
+	ne = kg_manifest_get(&man, "config.dataset_entities");
 	rc = -1;
 	if (!json_is_array(sh) || json_array_size(sh) != 2 ||
 	    !json_is_array(rg) || json_array_size(rg) != 2 ||
@@ -487,6 +485,8 @@ read_shard(const char *dir, const char *msum, struct shard_info *s)
 		s->count = (uint64_t)json_integer_value(json_array_get(sh, 1));
 		s->lo = (uint64_t)json_integer_value(json_array_get(rg, 0));
 		s->hi = (uint64_t)json_integer_value(json_array_get(rg, 1));
+		s->n = json_is_integer(ne) ? (uint64_t)json_integer_value(ne) :
+		    UINT64_MAX;
 		rc = 0;
 	}
 	kg_manifest_release(&man);
@@ -495,7 +495,8 @@ read_shard(const char *dir, const char *msum, struct shard_info *s)
 
 int
 kg_attrs_run_order_shards(const struct kg_attrs_model *model,
-    const char *msum, const char *const *inputs, size_t n, const char **dirs)
+    const char *msum, const char *const *inputs, size_t n, const char **dirs,
+    uint64_t *n_entities)
 {
 	struct shard_info *sh = kg_xcalloc(n, sizeof(*sh));
 	size_t i;
@@ -507,7 +508,16 @@ kg_attrs_run_order_shards(const struct kg_attrs_model *model,
 		goto out;
 	rc = -1;
 	qsort(sh, n, sizeof(*sh), cmp_shard);
+	for (i = 0; i < n; i++)
+		if (sh[i].n == UINT64_MAX)
+			sh[i].n = model->n_entities;
 	for (i = 0; i < n; i++) {
+		if (sh[i].n != sh[0].n) {
+			kg_error("%s encodes a dataset of %llu entities, %s one "
+			    "of %llu", sh[i].dir, (unsigned long long)sh[i].n,
+			    sh[0].dir, (unsigned long long)sh[0].n);
+			goto out;
+		}
 		if (sh[i].count != n || sh[i].index != i) {
 			kg_error("%s is shard %llu/%llu; merge needs shards "
 			    "0/%zu to %zu/%zu, each once", sh[i].dir,
@@ -516,7 +526,7 @@ kg_attrs_run_order_shards(const struct kg_attrs_model *model,
 			goto out;
 		}
 		if (sh[i].lo != (i == 0 ? 0 : sh[i - 1].hi) || (i + 1 == n &&
-		    sh[i].hi != model->n_entities)) {
+		    sh[i].hi != sh[i].n)) {
 			kg_error("%s: entity range [%llu, %llu) does not "
 			    "continue the previous shard", sh[i].dir,
 			    (unsigned long long)sh[i].lo,
@@ -525,6 +535,7 @@ kg_attrs_run_order_shards(const struct kg_attrs_model *model,
 		}
 		dirs[i] = sh[i].dir;
 	}
+	*n_entities = n > 0 ? sh[0].n : model->n_entities;
 	rc = 0;
 out:
 	free(sh);
@@ -534,7 +545,7 @@ out:
 int
 kg_attrs_run_merge_into(struct kg_stage *st,
     const struct kg_attrs_model *model, const char *msum,
-    const char *const *dirs, size_t n, double t0)
+    const char *const *dirs, size_t n, uint64_t n_entities, double t0)
 {
 	if (kg_attrs_merge_arrays(model, dirs, n, st->dir) < 0 ||
 	    kg_manifest_add_dir(&st->manifest, st->dir) < 0)
@@ -546,7 +557,7 @@ kg_attrs_run_merge_into(struct kg_stage *st,
 	kg_manifest_set_config(&st->manifest, "attributes",
 	    kg_attrs_describe(model));
 	kg_manifest_set_figure(&st->manifest, "entities",
-	    json_integer((json_int_t)model->n_entities));
+	    json_integer((json_int_t)n_entities));
 	kg_manifest_set_figure(&st->manifest, "seconds",
 	    json_real(kg_now() - t0));
 	return 0;
@@ -561,6 +572,7 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 	const char **dirs;
 	char msum[32];
 	double t0 = kg_now();
+	uint64_t ne = 0;
 	size_t i;
 	int rc;
 
@@ -569,7 +581,7 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 		return rc;
 	dirs = kg_xcalloc(o->n_inputs, sizeof(char *));
 	rc = kg_attrs_run_order_shards(&model, msum, o->inputs, o->n_inputs,
-	    dirs);
+	    dirs, &ne);
 	if (rc < 0)
 		goto out;
 	in = kg_xcalloc(o->n_inputs + 1, sizeof(*in));
@@ -584,7 +596,7 @@ kg_attrs_run_merge(const struct kg_attrs_opts *o)
 	if (rc < 0)
 		goto out;
 	rc = -1;
-	if (kg_attrs_run_merge_into(&st, &model, msum, dirs, o->n_inputs,
+	if (kg_attrs_run_merge_into(&st, &model, msum, dirs, o->n_inputs, ne,
 	    t0) == 0)
 		rc = kg_stage_commit(&st);
 out:

@@ -41,20 +41,22 @@ void kg_attrs_run_progress(const struct kg_attrs_opts *o, const char *what,
 
 /*
  * The shard directories inputs[0..n) checked (made with the model whose
- * manifest checksum is msum, shards 0/n to n-1/n each once, contiguous
- * entity ranges covering the model's entities) and put in shard order
- * into dirs (pointers to inputs' strings).  0, -1 after kg_error(), or
- * KG_ERR_VERSION.
+ * manifest checksum is msum, shards 0/n to n-1/n each once, of datasets
+ * of one entity count, contiguous entity ranges covering them) and put
+ * in shard order into dirs (pointers to inputs' strings); *n_entities
+ * gets that count: the dataset's each shard records, or the model's for
+ * a shard that records none.  0, -1 after kg_error(), or KG_ERR_VERSION.
  */
 int kg_attrs_run_order_shards(const struct kg_attrs_model *model,
     const char *msum, const char *const *inputs, size_t n,
-    const char **dirs);
+    const char **dirs, uint64_t *n_entities);
 
-/* The ordered shards dirs[0..n) merged into the begun stage st: the
- * feature arrays and the manifest's config and figures (t0: the run's
- * start).  0 or -1 after kg_error(); the caller commits. */
+/* The ordered shards dirs[0..n) of n_entities entities merged into the
+ * begun stage st: the feature arrays and the manifest's config and
+ * figures (t0: the run's start).  0 or -1 after kg_error(); the caller
+ * commits. */
 int kg_attrs_run_merge_into(struct kg_stage *st,
     const struct kg_attrs_model *model, const char *msum,
-    const char *const *dirs, size_t n, double t0);
+    const char *const *dirs, size_t n, uint64_t n_entities, double t0);
 
 #endif

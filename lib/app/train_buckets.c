@@ -532,13 +532,6 @@ check_run(struct kg_buckets *v)
 	kg_error_hold(0);
 	if (rc < 0)
 		return -1;
-	if (kg_warmstart_given(v->j->warm) && v->d->size > 1) {
-		if (v->d->rank == 0)
-			kg_error("--init_from and --init_entities with "
-			    "partitions train in one process; under mpirun "
-			    "each rank holds only some partitions");
-		return -1;
-	}
 	if (v->buffered && v->d->size > 1) {
 		if (v->d->rank == 0)
 			kg_error("--buffer_capacity and --mem_budget train out "
@@ -557,26 +550,6 @@ check_run(struct kg_buckets *v)
 	return kg_buckets_agree(v, rc);
 }
 
-/*
- * The warm start's rows (one process: check_run), through the store in
- * the trainer's IDs (the partition book's new2old).  The process then
- * holds every partition, as after a first round.  0 or -1.
- */
-static int
-warm_start(struct kg_buckets *v)
-{
-	uint32_t p;
-
-	if (!kg_warmstart_given(v->j->warm))
-		return 0;
-	if (kg_warmstart_run(&v->tr, &v->ds, v->pb.new2old, v->j->warm,
-	    v->config, v->show) < 0)
-		return -1;
-	for (p = 0; p < v->P; p++)
-		v->loc[p] = 0;
-	return 0;
-}
-
 /* The warm start, then resume when asked; 0 or -1 on every rank. */
 static int
 start(struct kg_buckets *v)
@@ -585,7 +558,7 @@ start(struct kg_buckets *v)
 
 	v->ckpt = kg_train_job_ckpt(v->j);
 	v->config = kg_buckets_config(v);
-	if (kg_buckets_agree(v, warm_start(v)) < 0)
+	if (kg_buckets_agree(v, kg_buckets_warm_start(v)) < 0)
 		return -1;
 	if (v->j->resume) {
 		/* Rank 0's disk holds the checkpoint; the others' need not. */
@@ -595,6 +568,9 @@ start(struct kg_buckets *v)
 		if (found) {
 			rc = kg_buckets_agree(v, v->d->rank == 0 ?
 			    kg_buckets_resume_changes(v) : 0);
+			if (rc == 0)
+				rc = kg_buckets_agree(v,
+				    kg_buckets_warm_forget(v));
 			if (rc == 0)
 				rc = kg_buckets_load(v);
 			if (rc == 0 && v->show)

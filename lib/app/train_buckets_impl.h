@@ -11,6 +11,7 @@
  *                           partition buffer
  *   train_buckets_loop.c    the epoch loop's hooks: validation, the best
  *                           epoch, checkpoints, the epoch line
+ *   train_buckets_warm.c    the warm start's rows, on every rank
  */
 #ifndef KG_APP_TRAIN_BUCKETS_IMPL_H
 #define KG_APP_TRAIN_BUCKETS_IMPL_H
@@ -66,5 +67,25 @@ int kg_buckets_resume_changes(struct kg_buckets *v);
 int kg_buckets_save(struct kg_buckets *v);
 int kg_buckets_load(struct kg_buckets *v);
 int kg_buckets_write_model(struct kg_buckets *v, json_t *figures);
+
+/*
+ * The warm start (v->j->warm; nothing when it names no source), before
+ * the first round, on every rank: rank r writes the rows of the
+ * partitions p with p % ranks == r through its store, matched by name in
+ * the trainer's IDs (the partition book's new2old), and every rank's
+ * v->loc says so (one process: rank 0 holds them all).  The table is
+ * one process's, the relations every rank's own copy of the same rows.
+ * 0, -1 after kg_error() or KG_ERR_VERSION on this rank (the caller
+ * agrees).
+ */
+int kg_buckets_warm_start(struct kg_buckets *v);
+/*
+ * Under mpirun, before a resume puts the checkpoint's partitions: drop
+ * those kg_buckets_warm_start left on this rank (v->loc back to -1), so
+ * that the store can take what the checkpoint sends.  Nothing in one
+ * process (the checkpoint's files replace the rows) or without a warm
+ * start.  0 or -1 after kg_error().
+ */
+int kg_buckets_warm_forget(struct kg_buckets *v);
 
 #endif

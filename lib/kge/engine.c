@@ -80,12 +80,6 @@ ask_pool(const struct kg_engine_run *r)
 	return r->o->neg_pool > 0;
 }
 
-static int
-ask_frozen(const struct kg_engine_run *r)
-{
-	return r->frozen;
-}
-
 #define NOT_ON_DEVICE " is not supported on a device yet (use --device cpu)"
 
 /* The supports table: a run asking for a feature goes only to the
@@ -110,9 +104,6 @@ static const struct kg_engine_feature features[] = {
 	    "subsampling weights" NOT_ON_DEVICE },
 	{ "gradient clipping", ask_clip, ON_HOST, KG_ASK_OPTIONS,
 	    "gradient clipping (--max_grad_norm)" NOT_ON_DEVICE },
-	/* The device step updates every distinct row of a chunk. */
-	{ "frozen rows", ask_frozen, ON_HOST, KG_ASK_OPTIONS,
-	    "frozen rows (--freeze_old)" NOT_ON_DEVICE },
 	{ "a cut epoch of buckets", ask_max_step, ON_HOST, KG_ASK_RUN,
 	    "--max_step with partitions trains on the CPU; drop --device" },
 	{ "a device buffer under mpirun", ask_gpu_buffer,

@@ -70,6 +70,10 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 		    sizeof(int64_t))) == NULL)
 			return -1;
 	dt->hidx = dt->hbuf[0];
+	if (tr->frozen_ent != NULL || tr->frozen_rel != NULL) {
+		dt->eperm = kg_xmallocarray(M + 1, sizeof(*dt->eperm));
+		dt->rperm = kg_xmallocarray(B + 1, sizeof(*dt->rperm));
+	}
 	if (tr->merge != NULL &&
 	    ((dt->x_ent = kg_be_host_alloc(dt->be, M * sizeof(uint64_t))) ==
 	    NULL ||
@@ -233,6 +237,8 @@ kg_dev_trainer_free(struct kg_dev_trainer *dt)
 	kg_be_host_free(dt->be, dt->x_ent_g);
 	kg_be_host_free(dt->be, dt->x_rel);
 	kg_be_host_free(dt->be, dt->x_rel_g);
+	free(dt->eperm);
+	free(dt->rperm);
 	if (dt->part != NULL)
 		kg_store_release(dt->tr->ents, 0, 1);
 	kg_plan_release(&dt->plan);
@@ -255,6 +261,27 @@ dev_row(const struct kg_dev_trainer *dt, uint64_t e)
 }
 
 /*
+ * perm[s] for the n distinct rows ids (slot s: row ids[s]): the rows the
+ * frozen bitmap b leaves training first, in their order, then the frozen
+ * ones; returns how many train.
+ */
+static size_t
+train_first(const uint64_t *b, size_t n, const uint64_t *ids64,
+    const uint32_t *ids32, uint32_t *perm)
+{
+	size_t s, k = 0, f;
+
+	for (s = 0; s < n; s++)
+		if (!kg_trainer_frozen(b, ids64 ? ids64[s] : ids32[s]))
+			perm[s] = (uint32_t)k++;
+	f = k;
+	for (s = 0; s < n; s++)
+		if (kg_trainer_frozen(b, ids64 ? ids64[s] : ids32[s]))
+			perm[s] = (uint32_t)f++;
+	return k;
+}
+
+/*
  * The chunk's index batch from its plan: occurrence k (positive i's
  * fixed row at i, its true candidate at len + i, the negatives in hand
  * at 2 len + j) and its slot among the distinct rows, the distinct rows,
@@ -266,21 +293,31 @@ static void
 index_batch(struct kg_dev_trainer *dt)
 {
 	const struct kg_plan *pl = &dt->plan;
+	const struct kg_trainer *tr = dt->tr;
 	size_t hand = pl->n_local + pl->n_other, i, k;
+	const uint32_t *ep = dt->eperm, *rp = dt->rperm;
 	int64_t *x = dt->hidx;
 
+	dt->nu_train = pl->n_ent;
+	dt->nr_train = pl->n_rel;
+	if (ep != NULL) {
+		dt->nu_train = train_first(tr->frozen_ent, pl->n_ent, pl->uent,
+		    NULL, dt->eperm);
+		dt->nr_train = train_first(tr->frozen_rel, pl->n_rel, NULL,
+		    pl->urel, dt->rperm);
+	}
 	for (k = 0; k < pl->n_occ; k++) {
 		x[I_ENT(dt) + k] = dev_row(dt, pl->occ[k]);
-		x[I_ESLOT(dt) + k] = pl->slot[k];
+		x[I_ESLOT(dt) + k] = ep ? ep[pl->slot[k]] : pl->slot[k];
 	}
 	for (k = 0; k < pl->n_ent; k++)
-		x[I_UENT(dt) + k] = dev_row(dt, pl->uent[k]);
+		x[I_UENT(dt) + (ep ? ep[k] : k)] = dev_row(dt, pl->uent[k]);
 	for (i = 0; i < pl->len; i++) {
 		x[I_REL(dt) + i] = pl->tri[3 * i + 1];
-		x[I_RSLOT(dt) + i] = pl->rslot[i];
+		x[I_RSLOT(dt) + i] = rp ? rp[pl->rslot[i]] : pl->rslot[i];
 	}
 	for (k = 0; k < pl->n_rel; k++)
-		x[I_UREL(dt) + k] = pl->urel[k];
+		x[I_UREL(dt) + (rp ? rp[k] : k)] = pl->urel[k];
 	for (k = 0; k < pl->n_pool; k++) {
 		uint32_t s = pl->neg[hand + k];
 
@@ -435,6 +472,40 @@ rel_lr(const struct kg_train_opts *o)
 }
 
 /*
+ * The merged sums m without the frozen rows (the whole table on the
+ * device: a row is its entity ID), the rest moved into the host buffers
+ * x_ent ... x_rel_g, which the exchange no longer needs.
+ */
+static void
+drop_frozen(struct kg_dev_trainer *dt, struct kg_row_grads *m)
+{
+	const struct kg_trainer *tr = dt->tr;
+	size_t d = dt->d, rw = dt->rw, i, k;
+
+	for (i = k = 0; i < m->n_ent; i++) {
+		if (kg_trainer_frozen(tr->frozen_ent, m->ent[i]))
+			continue;
+		dt->x_ent[k] = m->ent[i];
+		memmove(dt->x_ent_g + k * d, m->ent_g + i * d, d * sizeof(float));
+		k++;
+	}
+	m->n_ent = k;
+	m->ent = dt->x_ent;
+	m->ent_g = dt->x_ent_g;
+	for (i = k = 0; i < m->n_rel; i++) {
+		if (kg_trainer_frozen(tr->frozen_rel, m->rel[i]))
+			continue;
+		dt->x_rel[k] = m->rel[i];
+		memmove(dt->x_rel_g + k * rw, m->rel_g + i * rw,
+		    rw * sizeof(float));
+		k++;
+	}
+	m->n_rel = k;
+	m->rel = dt->x_rel;
+	m->rel_g = dt->x_rel_g;
+}
+
+/*
  * Data-parallel: the chunk's nu distinct entity rows and nr relation rows
  * (their sums in dv.ug and dv.ugr, their IDs in the host's index batch)
  * downloaded, summed over every share by the trainer's merge hook (MPI on
@@ -475,6 +546,8 @@ exchange(struct kg_dev_trainer *dt, size_t nu, size_t nr)
 		    m.n_ent, m.n_rel, dt->M, dt->B);
 		return -1;
 	}
+	if (dt->eperm != NULL)
+		drop_frozen(dt, &m);
 	for (i = 0; i < m.n_ent; i++)
 		ue[i] = (int64_t)m.ent[i];
 	for (i = 0; i < m.n_rel; i++)
@@ -650,10 +723,10 @@ dev_step(struct kg_dev_trainer *dt, const int32_t *tri, size_t len,
 		return -1;
 	if (tr->merge != NULL)
 		return exchange(dt, nu, nr);
-	return kg_dev_optim(be, o->ent_optim, nu, d, lr, ix + I_UENT(dt),
-	    v->ug, v->W, v->Ws) < 0 ||
-	    kg_dev_optim(be, o->rel_optim, nr, rw, rlr, ix + I_UREL(dt),
-	    v->ugr, v->R, v->Rs) < 0 ? -1 : 0;
+	return (dt->nu_train > 0 && kg_dev_optim(be, o->ent_optim,
+	    dt->nu_train, d, lr, ix + I_UENT(dt), v->ug, v->W, v->Ws) < 0) ||
+	    (dt->nr_train > 0 && kg_dev_optim(be, o->rel_optim, dt->nr_train,
+	    rw, rlr, ix + I_UREL(dt), v->ugr, v->R, v->Rs) < 0) ? -1 : 0;
 }
 
 int

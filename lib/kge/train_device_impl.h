@@ -119,6 +119,18 @@ struct kg_dev_trainer {
 	float *x_ent_g;
 	uint32_t *x_rel;
 	float *x_rel_g;
+	/*
+	 * Frozen rows (the trainer's frozen_ent, frozen_rel; kge/train.h):
+	 * the index batch lists a chunk's distinct rows that train first,
+	 * nu_train of entities and nr_train of relations, and the frozen
+	 * ones after them, each occurrence's slot renumbered by eperm and
+	 * rperm (M and B, the plan's slot to the batch's); the optimiser
+	 * steps the rows that train only, so a frozen row and its state
+	 * stay as they are on every backend.  Without frozen rows eperm
+	 * and rperm are NULL and the batch keeps the plan's order.
+	 */
+	uint32_t *eperm, *rperm;
+	size_t nu_train, nr_train;
 };
 
 /* Offsets into the index batch. */

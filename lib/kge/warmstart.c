@@ -281,11 +281,13 @@ neighbour_sums(const struct kg_trainer *tr, const struct kg_dataset *ds,
 	free(g);
 }
 
-/* Write every entity row through the store: the row of trainer ID id
- * is ds's entity order[id] (order NULL: id). */
+/* Write the entity rows of the store's partitions p with parts[p] set
+ * (parts NULL: all) through the store: the row of trainer ID id is ds's
+ * entity order[id] (order NULL: id).  The counts in *st are those of
+ * every partition. */
 static int
 set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const int32_t *order, const struct source *s,
+    const int32_t *order, const uint8_t *parts, const struct source *s,
     const struct kg_warmstart_opts *o, struct kg_warmstart_stats *st)
 {
 	struct kg_store *sto = tr->ents;
@@ -301,11 +303,15 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 		sum = kg_xcalloc(n_new * d, sizeof(*sum));
 		cnt = kg_xcalloc(n_new, sizeof(*cnt));
 		neighbour_sums(tr, ds, s, slot, sum, cnt);
+		for (i = 0; i < n_new; i++)
+			st->ent.from_neighbours += cnt[i] > 0;
 	}
 	for (p = 0; p < sto->n_parts; p++) {
-		const struct kg_store_part *pt = kg_store_acquire(sto, p);
+		const struct kg_store_part *pt;
 
-		if (pt == NULL) {
+		if (parts != NULL && !parts[p])
+			continue;
+		if ((pt = kg_store_acquire(sto, p)) == NULL) {
 			free(slot);
 			free(sum);
 			free(cnt);
@@ -333,7 +339,6 @@ set_entities(struct kg_trainer *tr, const struct kg_dataset *ds,
 			if (cnt != NULL && cnt[q] > 0) {
 				for (k = 0; k < d; k++)
 					w[k] = (float)(sum[q * d + k] / cnt[q]);
-				st->ent.from_neighbours++;
 			} else if (o->init_new == KG_INIT_NEW_ZERO)
 				memset(w, 0, d * sizeof(*w));
 			if (state != NULL)
@@ -599,9 +604,11 @@ load_entities(const struct kg_trainer *tr, const struct kg_dataset *ds,
 	return 0;
 }
 
-int
-kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+/* kg_warmstart_apply over the partitions parts selects (NULL: all). */
+static int
+apply(struct kg_trainer *tr, const struct kg_dataset *ds,
+    const int32_t *order, const uint8_t *parts,
+    const struct kg_warmstart_opts *o, json_t *config,
     struct kg_warmstart_stats *st)
 {
 	struct kg_modeldir md = KG_MODELDIR_INIT;
@@ -661,7 +668,7 @@ kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
 	rc = 0;
 apply:
 	if (rc == 0)
-		rc = set_entities(tr, ds, order, &s, o, st);
+		rc = set_entities(tr, ds, order, parts, &s, o, st);
 	if (rc == 0 && s.rel != NULL)
 		set_relations(tr, &s);
 	if (rc == 0)
@@ -676,6 +683,14 @@ out:
 	kg_npy_release(&ea);
 	kg_modeldir_release(&md);
 	return rc;
+}
+
+int
+kg_warmstart_apply(struct kg_trainer *tr, const struct kg_dataset *ds,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    struct kg_warmstart_stats *st)
+{
+	return apply(tr, ds, order, NULL, o, config, st);
 }
 
 char *
@@ -704,9 +719,9 @@ kg_warmstart_format(const struct kg_warmstart_opts *o,
 }
 
 int
-kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
-    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
-    int show)
+kg_warmstart_run_parts(struct kg_trainer *tr, const struct kg_dataset *ds,
+    const int32_t *order, const uint8_t *parts,
+    const struct kg_warmstart_opts *o, json_t *config, int show)
 {
 	struct kg_warmstart_stats st;
 	char line[512];
@@ -714,11 +729,19 @@ kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
 
 	if (!kg_warmstart_given(o))
 		return 0;
-	rc = kg_warmstart_apply(tr, ds, order, o, config, &st);
+	rc = apply(tr, ds, order, parts, o, config, &st);
 	if (rc == 0 && show)
 		fprintf(stderr, "%s: %s\n", kg_progname(),
 		    kg_warmstart_format(o, &st, line, sizeof(line)));
 	return rc;
+}
+
+int
+kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
+    const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
+    int show)
+{
+	return kg_warmstart_run_parts(tr, ds, order, NULL, o, config, show);
 }
 
 int

@@ -149,6 +149,19 @@ int kg_warmstart_run(struct kg_trainer *tr, const struct kg_dataset *ds,
     const int32_t *order, const struct kg_warmstart_opts *o, json_t *config,
     int show);
 
+/*
+ * kg_warmstart_run writing only the entity rows of the store partitions
+ * p with parts[p] nonzero (parts NULL: all; one per partition of the
+ * trainer's store): a rank of the bucket driver writes the partitions it
+ * holds.  The relation rows, the frozen bitmaps, config and the counts
+ * are those of every partition, and a partition's rows are the same
+ * whichever partitions are written with it.  Returns as
+ * kg_warmstart_apply.
+ */
+int kg_warmstart_run_parts(struct kg_trainer *tr, const struct kg_dataset *ds,
+    const int32_t *order, const uint8_t *parts,
+    const struct kg_warmstart_opts *o, json_t *config, int show);
+
 /* Whether o names a source (init_from or init_entities); 0 for NULL. */
 int kg_warmstart_given(const struct kg_warmstart_opts *o);
 

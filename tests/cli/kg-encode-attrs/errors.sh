@@ -102,9 +102,13 @@ expect_fail "table changed since fit" 1 "good.csv: table changed since fit" \
     kg-encode-attrs transform -d ds -m model -o out
 check "transform: no output left" nothing_left out
 printf 'a\tr\tb\nb\tr\tc\nc\tr\td\n' >t2.tsv
-kg-ingest -q -o ds2 --train t2.tsv || notok "ingest ds2"
-expect_fail "another dataset" 1 "has 4 entities, the model was fitted on 3" \
-    kg-encode-attrs transform -d ds2 -m model -o out
+kg-ingest -q -o ds2 --train t2.tsv
+printf 'entity,n,c\na,1,x\nb,2,y\nc,,x\n' >good.csv
+kg-encode-attrs transform -q -d ds2 -m model -o x0 --shard 0/2
+expect_fail "merge of shards of two datasets" 1 \
+    "x0 encodes a dataset of 4 entities, s0 one of 3" \
+    kg-encode-attrs merge -m model -o out s0 x0
+printf 'entity,n,c\na,1,x\nb,3,y\nc,,x\n' >good.csv	# changed again
 
 # Unknown format version: exit 3.
 sed 's/"format_version": 1/"format_version": 99/' model/manifest.json >m.json &&

@@ -3,10 +3,10 @@
 # matched relation row) and its optimiser state are bit for bit the
 # model's, while the new rows (and unfrozen relations) trained; the
 # matched rows are found by name, so old and new IDs may interleave; the
-# 1-vs-all, Adam and --deterministic paths honour it too; a device refuses
-# it (exit 2).
+# 1-vs-all, Adam and --deterministic paths honour it too (the device
+# engine: freeze_device.sh).
 . "$KG_TOP/tests/cli/lib.sh"
-plan 19
+plan 18
 d=$(fixture_data umls)
 gzip -dc "$d/train.txt.gz" >all.tsv
 cut -f1 all.tsv | sort -u | awk 'NR % 10 == 3' >fresh.txt
@@ -114,9 +114,6 @@ check "without --freeze_old the old rows move" \
     differs m u dsy dst entities.npy entities
 
 mkdir bad
-expect_fail "a device refuses frozen rows" 2 \
-    "^kg-train: frozen rows \(--freeze_old\) is not supported on a device" \
-    env KG_TRAIN_SEAM=cpu $t --init_from m --freeze_old --epochs 1 dst bad/o1
 expect_fail "--freeze_relations needs --init_from" 2 \
     "^kg-train: --freeze_relations needs --init_from" \
     $t --init_entities m/entities.npy --freeze_old --freeze_relations dsy bad/o2

@@ -3,10 +3,10 @@
 # driver's renumbered IDs, so --epochs 0 writes exactly the model the
 # in-memory warm start writes (M's old rows bit for bit); --freeze_old
 # keeps them through training; a killed run resumes to the same end; the
-# device buffer (the CPU backend through the test seam) starts from them;
-# --dist ssgd and mpirun are refused.
+# device buffer (the CPU backend through the test seam) starts from them.
+# Under mpirun and --dist ssgd: warmstart_mpi.sh.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 15
+plan 13
 d=$(fixture_data umls)
 gzip -dc "$d/train.txt.gz" >all.tsv
 cut -f1 all.tsv | sort -u | awk 'NR % 10 == 3' >fresh.txt
@@ -98,14 +98,3 @@ m, w = rows("m/entities.npy"), rows("seam/entities.npy")
 d = max(abs(a - b) for i in range(ne) for a, b in zip(m[i], w[i]))
 sys.exit(not (0 < d < 1e-5))
 PY
-expect_fail "--dist ssgd refused" 2 \
-    "^kg-train: --init_from and --init_entities train in one process" \
-    $t --dist ssgd --init_from m dst bad
-if command -v mpirun >/dev/null; then
-	expect_fail "under mpirun refused" 2 \
-	    "^kg-train: --init_from and --init_entities train in one process" \
-	    timeout 60 mpirun --oversubscribe -np 2 $t --init_from m \
-	    --partitions pt dst bad
-else
-	skip "under mpirun refused: mpirun is not installed"
-fi

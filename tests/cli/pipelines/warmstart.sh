@@ -2,8 +2,9 @@
 # INIT_FROM=MODEL_DIR: a pipeline run twice, the second from the first's
 # model (kg-train --init_from), names it in its manifest; INIT_FROM is
 # part of the training stage's settings (set, dropped, or its model
-# retrained: the model and metrics are redone, the dataset not), and the
-# combinations that cannot warm start are refused before any stage runs.
+# retrained: the model and metrics are redone, the dataset not); a warm
+# start runs on 2 ranks over the partitions too; the combinations that
+# cannot warm start are refused before any stage runs.
 . "$KG_TOP/tests/cli/lib.sh"
 plan 15
 mk=$KG_TOP/pipelines/enterprise.mk
@@ -84,8 +85,14 @@ refused() {
 }
 refused "a GNN has no warm start" "MODEL=RGCN has no warm start" \
     MODEL=RGCN INIT_FROM=day1/model
-refused "a warm start on 2 ranks" "set RANKS=1" MODEL=DistMult RANKS=2 \
-    INIT_FROM=day1/model
+if command -v mpirun >/dev/null; then
+	make -s -f "$mk" "${vars[@]/RANKS=1/RANKS=2}" OUT="$PWD/day2r" \
+	    INIT_FROM=day1/model all >log 2>&1
+	check "a warm start on 2 ranks names day 1's model" \
+	    test "$(init_from day2r/model)" = "$PWD/day1/model"
+else
+	skip "a warm start on 2 ranks: mpirun is not installed"
+fi
 refused "a warm start into its own model" "is the model this run writes" \
     MODEL=DistMult RANKS=1 INIT_FROM=no/model
 err=$(make -n -f "$bm" "${bvars[@]}" OUT="$PWD/b1" INIT_FROM=b1/model-tiny all \
