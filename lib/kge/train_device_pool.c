@@ -63,9 +63,11 @@ kg_dev_pool_free(struct kg_dev_trainer *dt)
  * Apply the summed gradients of partition q's n slots from slot o (IDs
  * gid, sorted) in bank b to their rows, q on the device: lib/kge's
  * apply_slots, row-wise Adagrad through kg_be_adagrad_sq, the other
- * optimisers a plain step of every slot.  Equal IDs (a partition
- * larger than the pool draws some twice) step one after another as on
- * the CPU: round r takes the r-th of each, gathered.  0 or -1.
+ * optimisers a plain step of every slot; a frozen row (kge/train.h)
+ * takes none.  Equal IDs (a partition larger than the pool draws some
+ * twice) step one after another as on the CPU: round r takes the r-th
+ * of each, gathered (a round of frozen rows only ends it: the later
+ * rounds hold the same IDs).  0 or -1.
  */
 static int
 apply_slots(struct kg_dev_trainer *dt, uint32_t q, const uint64_t *gid,
@@ -82,7 +84,8 @@ apply_slots(struct kg_dev_trainer *dt, uint32_t q, const uint64_t *gid,
 	for (r = 0;; r++) {
 		for (m = 0, run = 0, i = 0; i < n; i++) {
 			run = i > 0 && gid[i] == gid[i - 1] ? run + 1 : 0;
-			if (run != r)
+			if (run != r || kg_trainer_frozen(tr->frozen_ent,
+			    gid[i]))
 				continue;
 			pl->hidx[m] = (int64_t)gid[i] + dt->row_shift[q];
 			pl->hidx[k + m] = (int64_t)(first + i);
