@@ -189,6 +189,26 @@ kg_job_warm_start(struct kg_job *b, const int32_t *new2old)
 	    b->show);
 }
 
+int32_t *
+kg_job_known(const struct kg_train_opts *o, const int32_t *hrt, uint64_t n,
+    uint64_t n_relations, uint64_t *nk)
+{
+	uint64_t k = !o->filter_negatives ? 0 : o->reciprocal ? 2 * n : n, i;
+	int32_t *known = kg_xmallocarray(3 * k + 3, sizeof(*known));
+
+	if (k > 0)
+		memcpy(known, hrt, 3 * n * sizeof(*known));
+	for (i = n; i < k; i++) {
+		const int32_t *x = hrt + 3 * (i - n);
+
+		known[3 * i] = x[2];
+		known[3 * i + 1] = x[1] + (int32_t)n_relations;
+		known[3 * i + 2] = x[0];
+	}
+	*nk = k;
+	return known;
+}
+
 int
 kg_job_open_engine(struct kg_job *b, const struct kg_engine_run *r)
 {

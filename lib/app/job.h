@@ -170,6 +170,15 @@ void kg_job_say_no_ckpt(const struct kg_job *b);
 int kg_job_warm_start(struct kg_job *b, const int32_t *new2old);
 
 /*
+ * The known positives the trainer filters its negatives by: with
+ * --neg_filter the n train triples hrt and, with reciprocal relations,
+ * their inverses (relation + n_relations); *nk gets their count (0
+ * without --neg_filter).  A new array, never NULL; the caller frees it.
+ */
+int32_t *kg_job_known(const struct kg_train_opts *o, const int32_t *hrt,
+    uint64_t n, uint64_t n_relations, uint64_t *nk);
+
+/*
  * Open the engine for run r on the trainer (kg_engine_open) into
  * b->eng and, when shown, say on stderr where it trains when that is
  * not the host.  0, or -1 after kg_error().

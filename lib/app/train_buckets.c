@@ -99,8 +99,7 @@ init_trainer(struct kg_buckets *v)
 	    v->pb.offsets);
 	struct kg_store_init in = kg_train_init_rule(o,
 	    KG_STREAM_BUCKET_ENTITY_INIT);
-	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = !o->filter_negatives ?
-	    0 : o->reciprocal ? 2 * n : n, i;
+	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk, i;
 	size_t k;
 	int32_t *known;
 	int rc;
@@ -112,16 +111,7 @@ init_trainer(struct kg_buckets *v)
 		return -1;
 	/* The known positives only for filtering: at 100M triples they
 	 * take gigabytes. */
-	known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
-	if (nk > 0)
-		memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
-	for (i = n; i < nk; i++) {
-		const int32_t *x = v->pb.bucket_hrt + 3 * (i - n);
-
-		known[3 * i] = x[2];
-		known[3 * i + 1] = x[1] + (int32_t)v->ds.n_relations;
-		known[3 * i + 2] = x[0];
-	}
+	known = kg_job_known(o, v->pb.bucket_hrt, n, v->ds.n_relations, &nk);
 	if (o->use_types) {
 		v->types = kg_xmallocarray(v->ds.n_entities, sizeof(*v->types));
 		for (i = 0; i < v->ds.n_entities; i++)

@@ -73,20 +73,11 @@ init_trainer(struct kg_job *b)
 {
 	const struct kg_train_opts *o = b->o;
 	const struct kg_triples *train = &b->ds.split[KG_SPLIT_TRAIN];
-	uint64_t nk = !o->filter_negatives ? 0 : o->reciprocal ?
-	    2 * train->n : train->n, i;
-	int32_t *known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
+	uint64_t nk;
+	int32_t *known = kg_job_known(o, train->hrt, train->n,
+	    b->ds.n_relations, &nk);
 	int rc;
 
-	if (nk > 0)
-		memcpy(known, train->hrt, 3 * train->n * sizeof(*known));
-	for (i = train->n; i < nk; i++) {
-		const int32_t *x = train->hrt + 3 * (i - train->n);
-
-		known[3 * i] = x[2];
-		known[3 * i + 1] = x[1] + (int32_t)b->ds.n_relations;
-		known[3 * i + 2] = x[0];
-	}
 	rc = kg_trainer_init(&b->tr, o, b->ds.n_entities, b->ds.n_relations,
 	    train->hrt, train->n, known, nk, b->ds.types,
 	    (uint32_t)b->ds.n_types);
