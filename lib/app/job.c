@@ -238,7 +238,7 @@ kg_job_valid_mrr(struct kg_job *b, double *mrr)
 	md.n_entities = tr->n_entities;
 	md.n_relations = tr->n_relations;
 	md.n_rel_rows = tr->n_rel_rows;
-	md.ents = tr->ents;
+	md.ents = b->st;
 	md.relations = tr->rel;
 	eo.filter = &b->filter;
 	eo.threads = (int)tr->nthreads;

@@ -186,7 +186,7 @@ int32_t *kg_job_known(const struct kg_train_opts *o, const int32_t *hrt,
 int kg_job_open_engine(struct kg_job *b, const struct kg_engine_run *r);
 
 /* Filtered valid MRR (both sides, realistic ties) of the parameters as
- * they are, the rows read through the trainer's store; 0 or -1. */
+ * they are, the rows read through b->st; 0 or -1. */
 int kg_job_valid_mrr(struct kg_job *b, double *mrr);
 
 /*

@@ -422,9 +422,9 @@ figures(struct kg_buckets *v)
 		json_array_append_new(b, json_integer((json_int_t)
 		    rss[d->size + i]));
 	}
+	/* The kept parameters' copy in memory (none out of core: the store
+	 * keeps their partition files). */
 	if (v->ep.best >= 0.0)
-		/* The kept parameters' copy in memory (none out of core:
-		 * the store keeps their partition files). */
 		json_object_set_new(fig, "snapshot_bytes_in_memory",
 		    json_integer((json_int_t)v->st->stats.bytes_snapshot));
 	json_object_set_new(fig, "ranks", json_integer(d->size));
