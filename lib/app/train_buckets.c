@@ -73,11 +73,8 @@ load_inputs(struct kg_buckets *v)
 		    (unsigned long long)n);
 		return -1;
 	}
-	if (v->o->use_types && v->ds.types == NULL) {
-		kg_error("--neg_types: dataset '%s' has no entity types",
-		    v->j->dataset);
+	if (kg_job_check_types(&v->job) < 0)
 		return -1;
-	}
 	v->P = v->pb.nparts;
 	for (p = 0; p < v->P; p++)
 		if (v->pb.offsets[p + 1] <= v->pb.offsets[p]) {
@@ -102,8 +99,7 @@ init_trainer(struct kg_buckets *v)
 	    v->pb.offsets);
 	struct kg_store_init in = kg_train_init_rule(o,
 	    KG_STREAM_BUCKET_ENTITY_INIT);
-	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk = !o->filter_negatives ?
-	    0 : o->reciprocal ? 2 * n : n, i;
+	uint64_t n = v->ds.split[KG_SPLIT_TRAIN].n, nk, i;
 	size_t k;
 	int32_t *known;
 	int rc;
@@ -115,16 +111,7 @@ init_trainer(struct kg_buckets *v)
 		return -1;
 	/* The known positives only for filtering: at 100M triples they
 	 * take gigabytes. */
-	known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
-	if (nk > 0)
-		memcpy(known, v->pb.bucket_hrt, 3 * n * sizeof(*known));
-	for (i = n; i < nk; i++) {
-		const int32_t *x = v->pb.bucket_hrt + 3 * (i - n);
-
-		known[3 * i] = x[2];
-		known[3 * i + 1] = x[1] + (int32_t)v->ds.n_relations;
-		known[3 * i + 2] = x[0];
-	}
+	known = kg_job_known(o, v->pb.bucket_hrt, n, v->ds.n_relations, &nk);
 	if (o->use_types) {
 		v->types = kg_xmallocarray(v->ds.n_entities, sizeof(*v->types));
 		for (i = 0; i < v->ds.n_entities; i++)
@@ -155,13 +142,13 @@ setup(struct kg_buckets *v)
 		return rc;
 	v->loc = kg_xmallocarray(v->P, sizeof(*v->loc));
 	v->pinned = kg_xcalloc(v->P, sizeof(*v->pinned));
-	v->pool_now = kg_xmallocarray(v->P, sizeof(*v->pool_now));
-	v->pool_next = kg_xmallocarray(v->P, sizeof(*v->pool_next));
-	v->pool_valid = kg_xmallocarray(v->P, sizeof(*v->pool_valid));
 	for (p = 0; p < v->P; p++)
 		v->loc[p] = -1;
 	rc = init_trainer(v);
 	v->tr.ep = &v->ep;
+	if (rc == 0)
+		kg_buckets_sync_init(&v->sync, v->d, v->x, v->P, &v->s, v->st,
+		    &v->tr, v->loc, v->pinned);
 	return rc;
 }
 
@@ -170,33 +157,22 @@ teardown(struct kg_buckets *v)
 {
 	uint32_t p;
 
+	/* The engine goes first, then what the store holds pinned. */
 	kg_engine_free(v->eng);
+	v->eng = NULL;
 	for (p = 0; v->pinned != NULL && p < v->P; p++)
 		if (v->pinned[p])
 			kg_store_release(v->st, p, 0);
-	if (v->tr.ws != NULL)
-		kg_trainer_release(&v->tr);
-	kg_store_free(v->st);
+	kg_job_release(&v->job);
 	free(v->types);
 	kg_dist_sched_release(&v->s);
 	kg_dist_sched_release(&v->s_base);
 	kg_order_release(&v->ord);
 	kg_partition_book_release(&v->pb);
-	kg_dataset_release(&v->ds);
-	free(v->ckpt);
-	json_decref(v->config);
+	kg_buckets_sync_release(&v->sync);
 	free(v->loc);
 	free(v->pinned);
-	free(v->pool_now);
-	free(v->pool_next);
-	free(v->pool_valid);
 	free(v->pos);
-	free(v->rel_base);
-	free(v->rel_state_base);
-	free(v->rel_delta);
-	kg_epochs_release(&v->ep);
-	kg_filter_release(&v->filter);
-	free((void *)v->valid.hrt);
 	free(v->mine.s);
 }
 
@@ -316,9 +292,9 @@ run_round(struct kg_buckets *v, uint32_t round, double stats[2],
 		if (i < nb && kg_buckets_train(v, round, b[i], stats) < 0)
 			return -1;
 		if (i + 1 < most)
-			kg_buckets_sync_pool(v, round, 1);
+			kg_buckets_sync_pool(&v->sync, round, 1);
 		if (v->x->rel_sync > 0 && ++*steps % v->x->rel_sync == 0)
-			kg_buckets_sync_relations(v);
+			kg_buckets_sync_relations(&v->sync);
 	}
 	return 0;
 }
@@ -408,15 +384,15 @@ kg_buckets_epoch(struct kg_buckets *v, double stats[2], double *secs)
 	for (round = 0; round < v->s.nrounds; round++) {
 		if (round == 0)
 			pass_schedule(v);
-		if (kg_buckets_transition(v, round) < 0 ||
+		if (kg_buckets_transition(&v->sync, round) < 0 ||
 		    run_round(v, round, stats, &steps) < 0)
 			return -1;
 		kg_dist_test_hook(v->d, (uint64_t)v->tr.epoch *
 		    v->s.nrounds + round + 1);
-		kg_buckets_sync_pool(v, round, 0);
+		kg_buckets_sync_pool(&v->sync, round, 0);
 	}
 	/* Without a change since a merge this one changes nothing. */
-	kg_buckets_sync_relations(v);
+	kg_buckets_sync_relations(&v->sync);
 	kg_dist_sum_f64(v->d, stats, 2);
 	if (settle_pool(v) < 0)
 		return -1;
@@ -432,7 +408,7 @@ figures(struct kg_buckets *v)
 	struct kg_dist *d = v->d;
 	uint64_t *rss = kg_xcalloc(2 * (size_t)d->size, sizeof(*rss));
 	uint64_t bytes[2] = { d->bytes_sent, d->bytes_received };
-	json_t *fig = json_object(), *a, *b;
+	json_t *fig = kg_job_figures(&v->job, 0), *a, *b;
 	int i;
 
 	rss[d->rank] = kg_peak_rss_kib();
@@ -446,31 +422,15 @@ figures(struct kg_buckets *v)
 		json_array_append_new(b, json_integer((json_int_t)
 		    rss[d->size + i]));
 	}
-	json_object_set_new(fig, "epochs", json_integer(v->tr.epoch));
-	json_object_set_new(fig, "steps", json_integer((json_int_t)v->step));
-	json_object_set_new(fig, "stopped_by", json_string(v->ep.stopped_by));
-	json_object_set_new(fig, "final_loss", json_real(v->tr.last_loss));
-	json_object_set_new(fig, "train_seconds",
-	    json_real(v->ep.train_seconds));
-	json_object_set_new(fig, "train_triples", json_integer((json_int_t)
-	    v->ds.split[KG_SPLIT_TRAIN].n));
-	json_object_set_new(fig, "triples_per_second", json_real(
-	    v->ep.train_seconds > 0.0 ? (double)v->ep.trained /
-	    v->ep.train_seconds : 0.0));
-	if (v->ep.best >= 0.0) {
-		json_object_set_new(fig, "best_valid_mrr", json_real(v->ep.best));
-		json_object_set_new(fig, "best_epoch",
-		    json_integer(v->ep.best_epoch));
-		/* The kept parameters' copy in memory (none out of core:
-		 * the store keeps their partition files). */
+	/* The kept parameters' copy in memory (none out of core: the store
+	 * keeps their partition files). */
+	if (v->ep.best >= 0.0)
 		json_object_set_new(fig, "snapshot_bytes_in_memory",
 		    json_integer((json_int_t)v->st->stats.bytes_snapshot));
-	}
 	json_object_set_new(fig, "ranks", json_integer(d->size));
 	json_object_set_new(fig, "nparts", json_integer(v->P));
 	json_object_set_new(fig, "rounds_per_epoch",
 	    json_integer(v->s.nrounds));
-	json_object_set_new(fig, "threads", json_integer(v->tr.nthreads));
 	json_object_set_new(fig, "bytes_sent", json_integer((json_int_t)
 	    bytes[0]));
 	json_object_set_new(fig, "peak_rss_kib_per_rank", a);
@@ -480,30 +440,16 @@ figures(struct kg_buckets *v)
 	    sizeof(float))));
 	if (v->buffered)
 		kg_buckets_buffer_figures(v, fig);
-	kg_train_engine_figures(fig, v->eng, v->j, 0);
 	json_object_update_new(fig, kg_dist_comm_json(d));
 	free(rss);
 	return fig;
-}
-
-/* Nothing this run writes (model dir, checkpoint, swap dir) may be or
- * hold the dataset or the partitions. */
-static int
-check_paths(const struct kg_buckets *v)
-{
-	const char *in[2] = { v->j->dataset, v->x->partitions };
-	char *ckpt = v->j->no_checkpoint ? NULL : kg_train_job_ckpt(v->j);
-	int rc = kg_modeldir_check_paths(v->j->output, ckpt, v->x->swap_dir,
-	    in, 2);
-
-	free(ckpt);
-	return rc;
 }
 
 /* Options this driver cannot honour, and an output in the way. */
 static int
 check_run(struct kg_buckets *v)
 {
+	const char *in[2] = { v->j->dataset, v->x->partitions };
 	enum kg_engine_place place;
 	int rc = 0;
 
@@ -539,14 +485,11 @@ check_run(struct kg_buckets *v)
 			    "holds two partitions");
 		return -1;
 	}
-	if (v->d->rank == 0 && check_paths(v) < 0)
+	/* Nothing this run writes (model dir, checkpoint, swap dir) may be
+	 * or hold the dataset or the partitions. */
+	if (v->d->rank == 0 && kg_job_check_output(v->j, v->x->swap_dir, in,
+	    2) < 0)
 		rc = -1;
-	else if (v->d->rank == 0 && !v->j->force &&
-	    kg_path_exists(v->j->output)) {
-		kg_error("output '%s' exists; use --force to replace it",
-		    v->j->output);
-		rc = -1;
-	}
 	return kg_buckets_agree(v, rc);
 }
 
@@ -567,19 +510,16 @@ start(struct kg_buckets *v)
 		kg_dist_bcast(v->d, &found, sizeof(found), 0);
 		if (found) {
 			rc = kg_buckets_agree(v, v->d->rank == 0 ?
-			    kg_buckets_resume_changes(v) : 0);
+			    kg_job_resume_changes(&v->job) : 0);
 			if (rc == 0)
 				rc = kg_buckets_agree(v,
 				    kg_buckets_warm_forget(v));
 			if (rc == 0)
 				rc = kg_buckets_load(v);
-			if (rc == 0 && v->show)
-				fprintf(stderr, "%s: resuming after epoch %u "
-				    "from '%s'\n", kg_progname(), v->tr.epoch,
-				    v->ckpt);
-		} else if (!v->j->quiet && v->d->rank == 0)
-			kg_warn("no checkpoint '%s' to resume from; starting "
-			    "afresh", v->ckpt);
+			if (rc == 0)
+				kg_job_say_resumed(&v->job);
+		} else if (v->d->rank == 0)
+			kg_job_say_no_ckpt(&v->job);
 	}
 	return kg_buckets_agree(v, rc);
 }
@@ -593,15 +533,13 @@ open_engine(struct kg_buckets *v)
 	v->run.capacity = v->capacity;
 	if (getenv("KG_TEST_GPU_SYNC_SWAPS") != NULL)
 		v->run.flags |= KG_DEV_BUFFER_SYNC;
-	v->eng = kg_train_engine_open(&v->run, &v->tr, v->show);
-	return v->eng == NULL ? -1 : 0;
+	return kg_job_open_engine(&v->job, &v->run);
 }
 
 /* The model dir, and the checkpoint gone after success. */
 static int
 finish(struct kg_buckets *v)
 {
-	const struct kg_train_job *j = v->j;
 	json_t *fig;
 	int rc;
 
@@ -611,10 +549,8 @@ finish(struct kg_buckets *v)
 	fig = figures(v);
 	rc = kg_buckets_write_model(v, fig);
 	json_decref(fig);
-	if (rc == 0 && v->d->rank == 0 && !j->no_checkpoint &&
-	    !j->keep_checkpoint && j->checkpoint_dir == NULL &&
-	    kg_path_exists(v->ckpt))
-		kg_rmtree(v->ckpt);
+	if (rc == 0 && v->d->rank == 0)
+		kg_job_drop_ckpt(&v->job);
 	return rc;
 }
 
@@ -623,16 +559,14 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
     const struct kg_train_job *j, const struct kg_dist_train_opts *x)
 {
 	struct kg_buckets v;
-	struct kg_epochs_opts eo = KG_EPOCHS_OPTS_INIT;
 	int rc;
 
 	memset(&v, 0, sizeof(v));
+	/* The loop's ops come with kg_buckets_epochs. */
+	kg_job_init(&v.job, o, j, d->rank == 0 && !j->quiet, NULL, &v);
+	v.steps = &v.step;
 	v.d = d;
-	v.o = o;
-	v.j = j;
 	v.x = x;
-	v.show = d->rank == 0 && !j->quiet;
-	v.progress = v.show && (j->progress || isatty(2));
 	v.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	/* A device in one process trains through its partition buffer;
 	 * under mpirun each rank's device trains a bucket at a time. */
@@ -646,16 +580,10 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.run.device = j->device;
 	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
 	v.run.frozen = kg_warmstart_given(j->warm) && j->warm->freeze_old;
-	if (check_run(&v) < 0)
+	if (check_run(&v) < 0) {
+		kg_job_release(&v.job);
 		return -1;
-	eo.epochs = o->epochs;
-	eo.max_step = o->max_step;
-	eo.valid_every = j->valid_every;
-	eo.patience = j->patience;
-	eo.target_mrr = j->target_mrr;
-	eo.time_budget = j->time_budget;
-	eo.show = v.show;
-	kg_epochs_init(&v.ep, &eo);
+	}
 	rc = setup(&v);
 	if (kg_buckets_agree(&v, rc) < 0)
 		rc = rc == KG_ERR_VERSION ? KG_ERR_VERSION : -1;

@@ -1,7 +1,7 @@
 /*
  * train_buckets_impl: the bucket driver's functions shared by its files
- * (lib/app only); the run's state is struct kg_buckets
- * (dist/buckets_sync.h).
+ * (lib/app only), and the run's state, struct kg_buckets: a job
+ * (app/job.h) and what the partitioned run adds to it.
  *
  *   train_buckets.c         set-up, the schedule's rounds and epochs,
  *                           figures
@@ -16,10 +16,60 @@
 #ifndef KG_APP_TRAIN_BUCKETS_IMPL_H
 #define KG_APP_TRAIN_BUCKETS_IMPL_H
 
+#include "app/job.h"
 #include "app/train_buckets.h"
-#include "app/train_engine.h"
 #include "dist/buckets_sync.h"
+#include "graph/partition.h"
 #include "store/dev_tier.h"
+#include "store/order.h"
+
+/* What an out-of-core epoch moved. */
+struct kg_buckets_io {
+	uint64_t swaps, swaps_bound;
+	uint64_t order_swaps;	/* the order's (on a device: swaps is what
+				 * it uploaded, fewer when it keeps one) */
+	uint64_t bytes_read, bytes_written;
+	double wait_seconds;	/* training stood still for the disk */
+};
+
+/*
+ * The partitioned run: the job's members (o, j, ds, tr, st: this rank's
+ * partitions, parked when idle, or the partition buffer; eng, ckpt,
+ * config, show, progress, ep, valid and filter in the partitions' new
+ * IDs, with --valid_every in one process) and its own.  The epoch loop's
+ * log on rank 0 is the whole log, resumed lines first, bucket lines
+ * before their epoch's.
+ */
+struct kg_buckets {
+	KG_JOB_EMBED;
+	struct kg_dist *d;
+	const struct kg_dist_train_opts *x;
+	struct kg_partition_book pb;
+	struct kg_dist_sched s;	/* this pass's: s_base relabelled */
+	struct kg_dist_sched s_base;	/* as kg_dist_sched_build makes it */
+	uint32_t P;
+	int32_t *loc;		/* [P] rank holding or parking it; -1: none yet */
+	uint8_t *pinned;	/* [P] pinned here for the current round */
+	struct kg_buckets_sync sync;	/* the exchanges' view of the above */
+	int32_t *pos;		/* positives of a bucket */
+	size_t pos_cap;
+	uint64_t step;		/* batches trained, every rank's */
+	uint64_t epoch_bytes;	/* sent in the last epoch, every rank's */
+	struct kg_strbuf mine;	/* this rank's lines of the current epoch */
+	int32_t *types;		/* entity types in new IDs (--neg_types) */
+	uint32_t pass;		/* of the epoch, < x->passes */
+	/* Out of core (lib/app/train_buckets_buffer.c). */
+	int buffered;
+	uint32_t capacity;	/* partitions in memory (on a device: on it) */
+	struct kg_order ord;	/* the epoch's order */
+	struct kg_buckets_io io, io_total;
+	/* Where the steps run (kge/engine.h): what the run asks of them.
+	 * On a device (buffered too) the store holds host_capacity
+	 * partitions in memory (0: every one). */
+	int on_device;
+	uint32_t host_capacity;
+	struct kg_engine_run run;
+};
 
 /* One epoch; stats gets { loss sum, positives } over all ranks, *secs
  * its seconds.  0, or -1 after kg_error() on this rank. */
@@ -53,14 +103,9 @@ int kg_buckets_agree(struct kg_buckets *v, int rc);
 /* The checkpoint's shape keys: the trainer's, nparts and nranks. */
 json_t *kg_buckets_shape(const struct kg_buckets *v);
 /* The run's settings, a new object: what the checkpoints and the model
- * dir record as config (the dataset's dictionaries included). */
+ * dir record as config (kg_job_config's, the partitioned run's own and
+ * the dataset's dictionaries). */
 json_t *kg_buckets_config(const struct kg_buckets *v);
-/* Rank 0, before a resume from v->ckpt: the checkpoint must come from
- * this dataset (by its dictionaries); settings changed since it was
- * saved are said on stderr (unless quiet) and recorded in v->config
- * (resumed_with_changes, as the single process does).  0, or -1 after
- * kg_error(). */
-int kg_buckets_resume_changes(struct kg_buckets *v);
 /* Collective: save a checkpoint, or restore one (every rank); write the
  * model dir (rank 0, the others sending their partitions).  0 or -1 on
  * every rank. */

@@ -373,61 +373,22 @@ kg_buckets_load(struct kg_buckets *v)
 json_t *
 kg_buckets_config(const struct kg_buckets *v)
 {
-	const struct kg_train_opts *o = v->o;
-	json_t *dicts, *c = json_pack("{s:s, s:I, s:I, s:f, s:I, s:s, s:f, s:I, s:I, "
-	    "s:I, s:s, s:s, s:I, s:I, s:I}",
-	    "loss", kg_loss_name(o->loss.kind),
-	    "batch_size", (json_int_t)o->batch_size,
-	    "neg_sample_size", (json_int_t)o->neg_sample_size,
-	    "lr", o->lr,
-	    "epochs", (json_int_t)o->epochs,
-	    "rel_optimizer", kg_optim_name(o->rel_optim),
-	    "neg_degree_fraction", o->degree_frac,
-	    "seed", (json_int_t)o->seed,
-	    "num_thread", (json_int_t)o->threads,
-	    "regularization_norm", (json_int_t)o->reg_norm,
+	const struct kg_dist_train_opts *x = v->x;
+	json_t *c = kg_job_config(v->o);
+
+	json_object_update_new(c, json_pack("{s:s, s:s, s:I, s:I, s:I, s:s, "
+	    "s:I, s:I}",
 	    "dist", "buckets",
-	    "partitions", v->x->partitions,
+	    "partitions", x->partitions,
 	    "nparts", (json_int_t)v->P,
 	    "ranks", (json_int_t)v->d->size,
-	    "rel_sync", (json_int_t)v->x->rel_sync);
-
-	json_object_update_new(c, json_pack("{s:s, s:I, s:I, s:b}",
-	    "rel_merge", v->x->rel_merge == KG_REL_MERGE_SUM ? "sum" :
-	    v->x->rel_merge == KG_REL_MERGE_MEAN ? "mean" : "rows",
-	    "bucket_passes", (json_int_t)v->x->passes,
-	    "neg_pool", (json_int_t)o->neg_pool,
-	    "neg_in_batch", o->neg_in_batch));
-	json_object_update_new(c, json_pack("{s:f, s:f, s:f}",
-	    "margin", o->loss.margin,
-	    "adversarial_temperature", o->loss.adv_temp,
-	    "regularization_coef", o->reg_coef));
-	if ((dicts = kg_dataset_dicts(&v->ds.manifest)) != NULL)
-		json_object_set_new(c, "dictionaries", dicts);
+	    "rel_sync", (json_int_t)x->rel_sync,
+	    "rel_merge", x->rel_merge == KG_REL_MERGE_SUM ? "sum" :
+	    x->rel_merge == KG_REL_MERGE_MEAN ? "mean" : "rows",
+	    "bucket_passes", (json_int_t)x->passes,
+	    "neg_pool", (json_int_t)v->o->neg_pool));
+	kg_job_config_dicts(c, &v->ds);
 	return c;
-}
-
-int
-kg_buckets_resume_changes(struct kg_buckets *v)
-{
-	json_t *old = kg_ckpt_config(v->ckpt), *changes;
-	char *what = kg_xasprintf("checkpoint '%s'", v->ckpt), *line;
-	int rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"),
-	    &v->ds, what);
-
-	free(what);
-	if (rc == 0) {
-		kg_ckpt_changes(old, v->config, &changes, &line);
-		if (line != NULL && !v->j->quiet)
-			kg_warn("resuming from '%s' with changed settings: %s",
-			    v->ckpt, line);
-		if (changes != NULL)
-			json_object_set_new(v->config, "resumed_with_changes",
-			    changes);
-		free(line);
-	}
-	json_decref(old);
-	return rc;
 }
 
 /*

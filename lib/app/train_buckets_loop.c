@@ -1,7 +1,8 @@
 /*
- * train_buckets_loop: the bucket driver's side of the epoch loop (kge/epochs.h):
- * its epoch, validation through the store (one process), the best
- * epoch's snapshot, checkpoints and the epoch line's figures.
+ * train_buckets_loop: the bucket driver's side of the epoch loop
+ * (app/job.h's kg_job_epochs): its epoch, the partitions let go before
+ * validation and the best epoch's snapshot read every row through the
+ * store (one process), its checkpoints and the epoch line's figures.
  */
 #include "app/train_buckets_impl.h"
 
@@ -33,11 +34,8 @@ kg_buckets_valid_setup(struct kg_buckets *v)
 
 	if (v->j->valid_every == 0)
 		return 0;
-	if (v->ds.split[KG_SPLIT_VALID].n == 0) {
-		kg_error("dataset '%s' has no valid triples for early "
-		    "stopping", v->j->dataset);
+	if (kg_job_check_valid(&v->job) < 0)
 		return -1;
-	}
 	for (k = 0; k < KG_NSPLITS; k++) {
 		sets[k].n = v->ds.split[k].n;
 		sets[k].hrt = k == KG_SPLIT_TRAIN ? v->pb.bucket_hrt :
@@ -48,6 +46,7 @@ kg_buckets_valid_setup(struct kg_buckets *v)
 		if (k != KG_SPLIT_TRAIN && k != KG_SPLIT_VALID)
 			free((void *)sets[k].hrt);
 	v->valid = sets[KG_SPLIT_VALID];
+	v->valid_own = (int32_t *)v->valid.hrt;
 	return 0;
 }
 
@@ -63,11 +62,11 @@ log_buckets(struct kg_buckets *v)
 	free(gathered);
 }
 
-/* The hooks of the epoch loop (kge/epochs.h).  Every rank runs the loop;
- * what decides a stop (loss, positives, seconds, steps) is the same on
- * every rank, so all stop together. */
+/* The driver's side of the epoch loop (app/job.h).  Every rank runs the
+ * loop; what decides a stop (loss, positives, seconds, steps) is the same
+ * on every rank, so all stop together. */
 static int
-hook_train(void *ctx, struct kg_epoch_report *r)
+train_epoch(void *ctx, struct kg_epoch_report *r)
 {
 	struct kg_buckets *v = ctx;
 	struct kg_dist *d = v->d;
@@ -114,8 +113,9 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 /* Nothing pinned, for the store's snapshot and a validation that reads
  * every partition; the next round pins again what it needs. */
 static void
-unpin_all(struct kg_buckets *v)
+unpin_all(void *ctx)
 {
+	struct kg_buckets *v = ctx;
 	uint32_t p;
 
 	for (p = 0; p < v->P; p++)
@@ -125,57 +125,15 @@ unpin_all(struct kg_buckets *v)
 		}
 }
 
-/* Filtered valid MRR (both sides, realistic ties) of the parameters as
- * they are, read through the store (one process). */
 static int
-hook_valid(void *ctx, double *mrr)
+save_ckpt(void *ctx)
 {
-	struct kg_buckets *v = ctx;
-	struct kg_trainer *tr = &v->tr;
-	struct kg_modeldir md = KG_MODELDIR_INIT;
-	struct kg_eval_opts eo = KG_EVAL_OPTS_INIT;
-	struct kg_eval_ranks ranks = KG_EVAL_RANKS_INIT;
-	struct kg_metrics m[3];
-
-	unpin_all(v);
-	md.model = tr->model;
-	md.reciprocal = v->o->reciprocal;
-	md.n_entities = tr->n_entities;
-	md.n_relations = tr->n_relations;
-	md.n_rel_rows = tr->n_rel_rows;
-	md.ents = v->st;
-	md.relations = tr->rel;
-	eo.filter = &v->filter;
-	eo.threads = (int)tr->nthreads;
-	if (kg_eval_rank(&md, &v->valid, &eo, &ranks) < 0)
-		return -1;
-	kg_eval_metrics(&ranks, &v->valid, -1, KG_TIES_REALISTIC, m);
-	*mrr = kg_metrics_mrr(&m[2]);
-	kg_eval_ranks_release(&ranks);
-	return 0;
-}
-
-static int
-hook_snapshot(void *ctx, int back)
-{
-	struct kg_buckets *v = ctx;
-
-	unpin_all(v);
-	return kg_trainer_snapshot(&v->tr, back);
-}
-
-static int
-hook_save(void *ctx, int whole)
-{
-	struct kg_buckets *v = ctx;
-
-	(void)whole;
-	return v->j->no_checkpoint ? 0 : kg_buckets_save(v);
+	return kg_buckets_save(ctx);
 }
 
 /* The epoch line's own figures: traffic, or an out-of-core run's I/O. */
 static void
-hook_figures(void *ctx, const struct kg_epoch_report *r, char **json,
+epoch_figures(void *ctx, const struct kg_epoch_report *r, char **json,
     char **text)
 {
 	struct kg_buckets *v = ctx;
@@ -194,16 +152,16 @@ hook_figures(void *ctx, const struct kg_epoch_report *r, char **json,
 int
 kg_buckets_epochs(struct kg_buckets *v)
 {
-	struct kg_epoch_hooks h = {
-		.ctx = v, .train = hook_train, .valid = hook_valid,
-		.snapshot = hook_snapshot, .save = hook_save,
-		.figures = hook_figures, .epoch = &v->tr.epoch,
-		.step = &v->step, .loss = &v->tr.last_loss
+	static const struct kg_job_ops ops = {
+		.train = train_epoch, .save = save_ckpt, .unpin = unpin_all,
+		.figures = epoch_figures
 	};
 	int rc;
 
-	kg_buckets_sync_base(v);
-	rc = kg_epochs_run(&v->ep, &h);
+	v->ops = &ops;
+	v->ctx = v;
+	kg_buckets_sync_base(&v->sync);
+	rc = kg_job_epochs(&v->job);
 	kg_dist_note_epoch(v->d, 0, NULL, 0);
 	return kg_buckets_agree(v, rc);
 }

@@ -1,9 +1,9 @@
 /*
- * train_run: kg-train's run of a shallow model; see train_run.h.
+ * train_run: kg-train's run of a shallow model over the whole table; see
+ * train_run.h.  What it shares with the partitioned run is app/job.h's.
  */
 #include "app/train_run.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,29 +11,18 @@
 
 #include <jansson.h>
 
-#include "app/train_engine.h"
-#include "compute/backend.h"
-#include "eval/eval.h"
-#include "io/dataset.h"
+#include "app/job.h"
 #include "kge/modeldir.h"
 #include "kge/train_impl.h"
 #include "kge/warmstart.h"
 
-struct job {
-	const struct kg_train_opts *o;
-	struct kg_train_opts o_run;	/* o as trained (a plateau switch) */
-	const struct kg_train_job *j;
-	struct kg_dataset ds;
-	const struct kg_triples *train;
-	struct kg_trainer tr;
-	struct kg_filter filter;
-	struct kg_epochs ep;	/* the epoch loop: validation, stops, log */
-	char *ckpt;
-	json_t *config;		/* the settings (opts_json), for checkpoints */
-	int show;	/* epoch lines and messages: not quiet, rank 0 */
-	int progress;	/* the line inside an epoch: a terminal, --progress */
+/* The in-memory run: a job, the options as trained (the plateau switch
+ * sets one_vs_all_after later) and whether this process writes (not a
+ * follower of lib/dist/ssgd.c). */
+struct table_run {
+	struct kg_job job;
+	struct kg_train_opts o_run;
 	int writes;
-	struct kg_engine *eng;	/* where the step runs (kge/engine.h) */
 };
 
 /* Fail before training, not after it, when the output cannot be made. */
@@ -60,159 +49,85 @@ check_parent(const char *path, const char *what)
 
 /* The dataset, and what this run needs of it; 0, -1 or KG_ERR_VERSION. */
 static int
-load_dataset(struct job *b)
+load_dataset(struct kg_job *b)
 {
-	const struct kg_train_job *j = b->j;
-	int rc = kg_dataset_load(&b->ds, j->dataset);
+	int rc = kg_dataset_load(&b->ds, b->j->dataset);
 
 	if (rc < 0)
 		return rc;
-	b->train = &b->ds.split[KG_SPLIT_TRAIN];
-	if (b->train->n == 0) {
-		kg_error("dataset '%s' has no train triples", j->dataset);
+	if (b->ds.split[KG_SPLIT_TRAIN].n == 0) {
+		kg_error("dataset '%s' has no train triples", b->j->dataset);
 		return -1;
 	}
-	if (j->valid_every > 0 && b->ds.split[KG_SPLIT_VALID].n == 0) {
-		kg_error("dataset '%s' has no valid triples for early "
-		    "stopping", j->dataset);
+	if (kg_job_check_valid(b) < 0 || kg_job_check_types(b) < 0)
 		return -1;
-	}
-	if (b->o->use_types && b->ds.types == NULL) {
-		kg_error("--neg_types: dataset '%s' has no entity types",
-		    j->dataset);
-		return -1;
-	}
+	b->valid = b->ds.split[KG_SPLIT_VALID];
+	kg_job_config_dicts(b->config, &b->ds);
 	return 0;
 }
 
 /* The trainer, with the known positives for filtering: the train triples
  * and, with reciprocal relations, their inverses. */
 static int
-init_trainer(struct job *b)
+init_trainer(struct kg_job *b)
 {
 	const struct kg_train_opts *o = b->o;
-	const struct kg_triples *train = b->train;
-	uint64_t nk = !o->filter_negatives ? 0 : o->reciprocal ?
-	    2 * train->n : train->n, i;
-	int32_t *known = kg_xmallocarray(3 * nk + 3, sizeof(*known));
+	const struct kg_triples *train = &b->ds.split[KG_SPLIT_TRAIN];
+	uint64_t nk;
+	int32_t *known = kg_job_known(o, train->hrt, train->n,
+	    b->ds.n_relations, &nk);
 	int rc;
 
-	if (nk > 0)
-		memcpy(known, train->hrt, 3 * train->n * sizeof(*known));
-	for (i = train->n; i < nk; i++) {
-		const int32_t *x = train->hrt + 3 * (i - train->n);
-
-		known[3 * i] = x[2];
-		known[3 * i + 1] = x[1] + (int32_t)b->ds.n_relations;
-		known[3 * i + 2] = x[0];
-	}
 	rc = kg_trainer_init(&b->tr, o, b->ds.n_entities, b->ds.n_relations,
 	    train->hrt, train->n, known, nk, b->ds.types,
 	    (uint32_t)b->ds.n_types);
 	free(known);
-	return rc;
-}
-
-/*
- * Before a resume: the checkpoint must come from this dataset (by its
- * dictionaries); settings changed since it was saved are said on stderr
- * and recorded (config.resumed_with_changes, in the checkpoints and the
- * model dir).
- */
-static int
-settings_changes(struct job *b)
-{
-	json_t *old = kg_ckpt_config(b->ckpt), *changes;
-	char *what = kg_xasprintf("checkpoint '%s'", b->ckpt), *line;
-	int rc = kg_dataset_check_dicts(json_object_get(old, "dictionaries"),
-	    &b->ds, what);
-
-	free(what);
-	if (rc == 0) {
-		kg_ckpt_changes(old, b->config, &changes, &line);
-		if (line != NULL && !b->j->quiet)
-			kg_warn("resuming from '%s' with changed settings: %s",
-			    b->ckpt, line);
-		if (changes != NULL)
-			json_object_set_new(b->config, "resumed_with_changes",
-			    changes);
-		free(line);
-	}
-	json_decref(old);
+	b->st = b->tr.ents;
+	b->tr.ep = &b->ep;
 	return rc;
 }
 
 /* The checkpoint path, and a resume from it when asked.  A follower gets
  * rank 0's resumed state through after_init. */
 static int
-resume(struct job *b)
+resume(struct table_run *t)
 {
+	struct kg_job *b = &t->job;
 	const struct kg_train_job *j = b->j;
 	char *old_log = NULL;
 
 	b->ckpt = kg_train_job_ckpt(j);
-	if (b->writes && !j->no_checkpoint &&
+	if (t->writes && !j->no_checkpoint &&
 	    check_parent(b->ckpt, "checkpoint") < 0)
 		return -1;
-	if (!j->resume || !b->writes)
+	if (!j->resume || !t->writes)
 		return 0;
 	if (!kg_path_exists(b->ckpt)) {
-		if (!j->quiet)
-			kg_warn("no checkpoint '%s' to resume from; starting "
-			    "afresh", b->ckpt);
+		kg_job_say_no_ckpt(b);
 		return 0;
 	}
-	if (settings_changes(b) < 0 ||
+	if (kg_job_resume_changes(b) < 0 ||
 	    kg_trainer_load(&b->tr, b->ckpt, &old_log) < 0)
 		return -1;
 	kg_strbuf_add(&b->ep.log, old_log);
 	free(old_log);
-	if (b->show)
-		fprintf(stderr, "%s: resuming after epoch %u from '%s'\n",
-		    kg_progname(), b->tr.epoch, b->ckpt);
+	kg_job_say_resumed(b);
 	return 0;
 }
 
-/* Filtered validation MRR (both sides, realistic ties) of the trainer's
- * current parameters. */
+/* The driver's side of the epoch loop (app/job.h). */
 static int
-valid_mrr(struct job *b, double *mrr)
+train_epoch(void *ctx, struct kg_epoch_report *r)
 {
-	struct kg_trainer *tr = &b->tr;
-	struct kg_modeldir md = KG_MODELDIR_INIT;
-	struct kg_eval_opts eo = KG_EVAL_OPTS_INIT;
-	struct kg_eval_ranks ranks = KG_EVAL_RANKS_INIT;
-	const struct kg_triples *valid = &b->ds.split[KG_SPLIT_VALID];
-	struct kg_metrics m[3];
-
-	md.model = tr->model;
-	md.reciprocal = tr->o.reciprocal;
-	md.n_entities = tr->n_entities;
-	md.n_relations = tr->n_relations;
-	md.n_rel_rows = tr->n_rel_rows;
-	md.ents = tr->ents;
-	md.relations = tr->rel;
-	eo.filter = &b->filter;
-	eo.threads = (int)tr->nthreads;
-	if (kg_eval_rank(&md, valid, &eo, &ranks) < 0)
-		return -1;
-	kg_eval_metrics(&ranks, valid, -1, KG_TIES_REALISTIC, m);
-	*mrr = kg_metrics_mrr(&m[2]);
-	kg_eval_ranks_release(&ranks);
-	return 0;
-}
-
-/* The hooks of the epoch loop (kge/epochs.h). */
-static int
-hook_train(void *ctx, struct kg_epoch_report *r)
-{
-	struct job *b = ctx;
+	struct table_run *t = ctx;
+	struct kg_job *b = &t->job;
 	const struct kg_train_job *j = b->j;
+	const struct kg_triples *train = &b->ds.split[KG_SPLIT_TRAIN];
 	double t0 = kg_now();
-	uint64_t full = b->train->n * (b->o->reciprocal ? 2 : 1);
+	uint64_t full = train->n * (b->o->reciprocal ? 2 : 1);
 
-	if (kg_engine_epoch(b->eng, b->train->hrt, b->train->n,
-	    &r->trained) < 0 || kg_engine_download(b->eng) < 0)
+	if (kg_engine_epoch(b->eng, train->hrt, train->n, &r->trained) < 0 ||
+	    kg_engine_download(b->eng) < 0)
 		return -1;
 	if (j->after_epoch != NULL && j->after_epoch(j->hook_ctx, &b->tr) < 0)
 		return -1;
@@ -222,77 +137,30 @@ hook_train(void *ctx, struct kg_epoch_report *r)
 }
 
 static int
-hook_valid(void *ctx, double *mrr)
+save_ckpt(void *ctx)
 {
-	return valid_mrr(ctx, mrr);
-}
+	struct table_run *t = ctx;
+	struct kg_job *b = &t->job;
 
-static int
-hook_snapshot(void *ctx, int back)
-{
-	struct job *b = ctx;
-
-	return kg_trainer_snapshot(&b->tr, back);
-}
-
-/* The sampled softmax has levelled off: the full one from the next
- * epoch on.  1 when it switched. */
-static int
-hook_plateau(void *ctx, uint32_t epoch)
-{
-	struct job *b = ctx;
-
-	if (b->tr.o.one_vs_all_after != KG_ONE_VS_ALL_LATER)
-		return 0;
-	b->tr.o.one_vs_all_after = epoch;
-	if (b->show)
-		fprintf(stderr, "%s: valid MRR level for %u validations; every "
-		    "entity a candidate from epoch %u\n", kg_progname(),
-		    b->j->one_vs_all_plateau, epoch + 1);
-	return 1;
-}
-
-static int
-hook_save(void *ctx, int whole)
-{
-	struct job *b = ctx;
-
-	(void)whole;
-	if (!b->writes || b->j->no_checkpoint)
+	if (!t->writes)
 		return 0;
 	return kg_trainer_save(&b->tr, b->ckpt, b->ep.log.s, b->config,
 	    &b->j->dataset, 1);
 }
 
-static int
-run_epochs(struct job *b)
-{
-	struct kg_epoch_hooks h = {
-		.ctx = b, .train = hook_train, .valid = hook_valid,
-		.snapshot = hook_snapshot, .plateau = hook_plateau,
-		.save = hook_save, .epoch = &b->tr.epoch, .step = &b->tr.step,
-		.loss = &b->tr.last_loss
-	};
+static const struct kg_job_ops table_ops = {
+	.train = train_epoch, .save = save_ckpt
+};
 
-	return kg_epochs_run(&b->ep, &h);
-}
-
+/* The settings the checkpoints and the model dir record: kg_job_config's
+ * and this run's own. */
 static json_t *
 opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
-	json_t *c = json_object();
+	json_t *c = kg_job_config(o);
 
-	json_object_set_new(c, "loss", json_string(kg_loss_name(o->loss.kind)));
-	json_object_set_new(c, "margin", json_real(o->loss.margin));
-	json_object_set_new(c, "adversarial_temperature",
-	    json_real(o->loss.adv_temp));
-	json_object_set_new(c, "batch_size", json_integer(o->batch_size));
-	json_object_set_new(c, "neg_sample_size",
-	    json_integer(o->neg_sample_size));
 	json_object_set_new(c, "neg_chunk_size", json_integer(o->chunk_size ?
 	    o->chunk_size : o->neg_sample_size));
-	json_object_set_new(c, "neg_degree_fraction",
-	    json_real(o->degree_frac));
 	json_object_set_new(c, "one_vs_all", json_boolean(o->one_vs_all));
 	json_object_set_new(c, "one_vs_all_after",
 	    json_integer(o->one_vs_all_after == KG_ONE_VS_ALL_LATER ? 0 :
@@ -307,25 +175,15 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	json_object_set_new(c, "neg_filter",
 	    json_boolean(o->filter_negatives));
 	json_object_set_new(c, "neg_types", json_boolean(o->use_types));
-	json_object_set_new(c, "neg_in_batch", json_boolean(o->neg_in_batch));
-	json_object_set_new(c, "lr", json_real(o->lr));
 	json_object_set_new(c, "ent_optimizer",
 	    json_string(kg_optim_name(o->ent_optim)));
-	json_object_set_new(c, "rel_optimizer",
-	    json_string(kg_optim_name(o->rel_optim)));
 	json_object_set_new(c, "rel_lr", json_real(o->rel_lr));
-	json_object_set_new(c, "regularization_coef", json_real(o->reg_coef));
-	json_object_set_new(c, "regularization_norm",
-	    json_integer(o->reg_norm));
 	json_object_set_new(c, "init", json_string(o->init == KG_INIT_NORMAL ?
 	    "normal" : "uniform"));
 	json_object_set_new(c, "init_scale", json_real(o->init_scale));
 	json_object_set_new(c, "max_grad_norm", json_real(o->clip));
-	json_object_set_new(c, "epochs", json_integer(o->epochs));
 	json_object_set_new(c, "max_step", json_integer((json_int_t)
 	    o->max_step));
-	json_object_set_new(c, "seed", json_integer((json_int_t)o->seed));
-	json_object_set_new(c, "num_thread", json_integer(o->threads));
 	json_object_set_new(c, "valid_every", json_integer(j->valid_every));
 	json_object_set_new(c, "patience", json_integer(j->patience));
 	json_object_set_new(c, "rel_pred_weight", json_real(o->rel_pred));
@@ -340,66 +198,25 @@ opts_json(const struct kg_train_opts *o, const struct kg_train_job *j)
 	return c;
 }
 
-static json_t *
-figures(const struct job *b)
-{
-	const struct kg_trainer *tr = &b->tr;
-	json_t *fig = json_object();
-
-	json_object_set_new(fig, "epochs", json_integer(tr->epoch));
-	json_object_set_new(fig, "steps", json_integer((json_int_t)tr->step));
-	json_object_set_new(fig, "stopped_by", json_string(b->ep.stopped_by));
-	json_object_set_new(fig, "final_loss", json_real(tr->last_loss));
-	json_object_set_new(fig, "train_seconds",
-	    json_real(b->ep.train_seconds));
-	json_object_set_new(fig, "triples_per_second", json_real(
-	    b->ep.train_seconds > 0.0 ? (double)b->ep.trained /
-	    b->ep.train_seconds : 0.0));
-	json_object_set_new(fig, "threads", json_integer(tr->nthreads));
-	/* The host engine runs on the CPU backend (lib/compute/backend.h);
-	 * the device engine on its backend. */
-	kg_train_engine_figures(fig, b->eng, b->j, 1);
-	json_object_set_new(fig, "train_triples",
-	    json_integer((json_int_t)b->train->n));
-	if (b->j->one_vs_all_plateau > 0)
-		json_object_set_new(fig, "one_vs_all_after",
-		    tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER ? json_null() :
-		    json_integer(tr->o.one_vs_all_after));
-	if (b->ep.best >= 0.0) {
-		json_object_set_new(fig, "best_valid_mrr", json_real(b->ep.best));
-		json_object_set_new(fig, "best_epoch",
-		    json_integer(b->ep.best_epoch));
-	}
-	return fig;
-}
-
 /* The model dir (lib/kge/modeldir.h), entity rows streamed from the
  * store. */
 static int
-write_model(struct job *b)
+write_model(struct kg_job *b)
 {
 	struct kg_trainer *tr = &b->tr;
 	struct kg_modeldir_spec s;
 	struct kg_modeldir_writer w;
+	json_t *fig = kg_job_figures(b, 1);
 	int rc;
 
-	memset(&s, 0, sizeof(s));
-	s.dir = b->j->output;
-	s.force = b->j->force;
-	s.argc = b->j->argc;
-	s.argv = b->j->argv;
-	s.model = &tr->model;
-	s.reciprocal = b->o->reciprocal;
-	s.n_entities = tr->n_entities;
-	s.n_relations = tr->n_relations;
+	if (b->j->one_vs_all_plateau > 0)
+		json_object_set_new(fig, "one_vs_all_after",
+		    tr->o.one_vs_all_after == KG_ONE_VS_ALL_LATER ?
+		    json_null() : json_integer(tr->o.one_vs_all_after));
+	kg_job_model_spec(b, &s, fig);
 	s.state_width = tr->ents->state_width;
-	s.rel = tr->rel;
 	s.rel_state = tr->rel_state;
 	s.rel_state_width = tr->rel_state_width;
-	s.log = b->ep.log.s ? b->ep.log.s : "";
-	s.dataset = b->j->dataset;
-	s.config = b->config;
-	s.figures = figures(b);
 	rc = kg_modeldir_begin(&w, &s);
 	if (rc == 0 && kg_store_write(tr->ents, &w.table) < 0) {
 		kg_modeldir_abort(&w);
@@ -407,28 +224,7 @@ write_model(struct job *b)
 	}
 	if (rc == 0)
 		rc = kg_modeldir_commit(&w);
-	json_decref(s.figures);
-	return rc;
-}
-
-/* The checkpoint dir of job j (NULL: none is written), a new string. */
-static char *
-ckpt_path(const struct kg_train_job *j)
-{
-	if (j->no_checkpoint)
-		return NULL;
-	return kg_train_job_ckpt(j);
-}
-
-/* Nothing this run writes may be or hold the dataset. */
-static int
-check_paths(const struct kg_train_job *j)
-{
-	char *ckpt = ckpt_path(j);
-	int rc = kg_modeldir_check_paths(j->output, ckpt, NULL, &j->dataset,
-	    1);
-
-	free(ckpt);
+	json_decref(fig);
 	return rc;
 }
 
@@ -445,35 +241,15 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 	}
 	if (j->follower)
 		return 0;
-	if (check_paths(j) < 0)
+	if (kg_job_check_output(j, NULL, &j->dataset, 1) < 0)
 		return -1;
-	if (!j->force && kg_path_exists(j->output)) {
-		kg_error("output '%s' exists; use --force to replace it",
-		    j->output);
-		return -1;
-	}
 	return check_parent(j->output, "output");
-}
-
-/* The loop's options from the job's; the trainer saves its state. */
-static void
-epochs_init(struct job *b)
-{
-	const struct kg_train_job *j = b->j;
-	struct kg_epochs_opts eo = {
-		.epochs = b->o->epochs, .max_step = b->o->max_step,
-		.valid_every = j->valid_every, .patience = j->patience,
-		.plateau = j->one_vs_all_plateau, .target_mrr = j->target_mrr,
-		.time_budget = j->time_budget, .show = b->show
-	};
-
-	kg_epochs_init(&b->ep, &eo);
 }
 
 /* The engine of the run (kge/engine.h), once the trainer holds its
  * start; 0 or -1. */
 static int
-open_engine(struct job *b)
+open_engine(struct kg_job *b)
 {
 	const struct kg_train_job *j = b->j;
 	struct kg_engine_run r = KG_ENGINE_RUN_INIT;
@@ -483,63 +259,51 @@ open_engine(struct job *b)
 	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	r.device = j->device;
 	r.frozen = b->tr.frozen_ent != NULL || b->tr.frozen_rel != NULL;
-	b->eng = kg_train_engine_open(&r, &b->tr, b->show);
-	return b->eng == NULL ? -1 : 0;
+	return kg_job_open_engine(b, &r);
 }
 
-static void
-job_release(struct job *b)
+/* Set up, resume, open the engine, train and write; 0 or -1. */
+static int
+run(struct table_run *t)
 {
-	kg_engine_free(b->eng);
-	kg_epochs_release(&b->ep);
-	free(b->ckpt);
-	json_decref(b->config);
-	kg_filter_release(&b->filter);
-	kg_trainer_release(&b->tr);
-	kg_dataset_release(&b->ds);
+	struct kg_job *b = &t->job;
+	const struct kg_train_job *j = b->j;
+	int rc = load_dataset(b);
+
+	if (rc < 0)
+		return rc;
+	if (init_trainer(b) < 0 || kg_job_warm_start(b, NULL) < 0 ||
+	    resume(t) < 0 || (j->after_init != NULL &&
+	    j->after_init(j->hook_ctx, &b->tr) < 0) || open_engine(b) < 0)
+		return -1;
+	b->tr.progress = b->progress;
+	if (j->valid_every > 0)
+		kg_filter_build(&b->filter, b->ds.split, KG_NSPLITS);
+	if ((kg_warmstart_trains(j->warm) && kg_job_epochs(b) < 0) ||
+	    (t->writes && write_model(b) < 0))
+		return -1;
+	if (t->writes)
+		kg_job_drop_ckpt(b);
+	return 0;
 }
 
 int
 kg_train_run(const struct kg_train_opts *o, const struct kg_train_job *j)
 {
-	struct job b;
-	json_t *dicts;
+	struct table_run t;
 	int rc;
 
-	memset(&b, 0, sizeof(b));
 	if (check_job(o, j) < 0)
 		return -1;
-	b.o_run = *o;
+	memset(&t, 0, sizeof(t));
+	t.o_run = *o;
 	if (j->one_vs_all_plateau > 0)
-		b.o_run.one_vs_all_after = KG_ONE_VS_ALL_LATER;
-	b.o = &b.o_run;
-	b.j = j;
-	b.ds = (struct kg_dataset)KG_DATASET_INIT;
-	b.filter = (struct kg_filter)KG_FILTER_INIT;
-	b.writes = !j->follower;
-	b.show = !j->quiet && !j->follower;
-	b.progress = b.show && (j->progress || isatty(2));
-	epochs_init(&b);
-	b.config = opts_json(b.o, j);
-	rc = load_dataset(&b);
-	if (rc == 0 && (dicts = kg_dataset_dicts(&b.ds.manifest)) != NULL)
-		json_object_set_new(b.config, "dictionaries", dicts);
-	if (rc == 0)
-		rc = init_trainer(&b) < 0 || kg_warmstart_run(&b.tr, &b.ds,
-		    NULL, j->warm, b.config, b.show) < 0 || (b.tr.ep = &b.ep,
-		    resume(&b) < 0) ||
-		    (j->after_init != NULL && j->after_init(j->hook_ctx,
-		    &b.tr) < 0) || open_engine(&b) < 0 ? -1 : 0;
-	if (rc == 0) {
-		b.tr.progress = b.progress;
-		if (j->valid_every > 0)
-			kg_filter_build(&b.filter, b.ds.split, KG_NSPLITS);
-		rc = (kg_warmstart_trains(j->warm) && run_epochs(&b) < 0) ||
-		    (b.writes && write_model(&b) < 0) ? -1 : 0;
-	}
-	if (rc == 0 && b.writes && !j->no_checkpoint && !j->keep_checkpoint &&
-	    j->checkpoint_dir == NULL && kg_path_exists(b.ckpt))
-		kg_rmtree(b.ckpt);
-	job_release(&b);
+		t.o_run.one_vs_all_after = KG_ONE_VS_ALL_LATER;
+	t.writes = !j->follower;
+	kg_job_init(&t.job, &t.o_run, j, !j->quiet && !j->follower,
+	    &table_ops, &t);
+	t.job.config = opts_json(&t.o_run, j);
+	rc = run(&t);
+	kg_job_release(&t.job);
 	return rc;
 }

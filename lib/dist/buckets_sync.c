@@ -9,18 +9,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+void
+kg_buckets_sync_init(struct kg_buckets_sync *y, struct kg_dist *d,
+    const struct kg_dist_train_opts *x, uint32_t P,
+    const struct kg_dist_sched *s, struct kg_store *st,
+    struct kg_trainer *tr, int32_t *loc, uint8_t *pinned)
+{
+	memset(y, 0, sizeof(*y));
+	y->d = d;
+	y->x = x;
+	y->P = P;
+	y->s = s;
+	y->st = st;
+	y->tr = tr;
+	y->loc = loc;
+	y->pinned = pinned;
+	y->pool_now = kg_xmallocarray(P, sizeof(*y->pool_now));
+	y->pool_next = kg_xmallocarray(P, sizeof(*y->pool_next));
+	y->pool_valid = kg_xmallocarray(P, sizeof(*y->pool_valid));
+}
+
+void
+kg_buckets_sync_release(struct kg_buckets_sync *y)
+{
+	free(y->rel_base);
+	free(y->rel_state_base);
+	free(y->rel_delta);
+	free(y->pool_now);
+	free(y->pool_next);
+	free(y->pool_valid);
+	memset(y, 0, sizeof(*y));
+}
+
 /* need[p]: the rank that holds partition p in round "round", or -1. */
 static void
-round_needs(const struct kg_buckets *v, uint32_t round, int32_t *need)
+round_needs(const struct kg_buckets_sync *v, uint32_t round, int32_t *need)
 {
 	uint32_t p, k;
 
 	for (p = 0; p < v->P; p++)
 		need[p] = -1;
-	if (round >= v->s.nrounds)
+	if (round >= v->s->nrounds)
 		return;
-	for (k = 0; k < v->s.nranks; k++) {
-		const int32_t *h = kg_dist_sched_hold(&v->s, round, k);
+	for (k = 0; k < v->s->nranks; k++) {
+		const int32_t *h = kg_dist_sched_hold(v->s, round, k);
 
 		if (h[0] >= 0)
 			need[h[0]] = (int32_t)k;
@@ -32,7 +64,7 @@ round_needs(const struct kg_buckets *v, uint32_t round, int32_t *need)
 /* Take the partitions that leave this rank (those in memory first,
  * "resident" selects which), each with its send. */
 static int
-take_outgoing(struct kg_buckets *v, const int32_t *need, int resident,
+take_outgoing(struct kg_buckets_sync *v, const int32_t *need, int resident,
     float **sbuf, struct kg_dist_xfer *xf, size_t *nx)
 {
 	int me = v->d->rank;
@@ -53,7 +85,7 @@ take_outgoing(struct kg_buckets *v, const int32_t *need, int resident,
 
 /* Pin partition p for the round. */
 static int
-pin(struct kg_buckets *v, uint32_t p)
+pin(struct kg_buckets_sync *v, uint32_t p)
 {
 	if (v->pinned[p])
 		return 0;
@@ -74,7 +106,7 @@ pin(struct kg_buckets *v, uint32_t p)
  * pin what arrived or was parked here.
  */
 int
-kg_buckets_transition(struct kg_buckets *v, uint32_t round)
+kg_buckets_transition(struct kg_buckets_sync *v, uint32_t round)
 {
 	uint32_t P = v->P, p;
 	int me = v->d->rank, rc = -1;
@@ -144,9 +176,9 @@ out:
  * Nothing to do with one rank or without a pool.
  */
 void
-kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid)
+kg_buckets_sync_pool(struct kg_buckets_sync *v, uint32_t round, int mid)
 {
-	struct kg_neg_pool *np = &v->tr.pool;
+	struct kg_neg_pool *np = &v->tr->pool;
 	uint32_t P = v->P, q;
 	int32_t *now = v->pool_now, *next = v->pool_next;
 	uint64_t *valid = v->pool_valid;
@@ -156,7 +188,7 @@ kg_buckets_sync_pool(struct kg_buckets *v, uint32_t round, int mid)
 	if (v->d->size == 1 || np->k == 0)
 		return;
 	round_needs(v, round, now);
-	round_needs(v, mid ? round : round + 1 < v->s.nrounds ? round + 1 :
+	round_needs(v, mid ? round : round + 1 < v->s->nrounds ? round + 1 :
 	    0, next);
 	for (q = 0; q < P; q++) {
 		int from = now[q] >= 0 ? now[q] : 0;
@@ -241,7 +273,7 @@ kg_rel_merge_apply(float *x, float *base, const double *sum,
 
 /* One table: the ranks' changes summed, then applied. */
 static void
-merge_table(struct kg_buckets *v, float *x, float *base, size_t rows,
+merge_table(struct kg_buckets_sync *v, float *x, float *base, size_t rows,
     size_t w)
 {
 	double *delta = v->rel_delta + rows;
@@ -255,10 +287,10 @@ merge_table(struct kg_buckets *v, float *x, float *base, size_t rows,
 }
 
 void
-kg_buckets_sync_relations(struct kg_buckets *v)
+kg_buckets_sync_relations(struct kg_buckets_sync *v)
 {
-	size_t rows = v->tr.n_rel_rows, wp = v->tr.model.rel_width;
-	size_t ws = v->tr.rel_state_width;
+	size_t rows = v->tr->n_rel_rows, wp = v->tr->model.rel_width;
+	size_t ws = v->tr->rel_state_width;
 
 	if (v->d->size == 1)
 		return;
@@ -268,26 +300,26 @@ kg_buckets_sync_relations(struct kg_buckets *v)
 		    sizeof(*v->rel_delta));
 	/* Only the rows merge reads the counts. */
 	if (v->x->rel_merge == KG_REL_MERGE_ROWS) {
-		kg_rel_rows_changed(v->tr.rel, v->rel_base, rows, wp,
+		kg_rel_rows_changed(v->tr->rel, v->rel_base, rows, wp,
 		    v->rel_delta);
 		kg_dist_sum_f64(v->d, v->rel_delta, rows);
 	}
-	merge_table(v, v->tr.rel, v->rel_base, rows, wp);
+	merge_table(v, v->tr->rel, v->rel_base, rows, wp);
 	if (ws > 0)
-		merge_table(v, v->tr.rel_state, v->rel_state_base, rows, ws);
+		merge_table(v, v->tr->rel_state, v->rel_state_base, rows, ws);
 }
 
 /* The merge base: the tables as every rank has them now. */
 void
-kg_buckets_sync_base(struct kg_buckets *v)
+kg_buckets_sync_base(struct kg_buckets_sync *v)
 {
-	size_t nr = v->tr.n_rel_rows * v->tr.model.rel_width;
-	size_t ns = v->tr.n_rel_rows * v->tr.rel_state_width;
+	size_t nr = v->tr->n_rel_rows * v->tr->model.rel_width;
+	size_t ns = v->tr->n_rel_rows * v->tr->rel_state_width;
 
 	if (v->rel_base == NULL) {
 		v->rel_base = kg_xmallocarray(nr, sizeof(float));
 		v->rel_state_base = kg_xmallocarray(ns, sizeof(float));
 	}
-	memcpy(v->rel_base, v->tr.rel, nr * sizeof(float));
-	memcpy(v->rel_state_base, v->tr.rel_state, ns * sizeof(float));
+	memcpy(v->rel_base, v->tr->rel, nr * sizeof(float));
+	memcpy(v->rel_state_base, v->tr->rel_state, ns * sizeof(float));
 }
