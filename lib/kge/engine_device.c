@@ -159,6 +159,26 @@ pin(struct kg_engine *e, uint32_t p)
 	return a;
 }
 
+/* Cut bucket (ph, pt)'s n positives into the chunks of the CPU bucket
+ * trainer (kg_plan_even, into e->chunks, grown when short: once per
+ * larger bucket, never inside the chunk loop) and point the device
+ * trainer at the bucket; the number of chunks. */
+static size_t
+plan_bucket(struct kg_engine *e, uint32_t ph, uint32_t pt, uint64_t n)
+{
+	struct kg_trainer *tr = e->tr;
+	uint64_t cs = kg_train_chunk_size(&tr->o), need = (n + cs - 1) / cs;
+
+	if (need > e->chunk_cap) {
+		e->chunk_cap = need;
+		e->chunks = kg_xreallocarray(e->chunks, need,
+		    sizeof(*e->chunks));
+	}
+	e->dt->ph = ph;
+	e->dt->pt = pt;
+	return kg_plan_even(tr, n, ph * tr->n_parts + pt, e->chunks);
+}
+
 /*
  * The bucket's chunks through the device step on the partitions the
  * tier holds: the pool's waiting gradients of both partitions first, the
@@ -169,19 +189,9 @@ static int
 tier_chunks(struct kg_engine *e, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, double *loss)
 {
-	struct kg_trainer *tr = e->tr;
 	struct kg_dev_trainer *dt = e->dt;
-	uint64_t cs = kg_train_chunk_size(&tr->o), need = (n + cs - 1) / cs;
-	size_t nch, c;
+	size_t nch = plan_bucket(e, ph, pt, n), c;
 
-	if (need > e->chunk_cap) {
-		e->chunk_cap = need;
-		e->chunks = kg_xreallocarray(e->chunks, need,
-		    sizeof(*e->chunks));
-	}
-	nch = kg_plan_even(tr, n, ph * tr->n_parts + pt, e->chunks);
-	dt->ph = ph;
-	dt->pt = pt;
 	if (kg_be_zero(e->be, dt->dv.lsum, sizeof(double)) < 0 ||
 	    kg_dev_pool_apply(dt, ph) < 0 || kg_dev_pool_apply(dt, pt) < 0)
 		return -1;
@@ -336,19 +346,9 @@ static int
 train_chunks(struct kg_engine *e, uint32_t ph, uint32_t pt,
     const int32_t *hrt, uint64_t n, double *loss)
 {
-	struct kg_trainer *tr = e->tr;
 	struct kg_dev_trainer *dt = e->dt;
-	uint64_t cs = kg_train_chunk_size(&tr->o), need = (n + cs - 1) / cs;
-	size_t nch, c;
+	size_t nch = plan_bucket(e, ph, pt, n), c;
 
-	if (need > e->chunk_cap) {
-		e->chunk_cap = need;
-		e->chunks = kg_xreallocarray(e->chunks, need,
-		    sizeof(*e->chunks));
-	}
-	nch = kg_plan_even(tr, n, ph * tr->n_parts + pt, e->chunks);
-	dt->ph = ph;
-	dt->pt = pt;
 	if (kg_be_zero(e->be, dt->dv.lsum, sizeof(double)) < 0)
 		return -1;
 	for (c = 0; c < nch; c++) {
