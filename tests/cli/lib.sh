@@ -94,6 +94,28 @@ shared_data() {
 # The bundled small datasets (UMLS, Nations, Kinships).
 fixture_data() { echo "$KG_TOP/examples/data/$1"; }
 
+# warm_fixture EPOCHS: yesterday's and today's UMLS in the working
+# directory for the warm-start tests: all.tsv today's train triples,
+# fresh.txt every tenth entity name, dsy the triples touching none of
+# them, dst = kg-ingest --extend dsy with all of them; ne and nr dsy's
+# entity and relation counts, na dst's; t a short TransE_l2 kg-train
+# command line and m its model of dsy after EPOCHS epochs.  Says
+# "not ok" and returns 1 when a step fails.
+warm_fixture() {
+	gzip -dc "$(fixture_data umls)/train.txt.gz" >all.tsv
+	cut -f1 all.tsv | sort -u | awk 'NR % 10 == 3' >fresh.txt
+	awk 'NR == FNR { f[$1] = 1; next } !($1 in f) && !($3 in f)' \
+	    fresh.txt all.tsv >yesterday.tsv
+	kg-ingest -q -o dsy --train yesterday.tsv || { notok "kg-ingest"; return 1; }
+	kg-ingest -q --extend dsy -o dst --train all.tsv ||
+	    { notok "kg-ingest --extend"; return 1; }
+	ne=$(wc -l <dsy/entities.tsv); nr=$(wc -l <dsy/relations.tsv)
+	na=$(wc -l <dst/entities.tsv)
+	t="kg-train -q --model_name TransE_l2 --hidden_dim 16 --num_thread 1"
+	t="$t --seed 5 --batch_size 256 --neg_sample_size 32"
+	$t --epochs "$1" dsy m || { notok "yesterday's model"; return 1; }
+}
+
 # numpy is optional for tests: python3 with numpy or empty.
 numpy_python() {
 	local py

@@ -5,18 +5,8 @@
 # does; refusals give one line, exit 1 (2 for usage) and write nothing.
 . "$KG_TOP/tests/cli/lib.sh"
 plan 31
-d=$(fixture_data umls)
-gzip -dc "$d/train.txt.gz" >all.tsv
 # Yesterday: the triples of all entities but every tenth; today: all.
-cut -f1 all.tsv | sort -u | awk 'NR % 10 == 3' >fresh.txt
-awk 'NR == FNR { f[$1] = 1; next } !($1 in f) && !($3 in f)' fresh.txt \
-    all.tsv >yesterday.tsv
-kg-ingest -q -o dsy --train yesterday.tsv || { notok "kg-ingest"; exit 0; }
-kg-ingest -q --extend dsy -o dst --train all.tsv
-ne=$(wc -l <dsy/entities.tsv); nr=$(wc -l <dsy/relations.tsv)
-t="kg-train -q --model_name TransE_l2 --hidden_dim 16 --num_thread 1 --seed 5"
-t="$t --batch_size 256 --neg_sample_size 32"
-$t --epochs 3 dsy m || { notok "yesterday's model"; exit 0; }
+warm_fixture 3 || exit 0
 
 # npy.py: the rows of float32 .npy files without numpy.
 cat >npy.py <<'PY'
