@@ -769,6 +769,7 @@ kg_backend_cpu_init(struct kg_backend *be)
 	kg_compute_init();
 	be->ops = &cpu_ops;
 	be->gnn = &cpu_gnn_counted;
+	be->text = &kg_backend_cpu_text_ops;
 	snprintf(be->name, sizeof(be->name), "%s", kg_backend_cpu_name());
 	be->impl = kg_xcalloc(1, sizeof(struct cpu_impl));
 	return 0;

@@ -131,9 +131,12 @@ struct kg_backend_gnn_ops {
 /* The CPU backend's (backend_cpu_gnn.c). */
 extern const struct kg_backend_gnn_ops kg_backend_cpu_gnn_ops;
 
+struct kg_backend_text_ops;
+
 struct kg_backend {
 	const struct kg_backend_ops *ops;
 	const struct kg_backend_gnn_ops *gnn;
+	const struct kg_backend_text_ops *text;
 	struct kg_device dev;
 	char name[160];
 	void *impl;		/* the backend's own state */
@@ -161,8 +164,8 @@ int kg_backend_cuda_init(struct kg_backend *be, int index);
 #endif
 
 
-/* The text encoder's operations (backend.h's kg_be_text_*), a table for
- * each backend picked by the device kind in backend_text.c: the CPU's
+/* The text encoder's operations (backend.h's kg_be_text_*), a table of
+ * their own as the GNN's, set by each backend's init: the CPU's
  * (backend_cpu_text.c) and, in builds with KG_HAVE_CUDA, the CUDA's
  * (cuda/backend_cuda_text.cu). */
 struct kg_backend_text_ops {

@@ -1,29 +1,17 @@
 /*
  * The backend seam's text-encoder operations (backend.h's kg_be_text_*):
- * dispatch to the table of the backend's device kind, with empty work
- * returning at once.
+ * through the backend's text table, with empty work returning at once.
  */
 #include "compute/backend_impl.h"
 
 #include "compute/devops_text.h"
-
-static const struct kg_backend_text_ops *
-text_ops(const struct kg_backend *be)
-{
-#if defined(KG_HAVE_CUDA)
-	if (be->dev.kind == KG_DEVICE_CUDA)
-		return &kg_backend_cuda_text_ops;
-#endif
-	(void)be;
-	return &kg_backend_cpu_text_ops;
-}
 
 int
 kg_be_text_embed(struct kg_backend *be, const struct kg_dev_text *t,
     const float *word, const float *pos, const float *type, const float *g,
     const float *b, float eps, float *x)
 {
-	return t->n == 0 || t->h == 0 ? 0 : text_ops(be)->embed(be, t, word,
+	return t->n == 0 || t->h == 0 ? 0 : be->text->embed(be, t, word,
 	    pos, type, g, b, eps, x);
 }
 
@@ -31,7 +19,7 @@ int
 kg_be_text_bias(struct kg_backend *be, size_t n, size_t ncol,
     const float *bias, int gelu, float *y)
 {
-	return n == 0 || ncol == 0 ? 0 : text_ops(be)->bias(be, n, ncol, bias,
+	return n == 0 || ncol == 0 ? 0 : be->text->bias(be, n, ncol, bias,
 	    gelu, y);
 }
 
@@ -39,7 +27,7 @@ int
 kg_be_text_add_norm(struct kg_backend *be, size_t n, size_t h,
     const float *t, const float *g, const float *b, float eps, float *x)
 {
-	return n == 0 || h == 0 ? 0 : text_ops(be)->add_norm(be, n, h, t, g, b,
+	return n == 0 || h == 0 ? 0 : be->text->add_norm(be, n, h, t, g, b,
 	    eps, x);
 }
 
@@ -47,7 +35,7 @@ int
 kg_be_text_attn(struct kg_backend *be, const struct kg_dev_text *t,
     float scale, const float *qkv, float *ctx)
 {
-	return t->n == 0 || t->h == 0 ? 0 : text_ops(be)->attn(be, t, scale,
+	return t->n == 0 || t->h == 0 ? 0 : be->text->attn(be, t, scale,
 	    qkv, ctx);
 }
 
@@ -55,6 +43,6 @@ int
 kg_be_text_pool(struct kg_backend *be, const struct kg_dev_text *t,
     int mode, int normalize, const float *x, float *out)
 {
-	return t->nb == 0 || t->h == 0 ? 0 : text_ops(be)->pool(be, t, mode,
+	return t->nb == 0 || t->h == 0 ? 0 : be->text->pool(be, t, mode,
 	    normalize, x, out);
 }

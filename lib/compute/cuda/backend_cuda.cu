@@ -950,6 +950,7 @@ kg_backend_cuda_init(struct kg_backend *be, int index)
 	}
 	be->ops = &cuda_ops;
 	be->gnn = &kg_cuda::cuda_gnn_ops;
+	be->text = &kg_backend_cuda_text_ops;
 	be->impl = c;
 	snprintf(be->name, sizeof(be->name), "cuda:%d:%.120s", index, prop.name);
 	return 0;
