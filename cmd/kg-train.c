@@ -272,7 +272,6 @@ device_ready(struct state *s)
 	r.device = s->device;
 	r.check_device = !s->emulated;
 	r.gpu_buffer = s->x.gpu_capacity > 0 || s->x.gpu_mem_budget > 0;
-	r.frozen = s->warm.freeze_old;
 	if (kg_engine_choose(&r, KG_ASK_PLACE | KG_ASK_OPTIONS, &place) < 0)
 		return KG_EXIT_USAGE;
 	if (place == KG_PLACE_HOST)

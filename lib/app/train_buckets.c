@@ -579,7 +579,6 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.run.on_device = v.on_device;
 	v.run.device = j->device;
 	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
-	v.run.frozen = kg_warmstart_given(j->warm) && j->warm->freeze_old;
 	if (check_run(&v) < 0) {
 		kg_job_release(&v.job);
 		return -1;

@@ -258,7 +258,6 @@ open_engine(struct kg_job *b)
 	r.shape = KG_SHAPE_TABLE;
 	r.on_device = j->device.kind != KG_DEVICE_CPU || j->seam;
 	r.device = j->device;
-	r.frozen = b->tr.frozen_ent != NULL || b->tr.frozen_rel != NULL;
 	return kg_job_open_engine(b, &r);
 }
 

@@ -74,8 +74,6 @@ struct kg_engine_run {
 	int gpu_buffer;		/* --gpu_buffer or --gpu_mem_budget given */
 	uint32_t capacity;	/* device buffer: partitions on the device */
 	int flags;		/* device buffer: KG_DEV_BUFFER_SYNC */
-	int frozen;		/* some rows do not train (the trainer's
-				 * frozen_ent, frozen_rel) */
 };
 
 #define KG_ENGINE_RUN_INIT { .ranks = 1, .device = KG_DEVICE_INIT }
