@@ -403,25 +403,50 @@ flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
 }
 
 /*
- * Lines come in batches that stay valid together: the fast path's
- * triples of a batch go to the sink in one call, pointing into the
- * reader's buffer, until a line that Serd reads (in order: the triples
- * before it first).
+ * A line that the fast path did not take, line[0..len) without its
+ * "\n", as line rd->line: blank (nothing but a "\r"), or read by Serd
+ * from a NUL-terminated copy in *buf (*cap bytes, grown here).  0, or -1
+ * when reading must stop.
+ */
+static int
+slow_line(struct rd *rd, const char *line, size_t len, char **buf,
+    size_t *cap, uint64_t *blanks)
+{
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len == 0) {
+		(*blanks)++;
+		return 0;
+	}
+	if (len + 1 > *cap) {
+		*cap = len + 1 > 4096 ? 2 * (len + 1) : 4096;
+		*buf = kg_xrealloc(*buf, *cap);
+	}
+	memcpy(*buf, line, len);
+	(*buf)[len] = '\0';
+	return read_line(rd, *buf, len);
+}
+
+/*
+ * Statements straight from the reader's buffer: the fast path takes a
+ * statement of three IRIs with its line end in one scan, and its
+ * triples go to the sink in batches, pointing into the buffer, until a
+ * line that Serd reads (in order: the triples before it first) or the
+ * end of what is buffered (before more is read in).
  */
 static int
 read_lines(struct rd *rd, const char *path)
 {
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
-	struct kg_field f[LINE_BATCH];
 	struct kg_rdf_term t[3 * LINE_BATCH];
-	uint64_t lines[LINE_BATCH], tl[LINE_BATCH];
-	size_t nf[LINE_BATCH];
+	uint64_t tl[LINE_BATCH], line0 = 0, nlines, blanks;
 	char *buf = NULL;
-	size_t cap = 0;
+	size_t cap = 0, len;
 	struct kg_rdf_span sp[3];
-	int j, k, nb, nt = 0, rc = 0;
-	kg_rdf_fast_line_fn *fast_line = kg_rdf_pick_fast_line();
+	const char *base, *p, *end, *next, *nl;
+	int k, eof, more = 0, nt = 0, rc = 0;
+	kg_rdf_fast_stmt_fn *fast = kg_rdf_pick_fast_stmt();
 
 	to.delim = '\n';
 	to.comment = '\0';
@@ -432,37 +457,45 @@ read_lines(struct rd *rd, const char *path)
 		kg_tabread_close(r);
 		return -1;
 	}
-	while (rc == 0 && (nb = kg_tabread_batch(r, f, 1, LINE_BATCH, nf,
-	    lines)) > 0) {
-		rd->c->lines = kg_tabread_lines(r);
-		rd->c->bytes = kg_tabread_bytes(r);
-		for (j = 0; j < nb && rc == 0; j++) {
-			if (fast_line(f[j].s, f[j].len, sp)) {
+	while (rc == 0 && (rc = kg_tabread_raw(r, more, &base, &len,
+	    &eof)) == 0) {
+		p = base;
+		end = base + len;
+		nlines = blanks = 0;
+		while (p < end && rc == 0) {
+			if ((next = fast(base, p, end, eof, sp)) != NULL) {
 				for (k = 0; k < 3; k++) {
 					t[3 * nt + k].s = sp[k].s;
 					t[3 * nt + k].len = sp[k].len;
 					t[3 * nt + k].kind = KG_RDF_IRI;
 				}
-				tl[nt++] = lines[j];
+				tl[nt++] = line0 + ++nlines;
+				if (nt == LINE_BATCH)
+					rc = flush_iri(rd, t, tl, &nt);
+				p = next;
 				continue;
 			}
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (nl == NULL && !eof)
+				break;	/* the line goes on in more input */
 			if ((rc = flush_iri(rd, t, tl, &nt)) < 0)
 				break;
-			if (f[j].len + 1 > cap) {
-				cap = f[j].len + 1 > 4096 ? 2 * (f[j].len + 1) :
-				    4096;
-				buf = kg_xrealloc(buf, cap);
-			}
-			memcpy(buf, f[j].s, f[j].len);
-			buf[f[j].len] = '\0';
-			rd->line = lines[j];
-			rc = read_line(rd, buf, f[j].len);
+			rd->line = line0 + ++nlines;
+			next = nl != NULL ? nl + 1 : end;
+			rc = slow_line(rd, p, (size_t)((nl != NULL ? nl : end) -
+			    p), &buf, &cap, &blanks);
+			p = next;
 		}
 		if (rc == 0)
 			rc = flush_iri(rd, t, tl, &nt);
+		kg_tabread_consume(r, (size_t)(p - base), nlines, blanks);
+		line0 += nlines;
+		rd->c->lines = kg_tabread_lines(r);
+		rd->c->bytes = kg_tabread_bytes(r);
+		if (eof)
+			break;
+		more = 1;
 	}
-	if (rc == 0 && nb < 0)
-		rc = -1;
 	rd->c->lines = kg_tabread_lines(r);
 	rd->c->bytes = kg_tabread_bytes(r);
 	rd->c->blanks = kg_tabread_blanks(r);

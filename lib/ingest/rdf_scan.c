@@ -160,67 +160,88 @@ iri_end_sse2(const unsigned char *line, const unsigned char *p,
 typedef const unsigned char *iri_end_fn(const unsigned char *,
     const unsigned char *, const unsigned char *);
 
-/*
- * The commonest line, three IRIs of ASCII bytes without escapes and a
- * final '.', which the grammar alone decides: its terms in t[0..3)
- * (pointing into the line) and 1; 0 for any other line, which Serd
- * reads.  Whitespace is spaces and tabs, as in N-Triples.  Inlined into
- * one function per vector width, iri_end a constant.
- */
-KG_INLINE int
-fast_line_body(const char *line, size_t len, struct kg_rdf_span t[3],
-    iri_end_fn *iri_end)
+/* Spaces and tabs from p, up to end. */
+KG_INLINE const unsigned char *
+skip_ws(const unsigned char *p, const unsigned char *end)
 {
-	const unsigned char *p = (const unsigned char *)line, *end = p + len;
-	const unsigned char *a, *l = p;
-	int k;
-
 	while (p < end && (*p == ' ' || *p == '\t'))
 		p++;
+	return p;
+}
+
+/*
+ * The commonest statement, three IRIs of ASCII bytes without escapes
+ * and a final '.', which the grammar alone decides, found with its line
+ * end in one scan: the IRI scan stops at the line break as at any byte
+ * an IRI may not hold.  Whitespace is spaces and tabs, as in N-Triples;
+ * a "\r" just before the break belongs to the break.  Inlined into one
+ * function per vector width, iri_end a constant.
+ */
+KG_INLINE const char *
+fast_stmt_body(const char *base, const char *line, const char *end0,
+    int eof, struct kg_rdf_span t[3], iri_end_fn *iri_end)
+{
+	const unsigned char *l = (const unsigned char *)base;
+	const unsigned char *p = (const unsigned char *)line;
+	const unsigned char *end = (const unsigned char *)end0, *a;
+	int k;
+
+	p = skip_ws(p, end);
 	for (k = 0; k < 3; k++) {
 		if (p == end || *p != '<')
-			return 0;
+			return NULL;
 		a = ++p;
 		p = iri_end(l, p, end);
-		if (p == end || *p != '>' || !kg_rdf_has_scheme(a, (size_t)(p - a)))
-			return 0;
+		if (p == end || *p != '>' ||
+		    !kg_rdf_has_scheme(a, (size_t)(p - a)))
+			return NULL;
 		t[k].s = (const char *)a;
 		t[k].len = (size_t)(p - a);
 		p++;
 		if (p == end || (*p != ' ' && *p != '\t'))
-			return 0;
-		while (p < end && (*p == ' ' || *p == '\t'))
-			p++;
+			return NULL;
+		p = skip_ws(p, end);
 	}
 	if (p == end || *p++ != '.')
-		return 0;
-	while (p < end && (*p == ' ' || *p == '\t'))
+		return NULL;
+	p = skip_ws(p, end);
+	if (p < end && *p == '\r')
 		p++;
-	return p == end;
+	if (p < end)
+		return *p == '\n' ? (const char *)p + 1 : NULL;
+	return eof ? (const char *)p : NULL;
 }
 
-static int
-fast_line_sse2(const char *line, size_t len, struct kg_rdf_span t[3])
+static const char *
+fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
+    struct kg_rdf_span t[3])
 {
-	return fast_line_body(line, len, t, iri_end_sse2);
+	return fast_stmt_body(base, line, end, eof, t, iri_end_sse2);
 }
 
 #ifdef HAVE_AVX2_PATH
-__attribute__((target("avx2"))) static int
-fast_line_avx2(const char *line, size_t len, struct kg_rdf_span t[3])
+__attribute__((target("avx2"))) static const char *
+fast_stmt_avx2(const char *base, const char *line, const char *end, int eof,
+    struct kg_rdf_span t[3])
 {
-	return fast_line_body(line, len, t, iri_end_avx2);
+	return fast_stmt_body(base, line, end, eof, t, iri_end_avx2);
 }
 #endif
 
-kg_rdf_fast_line_fn *
-kg_rdf_pick_fast_line(void)
+kg_rdf_fast_stmt_fn *
+kg_rdf_pick_fast_stmt(void)
 {
 #ifdef HAVE_AVX2_PATH
 	if (__builtin_cpu_supports("avx2"))
-		return fast_line_avx2;
+		return fast_stmt_avx2;
 #endif
-	return fast_line_sse2;
+	return fast_stmt_sse2;
+}
+
+kg_rdf_fast_stmt_fn *
+kg_rdf_fast_stmt_sse2(void)
+{
+	return fast_stmt_sse2;
 }
 
 const unsigned char *

@@ -839,6 +839,29 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 }
 
 int
+kg_tabread_raw(struct kg_tabread *r, int more, const char **p, size_t *len,
+    int *eof)
+{
+	/* The first read, which also skips a byte-order mark. */
+	if ((more || !r->bom_checked) && !r->eof && refill(r) < 0)
+		return -1;
+	*p = r->buf + r->pos;
+	*len = r->len - r->pos;
+	*eof = r->eof;
+	return 0;
+}
+
+void
+kg_tabread_consume(struct kg_tabread *r, size_t n, uint64_t lines,
+    uint64_t blanks)
+{
+	r->pos += n;
+	r->lineno += lines;
+	r->blanks += blanks;
+	r->rec_line = r->lineno;
+}
+
+int
 kg_field_u64(const struct kg_field *f, uint64_t lim, uint64_t *out)
 {
 	char buf[24];
