@@ -212,19 +212,137 @@ fast_stmt_body(const char *base, const char *line, const char *end0,
 	return eof ? (const char *)p : NULL;
 }
 
+/*
+ * The same answers for a line that has at least MASK_SPAN + 8 bytes of
+ * the buffer from its start, the commonest case, from one bit mask of
+ * the bytes that an IRI may not hold over its first MASK_SPAN bytes:
+ * the vector tests are independent of one another and of where the
+ * terms end, so they overlap, and each term's end is the next bit set.
+ * A statement that does not end within them goes to fast_stmt_body.
+ */
+#define MASK_SPAN 192
+
+typedef uint64_t bad64_fn(const unsigned char *s);
+
+/* The first bit set at or after i in the MASK_SPAN-bit mask m, or
+ * MASK_SPAN. */
+KG_INLINE size_t
+next_bit(const uint64_t m[3], size_t i)
+{
+	size_t w = i >> 6;
+	uint64_t b;
+
+	if (w >= 3)
+		return MASK_SPAN;
+	b = m[w] & (~0ull << (i & 63));
+	while (b == 0) {
+		if (++w == 3)
+			return MASK_SPAN;
+		b = m[w];
+	}
+	return w * 64 + (size_t)__builtin_ctzll(b);
+}
+
+/* Spaces and tabs from s[i]; MASK_SPAN when they reach it. */
+KG_INLINE size_t
+mask_ws(const unsigned char *s, size_t i)
+{
+	while (i < MASK_SPAN && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+KG_INLINE const char *
+fast_stmt_mask(const char *base, const char *line, const char *end, int eof,
+    struct kg_rdf_span t[3], bad64_fn *bad64, iri_end_fn *iri_end)
+{
+	const unsigned char *s = (const unsigned char *)line;
+	uint64_t m[3];
+	size_t i, a, e;
+	int k;
+
+	if (end - line < MASK_SPAN + 8)
+		return fast_stmt_body(base, line, end, eof, t, iri_end);
+	m[0] = bad64(s);
+	m[1] = bad64(s + 64);
+	m[2] = bad64(s + 128);
+	i = mask_ws(s, 0);
+	for (k = 0; k < 3; k++) {
+		if (i == MASK_SPAN)
+			break;
+		if (s[i] != '<')
+			return NULL;
+		a = i + 1;
+		if ((e = next_bit(m, a)) == MASK_SPAN)
+			break;
+		if (s[e] != '>' || !kg_rdf_has_scheme(s + a, e - a))
+			return NULL;
+		t[k].s = (const char *)s + a;
+		t[k].len = e - a;
+		i = e + 1;
+		if (s[i] != ' ' && s[i] != '\t')
+			return NULL;
+		i = mask_ws(s, i);
+	}
+	/* From here on at most MASK_SPAN + 3 < MASK_SPAN + 8 bytes. */
+	if (k == 3 && i < MASK_SPAN && s[i] == '.') {
+		i = mask_ws(s, i + 1);
+		if (i < MASK_SPAN) {
+			i += s[i] == '\r';
+			return s[i] == '\n' ? line + i + 1 : NULL;
+		}
+	} else if (k == 3 && i < MASK_SPAN)
+		return NULL;
+	return fast_stmt_body(base, line, end, eof, t, iri_end);
+}
+
+#ifdef __SSE2__
+KG_INLINE uint64_t
+bad64_sse2(const unsigned char *s)
+{
+	uint64_t m = 0;
+	int j;
+
+	for (j = 0; j < 4; j++)
+		m |= (uint64_t)bad_sse2(_mm_loadu_si128((const __m128i *)
+		    (const void *)(s + 16 * j))) << (16 * j);
+	return m;
+}
+
+static const char *
+fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
+    struct kg_rdf_span t[3])
+{
+	return fast_stmt_mask(base, line, end, eof, t, bad64_sse2,
+	    iri_end_sse2);
+}
+#else
 static const char *
 fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
     struct kg_rdf_span t[3])
 {
 	return fast_stmt_body(base, line, end, eof, t, iri_end_sse2);
 }
+#endif
 
 #ifdef HAVE_AVX2_PATH
+__attribute__((target("avx2"))) KG_INLINE uint64_t
+bad64_avx2(const unsigned char *s)
+{
+	uint64_t lo = bad_avx2(_mm256_loadu_si256((const __m256i *)
+	    (const void *)s));
+	uint64_t hi = bad_avx2(_mm256_loadu_si256((const __m256i *)
+	    (const void *)(s + 32)));
+
+	return lo | hi << 32;
+}
+
 __attribute__((target("avx2"))) static const char *
 fast_stmt_avx2(const char *base, const char *line, const char *end, int eof,
     struct kg_rdf_span t[3])
 {
-	return fast_stmt_body(base, line, end, eof, t, iri_end_avx2);
+	return fast_stmt_mask(base, line, end, eof, t, bad64_avx2,
+	    iri_end_avx2);
 }
 #endif
 

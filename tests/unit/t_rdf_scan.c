@@ -79,6 +79,10 @@ static const char *const lines[] = {
 	    "of/thirty/two/bytes/in/each/term> <https://x.org/p> "
 	    "<https://x.org/another/long/one/of/sixty/four/bytes/or/more/ok> "
 	    ".\n",
+	"<https://x.org/a/line/longer/than/the/mask/span/of/one/hundred/and/"
+	    "ninety/two/bytes> <https://x.org/p/with/a/long/predicate/iri/too> "
+	    "<https://x.org/and/an/object/iri/that/takes/it/past/two/hundred> "
+	    ".\r\n",
 	/* Lines the fast path must leave to Serd. */
 	"<a:b> <c:d> \"lit\" .\n",
 	"<a:b> <c:d> \"a \\\" b\" .\n",
@@ -103,15 +107,21 @@ static const char *const lines[] = {
 	"<a:b> <c:d> <e:f> .x\n",
 };
 
-/* The answer of fn for s[0..n) placed after pre junk bytes, against
- * the reference: 1 if they agree (*taken incremented when a statement
- * was taken), else 0 with a note. */
+/*
+ * The answer of fn for s[0..n) placed after pre junk bytes and followed
+ * by tail bytes of more statements (the buffer's end tail bytes after
+ * it: with 200 or more, the whole line is in the mask path's span),
+ * against the reference: 1 if they agree (*taken incremented when a
+ * statement was taken), else 0 with a note.
+ */
 static int
 check_one(kg_rdf_fast_stmt_fn *fn, const char *what, const char *s,
-    size_t n, size_t pre, int eof, int *taken)
+    size_t n, size_t pre, size_t tail, int eof, int *taken)
 {
-	static char buf[512];
-	size_t off[3], len[3];
+	static char buf[1024];
+	static const char more[] = "<http://e.org/a> <http://e.org/p> "
+	    "<http://e.org/b> .\n";
+	size_t off[3], len[3], i;
 	struct kg_rdf_span t[3];
 	const char *got;
 	long want, at;
@@ -119,8 +129,11 @@ check_one(kg_rdf_fast_stmt_fn *fn, const char *what, const char *s,
 
 	memset(buf, '\n', pre);
 	memcpy(buf + pre, s, n);
-	want = ref_stmt((const unsigned char *)buf + pre, n, eof, off, len);
-	got = fn(buf, buf + pre, buf + pre + n, eof, t);
+	for (i = 0; i < tail; i++)
+		buf[pre + n + i] = more[i % (sizeof(more) - 1)];
+	want = ref_stmt((const unsigned char *)buf + pre, n + tail, eof, off,
+	    len);
+	got = fn(buf, buf + pre, buf + pre + n + tail, eof, t);
 	at = got != NULL ? (long)(got - buf) - (long)pre : -1L;
 	for (k = 0; got != NULL && k < 3 && at == want; k++)
 		if (t[k].s != buf + pre + off[k] || t[k].len != len[k])
@@ -136,26 +149,31 @@ check_one(kg_rdf_fast_stmt_fn *fn, const char *what, const char *s,
 }
 
 /* Every cut of every line, placed at every offset 0..40 of a buffer
- * whose bytes before it are junk. */
+ * whose bytes before it are junk, and followed by 0, 40 or 260 bytes of
+ * more statements. */
 static void
 check_fn(kg_rdf_fast_stmt_fn *fn, const char *what)
 {
-	size_t i, cut, pre;
+	static const size_t tails[] = { 0, 40, 260 };
+	size_t i, cut, pre, j;
 	int eof, bad = 0, taken = 0;
 
 	for (i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
 		for (pre = 0; pre <= 40; pre++)
 			for (cut = 0; cut <= strlen(lines[i]); cut++)
-				for (eof = 0; eof < 2; eof++)
-					if (!check_one(fn, what, lines[i], cut,
-					    pre, eof, &taken) && bad++ > 5)
-						goto out;
+				for (j = 0; j < 3; j++)
+					for (eof = 0; eof < 2; eof++)
+						if (!check_one(fn, what,
+						    lines[i], cut, pre, tails[j],
+						    eof, &taken) && bad++ > 5)
+							goto out;
 out:
 	T_CHECKF(bad == 0, "%s: %d answers differ from the reference", what,
 	    bad);
-	/* The 8 lines it must take, at 41 offsets: whole, with and without
-	 * eof, and cut before the break with eof. */
-	T_CHECKF(taken > 2 * 8 * 41, "%s: %d statements taken", what, taken);
+	/* The 9 lines it must take, at 41 offsets, 3 tails: whole, with
+	 * and without eof, and cut before the break with eof. */
+	T_CHECKF(taken > 3 * 2 * 9 * 41, "%s: %d statements taken", what,
+	    taken);
 }
 
 static void
@@ -203,6 +221,11 @@ t_fast_stmt_random(void)
 			n += strlen(s);
 		}
 		eof = (int)((x >> 40) & 1);
+		/* Half of them with the buffer going on past the mask span. */
+		if ((x >> 41) & 1) {
+			memset(buf + pre + n, '\n', 256);
+			n += 256;
+		}
 		want = ref_stmt((const unsigned char *)buf + pre, n, eof, off,
 		    len);
 		taken += want >= 0;
