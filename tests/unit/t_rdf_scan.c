@@ -176,9 +176,34 @@ out:
 	    taken);
 }
 
+/* Every byte value inside an IRI, in either way of the scan. */
+static void
+check_bytes(kg_rdf_fast_stmt_fn *fn, const char *what)
+{
+	char line[64];
+	size_t n;
+	int c, j, taken = 0, bad = 0;
+
+	for (c = 0; c < 256; c++)
+		for (j = 0; j < 2; j++) {
+			snprintf(line, sizeof(line), "<http://e.org/%sX/b> "
+			    "<c:d> <e:f> .\n", j ? "a/long/name/past/32/" : "");
+			n = strlen(line);
+			*strchr(line, 'X') = (char)c;
+			if (!check_one(fn, what, line, n, 3, 0, 0, &taken) ||
+			    !check_one(fn, what, line, n, 3, 260, 0, &taken))
+				bad++;
+		}
+	/* Taken: 0x21..0x7e but for <>"{}|^`\, twice each of 2 ways. */
+	T_CHECKF(bad == 0 && taken == 4 * (94 - 9), "%s: %d differ, %d taken",
+	    what, bad, taken);
+}
+
 static void
 t_fast_stmt(void)
 {
+	check_bytes(kg_rdf_pick_fast_stmt(), "widest");
+	check_bytes(kg_rdf_fast_stmt_sse2(), "sse2");
 	check_fn(kg_rdf_pick_fast_stmt(), "widest");
 	check_fn(kg_rdf_fast_stmt_sse2(), "sse2");
 }
