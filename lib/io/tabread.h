@@ -5,7 +5,8 @@
  * TSV (the fast path): one record per line, fields split on a delimiter
  * byte (tab by default) with no quoting; a final "\r" is dropped (CRLF
  * files).  Lines are found with memchr in a large buffer that is read
- * straight from zlib.  CSV goes through libcsv (RFC 4180 quoting: quoted
+ * with read(2) from a regular file that is not gzip, and from zlib
+ * otherwise.  CSV goes through libcsv (RFC 4180 quoting: quoted
  * fields may hold the delimiter, doubled quotes and newlines; strict mode,
  * so a stray quote is an error).  Spaces are kept as part of fields.
  *
