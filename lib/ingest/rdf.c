@@ -390,7 +390,7 @@ read_line(struct rd *rd, char *buf, size_t len)
 
 /* Hand the IRI triples gathered from a batch's lines to the sink. */
 static int
-flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
+flush_iri(struct rd *rd, struct kg_field *t, uint64_t *lines, int *n)
 {
 	int rc = 0;
 
@@ -439,13 +439,12 @@ read_lines(struct rd *rd, const char *path)
 {
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
-	struct kg_rdf_term t[3 * LINE_BATCH];
+	struct kg_field t[3 * LINE_BATCH];
 	uint64_t tl[LINE_BATCH], line0 = 0, nlines, blanks;
 	char *buf = NULL;
 	size_t cap = 0, len;
-	struct kg_rdf_span sp[3];
 	const char *base, *p, *end, *next, *nl;
-	int k, eof, more = 0, nt = 0, rc = 0;
+	int eof, more = 0, nt = 0, rc = 0;
 	kg_rdf_fast_stmt_fn *fast = kg_rdf_pick_fast_stmt();
 
 	to.delim = '\n';
@@ -463,12 +462,8 @@ read_lines(struct rd *rd, const char *path)
 		end = base + len;
 		nlines = blanks = 0;
 		while (p < end && rc == 0) {
-			if ((next = fast(base, p, end, eof, sp)) != NULL) {
-				for (k = 0; k < 3; k++) {
-					t[3 * nt + k].s = sp[k].s;
-					t[3 * nt + k].len = sp[k].len;
-					t[3 * nt + k].kind = KG_RDF_IRI;
-				}
+			if ((next = fast(base, p, end, eof, t + 3 * nt)) !=
+			    NULL) {
 				tl[nt++] = line0 + ++nlines;
 				if (nt == LINE_BATCH)
 					rc = flush_iri(rd, t, tl, &nt);

@@ -20,10 +20,12 @@ iri_ok(unsigned char c)
 	    c != '\\';
 }
 
+#define KG_INLINE static inline __attribute__((always_inline))
+
 /* An IRI scheme at s[0..len): ALPHA *(ALPHA / DIGIT / "+" / "-" / ".")
  * then ':'. */
-int
-kg_rdf_has_scheme(const unsigned char *s, size_t len)
+KG_INLINE int
+has_scheme(const unsigned char *s, size_t len)
 {
 	size_t i;
 
@@ -45,7 +47,11 @@ kg_rdf_has_scheme(const unsigned char *s, size_t len)
 	return 0;
 }
 
-#define KG_INLINE static inline __attribute__((always_inline))
+int
+kg_rdf_has_scheme(const unsigned char *s, size_t len)
+{
+	return has_scheme(s, len);
+}
 
 /*
  * The end of an IRI's bytes from p: the first byte that an IRIREF may
@@ -179,7 +185,7 @@ skip_ws(const unsigned char *p, const unsigned char *end)
  */
 KG_INLINE const char *
 fast_stmt_body(const char *base, const char *line, const char *end0,
-    int eof, struct kg_rdf_span t[3], iri_end_fn *iri_end)
+    int eof, struct kg_field t[3], iri_end_fn *iri_end)
 {
 	const unsigned char *l = (const unsigned char *)base;
 	const unsigned char *p = (const unsigned char *)line;
@@ -193,7 +199,7 @@ fast_stmt_body(const char *base, const char *line, const char *end0,
 		a = ++p;
 		p = iri_end(l, p, end);
 		if (p == end || *p != '>' ||
-		    !kg_rdf_has_scheme(a, (size_t)(p - a)))
+		    !has_scheme(a, (size_t)(p - a)))
 			return NULL;
 		t[k].s = (const char *)a;
 		t[k].len = (size_t)(p - a);
@@ -254,7 +260,7 @@ mask_ws(const unsigned char *s, size_t i)
 
 KG_INLINE const char *
 fast_stmt_mask(const char *base, const char *line, const char *end, int eof,
-    struct kg_rdf_span t[3], bad64_fn *bad64, iri_end_fn *iri_end)
+    struct kg_field t[3], bad64_fn *bad64, iri_end_fn *iri_end)
 {
 	const unsigned char *s = (const unsigned char *)line;
 	uint64_t m[3];
@@ -275,7 +281,7 @@ fast_stmt_mask(const char *base, const char *line, const char *end, int eof,
 		a = i + 1;
 		if ((e = next_bit(m, a)) == MASK_SPAN)
 			break;
-		if (s[e] != '>' || !kg_rdf_has_scheme(s + a, e - a))
+		if (s[e] != '>' || !has_scheme(s + a, e - a))
 			return NULL;
 		t[k].s = (const char *)s + a;
 		t[k].len = e - a;
@@ -311,7 +317,7 @@ bad64_sse2(const unsigned char *s)
 
 static const char *
 fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
-    struct kg_rdf_span t[3])
+    struct kg_field t[3])
 {
 	return fast_stmt_mask(base, line, end, eof, t, bad64_sse2,
 	    iri_end_sse2);
@@ -319,7 +325,7 @@ fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
 #else
 static const char *
 fast_stmt_sse2(const char *base, const char *line, const char *end, int eof,
-    struct kg_rdf_span t[3])
+    struct kg_field t[3])
 {
 	return fast_stmt_body(base, line, end, eof, t, iri_end_sse2);
 }
@@ -339,7 +345,7 @@ bad64_avx2(const unsigned char *s)
 
 __attribute__((target("avx2"))) static const char *
 fast_stmt_avx2(const char *base, const char *line, const char *end, int eof,
-    struct kg_rdf_span t[3])
+    struct kg_field t[3])
 {
 	return fast_stmt_mask(base, line, end, eof, t, bad64_avx2,
 	    iri_end_avx2);

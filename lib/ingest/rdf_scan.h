@@ -12,11 +12,7 @@
 
 #include <stddef.h>
 
-/* Bytes s[0..len) of a line. */
-struct kg_rdf_span {
-	const char *s;
-	size_t len;
-};
+#include "io/tabread.h"
 
 /*
  * The statement of N-Triples at line (base <= line <= end, buffered
@@ -30,7 +26,7 @@ struct kg_rdf_span {
  * Reads nothing before base or from end.
  */
 typedef const char *kg_rdf_fast_stmt_fn(const char *base, const char *line,
-    const char *end, int eof, struct kg_rdf_span t[3]);
+    const char *end, int eof, struct kg_field t[3]);
 
 /* The widest such function this CPU runs (decided once a call), and
  * the SSE2 one (the same answers; for tests). */

@@ -122,7 +122,7 @@ check_one(kg_rdf_fast_stmt_fn *fn, const char *what, const char *s,
 	static const char more[] = "<http://e.org/a> <http://e.org/p> "
 	    "<http://e.org/b> .\n";
 	size_t off[3], len[3], i;
-	struct kg_rdf_span t[3];
+	struct kg_field t[3];
 	const char *got;
 	long want, at;
 	int k;
@@ -222,7 +222,7 @@ t_fast_stmt_random(void)
 	static char buf[1024];
 	uint64_t x = 88172645463325252ull;
 	size_t off[3], len[3];
-	struct kg_rdf_span t[3];
+	struct kg_field t[3];
 	int it, j, f, bad = 0, taken = 0;
 
 	for (it = 0; it < 200000; it++) {
