@@ -575,15 +575,13 @@ ttl_term(struct rd *rd, int k, const unsigned char **pp,
 		p++;
 	} else {
 		if (p < end && ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z'))
-			while (p < end && pn_char(*p))
-				p++;
+			p = kg_rdf_name_end(line, p, end);
 		if (p == end || *p != ':' || (p > a && p[-1] == '-'))
 			return -1;
 		c = p++;
 		if (p == end || !pn_char(*p) || *p == '-')
 			return -1;
-		while (p < end && pn_char(*p))
-			p++;
+		p = kg_rdf_name_end(line, p, end);
 		for (i = 0; i < rd->n_pfx; i++)
 			if (rd->pfx[i].name_len == (size_t)(c - a) &&
 			    memcmp(rd->pfx[i].name, a, (size_t)(c - a)) == 0)

@@ -374,3 +374,58 @@ kg_rdf_iri_end(const unsigned char *line, const unsigned char *p,
 {
 	return iri_end_sse2(line, p, end);
 }
+
+/* A letter, digit, '_' or '-'. */
+static inline int
+name_ok(unsigned char c)
+{
+	return ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || (c >= '0' &&
+	    c <= '9') || c == '_' || c == '-';
+}
+
+#ifdef __SSE2__
+/* The bytes of x that name_ok refuses, as a bit mask.  Signed compares:
+ * bytes from 0x80 are negative and in no range. */
+KG_INLINE uint32_t
+not_name_sse2(__m128i x)
+{
+	__m128i lc = _mm_or_si128(x, _mm_set1_epi8(0x20));
+	__m128i ok = _mm_and_si128(_mm_cmpgt_epi8(lc, _mm_set1_epi8('a' - 1)),
+	    _mm_cmpgt_epi8(_mm_set1_epi8('z' + 1), lc));
+
+	ok = _mm_or_si128(ok, _mm_and_si128(_mm_cmpgt_epi8(x,
+	    _mm_set1_epi8('0' - 1)), _mm_cmpgt_epi8(_mm_set1_epi8('9' + 1),
+	    x)));
+	ok = _mm_or_si128(ok, _mm_or_si128(_mm_cmpeq_epi8(x,
+	    _mm_set1_epi8('_')), _mm_cmpeq_epi8(x, _mm_set1_epi8('-'))));
+	return ~(uint32_t)_mm_movemask_epi8(ok) & 0xffffu;
+}
+#endif
+
+const unsigned char *
+kg_rdf_name_end(const unsigned char *line, const unsigned char *p,
+    const unsigned char *end)
+{
+#ifdef __SSE2__
+	uint32_t m;
+
+	for (; end - p >= 16; p += 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+
+		if ((m = not_name_sse2(x)) != 0)
+			return p + __builtin_ctz(m);
+	}
+	if (p < end && end - line >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)
+		    (end - 16));
+
+		m = not_name_sse2(x) >> (16 - (end - p));
+		return m != 0 ? p + __builtin_ctz(m) : end;
+	}
+#else
+	(void)line;
+#endif
+	while (p < end && name_ok(*p))
+		p++;
+	return p;
+}

@@ -39,6 +39,12 @@ kg_rdf_fast_stmt_fn *kg_rdf_fast_stmt_sse2(void);
 const unsigned char *kg_rdf_iri_end(const unsigned char *line,
     const unsigned char *p, const unsigned char *end);
 
+/* The first byte from p (line <= p <= end) that is not an ASCII
+ * letter, digit, '_' or '-' (the bytes of the Turtle fast path's
+ * prefixed names), or end.  Reads nothing before line or from end. */
+const unsigned char *kg_rdf_name_end(const unsigned char *line,
+    const unsigned char *p, const unsigned char *end);
+
 /* 1 if s[0..len) starts with an IRI scheme and ':', else 0. */
 int kg_rdf_has_scheme(const unsigned char *s, size_t len);
 

@@ -3,7 +3,8 @@
  * byte-at-a-time reference of the same grammar, for lines it must take
  * and lines it must leave to Serd, cut by the end of the buffer at every
  * byte (with and without eof), at every alignment and with bytes before
- * the line or none; both vector widths; the IRI end of the Turtle path.
+ * the line or none; both vector widths; the IRI end and the prefixed
+ * name end of the Turtle path.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -285,11 +286,44 @@ t_iri_end(void)
 	T_CHECK(kg_rdf_iri_end(u, u + 4, u + n) == u + gt);
 }
 
+/* The end of a prefixed name's bytes, for every byte value at several
+ * places, from every start, to every end. */
+static void
+t_name_end(void)
+{
+	static const char ok[] = "abcdefghijklmnopqrstuvwxyzABCDEF0123_-xy";
+	static const size_t at[] = { 0, 5, 17, 31, 39 };
+	unsigned char s[40];
+	size_t i, p, e, want;
+	int c, bad = 0, stops = 0;
+
+	for (c = 0; c < 256; c++)
+		for (i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			int name = ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') ||
+			    (c >= '0' && c <= '9') || c == '_' || c == '-';
+
+			memcpy(s, ok, sizeof(s));
+			s[at[i]] = (unsigned char)c;
+			for (p = 0; p <= at[i]; p++)
+				for (e = p; e <= sizeof(s); e++) {
+					want = !name && at[i] < e ? at[i] : e;
+					stops += want < e;
+					if (kg_rdf_name_end(s, s + p, s + e) !=
+					    s + want)
+						bad++;
+				}
+		}
+	/* 193 bytes stop a name; 5 places. */
+	T_CHECKF(bad == 0 && stops > 193 * 5, "%d wrong, %d stops", bad,
+	    stops);
+}
+
 int
 main(void)
 {
 	T_RUN(t_fast_stmt);
 	T_RUN(t_fast_stmt_random);
 	T_RUN(t_iri_end);
+	T_RUN(t_name_end);
 	return T_DONE();
 }
