@@ -601,22 +601,56 @@ ttl_term(struct rd *rd, int k, const unsigned char **pp,
 	return 0;
 }
 
+/* The Turtle fast path's statements not yet handed out: term k of
+ * statement j at rd->arena + off[3 * j + k], len[3 * j + k] bytes. */
+struct ttl_batch {
+	size_t off[3 * KG_RDF_BATCH], len[3 * KG_RDF_BATCH];
+	uint64_t line[KG_RDF_BATCH];
+	int n;
+};
+
+/* Hand the batch to the sink and empty it and the arena.  0, or -1
+ * (rd->failed set) when the sink said stop. */
+static int
+ttl_flush(struct rd *rd, struct ttl_batch *b)
+{
+	struct kg_field t[3 * KG_RDF_BATCH];
+	int j, rc = 0;
+
+	for (j = 0; j < 3 * b->n; j++) {
+		t[j].s = rd->arena + b->off[j];
+		t[j].len = b->len[j];
+	}
+	if (b->n > 0 && rd->sink->iri_triples(rd->sink->arg, t, b->line,
+	    b->n, rd->file) < 0) {
+		rd->failed = 1;
+		rc = -1;
+	}
+	rd->c->statements += (uint64_t)b->n;
+	b->n = 0;
+	rd->alen = 0;
+	return rc;
+}
+
 /*
  * The Turtle fast path: while Serd stands between statements with a
  * line break as its look-ahead byte (so at the start of a line), whole
  * lines of one triple of three IRIs or prefixed names, "s p o .", are
  * read here and never shown to Serd; the first other line goes back to
  * Serd.  Their terms are those Serd would give (same prefixes, IRIs as
- * written), and their lines are counted.  0, or -1 when the sink said
- * stop.
+ * written), and their lines are counted; they go to the sink's
+ * iri_triples in batches, the last before Serd reads on.  0, or -1 when
+ * the sink said stop.
  */
 static int
 ttl_fast_lines(struct rd *rd)
 {
-	struct kg_rdf_stmt st;
+	struct ttl_batch b;
 	const unsigned char *line, *end, *p, *nl;
 	int k;
 
+	b.n = 0;
+	rd->alen = 0;
 	while (rd->last_nl && !rd->has_err) {
 		line = rd->in + rd->in_pos;
 		nl = memchr(line, '\n', rd->in_len - rd->in_pos);
@@ -625,49 +659,48 @@ ttl_fast_lines(struct rd *rd)
 			int got;
 
 			if (rd->in_pos == 0 || rd->read_failed)
-				return 0;
+				return ttl_flush(rd, &b);
 			memmove(rd->in, line, rd->in_len - rd->in_pos);
 			rd->in_len -= rd->in_pos;
 			rd->in_pos = 0;
 			got = gzread(rd->gz, rd->in + rd->in_len,
 			    (unsigned)(IN_CHUNK - rd->in_len));
 			if (got <= 0)
-				return 0;
+				return ttl_flush(rd, &b);
 			rd->in_len += (size_t)got;
 			rd->c->bytes += (uint64_t)got;
 			continue;
 		}
 		end = nl > line && nl[-1] == '\r' ? nl - 1 : nl;
 		p = line;
-		rd->alen = 0;
 		memset(rd->t, 0, sizeof(rd->t));
 		if (p < end && p[0] != '@' && p[0] != '#') {
 			for (k = 0; k < 3; k++)
 				if (ttl_term(rd, k, &p, line, end) < 0)
-					return 0;
+					return ttl_flush(rd, &b);
 			if (p == end || *p++ != '.')
-				return 0;
+				return ttl_flush(rd, &b);
 			while (p < end && (*p == ' ' || *p == '\t'))
 				p++;
 			if (p != end)
-				return 0;
+				return ttl_flush(rd, &b);
 		} else if (p != end)
-			return 0;
+			return ttl_flush(rd, &b);
 		/* As if Serd had read the line: its break is the last byte. */
 		rd->nl_before++;
 		rd->skipped++;
 		rd->in_pos = (size_t)(nl + 1 - rd->in);
 		if (line == end)
 			continue;
-		build(rd, &st);
-		rd->c->statements++;
-		if (rd->sink->statement(rd->sink->arg, &st, rd->file,
-		    stream_line(rd)) < 0) {
-			rd->failed = 1;
-			return -1;
+		for (k = 0; k < 3; k++) {
+			b.off[3 * b.n + k] = rd->t[k].off;
+			b.len[3 * b.n + k] = rd->t[k].len;
 		}
+		b.line[b.n++] = stream_line(rd);
+		if (b.n == KG_RDF_BATCH && ttl_flush(rd, &b) < 0)
+			return -1;
 	}
-	return 0;
+	return ttl_flush(rd, &b);
 }
 
 static int
