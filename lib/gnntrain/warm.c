@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gnn/step_device.h"
 #include "gnntrain/train_state.h"
 #include "io/npy.h"
 #include "kge/modeldir.h"
@@ -464,6 +465,10 @@ kg_gnn_warm_apply(const struct kg_gnn_warm *w, struct kg_gnn_tstate *ts)
 			ts->frozen_learn[i] = w->frozen.ent[ts->p->lrow ?
 			    (size_t)ts->p->lrow[i] : i];
 	}
+	if (ts->dev != NULL && ts->frozen != NULL)
+		kg_gnn_dstep_freeze(ts->dev, ts->frozen_learn,
+		    w->frozen.dense, w->frozen.n_dense, w->frozen.rel,
+		    w->frozen.n_rel);
 	kg_gnn_device_host_changed(ts);
 }
 
