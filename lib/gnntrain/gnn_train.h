@@ -429,14 +429,15 @@ int kg_gnn_warm_load(struct kg_gnn_warm *w, const char *dir,
 int kg_gnn_warm_given(struct kg_gnn_warm *w,
     const struct kg_gnn_train_opts *o, const struct kg_features *f,
     const struct kg_dataset *ds);
-/* Whether a run of o from w over features f (NULL: none; entity i
- * reads feature row i) trains anything: 1 without o->freeze_old; else
- * whether some learned row that training reads (an entity without
- * attribute values, or any with learned rows only) is not frozen, or
- * some dense or relation float.  1, or 0 after kg_error()
+/* Whether a run of o from w over p (every rank's part: collective
+ * under d, the same answer on every rank) trains anything: 1 without
+ * o->freeze_old; else whether some learned row that training reads (a
+ * node without attribute values, or any with learned rows only) is not
+ * frozen, or some dense or relation float.  1, or 0 after kg_error()
  * ("--freeze_old: every parameter ... is frozen"). */
 int kg_gnn_warm_trains(const struct kg_gnn_warm *w,
-    const struct kg_gnn_train_opts *o, const struct kg_features *f);
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d);
 void kg_gnn_warm_release(struct kg_gnn_warm *w);
 /* --epochs 0: w's encoder and relations moved into t, with o's decoder,
  * as a run that trained nothing (kg_gnn_model_write then encodes every
@@ -467,11 +468,13 @@ void kg_gnn_relations_init(float *rel, size_t n, uint32_t n_relations,
  * relations.npy = the decoder's table, config model = the decoder (so
  * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
  * encoder parameters) and config keys encoder, gnn_* describing the
- * layout.  argc/argv go to the manifest.  With o->init_from (one
- * process, no expanded parts) the run starts from that GNN model dir
- * (struct kg_gnn_warm, its counts on stderr unless quiet, and
- * config.init_from in the manifest); with o->epochs 0 it trains nothing
- * and writes the loaded model, every node encoded over this dataset.
+ * layout.  argc/argv go to the manifest.  With o->init_from or
+ * o->init_entities (one process or every rank of expanded parts: each
+ * loads the whole start and takes its nodes' rows) the run starts from
+ * it (struct kg_gnn_warm, its counts on stderr from rank 0 unless quiet,
+ * and config.init_from or config.init_entities in the manifest); with
+ * o->epochs 0 it trains nothing and writes the loaded model, every node
+ * encoded over this dataset.
  * 0, -1 or KG_ERR_VERSION after kg_error().
  */
 struct kg_gnn_run {

@@ -403,7 +403,8 @@ out:
 
 int
 kg_gnn_warm_trains(const struct kg_gnn_warm *w,
-    const struct kg_gnn_train_opts *o, const struct kg_features *f)
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d)
 {
 	const struct kg_gnn_frozen *fz = &w->frozen;
 	size_t lo = w->enc.learned + w->enc.c.n_learned * w->enc.c.dims[0];
@@ -412,11 +413,12 @@ kg_gnn_warm_trains(const struct kg_gnn_warm *w,
 
 	if (!o->freeze_old)
 		return 1;
-	need = kg_gnn_learned_need(&o->enc, f, NULL, w->enc.c.n_learned);
-	for (i = 0; i < w->enc.c.n_learned; i++)
+	need = kg_gnn_learned_need(&o->enc, p->feat, p->frow, p->n_nodes);
+	for (i = 0; i < p->n_nodes; i++)
 		rows += (need == NULL || need[i]) && (fz->ent == NULL ||
-		    !fz->ent[i]);
+		    !fz->ent[p->lrow != NULL ? (uint64_t)p->lrow[i] : i]);
 	free(need);
+	kg_dist_sum_u64(d, &rows, 1);
 	if (rows > 0 || fz->dense_floats < w->enc.n_params - lo ||
 	    fz->rel_floats < w->n_rel_f)
 		return 1;

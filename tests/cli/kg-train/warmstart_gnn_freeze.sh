@@ -5,10 +5,11 @@
 # matched relations are byte-equal to the model's, while the new rows and
 # a new relation's blocks and decoder row train; without --freeze_old
 # they all change; --init_entities rows land where the map says and stay
-# with --freeze_old; the device step (on the CPU backend) masks alike;
+# with --freeze_old; the device step (on the CPU backend) and two ranks
+# under mpirun mask alike;
 # bad inputs get one line and nothing written.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 30
+plan 33
 if ! command -v python3 >/dev/null; then
 	skip_all "gnn freeze: python3 is not installed"
 fi
@@ -232,6 +233,28 @@ KG_TRAIN_SEAM=cpu $t --epochs 3 --init_from ml --freeze_old \
 check "device step: old rows, encoder and relations byte-equal" \
     same ml d2 old:$ne enc:$ne:$na rel
 check "device step: the new rows train" differ z1 d2 new:$ne:$na
+
+# Two ranks on kg-expand parts of today's graph: every rank takes its
+# nodes' rows from the model and masks the same parameters.
+if ! command -v mpirun >/dev/null; then
+	skip_section 3 "two ranks: mpirun is not installed"
+elif ! kg-partition -q -p 2 -m metis -s 1 -o p2 new ||
+    ! kg-expand -q -k 2 -s 1 -p p2 -o x2 new; then
+	notok "two ranks: kg-partition, kg-expand"
+	notok "two ranks: kg-partition, kg-expand"
+	notok "two ranks: kg-partition, kg-expand"
+else
+	MPI="timeout 300 mpirun --oversubscribe -np 2"
+	$MPI $t --epochs 0 --init_from ml --expanded x2 new m0
+	check "two ranks, --epochs 0: the one-process start bit for bit" \
+	    cmp -s z1/gnn_weights.npy m0/gnn_weights.npy
+	$MPI $t --epochs 3 --init_from ml --freeze_old --freeze_relations \
+	    --expanded x2 new m2
+	check "two ranks, --freeze_old --freeze_relations: old rows, encoder and relations byte-equal" \
+	    same ml m2 old:$ne enc:$ne:$na rel
+	check "two ranks, --freeze_old: the new rows train" \
+	    differ z1 m2 new:$ne:$na
+fi
 
 # Refusals: one line, exit 1 (2 for usage), nothing written.
 mkdir bad
