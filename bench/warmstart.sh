@@ -29,7 +29,8 @@
 #      over the extended dataset), so the widths agree; --epochs 0 from
 #      yesterday's model (inductive: the encoder over the new nodes'
 #      attributes and edges) and GNN_FT epochs of fine-tuning (default
-#      5) against a retrain on today.
+#      5), with and without --freeze_old (the encoder, old learned rows
+#      kept; relations and new rows train), against a retrain on today.
 # Test MRR (kg-eval: filtered by all splits, every entity a candidate,
 # both sides, realistic ties) overall and on the test triples that touch a
 # new entity.  The seconds are kg-train's train_seconds (the epochs, not
@@ -187,6 +188,8 @@ if has c; then
 	    --epochs 0
 	run gnn_warm_ft$GF dst $gt --features featt --init_from gyesterday \
 	    --epochs "$GF"
+	run gnn_frozen_ft$GF dst $gt --features featt --init_from gyesterday \
+	    --epochs "$GF" --freeze_old
 	cd ..
 fi
 cat fb/results.tsv lit/results.tsv >&2 2>/dev/null || true
