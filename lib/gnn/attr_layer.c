@@ -241,41 +241,66 @@ kg_gnn_attr_release(struct kg_gnn_state *s)
  * feature vector. */
 #define TROWS 16
 
+/* Nodes whose terms one pass adds to a table row before storing it. */
+#define TNODES 4
+
 /*
  * gE[j] += (sc_i v_i[j]) dout_i for the rows j of [j0, j1) of text
- * attribute a's table gradient gE, the nodes i in order: the products and
- * sums of one axpy per node and row.
+ * attribute a's table gradient gE, over the nl nodes of list (in order,
+ * each with the attribute): one product and one sum a term, as one axpy
+ * per node and row would, but TNODES nodes' terms added to an element
+ * before it is stored again.
  */
 KG_HOT_CLONES
 static void
 text_rows_backward(const struct kg_gnn *m, const struct kg_features *f,
-    size_t a, const int32_t *frow, uint64_t n, const float *dout,
-    size_t j0, size_t j1, float *restrict gE)
+    size_t a, const int32_t *frow, const uint64_t *list, uint64_t nl,
+    const float *dout, size_t j0, size_t j1, float *restrict gE)
 {
 	const struct kg_features_attr *at = &f->attrs[a];
-	size_t d = m->c.dims[0], j, k;
-	uint64_t i;
+	size_t d = m->c.dims[0], j, k, t;
+	uint64_t q;
 
-	for (i = 0; i < n; i++) {
-		uint64_t e = row_of(frow, i);
-		const float *restrict v = at->vec + e * at->width;
-		const float *restrict g = dout + i * d;
-		float sc;
+	for (q = 0; q < nl; q += TNODES) {
+		size_t nt = nl - q < TNODES ? (size_t)(nl - q) : TNODES;
+		const float *v[TNODES], *g[TNODES];
+		float sc[TNODES];
 
 		/* Each block reads one line of every node's vector: ask
-		 * for it a few nodes ahead. */
-		if (i + AHEAD < n)
-			__builtin_prefetch(at->vec + row_of(frow, i + AHEAD) *
-			    at->width + j0);
-		if (!at->has[e])
-			continue;
-		sc = 1.0f / (float)node_count(m, f, e);
+		 * for the next nodes' now. */
+		for (t = 0; t < TNODES && q + TNODES + t < nl; t++)
+			__builtin_prefetch(at->vec + row_of(frow,
+			    list[q + TNODES + t]) * at->width + j0);
+		for (t = 0; t < nt; t++) {
+			uint64_t e = row_of(frow, list[q + t]);
+
+			v[t] = at->vec + e * at->width;
+			g[t] = dout + list[q + t] * d;
+			sc[t] = 1.0f / (float)node_count(m, f, e);
+		}
 		for (j = j0; j < j1; j++) {
-			float c = sc * v[j], *restrict r = gE + j * d;
+			float *restrict r = gE + j * d;
+
+			if (nt == TNODES) {
+				const float *restrict g0 = g[0], *restrict g1 =
+				    g[1], *restrict g2 = g[2], *restrict g3 = g[3];
+				float c0 = sc[0] * v[0][j], c1 = sc[1] * v[1][j];
+				float c2 = sc[2] * v[2][j], c3 = sc[3] * v[3][j];
 
 #pragma omp simd
-			for (k = 0; k < d; k++)
-				r[k] += c * g[k];
+				for (k = 0; k < d; k++)
+					r[k] = (((r[k] + c0 * g0[k]) + c1 * g1[k]) +
+					    c2 * g2[k]) + c3 * g3[k];
+				continue;
+			}
+			for (t = 0; t < nt; t++) {
+				const float *restrict gt = g[t];
+				float c = sc[t] * v[t][j];
+
+#pragma omp simd
+				for (k = 0; k < d; k++)
+					r[k] += c * gt[k];
+			}
 		}
 	}
 }
@@ -347,16 +372,21 @@ kg_gnn_attr_backward(const struct kg_gnn *m, const struct kg_features *f,
 		return;
 	index_backward(m, f, frow, n, dout, grad, s);
 	for (a = 0; a < m->n_attrs; a++) {
-		size_t w = f->attrs[a].width;
+		const struct kg_features_attr *at = &f->attrs[a];
+		uint64_t i, nl = 0, *list = s->ato;
 
-		if (!f->attrs[a].text)
+		if (!at->text)
 			continue;
+		/* ato (n + 1 slots) is free once the index terms are in. */
+		for (i = 0; i < n; i++)
+			if (at->has[row_of(frow, i)])
+				list[nl++] = i;
 #pragma omp parallel for schedule(dynamic, 1)
-		for (b = 0; b < (long)((w + TROWS - 1) / TROWS); b++) {
+		for (b = 0; b < (long)((at->width + TROWS - 1) / TROWS); b++) {
 			size_t j0 = (size_t)b * TROWS;
 
-			text_rows_backward(m, f, a, frow, n, dout, j0,
-			    j0 + TROWS < w ? j0 + TROWS : w,
+			text_rows_backward(m, f, a, frow, list, nl, dout, j0,
+			    j0 + TROWS < at->width ? j0 + TROWS : at->width,
 			    grad + m->attr_off[a]);
 		}
 	}
