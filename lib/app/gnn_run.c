@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/gnn_run.h"
+#include "app/job.h"
 #include "eval/eval.h"
 #include "gnntrain/train_io.h"
 #include "io/ckpt.h"
@@ -238,6 +239,23 @@ warm_load(struct kg_gnn_warm *w, const struct kg_gnn_train_opts *o,
 	return rc;
 }
 
+/* What the run writes against what it reads (kg_modeldir_check_paths),
+ * an existing output without --force, and the parents of the model dir
+ * and the checkpoint ckdir (NULL: none), before any work; 0 or -1. */
+static int
+check_paths(const struct kg_gnn_run *r, const char *ckdir,
+    const char *const *in_paths)
+{
+	if (kg_modeldir_check_paths(r->output, ckdir, NULL, in_paths, 3) < 0)
+		return -1;
+	if (kg_path_exists(r->output) && !r->force) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    r->output);
+		return -1;
+	}
+	return kg_job_check_parents(r->output, ckdir);
+}
+
 int
 kg_gnn_train_run(const struct kg_gnn_run *r,
     const struct kg_gnn_train_opts *o, struct kg_dist *d)
@@ -257,17 +275,13 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	if (d == NULL)
 		d = &solo;
 	/* Every rank sees the same paths (a shared file system), so all
-	 * fail alike here. */
+	 * fail alike here; rank 0 says why. */
 	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", r->output);
-	if (kg_modeldir_check_paths(r->output, r->no_checkpoint ? NULL :
-	    ckdir, NULL, in_paths, 3) < 0) {
-		free(ckdir);
-		return -1;
-	}
-	if (kg_path_exists(r->output) && !r->force) {
-		kg_error("output '%s' exists; use --force to replace it",
-		    r->output);
+	kg_error_hold(d->rank != 0);
+	rc = check_paths(r, r->no_checkpoint ? NULL : ckdir, in_paths);
+	kg_error_hold(0);
+	if (rc < 0) {
 		free(ckdir);
 		return -1;
 	}
