@@ -274,13 +274,14 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	memset(&warm, 0, sizeof(warm));
 	if (d == NULL)
 		d = &solo;
-	/* Every rank sees the same paths (a shared file system), so all
-	 * fail alike here; rank 0 says why. */
+	/* Rank 0 writes the model, so it checks the paths (the other ranks'
+	 * disks need not hold the output's parent) and every rank follows
+	 * its answer. */
 	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", r->output);
-	kg_error_hold(d->rank != 0);
-	rc = check_paths(r, r->no_checkpoint ? NULL : ckdir, in_paths);
-	kg_error_hold(0);
+	rc = d->rank == 0 ?
+	    check_paths(r, r->no_checkpoint ? NULL : ckdir, in_paths) : 0;
+	kg_dist_bcast(d, &rc, sizeof(rc), 0);
 	if (rc < 0) {
 		free(ckdir);
 		return -1;
