@@ -2,7 +2,7 @@
 # The real LitWD1K attributes (numbers, dates, Wikidata classes, labels,
 # descriptions, aliases) with examples/schemas/litwd1k.json.
 source "$KG_TOP/tests/cli/lib.sh"
-plan 10
+plan 11
 d=$(shared_data litwd1k)
 if [ -z "$d" ]; then
 	skip_all "litwd1k attributes: KG_SHARED_DATA not set or litwd1k absent"
@@ -12,6 +12,13 @@ check "ingest litwd1k" kg-ingest -q -o ds --train "$d/train.txt.gz" \
     --valid "$d/valid.txt.gz" --test "$d/test.txt.gz"
 check "fit" kg-encode-attrs fit -q -d ds -s "$schema" \
     --tables-dir "$d/attrs" -o model 2>/dev/null
+# Every table skips entities the dataset lacks, so a dataset of some of
+# LitWD1K's entities fits too.
+zcat "$d/train.txt.gz" | head -n 2000 >sub.tsv
+check "fit on a dataset of a subset of the entities" sh -c '
+    kg-ingest -q -o dsub --train sub.tsv &&
+    kg-encode-attrs fit -q -d dsub -s "$1" --tables-dir "$2" -o msub' \
+    sh "$schema" "$d/attrs"
 check "transform in two shards" sh -c '
     kg-encode-attrs transform -q -d ds -m model -o s0 --shard 0/2 &&
     kg-encode-attrs transform -q -d ds -m model -o s1 --shard 1/2'
