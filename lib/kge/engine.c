@@ -63,6 +63,12 @@ ask_clip(const struct kg_engine_run *r)
 }
 
 static int
+ask_deterministic(const struct kg_engine_run *r)
+{
+	return r->o->deterministic;
+}
+
+static int
 ask_gpu_buffer(const struct kg_engine_run *r)
 {
 	return r->gpu_buffer;
@@ -104,6 +110,9 @@ static const struct kg_engine_feature features[] = {
 	    "subsampling weights" NOT_ON_DEVICE },
 	{ "gradient clipping", ask_clip, ON_HOST, KG_ASK_OPTIONS,
 	    "gradient clipping (--max_grad_norm)" NOT_ON_DEVICE },
+	{ "a deterministic run", ask_deterministic, ON_HOST, KG_ASK_OPTIONS,
+	    "--deterministic repeats a run bit for bit on the CPU only: a "
+	    "device sums gradients with atomics (use --device cpu)" },
 	{ "a cut epoch of buckets", ask_max_step, ON_HOST, KG_ASK_RUN,
 	    "--max_step with partitions trains on the CPU; drop --device" },
 	{ "a device buffer under mpirun", ask_gpu_buffer,

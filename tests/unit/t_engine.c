@@ -38,6 +38,8 @@ ask(const char *name, struct kg_engine_run *r, struct kg_train_opts *o)
 		o->subsampling = 1;
 	else if (strcmp(name, "gradient clipping") == 0)
 		o->clip = 1.0;
+	else if (strcmp(name, "a deterministic run") == 0)
+		o->deterministic = 1;
 	else if (strcmp(name, "a cut epoch of buckets") == 0)
 		o->max_step = 10;
 	else if (strcmp(name, "the negative pool of buckets") == 0)

@@ -5,7 +5,7 @@
 # trainer's at the same settings and seed; the options it does not take
 # are refused with exit 2 and one line, writing nothing.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 22
+plan 23
 if ! command -v jq >/dev/null; then
 	skip_all "kg-train device trainer: jq is not installed"
 fi
@@ -72,5 +72,9 @@ expect_fail "data-parallel SGD refuses 1-vs-all on a device as well" 2 \
     "^kg-train: 1-vs-all \(--one_vs_all, --one_vs_all_after\) is not supported on a device yet" \
     env KG_TRAIN_SEAM=cpu $t --model_name DistMult --dist ssgd \
     --one_vs_all_after 2 ds no3
+expect_fail "--deterministic is refused" 2 \
+    "^kg-train: --deterministic repeats a run bit for bit on the CPU only" \
+    env KG_TRAIN_SEAM=cpu $t --model_name DistMult --deterministic ds no4
 check "the refusals wrote nothing" sh -c \
-    'test ! -e no1 && test ! -e no2 && test ! -e no3 && test ! -e no1.ckpt'
+    'test ! -e no1 && test ! -e no2 && test ! -e no3 && test ! -e no4 &&
+    test ! -e no1.ckpt'
