@@ -65,10 +65,14 @@ alloc_all(struct kg_dev_trainer *dt, uint64_t E)
 	v->grel = v->grows + M * d;
 	v->ug = v->grel + B * rw;
 	v->ugr = v->ug + M * d;
-	for (i = 0; i < 2; i++)
+	/* A batch is uploaded whole, so the slots a chunk leaves unwritten
+	 * hold zeros rather than whatever the allocation held. */
+	for (i = 0; i < 2; i++) {
 		if ((dt->hbuf[i] = kg_be_host_alloc(dt->be, dt->n_idx *
 		    sizeof(int64_t))) == NULL)
 			return -1;
+		memset(dt->hbuf[i], 0, dt->n_idx * sizeof(int64_t));
+	}
 	dt->hidx = dt->hbuf[0];
 	if (tr->frozen_ent != NULL || tr->frozen_rel != NULL) {
 		dt->eperm = kg_xmallocarray(M + 1, sizeof(*dt->eperm));
