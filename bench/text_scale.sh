@@ -151,23 +151,28 @@ int main(int argc, char **argv) {
 EOF
 # Peak rates of independent chains: fp32 FMA (32 FLOP an instruction),
 # bf16 pairs (64 FLOP), u8 x s8 quadruples (128 operations; each chain's
-# accumulator is also its u8 operand, so the compiler cannot fold it).
+# accumulator is also its u8 operand).  The operands are read from
+# volatile variables, so the compiler cannot fold a chain at build time,
+# and each chain's first lane reaches the sink through memcpy, not a cast
+# that strict aliasing would let the compiler drop with the chain.
 cat >peaks.c <<'EOF'
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 static double now(void) { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + 1e-9 * t.tv_nsec; }
 #define CH 16
 #define LOOP(T, INIT, OP) { T acc[CH]; for (int c = 0; c < CH; c++) acc[c] = INIT; \
 	for (long i = 0; i < it; i++) for (int c = 0; c < CH; c++) acc[c] = OP; \
-	for (int c = 0; c < CH; c++) sink[omp_get_thread_num()] += ((float *)&acc[c])[0]; }
+	for (int c = 0; c < CH; c++) { float f; memcpy(&f, &acc[c], sizeof(f)); sink[omp_get_thread_num()] += f; } }
 volatile float sink[64];
 int main(void) {
 	const char *name[3] = { "fp32_fma", "bf16_dpbf16_ps", "int8_dpbusd" };
 	double per[3] = { 32, 64, 128 };
 	long it = 100000000;
-	__m512 x = _mm512_set1_ps(1e-7f); __m512bh y = (__m512bh)_mm512_set1_epi16(0x3f80); __m512i z = _mm512_set1_epi8(1);
+	volatile float xv = 1e-7f; volatile short yv = 0x3f80; volatile char zv = 1;
+	__m512 x = _mm512_set1_ps(xv); __m512bh y = (__m512bh)_mm512_set1_epi16(yv); __m512i z = _mm512_set1_epi8(zv);
 	for (int k = 0; k < 3; k++) for (int nt = 1; nt <= 2; nt++) {
 		double t = now();
 #pragma omp parallel num_threads(nt)
