@@ -344,11 +344,11 @@ index_backward(const struct kg_gnn *m, const struct kg_features *f,
 	for (c = 0; c < col_chunks(d0); c++) {
 		size_t c0 = (size_t)c * COLS;
 		size_t w = d0 - c0 < COLS ? d0 - c0 : COLS;
-		uint64_t q;
+		uint64_t q, k;
 
-		for (i = 0; i < n; i++)
-			for (q = s->ato[i]; q < s->ato[i + 1]; q++)
-				axpy(w, s->acoef[q], dout + i * d0 + c0,
+		for (k = 0; k < n; k++)
+			for (q = s->ato[k]; q < s->ato[k + 1]; q++)
+				axpy(w, s->acoef[q], dout + k * d0 + c0,
 				    grad + s->aoff[q] + c0);
 	}
 }
