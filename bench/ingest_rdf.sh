@@ -59,6 +59,7 @@ cd "$work"
 runs=$work/runs.jsonl
 same_base=true
 : >"$runs"
+cut -d' ' -f1-3 /proc/loadavg >loadavg_start
 
 has() { case " $formats " in *" $1 "*) return 0;; esac; return 1; }
 "$gen" -n "$ntrip" -e "$nent" -r 1000 -s 1 g.tsv
@@ -130,7 +131,7 @@ for fmt in $formats; do
 	cmp -s train.tsv.npy "train.$fmt.npy" || same=false
 done
 
-python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" "$formats" <<'PY'
+python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" "$formats" "$(cat loadavg_start)" <<'PY'
 import json, os, platform, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 FORMATS = sys.argv[9].split()
@@ -161,7 +162,9 @@ if sys.argv[7]:
         for fmt in FORMATS}
     summary["vs_base"]["same_outputs"] = sys.argv[8] == "true"
 entry = {
-    "machine": {"nproc": os.cpu_count(), "loadavg_at_end": os.getloadavg(),
+    "machine": {"nproc": os.cpu_count(),
+                "loadavg_at_start": [float(x) for x in sys.argv[10].split()],
+                "loadavg_at_end": os.getloadavg(),
                 "model": next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo")
                                if l.startswith("model name")), None)},
     "generated": {"triples": int(sys.argv[3]), "entities": int(sys.argv[4]),

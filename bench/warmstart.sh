@@ -11,13 +11,16 @@
 #      recipe's measured epochs) against yesterday's model (EPOCHS epochs
 #      on yesterday) carried over (kg-train --init_from) and fine-tuned
 #      for each of FT (default "4 8") epochs, alternating retrain and warm
-#      runs REPS times (default 2); --freeze_old for the last FT; and
-#      --epochs 0 with --init_new neighbours and random.
+#      runs REPS times (default 2); each of RESET_FT (default 6; empty:
+#      none) epochs also with --reset_optimizer (Adagrad sums started
+#      afresh); --freeze_old for the last FT; and --epochs 0 with
+#      --init_new neighbours and random.
 #   b  Ten days of 1% deltas: the new entities in ten seeded slices of
 #      about 1% of the entities each; day k's train holds every triple
 #      whose ends are known by day k (day 10: all of train), made by
 #      kg-ingest --extend from day k-1, and its model is day k-1's
-#      fine-tuned for DAY_FT epochs (default 1).  After day 10 against
+#      fine-tuned for DAY_FT epochs (default 1) with DAY_FLAGS added
+#      (e.g. --reset_optimizer).  After day 10 against
 #      the retrain of a (the same train, valid and test triples).
 #   c  LitWD1K, R-GCN over node attributes (examples/configs/rgcn_ray.json
 #      with --features, GNN_EPOCHS epochs, default 30), yesterday and
@@ -26,14 +29,15 @@
 #      over the extended dataset), so the widths agree; --epochs 0 from
 #      yesterday's model (inductive: the encoder over the new nodes'
 #      attributes and edges) and GNN_FT epochs of fine-tuning (default
-#      5) against a retrain on today.
+#      5), with and without --freeze_old (the encoder, old learned rows
+#      kept; relations and new rows train), against a retrain on today.
 # Test MRR (kg-eval: filtered by all splits, every entity a candidate,
 # both sides, realistic ties) overall and on the test triples that touch a
 # new entity.  The seconds are kg-train's train_seconds (the epochs, not
 # loading); b also gives the wall time of its ten updates, ingest
 # included.  PARTS (default "a b c") picks the parts; THREADS (default 2).
 # usage: bench/warmstart.sh [out.json]   (KG_SHARED_DATA, KG_BIN, EPOCHS, FT, REPS,
-#        DAY_FT, GNN_EPOCHS, GNN_FT, THREADS, PARTS)
+#        RESET_FT, DAY_FT, DAY_FLAGS, GNN_EPOCHS, GNN_FT, THREADS, PARTS)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$top/bench/results/warmstart.json}
@@ -42,12 +46,15 @@ shared=${KG_SHARED_DATA:-$top/../../shared/data}
 cfg=$top/examples/configs/tta/fb15k-237-transe.json
 E=${EPOCHS:-34}
 FTS=${FT:-4 8}
+RFTS=${RESET_FT-6}
 T=${THREADS:-2}
 DF=${DAY_FT:-1}
+DFL=${DAY_FLAGS:-}
 PARTS=${PARTS:-a b c}
 GE=${GNN_EPOCHS:-30}
 GF=${GNN_FT:-5}
 B=${KG_BIN:-$top/bin}
+load0=$(cut -d" " -f1-3 /proc/loadavg)
 w=$(mktemp -d "${TMPDIR:-/tmp}/kg-warm.XXXXXX")
 trap 'rm -rf "$w"' EXIT
 cd "$w"
@@ -117,6 +124,10 @@ if has a; then
 		for f in $FTS; do
 			run warm_ft${f}_$i dst $t --epochs "$f" --init_from yesterday
 		done
+		for f in $RFTS; do
+			run warm_reset_ft${f}_$i dst $t --epochs "$f" \
+			    --init_from yesterday --reset_optimizer
+		done
 	done
 	last=${FTS##* }
 	run frozen_ft$last dst $t --epochs "$last" --init_from yesterday \
@@ -134,10 +145,10 @@ if has b; then
 		known left.txt <train.tsv >day$k.tsv
 		if [ "$k" -lt 10 ]; then
 			$B/kg-ingest -q --extend "$prev" -o day$k --train day$k.tsv
-			$t --epochs "$DF" --init_from "$model" day$k m_day$k
+			$t --epochs "$DF" --init_from "$model" $DFL day$k m_day$k
 		else
 			ext "$prev" day10 day10.tsv
-			run m_day10 day10 $t --epochs "$DF" --init_from "$model"
+			run m_day10 day10 $t --epochs "$DF" --init_from "$model" $DFL
 		fi
 		prev=day$k model=m_day$k
 	done
@@ -177,6 +188,8 @@ if has c; then
 	    --epochs 0
 	run gnn_warm_ft$GF dst $gt --features featt --init_from gyesterday \
 	    --epochs "$GF"
+	run gnn_frozen_ft$GF dst $gt --features featt --init_from gyesterday \
+	    --epochs "$GF" --freeze_old
 	cd ..
 fi
 cat fb/results.tsv lit/results.tsv >&2 2>/dev/null || true
@@ -185,10 +198,11 @@ lines() { cat "$1" 2>/dev/null | wc -l; }	# 0 for a part not run
 python3 - "$out" "$E" "$FTS" "$T" "$DF" "$(lines fresh.txt)" \
     "$(lines test_new.tsv)" "$(lines yesterday.tsv)" "$(lines train.tsv)" \
     "$(secs yesterday 2>/dev/null || true)" "$(cut -d' ' -f1-3 /proc/loadavg)" \
-    "$top" "$GE" "$(lines ../lit/fresh.txt)" "$(lines ../lit/test_new.tsv)" <<'PY'
+    "$top" "$GE" "$(lines ../lit/fresh.txt)" "$(lines ../lit/test_new.tsv)" \
+    "$RFTS" "$load0" <<'PY'
 import json, os, statistics, sys, time
 (out, E, FTS, T, DF, nfresh, ntestnew, ny, nt, ysecs, load,
- top, GE, lfresh, ltestnew) = sys.argv[1:]
+ top, GE, lfresh, ltestnew, RFTS, load0) = sys.argv[1:]
 def read(path):
     runs = {}
     if not os.path.exists(path):
@@ -211,7 +225,8 @@ def med(prefix, key):
     v = [x[key] for k, x in runs.items() if k.rsplit("_", 1)[0] == prefix]
     return statistics.median(v) if v else None
 keys = ("test_mrr", "test_mrr_new_entity_triples", "train_seconds")
-kinds = ["retrain"] + ["warm_ft" + f for f in FTS.split()]
+kinds = (["retrain"] + ["warm_ft" + f for f in FTS.split()] +
+         ["warm_reset_ft" + f for f in RFTS.split()])
 medians = {k: {key: med(k, key) for key in keys} for k in kinds
            if med(k, "test_mrr") is not None}
 res = {
@@ -222,8 +237,8 @@ res = {
     "recipe": "examples/configs/tta/fb15k-237-transe.json (TransE_l1, "
               "d=400), %s epochs for yesterday and the retrain" % E,
     "threads": int(T),
-    "machine": "2 cores shared with five other helpers' builds, tests "
-               "and benchmarks; load average at the end " + load,
+    "machine": "%d cores; load average (1, 5, 15 min) at the start %s, at "
+               "the end %s" % (os.cpu_count(), load0, load),
     "new_entities": num(nfresh), "yesterday_train_triples": num(ny),
     "today_train_triples": num(nt), "test_triples_new_entity": num(ntestnew),
     "yesterday_train_seconds": num(ysecs, float),

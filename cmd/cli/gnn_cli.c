@@ -135,6 +135,7 @@ static int
 gnn_cli_run(struct kg_train_cli *tc, int argc, char *argv[])
 {
 	struct kg_train_gnn *c = &tc->gnn;
+	struct kg_warmstart_opts warm = KG_WARMSTART_OPTS_INIT;
 	struct kg_dist d = KG_DIST_INIT;
 	const char *in[3], *seam;
 	char *local = NULL, *shipped[3] = { NULL, NULL, NULL };
@@ -151,11 +152,14 @@ gnn_cli_run(struct kg_train_cli *tc, int argc, char *argv[])
 	for (k = 1; k < c->o.enc.n_layers; k++)
 		c->o.enc.dims[k] = c->hidden;
 	c->o.enc.dims[c->o.enc.n_layers] = c->dim;
-	if (c->o.epochs == 0 && c->o.init_from == NULL) {
-		kg_error("--epochs 0 needs --init_from (a GNN model to run "
-		    "over the dataset)");
+	warm.init_from = c->o.init_from;
+	warm.init_entities = c->o.init_entities;
+	warm.entity_map = c->o.entity_map;
+	warm.no_train = c->o.epochs == 0;
+	warm.freeze_old = c->o.freeze_old;
+	warm.freeze_relations = c->o.freeze_relations;
+	if (kg_warmstart_check(&warm) < 0)
 		return KG_EXIT_USAGE;
-	}
 	if (kg_gnn_train_opts_check(&c->o) < 0)
 		return KG_EXIT_USAGE;
 	/* KG_TRAIN_SEAM=cpu, a test hook, runs the device step on the CPU

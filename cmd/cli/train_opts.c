@@ -99,18 +99,6 @@ init_new(void *c, const char *arg)
 	return kg_warmstart_parse_init_new(arg, &SH(c)->warm.init_new);
 }
 
-/* A GNN run asking for what only shallow warm starts have, one line. */
-static int
-gnn_no_warm(void *c, const char *arg)
-{
-	(void)c;
-	(void)arg;
-	kg_error("GNN encoders warm-start from a GNN model directory only "
-	    "(--init_from): --init_entities and --freeze_old are for shallow "
-	    "models, a GNN's rows come from its encoder");
-	return -1;
-}
-
 static int
 ent_optim(void *c, const char *arg)
 {
@@ -538,21 +526,28 @@ static const struct kg_opt opts[] = {
 { "reset_optimizer", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.reset_optimizer), .help = "optimiser state starts at zero "
     "(default: carried from MODEL)" } } },
-{ "freeze_old", 0, NULL, { { .kinds = G, FN(gnn_no_warm),
-    .help = "refused: shallow models only" },
+{ "freeze_old", 0, NULL, { { .kinds = G, FLAG(gnn.o.freeze_old),
+    .help = "train only what MODEL lacks: new entities' learned rows, new "
+    "relations (and the relations); the matched rows and the encoder's "
+    "weights stay MODEL's, the rows of F stay F's" },
   { .kinds = S, FLAG(sh.warm.freeze_old),
     .help = "train only the new entity rows (and the relations); the "
     "matched ones and their optimiser state stay MODEL's" } } },
 { "freeze_relations", 0, NULL, { { .kinds = S,
     FLAG(sh.warm.freeze_relations), .help = "with --freeze_old, keep the "
-    "matched relations too" } } },
+    "matched relations too" },
+  { .kinds = G, FLAG(gnn.o.freeze_relations), .help = "with --freeze_old, "
+    "keep the matched relations' decoder rows too" } } },
 { "init_entities", 0, NULL, { { .kinds = S, STR(sh.warm.init_entities),
     .arg = "F", .help = "entity rows from float32 [rows, dim] F.npy" },
-  { .kinds = G, FN(gnn_no_warm), .arg = "F", .help = "refused: shallow "
-    "models only" } } },
+  { .kinds = G, STR(gnn.o.init_entities), .arg = "F", .help = "learned "
+    "input rows from float32 [rows, d0] F.npy (d0 = --gnn_hidden), the "
+    "rest as a fresh run" } } },
 { "entity_map", 0, NULL, { { .kinds = S, STR(sh.warm.entity_map),
     .arg = "FILE", .help = "row<TAB>name lines giving each entity's row "
-    "of --init_entities" } } },
+    "of --init_entities" },
+  { .kinds = G, STR(gnn.o.entity_map), .arg = "FILE", .help = "row<TAB>"
+    "name lines giving each entity's row of --init_entities" } } },
 { .group = "Distributed (under mpirun):" },
 { "partitions", 0, NULL, { { .kinds = S, STR(sh.x.partitions), .arg = "DIR",
     .help = "train on kg-partition buckets (PyTorch-BigGraph); "

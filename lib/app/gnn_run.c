@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/gnn_run.h"
+#include "app/job.h"
 #include "eval/eval.h"
 #include "gnntrain/train_io.h"
 #include "io/ckpt.h"
@@ -207,25 +208,52 @@ settings(struct kg_gnn_ckpt *ck, const struct kg_gnn_run *r,
 	return rc;
 }
 
-/* o->init_from loaded for the whole graph of one process, and its
- * counts said on stderr.  0, -1 or KG_ERR_VERSION after kg_error(). */
+/* o->init_from or o->init_entities loaded on every rank (each takes
+ * its nodes' rows from it in kg_gnn_train), refused on every rank when
+ * freeze_old would leave nothing to train, and its counts said on
+ * stderr by rank 0.  0, -1 or KG_ERR_VERSION after kg_error(). */
 static int
 warm_load(struct kg_gnn_warm *w, const struct kg_gnn_train_opts *o,
-    const struct kg_gnn_run *r, struct inputs *in, const struct kg_dist *d)
+    struct inputs *in, struct kg_dist *d)
 {
 	char line[1024];
+	uint64_t bad;
 	int rc;
 
-	if (d->size > 1 || r->expanded != NULL) {
-		kg_error("--init_from: a GNN warm start runs in one process "
-		    "over the whole graph (not under mpirun or --expanded)");
-		return -1;
+	rc = o->init_from != NULL ? kg_gnn_warm_load(w, o->init_from, o,
+	    in->p.feat, &in->ds) : kg_gnn_warm_given(w, o, in->p.feat,
+	    &in->ds);
+	/* Every rank reads the same files, but on hosts that share no
+	 * directory one may fail alone: all go on or none. */
+	bad = rc != 0;
+	kg_dist_sum_u64(d, &bad, 1);
+	if (bad > 0 && rc == 0) {
+		kg_error("the warm start failed on another rank");
+		rc = -1;
 	}
-	rc = kg_gnn_warm_load(w, o->init_from, o, in->p.feat, &in->ds);
-	if (rc == 0 && !o->quiet)
+	if (rc == 0 && o->epochs > 0 && !kg_gnn_warm_trains(w, o, &in->p, d))
+		rc = -1;
+	if (rc == 0 && !o->quiet && d->rank == 0)
 		fprintf(stderr, "%s: %s\n", kg_progname(), kg_gnn_warm_format(w,
 		    o->epochs > 0, line, sizeof(line)));
 	return rc;
+}
+
+/* What the run writes against what it reads (kg_modeldir_check_paths),
+ * an existing output without --force, and the parents of the model dir
+ * and the checkpoint ckdir (NULL: none), before any work; 0 or -1. */
+static int
+check_paths(const struct kg_gnn_run *r, const char *ckdir,
+    const char *const *in_paths)
+{
+	if (kg_modeldir_check_paths(r->output, ckdir, NULL, in_paths, 3) < 0)
+		return -1;
+	if (kg_path_exists(r->output) && !r->force) {
+		kg_error("output '%s' exists; use --force to replace it",
+		    r->output);
+		return -1;
+	}
+	return kg_job_check_parents(r->output, ckdir);
 }
 
 int
@@ -246,18 +274,15 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 	memset(&warm, 0, sizeof(warm));
 	if (d == NULL)
 		d = &solo;
-	/* Every rank sees the same paths (a shared file system), so all
-	 * fail alike here. */
+	/* Rank 0 writes the model, so it checks the paths (the other ranks'
+	 * disks need not hold the output's parent) and every rank follows
+	 * its answer. */
 	ckdir = r->checkpoint_dir ? kg_xstrdup(r->checkpoint_dir) :
 	    kg_xasprintf("%s.ckpt", r->output);
-	if (kg_modeldir_check_paths(r->output, r->no_checkpoint ? NULL :
-	    ckdir, NULL, in_paths, 3) < 0) {
-		free(ckdir);
-		return -1;
-	}
-	if (kg_path_exists(r->output) && !r->force) {
-		kg_error("output '%s' exists; use --force to replace it",
-		    r->output);
+	rc = d->rank == 0 ?
+	    check_paths(r, r->no_checkpoint ? NULL : ckdir, in_paths) : 0;
+	kg_dist_bcast(d, &rc, sizeof(rc), 0);
+	if (rc < 0) {
 		free(ckdir);
 		return -1;
 	}
@@ -288,10 +313,11 @@ kg_gnn_train_run(const struct kg_gnn_run *r,
 		kg_filter_build(&in.filter, in.ds.split, KG_NSPLITS);
 		in.p.filter = &in.filter;
 	}
-	if (o->init_from != NULL && (rc = warm_load(&warm, &oo, r, &in, d)) < 0)
+	if ((o->init_from != NULL || o->init_entities != NULL) &&
+	    (rc = warm_load(&warm, &oo, &in, d)) < 0)
 		goto out;
 	rc = -1;
-	if (o->init_from != NULL)
+	if (o->init_from != NULL || o->init_entities != NULL)
 		oo.warm = &warm;
 	if (o->epochs == 0 ? kg_gnn_warm_take(&warm, &t, &oo) < 0 :
 	    kg_gnn_train(&t, &oo, &in.p, d) < 0)

@@ -4,6 +4,9 @@
  */
 #include "app/job.h"
 
+#include <sys/stat.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +70,49 @@ kg_train_job_ckpt(const struct kg_train_job *j)
 	    kg_xasprintf("%s.ckpt", j->output);
 }
 
+/* The directory that holds path (a new string). */
+static char *
+parent_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return kg_xstrdup(".");
+	if (slash == path)
+		return kg_xstrdup("/");
+	return kg_xasprintf("%.*s", (int)(slash - path), path);
+}
+
+/* The directory that will hold path is one this process can add an
+ * entry to; 0, or -1 after kg_error() naming it. */
+static int
+check_parent(const char *path, const char *what)
+{
+	char *dir = parent_of(path);
+	struct stat st;
+	int rc = -1;
+
+	if (stat(dir, &st) != 0)
+		;
+	else if (!S_ISDIR(st.st_mode))
+		errno = ENOTDIR;
+	else if (access(dir, W_OK | X_OK) == 0)
+		rc = 0;
+	if (rc < 0)
+		kg_error_errno("cannot write the %s into '%s'", what, dir);
+	free(dir);
+	return rc;
+}
+
+int
+kg_job_check_parents(const char *output, const char *ckpt)
+{
+	if (check_parent(output, "output") < 0 ||
+	    (ckpt != NULL && check_parent(ckpt, "checkpoint") < 0))
+		return -1;
+	return 0;
+}
+
 int
 kg_job_check_output(const struct kg_train_job *j, const char *swap_dir,
     const char *const *inputs, size_t n)
@@ -74,15 +120,15 @@ kg_job_check_output(const struct kg_train_job *j, const char *swap_dir,
 	char *ckpt = j->no_checkpoint ? NULL : kg_train_job_ckpt(j);
 	int rc = kg_modeldir_check_paths(j->output, ckpt, swap_dir, inputs, n);
 
-	free(ckpt);
-	if (rc < 0)
-		return -1;
-	if (!j->force && kg_path_exists(j->output)) {
+	if (rc == 0 && !j->force && kg_path_exists(j->output)) {
 		kg_error("output '%s' exists; use --force to replace it",
 		    j->output);
-		return -1;
+		rc = -1;
 	}
-	return 0;
+	if (rc == 0)
+		rc = kg_job_check_parents(j->output, ckpt);
+	free(ckpt);
+	return rc;
 }
 
 int

@@ -127,11 +127,20 @@ char *kg_train_job_ckpt(const struct kg_train_job *j);
 /*
  * Before any work, on the process that writes: nothing the run writes
  * (the model dir, the checkpoint unless --no_checkpoint, swap_dir when
- * not NULL) may be or hold one of its n inputs, and an existing output
- * needs --force.  0, or -1 after kg_error().
+ * not NULL) may be or hold one of its n inputs, an existing output
+ * needs --force, and the parents of the model dir and the checkpoint
+ * must be writable (kg_job_check_parents).  0, or -1 after kg_error().
  */
 int kg_job_check_output(const struct kg_train_job *j, const char *swap_dir,
     const char *const *inputs, size_t n);
+/*
+ * Before any work, on the process that writes: the directories that will
+ * hold the model dir "output" and the checkpoint dir "ckpt" (NULL: none)
+ * exist and this process can add entries to them (kg_job_check_output
+ * ends with it; the GNN run, which has no job, calls it itself).  0, or
+ * -1 after kg_error() naming the directory.
+ */
+int kg_job_check_parents(const char *output, const char *ckpt);
 /* The dataset has valid triples when the run validates; -1 after
  * kg_error() when it has none. */
 int kg_job_check_valid(const struct kg_job *b);

@@ -285,7 +285,12 @@ enter_state(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
 	return 0;
 }
 
-/* One pass: the states of its order and their buckets. */
+/*
+ * One pass: the states of its order and their buckets.  A pass cut by
+ * --max_step enters no state after the cut, so that it reads nothing it
+ * will not train; its swaps are those of the states it entered (each
+ * after the first is one), not the whole order's.
+ */
 static int
 run_pass(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
     double stats[2])
@@ -301,6 +306,9 @@ run_pass(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
 		const uint32_t *b = kg_order_buckets(&v->ord, s, &n);
 		double t0 = kg_now();
 
+		if (v->o->max_step > 0 && v->step >= v->o->max_step)
+			break;
+
 		kill_hook(v, s);
 		if (enter_state(v, t, on, s) < 0)
 			return -1;
@@ -312,8 +320,8 @@ run_pass(struct kg_buckets *v, struct kg_dev_tier *t, uint8_t *on,
 	}
 	if (v->progress && isatty(2) && last > start)
 		fputc('\n', stderr);
-	v->io.swaps += v->ord.swaps;
-	v->io.order_swaps += v->ord.swaps;
+	v->io.swaps += s > 0 ? s - 1 : 0;
+	v->io.order_swaps += s > 0 ? s - 1 : 0;
 	v->io.swaps_bound += kg_order_swaps_lower_bound(v->P, v->capacity);
 	return 0;
 }

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <jansson.h>
 
@@ -24,28 +23,6 @@ struct table_run {
 	struct kg_train_opts o_run;
 	int writes;
 };
-
-/* Fail before training, not after it, when the output cannot be made. */
-static int
-check_parent(const char *path, const char *what)
-{
-	char *copy = kg_xstrdup(path), *slash = strrchr(copy, '/');
-	const char *parent = ".";
-	int rc = 0;
-
-	if (slash == copy)
-		parent = "/";
-	else if (slash != NULL) {
-		*slash = '\0';
-		parent = copy;
-	}
-	if (access(parent, W_OK | X_OK) != 0) {
-		kg_error_errno("cannot write the %s into '%s'", what, parent);
-		rc = -1;
-	}
-	free(copy);
-	return rc;
-}
 
 /* The dataset, and what this run needs of it; 0, -1 or KG_ERR_VERSION. */
 static int
@@ -97,9 +74,6 @@ resume(struct table_run *t)
 	char *old_log = NULL;
 
 	b->ckpt = kg_train_job_ckpt(j);
-	if (t->writes && !j->no_checkpoint &&
-	    check_parent(b->ckpt, "checkpoint") < 0)
-		return -1;
 	if (!j->resume || !t->writes)
 		return 0;
 	if (!kg_path_exists(b->ckpt)) {
@@ -241,9 +215,7 @@ check_job(const struct kg_train_opts *o, const struct kg_train_job *j)
 	}
 	if (j->follower)
 		return 0;
-	if (kg_job_check_output(j, NULL, &j->dataset, 1) < 0)
-		return -1;
-	return check_parent(j->output, "output");
+	return kg_job_check_output(j, NULL, &j->dataset, 1);
 }
 
 /* The engine of the run (kge/engine.h), once the trainer holds its

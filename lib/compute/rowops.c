@@ -61,6 +61,36 @@ softplus_terms(const float *restrict neg, size_t n, float *restrict g,
 	return sum;
 }
 
+/*
+ * softplus_terms with one weight w for every negative and the gradient
+ * also times post: g_j = ((scale * w) * sigmoid(neg_j)) * post, each
+ * product rounded in that order, so the bits are those of
+ * softplus_terms over g_j = w followed by g_j *= post.  Reads nothing
+ * from g.
+ */
+KG_HOT_CLONES
+static double
+softplus_terms_uniform(const float *restrict neg, size_t n, float w,
+    float scale, float post, float *restrict g)
+{
+	float acc[LANES] = { 0 }, t;
+	double sum = 0.0;
+	size_t j = 0, k;
+
+	for (; j + LANES <= n; j += LANES)
+		for (k = 0; k < LANES; k++) {
+			acc[k] += kg_dev_sp_term(neg[j + k], w, scale, &t);
+			g[j + k] = t * post;
+		}
+	for (; j < n; j++) {
+		acc[0] += kg_dev_sp_term(neg[j], w, scale, &t);
+		g[j] = t * post;
+	}
+	for (k = 0; k < LANES; k++)
+		sum += acc[k];
+	return sum;
+}
+
 /* w_j *= exp(a * x_j - mx) for every j; returns the sum of the new w. */
 KG_HOT_CLONES
 static double
@@ -175,14 +205,51 @@ softmax_shift(float pos, const float *restrict neg, size_t n,
 	return mx;
 }
 
+/* gneg[0..n) *= post, unless post is 1 (which would change no bit). */
+static void
+post_scale(float *gneg, size_t n, float post)
+{
+	size_t j;
+
+	if (post == 1.0f)
+		return;
+#pragma omp simd
+	for (j = 0; j < n; j++)
+		gneg[j] *= post;
+}
+
+/* The logistic and BCE losses with uniform weights over n > 0 negatives,
+ * none skipped: neg_weights' w_j = 1 / n without the array. */
+static double
+loss_uniform(const struct kg_loss *l, float pos, const float *neg, size_t n,
+    float post, float *gpos, float *gneg)
+{
+	float w = 1.0f / (float)n;
+	double loss;
+
+	if (l->kind == KG_LOSS_LOGISTIC) {
+		loss = 0.5 * kg_softplus(-pos);
+		*gpos = (float)(-0.5 * kg_sigmoid(-pos));
+		return loss + 0.5 * softplus_terms_uniform(neg, n, w, 0.5f,
+		    post, gneg);
+	}
+	loss = kg_softplus(-pos) + (double)n * softplus_terms_uniform(neg, n,
+	    w, (float)n / (float)(1 + n), post, gneg);
+	*gpos = (float)(-kg_sigmoid(-pos) / (double)(1 + n));
+	return loss / (double)(1 + n);
+}
+
 double
-kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
-    const uint8_t *skip, float *gpos, float *gneg)
+kg_loss_eval_scaled(const struct kg_loss *l, float pos, const float *neg,
+    size_t n, const uint8_t *skip, float post, float *gpos, float *gneg)
 {
 	double loss = 0.0, gp = 0.0, mx, sum;
 	float finv;
 	size_t j, kept;
 
+	if ((l->kind == KG_LOSS_LOGISTIC || l->kind == KG_LOSS_BCE) &&
+	    skip == NULL && l->adv_temp <= 0.0 && n > 0)
+		return loss_uniform(l, pos, neg, n, post, gpos, gneg);
 	if (l->kind == KG_LOSS_SOFTMAX) {
 		mx = softmax_shift(pos, neg, n, skip, gneg);
 		sum = exp(pos - mx) + exp_weights(neg, n, 1.0f, (float)mx, gneg);
@@ -192,6 +259,7 @@ kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
 #pragma omp simd
 		for (j = 0; j < n; j++)
 			gneg[j] *= finv;
+		post_scale(gneg, n, post);
 		return loss;
 	}
 	kept = neg_weights(l, neg, n, skip, gneg);
@@ -226,8 +294,16 @@ kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
 	case KG_LOSS_SOFTMAX:
 		break;
 	}
+	post_scale(gneg, n, post);
 	*gpos = (float)gp;
 	return loss;
+}
+
+double
+kg_loss_eval(const struct kg_loss *l, float pos, const float *neg, size_t n,
+    const uint8_t *skip, float *gpos, float *gneg)
+{
+	return kg_loss_eval_scaled(l, pos, neg, n, skip, 1.0f, gpos, gneg);
 }
 
 double

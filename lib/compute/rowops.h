@@ -65,6 +65,15 @@ double kg_loss_eval(const struct kg_loss *l, float pos, const float *neg,
     size_t n, const uint8_t *skip, float *gpos, float *gneg);
 
 /*
+ * kg_loss_eval with gneg[j] multiplied by post as well (*gpos is not):
+ * the same bits as kg_loss_eval followed by gneg[j] *= post, in one pass
+ * over the negatives where the weights are uniform and none is skipped.
+ */
+double kg_loss_eval_scaled(const struct kg_loss *l, float pos,
+    const float *neg, size_t n, const uint8_t *skip, float post, float *gpos,
+    float *gneg);
+
+/*
  * Cross-entropy of the softmax over n scores s[0..n) with the answer
  * target < n: -s[target] + log sum_j exp(s_j).  Writes scale * dL/ds_j to
  * g[j] and returns the loss.  The 1-vs-all objective over a fixed set,

@@ -228,8 +228,89 @@ row_index(struct kg_gnn_dstep *ds, uint64_t n, const int32_t *lrow)
 	return kg_be_upload(be, ds->dlrow, ds->hlrow, n * sizeof(int64_t));
 }
 
+void
+kg_gnn_dstep_freeze(struct kg_gnn_dstep *ds, const uint8_t *rows,
+    const size_t *dense, size_t n_dense, const size_t *rel, size_t n_rel)
+{
+	ds->fz_rows = rows;
+	ds->fz_dense = dense;
+	ds->n_fz_dense = n_dense;
+	ds->fz_rel = rel;
+	ds->n_fz_rel = n_rel;
+}
+
+/* With frozen rows: the positions among the n input nodes (hlrow) of
+ * the rows that train, then those rows, onto the device (ds->dfz,
+ * ds->n_train of each). */
+static int
+train_rows(struct kg_gnn_dstep *ds, uint64_t n)
+{
+	struct kg_backend *be = ds->be;
+	void *q = ds->dfz;
+	uint64_t i, k = 0;
+
+	if (2 * n + 1 > ds->cap_hfz) {
+		if (ds->hfz != NULL)
+			kg_be_host_free(be, ds->hfz);
+		ds->cap_hfz = 0;
+		if ((ds->hfz = kg_be_host_alloc(be, (2 * n + 1) *
+		    sizeof(int64_t))) == NULL)
+			return -1;
+		ds->cap_hfz = 2 * n + 1;
+	}
+	if (kg_gnn_dgrow(be, &q, &ds->cap_dfz, 2 * n + 1,
+	    sizeof(int64_t)) < 0)
+		return -1;
+	ds->dfz = q;
+	for (i = 0; i < n; i++)
+		if (!ds->fz_rows[ds->hlrow[i]])
+			ds->hfz[k++] = (int64_t)i;
+	for (i = 0; i < k; i++)
+		ds->hfz[k + i] = ds->hlrow[ds->hfz[i]];
+	ds->n_train = k;
+	return kg_be_upload(be, ds->dfz, ds->hfz, 2 * k * sizeof(int64_t));
+}
+
+/* Zero the gradients of the n frozen ranges r (pairs of floats) of g. */
+static int
+zero_ranges(struct kg_backend *be, float *g, const size_t *r, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (kg_be_zero(be, g + r[2 * k], r[2 * k + 1] *
+		    sizeof(float)) < 0)
+			return -1;
+	return 0;
+}
+
+/* The n learned rows' Adam step, but for the frozen ones (gathered
+ * first: the rows that train and their gradients). */
+static int
+learned_adam(struct kg_gnn_dstep *ds, uint64_t n, const struct kg_adam *a,
+    const float *gin)
+{
+	struct kg_backend *be = ds->be;
+	void *q = ds->dgin_t;
+	size_t d0 = ds->d0;
+
+	if (ds->fz_rows == NULL)
+		return kg_be_adam(be, n, d0, a, ds->dlrow, gin, ds->dw,
+		    ds->dst_learn);
+	if (train_rows(ds, n) < 0 || kg_gnn_dgrow(be, &q, &ds->cap_gin_t,
+	    n * d0 + 1, sizeof(float)) < 0)
+		return -1;
+	ds->dgin_t = q;
+	if (ds->n_train == 0)
+		return 0;
+	return kg_be_gather(be, ds->n_train, d0, gin, ds->dfz, ds->dgin_t) <
+	    0 || kg_be_adam(be, ds->n_train, d0, a, ds->dfz + ds->n_train,
+	    ds->dgin_t, ds->dw, ds->dst_learn) < 0 ? -1 : 0;
+}
+
 /* step.c's update on one rank: the regulariser's gradients, then Adam on
- * the dense parameters, the relations and the n learned rows. */
+ * the dense parameters, the relations and the n learned rows, frozen
+ * parameters masked (kg_gnn_dstep_freeze). */
 static int
 update(struct kg_gnn_dstep *ds, uint64_t n, const struct kg_adam *a,
     double reg)
@@ -255,12 +336,13 @@ update(struct kg_gnn_dstep *ds, uint64_t n, const struct kg_adam *a,
 		    ds->dreg) < 0)
 			return -1;
 	}
-	return kg_be_adam_flat(be, nd, a, ds->dgrad + hi, ds->dw + hi,
+	return zero_ranges(be, ds->dgrad + hi, ds->fz_dense,
+	    ds->n_fz_dense) < 0 ||
+	    zero_ranges(be, grel, ds->fz_rel, ds->n_fz_rel) < 0 ||
+	    kg_be_adam_flat(be, nd, a, ds->dgrad + hi, ds->dw + hi,
 	    ds->dst_enc) < 0 ||
 	    kg_be_adam_flat(be, ds->n_rel_f, a, grel, ds->drel,
-	    ds->dst_rel) < 0 ||
-	    kg_be_adam(be, n, d0, a, ds->dlrow, gin, ds->dw,
-	    ds->dst_learn) < 0 ? -1 : 0;
+	    ds->dst_rel) < 0 || learned_adam(ds, n, a, gin) < 0 ? -1 : 0;
 }
 
 int
@@ -319,6 +401,9 @@ kg_gnn_dstep_release(struct kg_gnn_dstep *ds)
 	kg_be_free(be, ds->dlrow);
 	kg_be_free(be, ds->dreg_rows);
 	kg_be_free(be, ds->dreg);
+	kg_be_free(be, ds->dfz);
+	kg_be_free(be, ds->dgin_t);
+	kg_be_host_free(be, ds->hfz);
 	kg_be_host_free(be, ds->hlrow);
 	kg_be_host_free(be, ds->h0);
 	kg_gnn_state_release(&ds->st);

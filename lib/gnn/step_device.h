@@ -54,6 +54,18 @@ struct kg_gnn_dstep {
 	float *dreg_rows;
 	uint64_t cap_reg_rows;
 	double *dreg;
+	/* kg_gnn_dstep_freeze's (borrowed, NULL/0: none): the frozen
+	 * learned table rows, dense and relation float ranges; and the
+	 * step's rows that train: their positions among the input nodes
+	 * then their table rows (host staging, device), their gradients
+	 * gathered (device). */
+	const uint8_t *fz_rows;
+	const size_t *fz_dense, *fz_rel;
+	size_t n_fz_dense, n_fz_rel;
+	int64_t *hfz, *dfz;
+	uint64_t cap_hfz, cap_dfz, n_train;
+	float *dgin_t;
+	uint64_t cap_gin_t;
 	struct kg_gnn_state st;	/* host: message orders */
 	struct kg_gnn_dpass pass;
 	struct kg_gnn_ddecode dec;
@@ -133,6 +145,17 @@ int kg_gnn_dstep_train_begin(struct kg_gnn_dstep *ds,
     const int32_t *pos, size_t nb, const int32_t *negs, size_t neg,
     float scale, const struct kg_adam *a, double reg);
 int kg_gnn_dstep_train_end(struct kg_gnn_dstep *ds, double *loss);
+
+/*
+ * What kg_gnn_dstep_train steps not (gnntrain/gnn_train.h's struct
+ * kg_gnn_frozen; all borrowed until release): rows[i] = 1 where learned
+ * table row i is frozen (NULL: none), which takes no Adam step; dense
+ * (n_dense (offset, length) pairs of the encoder floats after the
+ * table) and rel (n_rel pairs of relation floats), whose gradients are
+ * zeroed before their Adam steps.
+ */
+void kg_gnn_dstep_freeze(struct kg_gnn_dstep *ds, const uint8_t *rows,
+    const size_t *dense, size_t n_dense, const size_t *rel, size_t n_rel);
 
 void kg_gnn_dstep_release(struct kg_gnn_dstep *ds);
 

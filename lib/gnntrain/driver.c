@@ -45,7 +45,7 @@ kg_gnn_train_opts_check(const struct kg_gnn_train_opts *o)
 		return -1;
 	}
 	if (o->batch_size == 0 || o->neg == 0 || (o->epochs == 0 &&
-	    o->init_from == NULL)) {
+	    o->init_from == NULL && o->init_entities == NULL)) {
 		kg_error("batch size, negatives and epochs must be positive");
 		return -1;
 	}
@@ -415,6 +415,9 @@ kg_gnn_tstate_release(struct kg_gnn_tstate *ts)
 	free(ts->order);
 	free(ts->share);
 	free(ts->need);
+	free(ts->frozen_learn);
+	ts->frozen_learn = NULL;
+	ts->frozen = NULL;
 	kg_epochs_release(&ts->ep);
 	kg_gnn_valid_release(ts);
 	ts->need = NULL;

@@ -227,7 +227,17 @@ struct kg_gnn_train_opts {
 	const char *init_from;		/* a GNN model dir to start from
 					 * (struct kg_gnn_warm), or NULL;
 					 * epochs may then be 0 */
-	const struct kg_gnn_warm *warm;	/* init_from loaded: kg_gnn_train
+	const char *init_entities;	/* float32 [rows, d0] .npy: learned
+					 * rows to start from, or NULL */
+	const char *entity_map;		/* "row<TAB>name" lines for
+					 * init_entities; NULL: row = ID */
+	int freeze_old;			/* what came from init_from or
+					 * init_entities does not train
+					 * (struct kg_gnn_frozen) */
+	int freeze_relations;		/* with freeze_old and init_from:
+					 * the matched decoder relations
+					 * neither */
+	const struct kg_gnn_warm *warm;	/* the start loaded: kg_gnn_train
 					 * starts from it */
 };
 
@@ -340,26 +350,69 @@ int kg_gnn_train(struct kg_gnn_trained *out, const struct kg_gnn_train_opts *o,
 void kg_gnn_trained_release(struct kg_gnn_trained *t);
 
 /*
- * Warm start (o->init_from): the encoder and decoder relations of a GNN
- * model directory laid out for the run's dataset ds and features f.  The
- * model must have the run's encoder, decomposition, bases, dims, decoder
- * and features (or learned rows only); entities and relations are matched
- * by name (kge/warmstart.h's kg_warmstart_match).  enc is the run's
- * encoder over ds's entities and relations: the model's learned row for
- * each matched entity, a fresh one (kg_gnn_learned_row_init, as training
- * draws it) for each added one; the model's attribute matrices and layer
- * weights, and per message type of a matched relation its blocks (basis
- * coefficients, block-diagonal matrices, attention relation embeddings);
- * an added relation's blocks and decoder row as a fresh run draws them.
- * A GNN model directory keeps no Adam moments: training from it starts
- * them at zero.
+ * What a warm start keeps as it was (o->freeze_old), by global IDs, so
+ * every rank masks alike: the learned rows of the entities in ent, the
+ * dense encoder floats (those after the learned table, in kg_gnn.w's
+ * order from the table's end) in the ranges dense, the decoder relation
+ * floats in the ranges rel.  A range is a pair (offset, length) of
+ * floats, in increasing order.  Training computes every gradient as
+ * usual and steps no frozen parameter: a frozen learned row takes no
+ * Adam step, and a frozen dense or relation float has its gradient
+ * zeroed before the block's Adam step, its moments zero at the start
+ * (a GNN warm start starts every moment at zero) and so for good, which
+ * leaves it bit for bit.
+ */
+struct kg_gnn_frozen {
+	uint8_t *ent;			/* [n_learned] 1: frozen; NULL: none */
+	uint64_t n_ent;			/* entities frozen */
+	size_t *dense, n_dense;		/* n_dense ranges (2 n_dense sizes) */
+	size_t *rel, n_rel;
+	uint64_t dense_floats, rel_floats;	/* floats the ranges hold */
+	uint64_t rel_rows;		/* decoder relations frozen */
+};
+
+/*
+ * Warm start (o->init_from, or o->init_entities): the encoder and decoder
+ * relations of a GNN model directory laid out for the run's dataset ds
+ * and features f, or a fresh start whose learned rows come from given
+ * embeddings.  The model must have the run's encoder, decomposition,
+ * bases, dims, decoder and features (or learned rows only); entities and
+ * relations are matched by name (kge/warmstart.h's kg_warmstart_match).
+ * enc is the run's encoder over ds's entities and relations: the model's
+ * learned row for each matched entity, a fresh one
+ * (kg_gnn_learned_row_init, as training draws it) for each added one;
+ * the model's attribute matrices and layer weights, and per message type
+ * of a matched relation its blocks (basis coefficients, block-diagonal
+ * matrices, attention relation embeddings); an added relation's blocks
+ * and decoder row as a fresh run draws them.  A GNN model directory
+ * keeps no Adam moments: training from it starts them at zero.
+ *
+ * Given embeddings (init_entities F, float32 [rows, d0], rows by
+ * entity_map or row = entity ID; kge/warmstart.h's
+ * kg_warmstart_read_entities): the learned row of each entity F names is
+ * F's row, every other parameter a fresh run's.  An entity that reads
+ * its attribute values, not its learned row, takes F's row all the same
+ * (it is written to gnn_weights.npy) but nothing reads it.
+ *
+ * freeze_old (frozen): with init_from, everything that came from the
+ * model: the matched entities' learned rows, the dense encoder weights
+ * (attribute matrices, self weights, biases, bases, attention vectors:
+ * shared by old and new nodes) with the per-type blocks of matched
+ * relations, and with freeze_relations the matched relations' decoder
+ * rows.  What trains: the learned rows of added entities, the per-type
+ * blocks and decoder rows of added relations, the matched relations'
+ * decoder rows unless freeze_relations.  With init_entities the rows F
+ * names are frozen, the rest trains.
  */
 struct kg_gnn_warm {
-	const char *dir;		/* borrowed */
+	const char *dir;		/* borrowed: init_from or
+					 * init_entities */
+	int given;			/* the start is init_entities */
 	struct kg_gnn enc;
 	float *rel;			/* n_relations x rel_width */
 	size_t n_rel_f;
 	struct kg_warmstart_stats st;	/* entity and relation counts */
+	struct kg_gnn_frozen frozen;	/* empty without freeze_old */
 };
 
 /* Load dir for a run of o over ds with features f (NULL: none).  0, -1
@@ -369,6 +422,22 @@ struct kg_gnn_warm {
 int kg_gnn_warm_load(struct kg_gnn_warm *w, const char *dir,
     const struct kg_gnn_train_opts *o, const struct kg_features *f,
     const struct kg_dataset *ds);
+/* o->init_entities for a run of o over ds with features f (NULL: none):
+ * a fresh start with the learned rows it names (struct kg_gnn_warm).
+ * 0, or -1 after kg_error() (the array's dtype, shape or width, its
+ * map's lines, a map naming no entity of ds; w released). */
+int kg_gnn_warm_given(struct kg_gnn_warm *w,
+    const struct kg_gnn_train_opts *o, const struct kg_features *f,
+    const struct kg_dataset *ds);
+/* Whether a run of o from w over p (every rank's part: collective
+ * under d, the same answer on every rank) trains anything: 1 without
+ * o->freeze_old; else whether some learned row that training reads (a
+ * node without attribute values, or any with learned rows only) is not
+ * frozen, or some dense or relation float.  1, or 0 after kg_error()
+ * ("--freeze_old: every parameter ... is frozen"). */
+int kg_gnn_warm_trains(const struct kg_gnn_warm *w,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d);
 void kg_gnn_warm_release(struct kg_gnn_warm *w);
 /* --epochs 0: w's encoder and relations moved into t, with o's decoder,
  * as a run that trained nothing (kg_gnn_model_write then encodes every
@@ -399,11 +468,13 @@ void kg_gnn_relations_init(float *rel, size_t n, uint32_t n_relations,
  * relations.npy = the decoder's table, config model = the decoder (so
  * kg-eval ranks it as a shallow model), plus gnn_weights.npy (the flat
  * encoder parameters) and config keys encoder, gnn_* describing the
- * layout.  argc/argv go to the manifest.  With o->init_from (one
- * process, no expanded parts) the run starts from that GNN model dir
- * (struct kg_gnn_warm, its counts on stderr unless quiet, and
- * config.init_from in the manifest); with o->epochs 0 it trains nothing
- * and writes the loaded model, every node encoded over this dataset.
+ * layout.  argc/argv go to the manifest.  With o->init_from or
+ * o->init_entities (one process or every rank of expanded parts: each
+ * loads the whole start and takes its nodes' rows) the run starts from
+ * it (struct kg_gnn_warm, its counts on stderr from rank 0 unless quiet,
+ * and config.init_from or config.init_entities in the manifest); with
+ * o->epochs 0 it trains nothing and writes the loaded model, every node
+ * encoded over this dataset.
  * 0, -1 or KG_ERR_VERSION after kg_error().
  */
 struct kg_gnn_run {

@@ -215,7 +215,8 @@ pack_rows(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	return n;
 }
 
-/* One lazy Adam step on local row r with the rank-summed gradient gr. */
+/* One lazy Adam step on local row r with the rank-summed gradient gr;
+ * none on a frozen row. */
 static void
 row_step(struct kg_gnn_tstate *ts, size_t r, float *gr, float inv)
 {
@@ -223,6 +224,8 @@ row_step(struct kg_gnn_tstate *ts, size_t r, float *gr, float inv)
 	size_t d0 = ts->d0, k;
 	float *wr = kg_gnn_learned_rows(enc) + r * d0;
 
+	if (ts->frozen_learn != NULL && ts->frozen_learn[r])
+		return;
 	for (k = 0; k < d0; k++)
 		gr[k] *= inv;
 	if (ts->o->reg > 0.0)

@@ -91,8 +91,8 @@ config_json(const struct kg_gnn_train_opts *o, const struct kg_gnn_run *r,
 	json_object_set_new(c, "gnn_n_params", json_integer(
 	    (json_int_t)t->enc.n_params));
 	if (o->warm != NULL)
-		json_object_set_new(c, "init_from",
-		    kg_gnn_warm_json(o->warm, o->epochs > 0));
+		json_object_set_new(c, o->warm->given ? "init_entities" :
+		    "init_from", kg_gnn_warm_json(o->warm, o->epochs > 0));
 	if (o->ckpt != NULL && o->ckpt->changes != NULL)
 		json_object_set(c, "resumed_with_changes", o->ckpt->changes);
 	return c;

@@ -429,8 +429,25 @@ encode_decode(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	return loss;
 }
 
+void
+kg_gnn_frozen_mask(const struct kg_gnn_tstate *ts, float *grad)
+{
+	const struct kg_gnn_frozen *fz = ts->frozen;
+	float *gd = grad + ts->n_lf, *grel = grad + ts->out->enc.n_params;
+	size_t k;
+
+	if (fz == NULL)
+		return;
+	for (k = 0; k < fz->n_dense; k++)
+		memset(gd + fz->dense[2 * k], 0, fz->dense[2 * k + 1] *
+		    sizeof(float));
+	for (k = 0; k < fz->n_rel; k++)
+		memset(grel + fz->rel[2 * k], 0, fz->rel[2 * k + 1] *
+		    sizeof(float));
+}
+
 /* The regulariser, the learned rows' sync and the dense parameters'
- * averaged Adam step. */
+ * averaged Adam step (frozen floats masked). */
 static void
 update(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
     const int32_t *frow, const int32_t *lrow)
@@ -445,6 +462,7 @@ update(struct kg_gnn_tstate *ts, const struct kg_gnn_graph *g,
 	}
 	kg_gnn_learned_sync(ts, g, frow, lrow, grad);
 	kg_dist_average_f32(ts->d, grad + ts->n_lf, ts->n_all - ts->n_lf);
+	kg_gnn_frozen_mask(ts, grad);
 	kg_adam_row(out->enc.w + ts->n_lf, ts->st_enc, grad + ts->n_lf,
 	    ts->n_dense, &ts->adam);
 	kg_adam_row(out->rel, ts->st_rel, grel, ts->n_rel_f, &ts->adam);

@@ -139,6 +139,11 @@ struct kg_gnn_tstate {
 	struct kg_adam adam;
 	struct kg_gnn_gl_pair *map;	/* n_loc */
 	uint8_t *need;			/* learned rows read; NULL: all */
+	/* freeze_old (gnn_train.h's struct kg_gnn_frozen, borrowed from
+	 * o->warm, NULL: nothing frozen), and frozen_learn[i] = 1 where
+	 * local row i is frozen (owned; NULL: none). */
+	const struct kg_gnn_frozen *frozen;
+	uint8_t *frozen_learn;
 	struct kg_rng rng;
 	uint64_t *order, cursor;	/* positives: permutation, next */
 	uint32_t epoch;			/* epochs done */
@@ -331,9 +336,15 @@ int kg_gnn_ckpt_save(struct kg_gnn_tstate *ts);
 /* After kg_gnn_tstate_init, before a resume: ts's parameters from w
  * (gnn_train.h's struct kg_gnn_warm, laid out for the same dataset):
  * the dense encoder parameters, each local node's learned row (by its
- * global ID) where training reads it, and the decoder relations.  The
- * Adam states stay zero. */
+ * global ID) where training reads it, and the decoder relations; and
+ * w's frozen parameters (ts->frozen, ts->frozen_learn).  The Adam states
+ * stay zero. */
 void kg_gnn_warm_apply(const struct kg_gnn_warm *w, struct kg_gnn_tstate *ts);
+
+/* step.c: zero the gradients of the frozen dense and relation floats
+ * (ts->frozen) in grad (every parameter's, as ts->w.grad), before the
+ * Adam steps; nothing without ts->frozen. */
+void kg_gnn_frozen_mask(const struct kg_gnn_tstate *ts, float *grad);
 
 /* 1 on every rank when any rank passes bad != 0.  Collective. */
 int kg_gnn_any_rank(struct kg_dist *d, int bad);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gnn/step_device.h"
 #include "gnntrain/train_state.h"
 #include "io/npy.h"
 #include "kge/modeldir.h"
@@ -184,6 +185,97 @@ out:
 	return rc;
 }
 
+/* The ranges of the n flags of mask that are set, as (offset, length)
+ * pairs into *r (caller frees), their count into *nr and their floats
+ * into *floats. */
+static void
+ranges(const uint8_t *mask, size_t n, size_t **r, size_t *nr,
+    uint64_t *floats)
+{
+	size_t i = 0, k = 0, j;
+
+	*r = kg_xmallocarray(2 * (n / 2 + 1), sizeof(**r));
+	*floats = 0;
+	while (i < n) {
+		if (!mask[i]) {
+			i++;
+			continue;
+		}
+		for (j = i; j < n && mask[j]; j++)
+			;
+		(*r)[2 * k] = i;
+		(*r)[2 * k + 1] = j - i;
+		*floats += j - i;
+		k++;
+		i = j;
+	}
+	*nr = k;
+}
+
+/* Clear the mask of the w floats of row t of a per-type block at off
+ * (dense coordinates: off minus the learned table's floats). */
+static void
+clear_row(uint8_t *mask, size_t off, uint64_t t, size_t w)
+{
+	memset(mask + off + t * w, 0, w);
+}
+
+/*
+ * freeze_old from init_from (struct kg_gnn_frozen): the matched
+ * entities' learned rows, the dense encoder floats but the per-type
+ * blocks of added relations (rmap[r] < 0: types r and nd + r), and with
+ * freeze_relations the matched relations' decoder rows of rw floats.
+ */
+static void
+freeze_model(struct kg_gnn_frozen *fz, const struct kg_gnn *enc,
+    const int64_t *emap, const int64_t *rmap, size_t rw, int relations)
+{
+	const struct kg_gnn_config *c = &enc->c;
+	size_t lo = enc->learned + c->n_learned * c->dims[0];
+	size_t nd = enc->n_params - lo, B = c->n_bases;
+	uint64_t nr = c->n_relations, r, i, t;
+	uint8_t *mask = kg_xmallocarray(nd + nr * rw + 1, 1);
+	uint32_t l;
+	int side;
+
+	fz->ent = kg_xcalloc(c->n_learned + 1, 1);
+	for (i = 0; i < c->n_learned; i++)
+		if (emap[i] >= 0) {
+			fz->ent[i] = 1;
+			fz->n_ent++;
+		}
+	memset(mask, 1, nd);
+	for (r = 0; r < nr; r++) {
+		if (rmap[r] >= 0)
+			continue;
+		for (side = 0; side < 2; side++) {
+			t = r + (side ? nr : 0);
+			for (l = 0; l < c->n_layers; l++) {
+				const struct kg_gnn_layer_off *o = &enc->lay[l];
+				size_t din = c->dims[l], dout = c->dims[l + 1];
+
+				if (c->encoder == KG_GNN_RGCN &&
+				    c->decomp == KG_GNN_BASIS)
+					clear_row(mask, o->a - lo, t, B);
+				else if (c->encoder == KG_GNN_RGCN)
+					clear_row(mask, o->q - lo, t,
+					    din * dout / B);
+				else
+					clear_row(mask, o->rel - lo, t, dout);
+			}
+		}
+	}
+	ranges(mask, nd, &fz->dense, &fz->n_dense, &fz->dense_floats);
+	memset(mask, 0, nr * rw);
+	for (r = 0; relations && r < nr; r++)
+		if (rmap[r] >= 0) {
+			memset(mask + r * rw, 1, rw);
+			fz->rel_rows++;
+		}
+	ranges(mask, nr * rw, &fz->rel, &fz->n_rel, &fz->rel_floats);
+	free(mask);
+}
+
 /* The counts of one table from its map. */
 static void
 count_rows(struct kg_warmstart_rows *r, uint64_t n_new, uint64_t n_old)
@@ -236,6 +328,9 @@ kg_gnn_warm_load(struct kg_gnn_warm *w, const char *dir,
 	copy_rows(w->rel, md.relations, rmap, ds->n_relations, rw);
 	count_rows(&w->st.ent, ds->n_entities, md.n_entities);
 	count_rows(&w->st.rel, ds->n_relations, md.n_relations);
+	if (o->freeze_old)
+		freeze_model(&w->frozen, &w->enc, emap, rmap, rw,
+		    o->freeze_relations);
 	rc = 0;
 out:
 	if (rc != 0)
@@ -247,12 +342,103 @@ out:
 	return rc;
 }
 
+int
+kg_gnn_warm_given(struct kg_gnn_warm *w, const struct kg_gnn_train_opts *o,
+    const struct kg_features *f, const struct kg_dataset *ds)
+{
+	struct kg_npy a = KG_NPY_INIT;
+	struct kg_model dec;
+	struct kg_gnn_config dc = o->enc;
+	int64_t *emap = kg_xmallocarray(ds->n_entities + 1, sizeof(*emap));
+	size_t d0 = o->enc.dims[0], dl = o->enc.dims[o->enc.n_layers];
+	uint64_t i;
+	float *rows;
+	int rc = -1;
+
+	memset(w, 0, sizeof(*w));
+	w->dir = o->init_entities;
+	w->given = 1;
+	for (i = 0; i < ds->n_entities; i++)
+		emap[i] = -1;
+	if (kg_warmstart_read_entities(o->init_entities, o->entity_map, ds,
+	    (uint32_t)d0, &a, emap, &w->st.ent.matched) < 0)
+		goto out;
+	if (w->st.ent.matched == 0) {
+		kg_error("%s: names no entity of '%s'", o->entity_map,
+		    ds->dir);
+		goto out;
+	}
+	dc.n_relations = (uint32_t)ds->n_relations;
+	dc.n_learned = ds->n_entities;
+	if (kg_gnn_init(&w->enc, &dc, f, o->seed) < 0)
+		goto out;
+	rows = w->enc.w + w->enc.learned;
+	copy_rows(rows, a.data, emap, ds->n_entities, d0);
+	if (kg_model_init(&dec, o->decoder, (uint32_t)dl, 0,
+	    (float)o->gamma) < 0)
+		goto out;
+	w->n_rel_f = (size_t)ds->n_relations * dec.rel_width;
+	w->rel = kg_xmallocarray(w->n_rel_f + 1, sizeof(float));
+	kg_gnn_relations_init(w->rel, w->n_rel_f, dc.n_relations, dl,
+	    o->seed);
+	w->st.ent.added = ds->n_entities - w->st.ent.matched;
+	w->st.ent.dropped = a.shape[0] - w->st.ent.matched;
+	w->st.rel.added = ds->n_relations;
+	if (o->freeze_old) {
+		w->frozen.ent = kg_xcalloc(ds->n_entities + 1, 1);
+		for (i = 0; i < ds->n_entities; i++)
+			if (emap[i] >= 0) {
+				w->frozen.ent[i] = 1;
+				w->frozen.n_ent++;
+			}
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		kg_gnn_warm_release(w);
+	kg_npy_release(&a);
+	free(emap);
+	return rc;
+}
+
+int
+kg_gnn_warm_trains(const struct kg_gnn_warm *w,
+    const struct kg_gnn_train_opts *o, const struct kg_gnn_problem *p,
+    struct kg_dist *d)
+{
+	const struct kg_gnn_frozen *fz = &w->frozen;
+	size_t lo = w->enc.learned + w->enc.c.n_learned * w->enc.c.dims[0];
+	uint64_t i, rows = 0;
+	uint8_t *need;
+
+	if (!o->freeze_old)
+		return 1;
+	need = kg_gnn_learned_need(&o->enc, p->feat, p->frow, p->n_nodes);
+	for (i = 0; i < p->n_nodes; i++)
+		rows += (need == NULL || need[i]) && (fz->ent == NULL ||
+		    !fz->ent[p->lrow != NULL ? (uint64_t)p->lrow[i] : i]);
+	free(need);
+	kg_dist_sum_u64(d, &rows, 1);
+	if (rows > 0 || fz->dense_floats < w->enc.n_params - lo ||
+	    fz->rel_floats < w->n_rel_f)
+		return 1;
+	kg_error("--freeze_old: every parameter of '%s' is frozen (the "
+	    "learned rows training reads, the encoder weights%s): nothing "
+	    "would train", w->dir, o->freeze_relations ? " and the relations" :
+	    "");
+	return 0;
+}
+
 void
 kg_gnn_warm_release(struct kg_gnn_warm *w)
 {
 	kg_gnn_release(&w->enc);
 	free(w->rel);
 	w->rel = NULL;
+	free(w->frozen.ent);
+	free(w->frozen.dense);
+	free(w->frozen.rel);
+	memset(&w->frozen, 0, sizeof(w->frozen));
 }
 
 void
@@ -272,6 +458,19 @@ kg_gnn_warm_apply(const struct kg_gnn_warm *w, struct kg_gnn_tstate *ts)
 			memcpy(rows + i * d0, src + g * d0, d0 * sizeof(float));
 	}
 	memcpy(ts->out->rel, w->rel, ts->n_rel_f * sizeof(float));
+	if (w->frozen.ent != NULL || w->frozen.n_dense > 0 ||
+	    w->frozen.n_rel > 0)
+		ts->frozen = &w->frozen;
+	if (w->frozen.ent != NULL) {
+		ts->frozen_learn = kg_xcalloc(ts->n_loc + 1, 1);
+		for (i = 0; i < ts->n_loc; i++)
+			ts->frozen_learn[i] = w->frozen.ent[ts->p->lrow ?
+			    (size_t)ts->p->lrow[i] : i];
+	}
+	if (ts->dev != NULL && ts->frozen != NULL)
+		kg_gnn_dstep_freeze(ts->dev, ts->frozen_learn,
+		    w->frozen.dense, w->frozen.n_dense, w->frozen.rel,
+		    w->frozen.n_rel);
 	kg_gnn_device_host_changed(ts);
 }
 
@@ -299,6 +498,7 @@ kg_gnn_warm_json(const struct kg_gnn_warm *w, int trained)
 	json_t *j = json_object();
 	const struct kg_warmstart_rows *r[2] = { &w->st.ent, &w->st.rel };
 	static const char *const name[2] = { "entities", "relations" };
+	const struct kg_gnn_frozen *fz = &w->frozen;
 	int k;
 
 	json_object_set_new(j, "path", json_string(w->dir));
@@ -315,6 +515,10 @@ kg_gnn_warm_json(const struct kg_gnn_warm *w, int trained)
 	}
 	json_object_set_new(j, "optimizer_state", json_string(trained ?
 	    "reset" : "none"));
+	json_object_set_new(j, "frozen", json_pack("{s:I,s:I,s:I}",
+	    "entities", (json_int_t)fz->n_ent, "encoder_floats",
+	    (json_int_t)fz->dense_floats, "relations",
+	    (json_int_t)fz->rel_rows));
 	return j;
 }
 
@@ -322,14 +526,31 @@ char *
 kg_gnn_warm_format(const struct kg_gnn_warm *w, int trained, char *buf,
     size_t cap)
 {
-	snprintf(buf, cap, "warm start from '%s': entities %" PRIu64
-	    " matched, %" PRIu64 " added (encoded from their %s and edges), %"
-	    PRIu64 " dropped; relations %" PRIu64 " matched, %" PRIu64
-	    " added (random), %" PRIu64 " dropped; %s", w->dir,
-	    w->st.ent.matched, w->st.ent.added, w->enc.c.learned_only ?
-	    "fresh learned rows" : "attributes", w->st.ent.dropped,
-	    w->st.rel.matched, w->st.rel.added, w->st.rel.dropped, trained ?
-	    "Adam moments start at zero (a GNN model directory keeps none)" :
-	    "not trained (--epochs 0)");
+	const struct kg_gnn_frozen *fz = &w->frozen;
+	size_t n;
+
+	if (w->given)
+		snprintf(buf, cap, "warm start from '%s': entities %" PRIu64
+		    " given, %" PRIu64 " not (fresh learned rows), %" PRIu64
+		    " rows dropped; %s", w->dir, w->st.ent.matched,
+		    w->st.ent.added, w->st.ent.dropped, trained ?
+		    "the encoder and relations start fresh" :
+		    "not trained (--epochs 0)");
+	else
+		snprintf(buf, cap, "warm start from '%s': entities %" PRIu64
+		    " matched, %" PRIu64 " added (encoded from their %s and "
+		    "edges), %" PRIu64 " dropped; relations %" PRIu64
+		    " matched, %" PRIu64 " added (random), %" PRIu64
+		    " dropped; %s", w->dir, w->st.ent.matched,
+		    w->st.ent.added, w->enc.c.learned_only ?
+		    "fresh learned rows" : "attributes", w->st.ent.dropped,
+		    w->st.rel.matched, w->st.rel.added, w->st.rel.dropped,
+		    trained ? "Adam moments start at zero (a GNN model "
+		    "directory keeps none)" : "not trained (--epochs 0)");
+	n = strlen(buf);
+	if (trained && (fz->ent != NULL || fz->n_dense > 0) && n < cap)
+		snprintf(buf + n, cap - n, "; frozen: %" PRIu64 " entities' "
+		    "learned rows, %" PRIu64 " encoder floats, %" PRIu64
+		    " relations", fz->n_ent, fz->dense_floats, fz->rel_rows);
 	return buf;
 }

@@ -612,47 +612,41 @@ on_statement(void *arg, const struct kg_rdf_stmt *s0, const char *file,
 /* Statements of three IRIs in a batch: triples numbered in place (the
  * names are the reader's), after those queued before them. */
 static int
-on_iri_triples(void *arg, const struct kg_rdf_term *t, const uint64_t *lines,
+on_iri_triples(void *arg, const struct kg_field *t, const uint64_t *lines,
     int n, const char *file)
 {
 	struct ingest *st = arg;
 	struct ingest_rdf *rdf = st->rdf;
-	struct kg_field f[3 * KG_INGEST_BATCH];
-	uint64_t kl[KG_INGEST_BATCH];
 	const struct kg_ingest_rdf_opts *o = &st->o->rdf;
 	struct kg_rdf_stmt s;
-	int j, k, nk = 0, slow = rdf->n_prefix > 0 || o->graph != NULL ||
-	    o->predicates != NULL || o->exclude_predicates != NULL ||
-	    o->types != KG_RDF_TYPES_EDGE;
+	struct kg_rdf_term *term[3] = { &s.s, &s.p, &s.o };
+	int j, k;
 
 	_Static_assert(KG_RDF_BATCH <= KG_INGEST_BATCH, "a batch of "
 	    "statements fits one of triples");
 	if (flush_edges(st) < 0)
 		return -1;
-	memset(&s, 0, sizeof(s));
-	for (j = 0; j < n; j++) {
-		s.s = t[3 * j];
-		s.p = t[3 * j + 1];
-		s.o = t[3 * j + 2];
-		/* With a graph, filters, renaming or rdf:type statements that
-		 * may be no triples, the batch goes one statement at a time,
-		 * in order. */
-		if (slow) {
+	/* With a graph, filters, renaming or rdf:type statements that may
+	 * be no triples, the batch goes one statement at a time, in order. */
+	if (rdf->n_prefix > 0 || o->graph != NULL || o->predicates != NULL ||
+	    o->exclude_predicates != NULL || o->types != KG_RDF_TYPES_EDGE) {
+		memset(&s, 0, sizeof(s));
+		for (j = 0; j < n; j++) {
+			for (k = 0; k < 3; k++) {
+				term[k]->s = t[3 * j + k].s;
+				term[k]->len = t[3 * j + k].len;
+				term[k]->kind = KG_RDF_IRI;
+			}
 			if (on_statement(st, &s, file, lines[j]) < 0)
 				return -1;
-			continue;
 		}
-		rdf->statements++;
-		for (k = 0; k < 3; k++) {
-			f[3 * nk + k].s = t[3 * j + k].s;
-			f[3 * nk + k].len = t[3 * j + k].len;
-		}
-		kl[nk++] = lines[j];
+		n = 0;
 	}
-	rdf->edges += (uint64_t)nk;
+	rdf->statements += (uint64_t)n;
+	rdf->edges += (uint64_t)n;
 	if (st->o->progress)
 		rdf_progress(st);
-	return nk > 0 ? kg_ingest_add_triples(st, f, kl, nk, rdf->file,
+	return n > 0 ? kg_ingest_add_triples(st, t, lines, n, rdf->file,
 	    rdf->split, rdf->file_index) : 0;
 }
 

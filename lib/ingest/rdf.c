@@ -390,7 +390,7 @@ read_line(struct rd *rd, char *buf, size_t len)
 
 /* Hand the IRI triples gathered from a batch's lines to the sink. */
 static int
-flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
+flush_iri(struct rd *rd, struct kg_field *t, uint64_t *lines, int *n)
 {
 	int rc = 0;
 
@@ -403,25 +403,49 @@ flush_iri(struct rd *rd, struct kg_rdf_term *t, uint64_t *lines, int *n)
 }
 
 /*
- * Lines come in batches that stay valid together: the fast path's
- * triples of a batch go to the sink in one call, pointing into the
- * reader's buffer, until a line that Serd reads (in order: the triples
- * before it first).
+ * A line that the fast path did not take, line[0..len) without its
+ * "\n", as line rd->line: blank (nothing but a "\r"), or read by Serd
+ * from a NUL-terminated copy in *buf (*cap bytes, grown here).  0, or -1
+ * when reading must stop.
+ */
+static int
+slow_line(struct rd *rd, const char *line, size_t len, char **buf,
+    size_t *cap, uint64_t *blanks)
+{
+	if (len > 0 && line[len - 1] == '\r')
+		len--;
+	if (len == 0) {
+		(*blanks)++;
+		return 0;
+	}
+	if (len + 1 > *cap) {
+		*cap = len + 1 > 4096 ? 2 * (len + 1) : 4096;
+		*buf = kg_xrealloc(*buf, *cap);
+	}
+	memcpy(*buf, line, len);
+	(*buf)[len] = '\0';
+	return read_line(rd, *buf, len);
+}
+
+/*
+ * Statements straight from the reader's buffer: the fast path takes a
+ * statement of three IRIs with its line end in one scan, and its
+ * triples go to the sink in batches, pointing into the buffer, until a
+ * line that Serd reads (in order: the triples before it first) or the
+ * end of what is buffered (before more is read in).
  */
 static int
 read_lines(struct rd *rd, const char *path)
 {
 	struct kg_tab_opts to = KG_TAB_OPTS_INIT;
 	struct kg_tabread *r;
-	struct kg_field f[LINE_BATCH];
-	struct kg_rdf_term t[3 * LINE_BATCH];
-	uint64_t lines[LINE_BATCH], tl[LINE_BATCH];
-	size_t nf[LINE_BATCH];
+	struct kg_field t[3 * LINE_BATCH];
+	uint64_t tl[LINE_BATCH], line0 = 0, nlines, blanks;
 	char *buf = NULL;
-	size_t cap = 0;
-	struct kg_rdf_span sp[3];
-	int j, k, nb, nt = 0, rc = 0;
-	kg_rdf_fast_line_fn *fast_line = kg_rdf_pick_fast_line();
+	size_t cap = 0, len;
+	const char *base, *p, *end, *next, *nl;
+	int eof, more = 0, nt = 0, rc = 0;
+	kg_rdf_fast_stmt_fn *fast = kg_rdf_pick_fast_stmt();
 
 	to.delim = '\n';
 	to.comment = '\0';
@@ -432,37 +456,41 @@ read_lines(struct rd *rd, const char *path)
 		kg_tabread_close(r);
 		return -1;
 	}
-	while (rc == 0 && (nb = kg_tabread_batch(r, f, 1, LINE_BATCH, nf,
-	    lines)) > 0) {
-		rd->c->lines = kg_tabread_lines(r);
-		rd->c->bytes = kg_tabread_bytes(r);
-		for (j = 0; j < nb && rc == 0; j++) {
-			if (fast_line(f[j].s, f[j].len, sp)) {
-				for (k = 0; k < 3; k++) {
-					t[3 * nt + k].s = sp[k].s;
-					t[3 * nt + k].len = sp[k].len;
-					t[3 * nt + k].kind = KG_RDF_IRI;
-				}
-				tl[nt++] = lines[j];
+	while (rc == 0 && (rc = kg_tabread_raw(r, more, &base, &len,
+	    &eof)) == 0) {
+		p = base;
+		end = base + len;
+		nlines = blanks = 0;
+		while (p < end && rc == 0) {
+			if ((next = fast(base, p, end, eof, t + 3 * nt)) !=
+			    NULL) {
+				tl[nt++] = line0 + ++nlines;
+				if (nt == LINE_BATCH)
+					rc = flush_iri(rd, t, tl, &nt);
+				p = next;
 				continue;
 			}
+			nl = memchr(p, '\n', (size_t)(end - p));
+			if (nl == NULL && !eof)
+				break;	/* the line goes on in more input */
 			if ((rc = flush_iri(rd, t, tl, &nt)) < 0)
 				break;
-			if (f[j].len + 1 > cap) {
-				cap = f[j].len + 1 > 4096 ? 2 * (f[j].len + 1) :
-				    4096;
-				buf = kg_xrealloc(buf, cap);
-			}
-			memcpy(buf, f[j].s, f[j].len);
-			buf[f[j].len] = '\0';
-			rd->line = lines[j];
-			rc = read_line(rd, buf, f[j].len);
+			rd->line = line0 + ++nlines;
+			next = nl != NULL ? nl + 1 : end;
+			rc = slow_line(rd, p, (size_t)((nl != NULL ? nl : end) -
+			    p), &buf, &cap, &blanks);
+			p = next;
 		}
 		if (rc == 0)
 			rc = flush_iri(rd, t, tl, &nt);
+		kg_tabread_consume(r, (size_t)(p - base), nlines, blanks);
+		line0 += nlines;
+		rd->c->lines = kg_tabread_lines(r);
+		rd->c->bytes = kg_tabread_bytes(r);
+		if (eof)
+			break;
+		more = 1;
 	}
-	if (rc == 0 && nb < 0)
-		rc = -1;
 	rd->c->lines = kg_tabread_lines(r);
 	rd->c->bytes = kg_tabread_bytes(r);
 	rd->c->blanks = kg_tabread_blanks(r);
@@ -547,15 +575,13 @@ ttl_term(struct rd *rd, int k, const unsigned char **pp,
 		p++;
 	} else {
 		if (p < end && ((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z'))
-			while (p < end && pn_char(*p))
-				p++;
+			p = kg_rdf_name_end(line, p, end);
 		if (p == end || *p != ':' || (p > a && p[-1] == '-'))
 			return -1;
 		c = p++;
 		if (p == end || !pn_char(*p) || *p == '-')
 			return -1;
-		while (p < end && pn_char(*p))
-			p++;
+		p = kg_rdf_name_end(line, p, end);
 		for (i = 0; i < rd->n_pfx; i++)
 			if (rd->pfx[i].name_len == (size_t)(c - a) &&
 			    memcmp(rd->pfx[i].name, a, (size_t)(c - a)) == 0)
@@ -575,22 +601,56 @@ ttl_term(struct rd *rd, int k, const unsigned char **pp,
 	return 0;
 }
 
+/* The Turtle fast path's statements not yet handed out: term k of
+ * statement j at rd->arena + off[3 * j + k], len[3 * j + k] bytes. */
+struct ttl_batch {
+	size_t off[3 * KG_RDF_BATCH], len[3 * KG_RDF_BATCH];
+	uint64_t line[KG_RDF_BATCH];
+	int n;
+};
+
+/* Hand the batch to the sink and empty it and the arena.  0, or -1
+ * (rd->failed set) when the sink said stop. */
+static int
+ttl_flush(struct rd *rd, struct ttl_batch *b)
+{
+	struct kg_field t[3 * KG_RDF_BATCH];
+	int j, rc = 0;
+
+	for (j = 0; j < 3 * b->n; j++) {
+		t[j].s = rd->arena + b->off[j];
+		t[j].len = b->len[j];
+	}
+	if (b->n > 0 && rd->sink->iri_triples(rd->sink->arg, t, b->line,
+	    b->n, rd->file) < 0) {
+		rd->failed = 1;
+		rc = -1;
+	}
+	rd->c->statements += (uint64_t)b->n;
+	b->n = 0;
+	rd->alen = 0;
+	return rc;
+}
+
 /*
  * The Turtle fast path: while Serd stands between statements with a
  * line break as its look-ahead byte (so at the start of a line), whole
  * lines of one triple of three IRIs or prefixed names, "s p o .", are
  * read here and never shown to Serd; the first other line goes back to
  * Serd.  Their terms are those Serd would give (same prefixes, IRIs as
- * written), and their lines are counted.  0, or -1 when the sink said
- * stop.
+ * written), and their lines are counted; they go to the sink's
+ * iri_triples in batches, the last before Serd reads on.  0, or -1 when
+ * the sink said stop.
  */
 static int
 ttl_fast_lines(struct rd *rd)
 {
-	struct kg_rdf_stmt st;
+	struct ttl_batch b;
 	const unsigned char *line, *end, *p, *nl;
 	int k;
 
+	b.n = 0;
+	rd->alen = 0;
 	while (rd->last_nl && !rd->has_err) {
 		line = rd->in + rd->in_pos;
 		nl = memchr(line, '\n', rd->in_len - rd->in_pos);
@@ -599,49 +659,48 @@ ttl_fast_lines(struct rd *rd)
 			int got;
 
 			if (rd->in_pos == 0 || rd->read_failed)
-				return 0;
+				return ttl_flush(rd, &b);
 			memmove(rd->in, line, rd->in_len - rd->in_pos);
 			rd->in_len -= rd->in_pos;
 			rd->in_pos = 0;
 			got = gzread(rd->gz, rd->in + rd->in_len,
 			    (unsigned)(IN_CHUNK - rd->in_len));
 			if (got <= 0)
-				return 0;
+				return ttl_flush(rd, &b);
 			rd->in_len += (size_t)got;
 			rd->c->bytes += (uint64_t)got;
 			continue;
 		}
 		end = nl > line && nl[-1] == '\r' ? nl - 1 : nl;
 		p = line;
-		rd->alen = 0;
 		memset(rd->t, 0, sizeof(rd->t));
 		if (p < end && p[0] != '@' && p[0] != '#') {
 			for (k = 0; k < 3; k++)
 				if (ttl_term(rd, k, &p, line, end) < 0)
-					return 0;
+					return ttl_flush(rd, &b);
 			if (p == end || *p++ != '.')
-				return 0;
+				return ttl_flush(rd, &b);
 			while (p < end && (*p == ' ' || *p == '\t'))
 				p++;
 			if (p != end)
-				return 0;
+				return ttl_flush(rd, &b);
 		} else if (p != end)
-			return 0;
+			return ttl_flush(rd, &b);
 		/* As if Serd had read the line: its break is the last byte. */
 		rd->nl_before++;
 		rd->skipped++;
 		rd->in_pos = (size_t)(nl + 1 - rd->in);
 		if (line == end)
 			continue;
-		build(rd, &st);
-		rd->c->statements++;
-		if (rd->sink->statement(rd->sink->arg, &st, rd->file,
-		    stream_line(rd)) < 0) {
-			rd->failed = 1;
-			return -1;
+		for (k = 0; k < 3; k++) {
+			b.off[3 * b.n + k] = rd->t[k].off;
+			b.len[3 * b.n + k] = rd->t[k].len;
 		}
+		b.line[b.n++] = stream_line(rd);
+		if (b.n == KG_RDF_BATCH && ttl_flush(rd, &b) < 0)
+			return -1;
 	}
-	return 0;
+	return ttl_flush(rd, &b);
 }
 
 static int

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kg_field;
+
 enum kg_rdf_syntax { KG_RDF_NONE, KG_RDF_NTRIPLES, KG_RDF_NQUADS,
 	KG_RDF_TURTLE };
 
@@ -62,11 +64,12 @@ struct kg_rdf_sink {
 	 * reading stops whatever it returns.  0, or -1 after kg_error(). */
 	int (*bad)(void *arg, const char *file, uint64_t line,
 	    const char *msg, int resumable);
-	/* Line syntaxes: n <= KG_RDF_BATCH statements of three IRIs
-	 * (t[3 * j ...] subject, predicate, object of the statement on
-	 * lines[j]), in input order with the others; valid during the
+	/* Line syntaxes, and the lines Turtle's fast path reads: n <=
+	 * KG_RDF_BATCH statements of three IRIs (t[3 * j ...] subject,
+	 * predicate, object of the statement on lines[j], each of kind
+	 * KG_RDF_IRI), in input order with the others; valid during the
 	 * call.  0, or -1 (after kg_error()) to stop. */
-	int (*iri_triples)(void *arg, const struct kg_rdf_term *t,
+	int (*iri_triples)(void *arg, const struct kg_field *t,
 	    const uint64_t *lines, int n, const char *file);
 	/* Turtle, or NULL: a prefix directive (@prefix or PREFIX) of the
 	 * line, name[0..name_len) for namespace ns[0..ns_len) (absolute, as

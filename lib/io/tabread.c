@@ -182,21 +182,25 @@ read_some(int fd, void *buf, size_t n)
 }
 
 /*
- * Interactive input on a pipe, terminal or socket: keep fd and read it
- * directly, after a look at its first two bytes for gzip's magic (they
- * stay buffered).  Returns 0 for a regular file (zlib reads it as
- * usual), 1 with r->direct set when the reader is ready, or 1 with
- * r->direct DIRECT_NONE after kg_error().  The buffer is allocated by
- * the caller afterwards only for zlib input, so this sets it up itself.
+ * Read fd directly, after a look at its first two bytes for gzip's
+ * magic (they stay buffered): a regular file that is not gzip (read(2)
+ * into the buffer, without zlib's copy of every byte), and with
+ * interactive set input on a pipe, terminal or socket (plain, or
+ * inflated here as it comes).  Returns 0 for other input, left as it
+ * was (zlib reads it); 1 with r->direct set when the reader is ready,
+ * or 1 with r->direct DIRECT_NONE after kg_error().  The buffer is
+ * allocated by the caller afterwards only for zlib input, so this sets
+ * it up itself.
  */
 static int
-open_direct(struct kg_tabread *r, int fd)
+open_direct(struct kg_tabread *r, int fd, int interactive)
 {
 	struct stat st;
-	ssize_t got;
+	ssize_t got = 0;
 	size_t have = 0;
+	int regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+	if (!regular && !interactive)
 		return 0;
 	r->cap = BUF_INIT;
 	r->buf = kg_xmalloc(r->cap);
@@ -205,6 +209,18 @@ open_direct(struct kg_tabread *r, int fd)
 	if (have < 2 && got < 0) {
 		kg_error_errno("%s: read error", r->name);
 		return 1;
+	}
+	if (regular && have == 2 && (unsigned char)r->buf[0] == 0x1f &&
+	    (unsigned char)r->buf[1] == 0x8b) {
+		/* A regular gzip file: zlib's, from where it was. */
+		if (lseek(fd, -2, SEEK_CUR) < 0) {
+			kg_error_errno("%s: cannot read", r->name);
+			return 1;
+		}
+		free(r->buf);
+		r->buf = NULL;
+		r->cap = 0;
+		return 0;
 	}
 	r->fd = fd;
 	r->bytes = have;
@@ -267,7 +283,7 @@ kg_tabread_open(struct kg_tabread **rp, const char *path,
 	r->name = kg_xstrdup(strcmp(path, "-") == 0 ? "stdin" : path);
 	r->opts = *opts;
 	r->fd = -1;
-	if (opts->interactive && open_direct(r, fd) != 0) {
+	if (open_direct(r, fd, opts->interactive) != 0) {
 		if (r->direct == DIRECT_NONE) {
 			if (r->fd < 0)	/* else kg_tabread_close closes it */
 				close(fd);
@@ -836,6 +852,29 @@ kg_tabread_batch(struct kg_tabread *r, struct kg_field *f, size_t max_fields,
 	r->no_refill = 0;
 	r->rec_line = line[k - 1];
 	return (int)k;
+}
+
+int
+kg_tabread_raw(struct kg_tabread *r, int more, const char **p, size_t *len,
+    int *eof)
+{
+	/* The first read, which also skips a byte-order mark. */
+	if ((more || !r->bom_checked) && !r->eof && refill(r) < 0)
+		return -1;
+	*p = r->buf + r->pos;
+	*len = r->len - r->pos;
+	*eof = r->eof;
+	return 0;
+}
+
+void
+kg_tabread_consume(struct kg_tabread *r, size_t n, uint64_t lines,
+    uint64_t blanks)
+{
+	r->pos += n;
+	r->lineno += lines;
+	r->blanks += blanks;
+	r->rec_line = r->lineno;
 }
 
 int

@@ -5,7 +5,8 @@
  * TSV (the fast path): one record per line, fields split on a delimiter
  * byte (tab by default) with no quoting; a final "\r" is dropped (CRLF
  * files).  Lines are found with memchr in a large buffer that is read
- * straight from zlib.  CSV goes through libcsv (RFC 4180 quoting: quoted
+ * with read(2) from a regular file that is not gzip, and from zlib
+ * otherwise.  CSV goes through libcsv (RFC 4180 quoting: quoted
  * fields may hold the delimiter, doubled quotes and newlines; strict mode,
  * so a stray quote is an error).  Spaces are kept as part of fields.
  *
@@ -89,6 +90,26 @@ int kg_tabread_next(struct kg_tabread *r, struct kg_field *f, size_t max,
  */
 int kg_tabread_batch(struct kg_tabread *r, struct kg_field *f,
     size_t max_fields, size_t max_recs, size_t *n, uint64_t *line);
+
+/*
+ * Raw access, for a reader of a line syntax of its own (TSV format only;
+ * the byte-order mark is skipped as for records, nothing else is): the
+ * unconsumed buffered bytes in *p, *len, and in *eof 1 when no more
+ * input follows them.  With more set, more input is read first (the
+ * unconsumed bytes move to the start of the buffer, which grows when
+ * they fill it), so a caller sets it when the bytes hold no whole line.
+ * The bytes stay valid until the next call with more set.  Returns 0,
+ * or -1 after kg_error() (read or decompression error).  Not to be mixed
+ * with kg_tabread_next or kg_tabread_batch on one reader.
+ */
+int kg_tabread_raw(struct kg_tabread *r, int more, const char **p,
+    size_t *len, int *eof);
+
+/* The first n bytes that kg_tabread_raw gave are used: they held lines
+ * physical lines (a last line without "\n" counts), blanks of them
+ * empty.  n is at most the bytes it gave. */
+void kg_tabread_consume(struct kg_tabread *r, size_t n, uint64_t lines,
+    uint64_t blanks);
 
 /*
  * 1 if the next kg_tabread_next call can return without waiting for

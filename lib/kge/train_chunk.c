@@ -432,7 +432,7 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
     const float *cand, size_t nc, size_t *nrel)
 {
 	const struct kg_model *m = &tr->model;
-	size_t d = m->dim, rw = m->rel_width, B = ch->len, i, j;
+	size_t d = m->dim, rw = m->rel_width, B = ch->len, i;
 	enum kg_side side = (enum kg_side)ch->side;
 	double loss = 0.0, inv = 1.0 / (double)ch->whole;
 	float finv = (float)inv;
@@ -451,18 +451,13 @@ score_and_loss(struct kg_trainer *tr, struct kg_train_ws *ws,
 		    cand, nc, ws->S, ws->work);
 		masked = mark_skips(tr, ws, pc, ch, nc);
 		for (i = 0; i < B; i++) {
-			float *G = ws->G + i * nc, fw;
 			double w = pos_weight(tr, ws, i);
 
 			/* Without weights w = 1: the products are exact. */
-			loss += w * kg_loss_eval(&tr->o.loss, ws->pos[i],
+			loss += w * kg_loss_eval_scaled(&tr->o.loss, ws->pos[i],
 			    ws->S + i * nc, nc, masked ? ws->skip + i * nc :
-			    NULL, &ws->gpos[i], G);
+			    NULL, finv * (float)w, &ws->gpos[i], ws->G + i * nc);
 			ws->gpos[i] = (float)(ws->gpos[i] * inv * w);
-			fw = finv * (float)w;
-#pragma omp simd
-			for (j = 0; j < nc; j++)
-				G[j] *= fw;
 		}
 	}
 	memset(ws->gfixed, 0, B * d * sizeof(float));

@@ -569,38 +569,48 @@ record(const struct kg_warmstart_opts *o, const struct kg_warmstart_stats *st,
 		json_object_set_new(config, "epochs", json_integer(0));
 }
 
-/* The source of --init_entities: the array, checked, and its rows. */
-static int
-load_entities(const struct kg_trainer *tr, const struct kg_dataset *ds,
-    const struct kg_warmstart_opts *o, struct kg_npy *a, struct source *s,
-    struct kg_warmstart_stats *st)
+int
+kg_warmstart_read_entities(const char *path, const char *entity_map,
+    const struct kg_dataset *ds, uint32_t dim, struct kg_npy *a,
+    int64_t *emap, uint64_t *matched)
 {
 	enum kg_dtype dt;
 	uint64_t shape[KG_NPY_MAXDIM], i;
 	size_t off;
 	int nd;
 
-	if (kg_npy_read_header(o->init_entities, &dt, &nd, shape, &off) < 0)
+	if (kg_npy_read_header(path, &dt, &nd, shape, &off) < 0)
 		return -1;
-	if (dt != KG_DT_F4 || nd != 2 || shape[1] != tr->model.dim ||
-	    (o->entity_map == NULL && shape[0] != ds->n_entities)) {
+	if (dt != KG_DT_F4 || nd != 2 || shape[1] != dim ||
+	    (entity_map == NULL && shape[0] != ds->n_entities)) {
 		kg_error("%s: %s with %d dimension%s; expected float32 [%s, %u]",
-		    o->init_entities, kg_dtype_descr(dt), nd, nd == 1 ? "" :
-		    "s", o->entity_map ? "rows" : "entities", tr->model.dim);
+		    path, kg_dtype_descr(dt), nd, nd == 1 ? "" : "s",
+		    entity_map ? "rows" : "entities", dim);
 		return -1;
 	}
-	if (kg_npy_read_expect(o->init_entities, KG_DT_F4, 2, a) < 0 ||
-	    kg_check_finite(o->init_entities, a->data, a->shape[0],
-	    a->shape[1]) < 0)
+	if (kg_npy_read_expect(path, KG_DT_F4, 2, a) < 0 ||
+	    kg_check_finite(path, a->data, a->shape[0], a->shape[1]) < 0)
+		return -1;
+	if (entity_map != NULL)
+		return read_entity_map(entity_map, ds, a->shape[0], emap,
+		    matched);
+	for (i = 0; i < ds->n_entities; i++)
+		emap[i] = (int64_t)i;
+	*matched = ds->n_entities;
+	return 0;
+}
+
+/* The source of --init_entities: the array, checked, and its rows. */
+static int
+load_entities(const struct kg_trainer *tr, const struct kg_dataset *ds,
+    const struct kg_warmstart_opts *o, struct kg_npy *a, struct source *s,
+    struct kg_warmstart_stats *st)
+{
+	if (kg_warmstart_read_entities(o->init_entities, o->entity_map, ds,
+	    tr->model.dim, a, s->emap, &st->ent.matched) < 0)
 		return -1;
 	s->ent = a->data;
 	s->ent_rows = a->shape[0];
-	if (o->entity_map != NULL)
-		return read_entity_map(o->entity_map, ds, a->shape[0], s->emap,
-		    &st->ent.matched);
-	for (i = 0; i < ds->n_entities; i++)
-		s->emap[i] = (int64_t)i;
-	st->ent.matched = ds->n_entities;
 	return 0;
 }
 

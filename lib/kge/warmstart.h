@@ -110,6 +110,20 @@ int kg_warmstart_match(const struct kg_modeldir *md, const char *dir,
     const struct kg_dataset *ds, int64_t *emap, int64_t *rmap,
     struct kg_warmstart_stats *st);
 
+/*
+ * The embeddings of --init_entities: path, float32 [rows, dim] (rows the
+ * entity count of ds without entity_map), read into a (the caller
+ * releases it), all finite; emap[i] (ds->n_entities of them) gets entity
+ * i's row of it, by entity_map's "row<TAB>name" lines (NULL: row i), or
+ * -1 where the map names it not; *matched counts the others.  0, or -1
+ * after kg_error() ("F: int32 with 2 dimensions; expected float32
+ * [entities, 16]", a map line of no row below rows, a name given twice).
+ */
+struct kg_npy;
+int kg_warmstart_read_entities(const char *path, const char *entity_map,
+    const struct kg_dataset *ds, uint32_t dim, struct kg_npy *a,
+    int64_t *emap, uint64_t *matched);
+
 /* Parse "neighbours", "random" or "zero"; 0, or -1 after kg_error(). */
 int kg_warmstart_parse_init_new(const char *s, enum kg_init_new *out);
 

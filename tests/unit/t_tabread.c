@@ -2,7 +2,8 @@
  * Unit tests for lib/tabread: TSV splitting, CRLF, empty and comment
  * lines, headers, a final line without newline, lines longer than the
  * buffer, gzip input, CSV quoting (delimiters, quotes and newlines inside
- * fields) with the right line numbers, and every error case.
+ * fields) with the right line numbers, every error case, and raw access
+ * (kg_tabread_raw) in pieces of every size.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -560,6 +561,95 @@ t_comment_fields(void)
 	free(cpath);
 }
 
+/*
+ * Raw access reads a file whole, in order, whatever the pieces: lines
+ * taken a random number at a time (some calls consuming nothing, so the
+ * buffer must grow past a 5 MiB line), with a byte-order mark skipped,
+ * plain and gzip; the counts of consumed lines and blanks add up.
+ */
+static void
+raw_read(const char *path, const char *want, size_t want_len)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	const char *p, *nl;
+	char *got = kg_xmalloc(want_len + 1);
+	size_t len, n = 0, used;
+	uint64_t x = 42, lines = 0, blanks = 0;
+	int eof = 0, more = 0, rc = 0, steps = 0;
+
+	T_CHECK(kg_tabread_open(&r, path, &o) == 0);
+	while (rc == 0 && (rc = kg_tabread_raw(r, more, &p, &len, &eof)) == 0) {
+		int take, step = 0;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		take = (int)(x % 4);
+		for (used = 0; take > 0; take--) {
+			nl = memchr(p + used, '\n', len - used);
+			if (nl == NULL)
+				break;
+			used = (size_t)(nl + 1 - p);
+			step++;
+		}
+		if (n + used > want_len)
+			break;
+		memcpy(got + n, p, used);
+		n += used;
+		lines += (uint64_t)step;
+		blanks += (uint64_t)(step / 2);
+		kg_tabread_consume(r, used, (uint64_t)step, (uint64_t)(step / 2));
+		if (eof && memchr(p + used, '\n', len - used) == NULL) {
+			memcpy(got + n, p + used, len - used);
+			n += len - used;
+			kg_tabread_consume(r, len - used, 1, 0);
+			lines++;
+			break;
+		}
+		more = used == 0;
+		steps++;
+	}
+	T_CHECKF(rc == 0 && n == want_len && memcmp(got, want, n) == 0,
+	    "%s: rc %d, %zu of %zu bytes", path, rc, n, want_len);
+	T_CHECKF(kg_tabread_bytes(r) == want_len + 3 && steps > 100,
+	    "%s: %llu bytes, %d steps", path,
+	    (unsigned long long)kg_tabread_bytes(r), steps);
+	T_CHECKF(kg_tabread_lines(r) == lines && lines > 30000 &&
+	    kg_tabread_blanks(r) == blanks, "%s: %llu lines", path,
+	    (unsigned long long)kg_tabread_lines(r));
+	kg_tabread_close(r);
+	free(got);
+}
+
+static void
+t_raw(void)
+{
+	size_t cap = 12u << 20, len = 3, i;
+	char *text = kg_xmalloc(cap), *path;
+	uint64_t x = 7;
+
+	memcpy(text, "\xef\xbb\xbf", 3);
+	while (len < (6u << 20)) {
+		size_t n;
+
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		n = x % 300;
+		for (i = 0; i < n; i++)
+			text[len++] = (char)('a' + (x + i) % 26);
+		text[len++] = '\n';
+	}
+	memset(text + len, 'L', 5u << 20);
+	len += 5u << 20;
+	memcpy(text + len, "\nlast line without a break", 26);
+	len += 26;
+	path = write_file("raw.txt", text, len);
+	raw_read(path, text + 3, len - 3);
+	free(path);
+	path = write_gz("raw.txt.gz", text, len);
+	raw_read(path, text + 3, len - 3);
+	free(path);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -574,5 +664,6 @@ main(void)
 	T_RUN(t_comment_fields);
 	T_RUN(t_random_against_reference);
 	T_RUN(t_errors);
+	T_RUN(t_raw);
 	return T_DONE();
 }

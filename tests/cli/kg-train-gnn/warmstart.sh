@@ -216,7 +216,7 @@ expect_fail "a shallow model" 1 "^kg-train: model 'sh' is no GNN model" \
     kg-train -q $g --epochs 0 --init_from sh old bad/o6
 expect_fail "--epochs 0 without --init_from" 2 "^kg-train: --epochs 0 needs --init_from" \
     kg-train -q $g --epochs 0 old bad/o7
-expect_fail "--freeze_old is for shallow models" 2 \
-    "^kg-train: GNN encoders warm-start from a GNN model directory only" \
-    kg-train -q $g --freeze_old --init_from m old bad/o8
+expect_fail "--freeze_old without a start" 2 \
+    "^kg-train: --freeze_old needs --init_from or --init_entities" \
+    kg-train -q $g --freeze_old old bad/o8
 check "nothing written on a refusal" test -z "$(ls -A bad)"

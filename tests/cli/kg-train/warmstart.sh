@@ -191,7 +191,7 @@ expect_fail "--epochs 0 without a start" 2 "^kg-train: --epochs 0 needs --init_f
 expect_fail "a GNN encoder refuses a shallow model" 1 \
     "^kg-train: model 'm' is no GNN model" \
     kg-train -q --model_name RGCN --init_from m --epochs 0 dst bad/o8
-expect_fail "a GNN encoder refuses --freeze_old" 2 \
-    "^kg-train: GNN encoders warm-start from a GNN model directory only" \
+expect_fail "a GNN encoder's --freeze_old needs a start" 2 \
+    "^kg-train: --freeze_old needs --init_from or --init_entities" \
     kg-train -q --model_name RelGNN --freeze_old dst bad/o9
 check "nothing written on a refusal" test -z "$(ls -A bad)" -a ! -e bad/o1.ckpt
