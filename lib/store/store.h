@@ -183,10 +183,6 @@ enum kg_disk_dtype { KG_DISK_F32, KG_DISK_F16 };
 struct kg_store *kg_store_open_buffer_as(const struct kg_store_layout *l,
     const struct kg_store_init *init, const char *dir, uint32_t capacity,
     enum kg_disk_dtype dtype);
-/* "float32" or "float16" into *d (0), else -1 (no message); and the
- * name of d. */
-int kg_disk_dtype_parse(const char *s, enum kg_disk_dtype *d);
-const char *kg_disk_dtype_name(enum kg_disk_dtype d);
 /* Read-only, one partition, no state: n rows of dim floats at rows
  * (borrowed, must outlive the store), or the float32 [n, dim] array in
  * path, mapped.  NULL after kg_error(). */

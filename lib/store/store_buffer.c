@@ -420,24 +420,6 @@ probe_dir(struct buf *b)
 	return 0;
 }
 
-int
-kg_disk_dtype_parse(const char *s, enum kg_disk_dtype *d)
-{
-	if (strcmp(s, "float32") == 0)
-		*d = KG_DISK_F32;
-	else if (strcmp(s, "float16") == 0)
-		*d = KG_DISK_F16;
-	else
-		return -1;
-	return 0;
-}
-
-const char *
-kg_disk_dtype_name(enum kg_disk_dtype d)
-{
-	return d == KG_DISK_F16 ? "float16" : "float32";
-}
-
 struct kg_store *
 kg_store_open_buffer(const struct kg_store_layout *l,
     const struct kg_store_init *init, const char *dir, uint32_t capacity)
