@@ -17,8 +17,8 @@
 # the largest difference of the two models' entity rows.  Everything
 # runs niced; the load average is recorded with each run.
 #
-# Run from the repository root with bin/ built; writes
-# bench/results/disk_dtype.json.
+# Run from the repository root with bin/ built; writes BENCH_DD_OUT
+# (default bench/results/disk_dtype.json).
 set -eu
 top=$(pwd)
 bin=$top/bin
@@ -27,7 +27,7 @@ te=${BENCH_DD_TRANSE_EPOCHS:-20}
 ce=${BENCH_DD_COMPLEX_EPOCHS:-2}
 models=${BENCH_DD_MODELS:-TransE ComplEx-N3}
 work=${BENCH_DD_WORK:-$top/bench/work/dd.$$}
-out=$top/bench/results/disk_dtype.json
+out=${BENCH_DD_OUT:-$top/bench/results/disk_dtype.json}
 for t in jq /usr/bin/time; do
 	command -v $t >/dev/null || { echo "bench/disk_dtype.sh: needs $t" >&2; exit 1; }
 done
