@@ -37,12 +37,17 @@
 #
 # Disk: before each scale it computes what the scale needs (the dataset,
 # the partitions, the partition files of the table and its Adagrad state,
-# and the model written at the end: as much again) and refuses the scale,
-# recording the numbers, when that is more than the free disk less
-# BENCH_FB_RESERVE (default 2 GB) or more than BENCH_FB_DISK_CAP (default
-# 40 GB, the share of the disk this benchmark may take); a refused
-# training still runs its generate and partition stages when those fit.
-# Everything is removed after each scale.
+# and the model written at the end: float32 rows and state) and refuses
+# the scale, recording the numbers, when that is more than the free disk
+# less BENCH_FB_RESERVE (default 2 GB) or more than BENCH_FB_DISK_CAP
+# (default 40 GB, the share of the disk this benchmark may take); a
+# refused training still runs its generate and partition stages when
+# those fit.  Everything is removed after each scale.
+# FREEBASE_DISK_DTYPE (float32, the default, or float16) is kg-train's
+# --disk_dtype: float16 partition files hold 2 bytes a row value (and 4
+# of Adagrad state), the model stays float32, so at scale 1 the need
+# drops from 80.5 GB to 63.3 GB (the partition files from 34.8 GB to
+# 17.6 GB).
 #
 # Run from the repository root with bin/ and build/aux built; work files
 # in BENCH_FB_WORK (default bench/work/fb.PID), results in BENCH_FB_OUT
@@ -58,6 +63,13 @@ cap=${BENCH_FB_DISK_CAP:-40000000000}
 parts=16
 work=${BENCH_FB_WORK:-$top/bench/work/fb.$$}
 out=${BENCH_FB_OUT:-$top/bench/results/freebase86m.json}
+dtype=${FREEBASE_DISK_DTYPE:-float32}
+case $dtype in
+float32) vbytes=4 ;;
+float16) vbytes=2 ;;
+*) echo "bench/freebase.sh: FREEBASE_DISK_DTYPE must be float32 or float16" >&2
+	exit 1 ;;
+esac
 for t in jq /usr/bin/time; do
 	command -v $t >/dev/null || { echo "bench/freebase.sh: needs $t" >&2; exit 1; }
 done
@@ -72,14 +84,15 @@ load() { cut -d' ' -f1-3 /proc/loadavg; }
 free_bytes() { df -B1 --output=avail . | tail -1 | tr -dc 0-9; }
 
 # The bytes a scale needs on disk: the dataset (12 bytes an edge, about
-# 12 a name), the partitions (16 bytes a train edge, 12 an entity), and
-# the table with one Adagrad float a row twice (partition files, model).
-# Prints "dataset partitions table".
+# 12 a name), the partitions (16 bytes a train edge, 12 an entity), the
+# partition files (100 values of $vbytes bytes and one float32 Adagrad
+# value a row) and the model (float32 rows and state).  Prints "dataset
+# partitions files model".
 need_bytes() {
-	jq -n --argjson s "$1" '
+	jq -n --argjson s "$1" --argjson v "$vbytes" '
 	    (86054151 * $s | round) as $n | (338586276 * $s | round) as $e |
 	    (304727650 * $s | round) as $t |
-	    "\($e * 12 + $n * 12) \($t * 16 + $n * 12) \($n * 101 * 4)"' -r
+	    "\($e * 12 + $n * 12) \($t * 16 + $n * 12) \($n * (100 * $v + 4)) \($n * 101 * 4)"' -r
 }
 
 # stage SCALE NAME EXTRA_JSON -- CMD...: run CMD under time -v and
@@ -124,14 +137,15 @@ refuse() {
 
 hp="-q --model_name ComplEx --hidden_dim 100 --batch_size 50000
     --neg_sample_size 1000 --neg_chunk_size 5000 --neg_sampler mixed
-    --lr 0.1 --ent_optimizer adagrad --num_thread 2 --seed 1 --no_checkpoint"
+    --lr 0.1 --ent_optimizer adagrad --num_thread 2 --seed 1 --no_checkpoint
+    --disk_dtype $dtype"
 for spec in $runs_spec; do
 	s=${spec%%:*} what=${spec#*:}
-	read -r dsb pb tb <<<"$(need_bytes "$s")"
+	read -r dsb pb fb tb <<<"$(need_bytes "$s")"
 	have=$(free_bytes)
 	limit=$(( have - reserve < cap ? have - reserve : cap ))
 	prep=$(( dsb + pb ))
-	full=$(( prep + 2 * tb ))
+	full=$(( prep + fb + tb ))
 	train=1
 	[ "$what" = prep ] && train=0
 	if [ $prep -gt $limit ]; then
@@ -140,7 +154,7 @@ for spec in $runs_spec; do
 	fi
 	# Also for prep: the numbers that keep the training from running.
 	if [ $full -gt $limit ]; then
-		refuse "$s" "training scale $s (a table of $tb bytes, twice)" \
+		refuse "$s" "training scale $s ($dtype partition files of $fb bytes, a model of $tb)" \
 		    $full $have
 		train=0
 	fi
@@ -186,10 +200,10 @@ jq -s --arg date "$(date -u +%FT%TZ)" --arg nproc "$(nproc)" \
     --arg commit "$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     --arg cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')" \
     --arg mem "$(free -g | awk '/Mem:/ {print $2}')" \
-    --arg spec "$runs_spec" '{
+    --arg spec "$runs_spec" --arg dtype "$dtype" '{
 	benchmark: "freebase86m", date: $date, commit: $commit,
 	nproc: ($nproc | tonumber), cpu: $cpu, ram_gib: ($mem | tonumber),
-	runs_spec: $spec, runs: .,
+	runs_spec: $spec, disk_dtype: $dtype, runs: .,
 	projected_full_epoch: [ .[] | select(.stage == "train_figures") | {
 	    scale, triples_per_second: .figures.triples_per_second,
 	    steps: .figures.steps, train_seconds: .figures.train_seconds,

@@ -170,9 +170,10 @@ parse_args(int argc, char **argv, struct state *s, struct kg_train_cli *c)
 		return KG_EXIT_USAGE + 1;
 	}
 	if ((s->x.buffer_capacity || s->x.mem_budget || s->x.swap_dir ||
-	    s->x.passes > 1) && s->x.mode != KG_DIST_BUCKETS) {
-		kg_error("--buffer_capacity, --mem_budget, --swap_dir and "
-		    "--bucket_passes need --partitions");
+	    s->x.disk_f16 || s->x.passes > 1) && s->x.mode !=
+	    KG_DIST_BUCKETS) {
+		kg_error("--buffer_capacity, --mem_budget, --swap_dir, "
+		    "--disk_dtype and --bucket_passes need --partitions");
 		return KG_EXIT_USAGE + 1;
 	}
 	if (s->x.mode == KG_DIST_SSGD && s->x.partitions != NULL) {

@@ -151,6 +151,17 @@ rel_merge(void *c, const char *arg)
 }
 
 static int
+disk_dtype(void *c, const char *arg)
+{
+	if (strcmp(arg, "float32") == 0 || strcmp(arg, "float16") == 0) {
+		SH(c)->x.disk_f16 = arg[5] == '1';
+		return 0;
+	}
+	kg_error("--disk_dtype must be float32 or float16, not '%s'", arg);
+	return -1;
+}
+
+static int
 sh_device(void *c, const char *arg)
 {
 	SH(c)->pinned = strchr(arg, ':') != NULL;
@@ -578,6 +589,11 @@ static const struct kg_opt opts[] = {
 { "swap_dir", 0, NULL, { { .kinds = S, STR(sh.x.swap_dir), .arg = "DIR",
     .help = "the partition files (default: beside the checkpoint "
     "directory)" } } },
+{ "disk_dtype", 0, NULL, { { .kinds = S, FN(disk_dtype),
+    .arg = "float32|float16", .def = "float32", .help = "the partition "
+    "files' rows: float16 halves their bytes (rows rounded to nearest "
+    "even at each write-back; |x| > 65504 is an error); the optimiser "
+    "state, checkpoints and the model stay float32" } } },
 { .group = "On a device (with --partitions and --device cuda, one "
     "process):" },
 { "gpu_buffer", 0, NULL, { { .kinds = S, U32(sh.x.gpu_capacity, 2, 1u << 20),

@@ -478,6 +478,13 @@ check_run(struct kg_buckets *v)
 	kg_error_hold(0);
 	if (rc < 0)
 		return -1;
+	if (v->x->disk_f16 && ((v->x->buffer_capacity == 0 &&
+	    v->x->mem_budget == 0) || v->on_device)) {
+		if (v->d->rank == 0)
+			kg_error("--disk_dtype float16 needs --buffer_capacity "
+			    "or --mem_budget, on the CPU");
+		return -1;
+	}
 	if (v->buffered && v->d->size > 1) {
 		if (v->d->rank == 0)
 			kg_error("--buffer_capacity and --mem_budget train out "
@@ -510,7 +517,7 @@ start(struct kg_buckets *v)
 		kg_dist_bcast(v->d, &found, sizeof(found), 0);
 		if (found) {
 			rc = kg_buckets_agree(v, v->d->rank == 0 ?
-			    kg_job_resume_changes(&v->job) : 0);
+			    kg_buckets_check_dtype(v) : 0);
 			if (rc == 0)
 				rc = kg_buckets_agree(v,
 				    kg_buckets_warm_forget(v));

@@ -95,7 +95,10 @@
  * files (lib/store/store.h), and the model's entities.npy is written
  * front to back in the original order.  With mem_budget, C is the number
  * of partitions (of the largest one's size, rows and Adagrad state) that
- * fit in it, less one for reading ahead.
+ * fit in it, less one for reading ahead.  With disk_f16 (CPU only) the
+ * files keep the rows as binary16 (kg_store_open_buffer_as KG_DISK_F16)
+ * and the config records "disk_dtype": "float16"; a resume with the other
+ * type is refused.
  *
  * On a device (the job's device a GPU, or its seam set; one process):
  * the device trainer over a device tier of partitions

@@ -131,7 +131,8 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	if (getenv("KG_TEST_BUFFER_IN_MEMORY") != NULL)
 		v->st = kg_store_open_mem(l, in);
 	else
-		v->st = kg_store_open_buffer(l, in, dir, host);
+		v->st = kg_store_open_buffer_as(l, in, dir, host,
+		    v->x->disk_f16 ? KG_DISK_F16 : KG_DISK_F32);
 	free(dir);
 opened:
 	if (v->st == NULL)

@@ -106,6 +106,10 @@ json_t *kg_buckets_shape(const struct kg_buckets *v);
  * dir record as config (kg_job_config's, the partitioned run's own and
  * the dataset's dictionaries). */
 json_t *kg_buckets_config(const struct kg_buckets *v);
+/* Rank 0, resuming: refuse (kg_error) a checkpoint trained with another
+ * --disk_dtype (its config's "disk_dtype", float32 when absent), then
+ * kg_job_resume_changes.  0 or -1. */
+int kg_buckets_check_dtype(struct kg_buckets *v);
 /* Collective: save a checkpoint, or restore one (every rank); write the
  * model dir (rank 0, the others sending their partitions).  0 or -1 on
  * every rank. */

@@ -387,8 +387,31 @@ kg_buckets_config(const struct kg_buckets *v)
 	    x->rel_merge == KG_REL_MERGE_MEAN ? "mean" : "rows",
 	    "bucket_passes", (json_int_t)x->passes,
 	    "neg_pool", (json_int_t)v->o->neg_pool));
+	if (x->disk_f16)
+		json_object_set_new(c, "disk_dtype", json_string("float16"));
 	kg_job_config_dicts(c, &v->ds);
 	return c;
+}
+
+int
+kg_buckets_check_dtype(struct kg_buckets *v)
+{
+	json_t *old = kg_ckpt_config(v->ckpt);
+	const char *was = json_string_value(json_object_get(old,
+	    "disk_dtype"));
+	const char *now = v->x->disk_f16 ? "float16" : "float32";
+	int rc = 0;
+
+	if (was == NULL)
+		was = "float32";
+	if (strcmp(was, now) != 0) {
+		kg_error("checkpoint '%s' was trained with --disk_dtype %s; "
+		    "resume it with the same (not %s) or start over with "
+		    "--force", v->ckpt, was, now);
+		rc = -1;
+	}
+	json_decref(old);
+	return rc < 0 ? -1 : kg_job_resume_changes(&v->job);
 }
 
 /*

@@ -24,6 +24,8 @@ struct kg_dist_train_opts {
 	uint64_t mem_budget;	/* out of core: bytes of partition buffers */
 	const char *swap_dir;	/* out of core: partition files; NULL: the
 				 * checkpoint's parent directory */
+	int disk_f16;		/* out of core: the partition files' rows
+				 * as binary16 (--disk_dtype float16) */
 	uint32_t passes;	/* passes over the buckets per epoch, each
 				 * with a 1/passes slice of every bucket */
 	int rel_merge;		/* KG_REL_MERGE_*: how relation merges

@@ -167,6 +167,22 @@ struct kg_store *kg_store_open_park(const struct kg_store_layout *l,
  */
 struct kg_store *kg_store_open_buffer(const struct kg_store_layout *l,
     const struct kg_store_init *init, const char *dir, uint32_t capacity);
+/*
+ * The same with the rows' type on disk.  KG_DISK_F16: each partition
+ * file keeps the rows as IEEE binary16 (half the bytes; the optimiser
+ * state stays float32), widened on every read (acquire, view, read,
+ * write, the snapshot), so callers see float32 as ever.  A write-back
+ * rounds the partition's rows to nearest even in its frame too, so what
+ * is in memory equals what is on disk: after kg_store_flush every row
+ * is exactly a binary16 value.  A row value with |x| > 65504 or a NaN
+ * fails the write-back, which reports "partition P: ..." (the next call
+ * returns the error).  Such files are not .npy: kg_store_save_part and
+ * kg_store_snapshot_save write float32 copies instead of links.
+ */
+enum kg_disk_dtype { KG_DISK_F32, KG_DISK_F16 };
+struct kg_store *kg_store_open_buffer_as(const struct kg_store_layout *l,
+    const struct kg_store_init *init, const char *dir, uint32_t capacity,
+    enum kg_disk_dtype dtype);
 /* Read-only, one partition, no state: n rows of dim floats at rows
  * (borrowed, must outlive the store), or the float32 [n, dim] array in
  * path, mapped.  NULL after kg_error(). */

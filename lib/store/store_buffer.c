@@ -290,7 +290,7 @@ buf_read(struct kg_store *st, uint32_t p, uint64_t first, uint64_t n,
 		kg_error("%s", msg);
 		return -1;
 	}
-	b->st.stats.bytes_read += n * (st->dim + sw) * sizeof(float);
+	b->st.stats.bytes_read += n * kg_buf_home_row_bytes(b, p);
 	return 0;
 }
 
@@ -321,7 +321,8 @@ buf_save_part(struct kg_store *st, uint32_t p, const char *rows,
 		q->dirty = 0;
 	}
 	rc = kg_buf_wait_idle(b);
-	for (k = 0; rc == 0 && k < n; k++)
+	/* Binary16 homes are no checkpoint files: those are copied. */
+	for (k = 0; rc == 0 && k < n && !(q->home == BH_FILE && b->half); k++)
 		linked[k] = q->home == BH_FILE && b->anon ?
 		    link_fd(q->fd[k], path[k]) == 0 : q->home == BH_SOURCE ?
 		    link(q->src[k].path, path[k]) == 0 : 0;
@@ -356,6 +357,7 @@ buf_snapshot(struct kg_store *st, struct kg_store_snap_part *sp)
 			continue;
 		}
 		sp[p].fd = dup(q->home == BH_FILE ? q->fd[0] : q->src[0].fd);
+		sp[p].half = q->home == BH_FILE && b->half;
 		sp[p].off = q->home == BH_FILE ? q->data_off[0] :
 		    q->src[0].data_off;
 		if (sp[p].fd < 0) {
@@ -382,6 +384,7 @@ buf_free(struct kg_store *st)
 	for (p = 0; p < b->nfree; p++)
 		free(b->free_frames[p]);
 	free(b->free_frames);
+	free(b->hbuf);
 	free(b->parts);
 	free(b->dir);
 	kg_store_base_release(st);
@@ -421,6 +424,17 @@ struct kg_store *
 kg_store_open_buffer(const struct kg_store_layout *l,
     const struct kg_store_init *init, const char *dir, uint32_t capacity)
 {
+	return kg_store_open_buffer_as(l, init, dir, capacity, KG_DISK_F32);
+}
+
+/* Values the I/O thread narrows at a time (512 KiB of binary16). */
+#define HALF_CHUNK ((size_t)1 << 18)
+
+struct kg_store *
+kg_store_open_buffer_as(const struct kg_store_layout *l,
+    const struct kg_store_init *init, const char *dir, uint32_t capacity,
+    enum kg_disk_dtype dtype)
+{
 	struct buf *b = kg_xcalloc(1, sizeof(*b));
 	uint64_t most = 0;
 	uint32_t p;
@@ -447,6 +461,11 @@ kg_store_open_buffer(const struct kg_store_layout *l,
 	    capacity + 1 : l->n_parts;
 	b->frame_floats = (size_t)most * ((size_t)l->dim + l->state_width);
 	b->free_frames = kg_xcalloc(b->nframes, sizeof(*b->free_frames));
+	if (dtype == KG_DISK_F16) {
+		b->half = 1;
+		b->hcap = HALF_CHUNK;
+		b->hbuf = kg_xmallocarray(b->hcap, sizeof(*b->hbuf));
+	}
 	if (capacity == 0) {
 		kg_error("a partition buffer needs room for at least one "
 		    "partition");

@@ -51,6 +51,10 @@ struct buf {
 	struct buf_part *parts;
 	char *dir;		/* where the partition files are made */
 	int anon;		/* 1: O_TMPFILE files (linkable), 0: unlinked */
+	int half;		/* KG_DISK_F16: BH_FILE rows are binary16,
+				 * raw (no .npy header) */
+	uint16_t *hbuf;		/* the I/O thread's narrowing buffer */
+	size_t hcap;		/* its values */
 	uint32_t capacity;	/* partitions resident at most, plus one */
 	uint32_t nframes, frames_made;
 	size_t frame_floats;
@@ -88,5 +92,9 @@ int kg_buf_tmpfile(const struct buf *b);
  * message in msg. */
 int kg_buf_read_home(struct buf *b, uint32_t p, int k, uint64_t first,
     uint64_t n, float *dst, char *msg, size_t msglen);
+/* The bytes a row of partition p takes in its home files (rows and
+ * state) as they are now: binary16 rows when the home is a file of a
+ * KG_DISK_F16 store. */
+uint64_t kg_buf_home_row_bytes(const struct buf *b, uint32_t p);
 
 #endif

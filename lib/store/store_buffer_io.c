@@ -11,6 +11,11 @@
  * complete, so a failed write (a full disk) leaves the last good copy.
  * The thread never calls kg_error(): it records its first failure, which
  * the next call on the main thread reports.
+ *
+ * A KG_DISK_F16 store writes the rows file as raw binary16 (no header:
+ * it is never linked into a checkpoint), narrowed a chunk at a time
+ * through the thread's own buffer, and rounds the frame to the same
+ * values as it goes; the state file stays float32 .npy.
  */
 #include "store/store_buffer.h"
 
@@ -21,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/f16.h"
 #include "io/fatal.h"
 #include "io/npy.h"
 
@@ -50,13 +56,40 @@ width_of(const struct buf *b, int k)
 }
 
 int
+kg_store_pread_rows(int fd, uint64_t off, int half, uint64_t first,
+    uint64_t n, uint32_t dim, float *dst)
+{
+	size_t vals = (size_t)n * dim, hrow = (size_t)dim * sizeof(uint16_t);
+	uint16_t *up = (uint16_t *)(void *)((char *)dst + vals *
+	    sizeof(uint16_t));
+
+	if (!half)
+		return kg_pread_full(fd, dst, vals * sizeof(float),
+		    (int64_t)(off + first * dim * sizeof(float)));
+	if (kg_pread_full(fd, up, vals * sizeof(uint16_t), (int64_t)(off +
+	    first * hrow)) < 0)
+		return -1;
+	kg_f16_decode(dst, up, vals);
+	return 0;
+}
+
+uint64_t
+kg_buf_home_row_bytes(const struct buf *b, uint32_t p)
+{
+	uint64_t esz = b->half && b->parts[p].home == BH_FILE ?
+	    sizeof(uint16_t) : sizeof(float);
+
+	return b->st.dim * esz + (uint64_t)b->st.state_width * sizeof(float);
+}
+
+int
 kg_buf_read_home(struct buf *b, uint32_t p, int k, uint64_t first,
     uint64_t n, float *dst, char *msg, size_t msglen)
 {
 	struct buf_part *q = &b->parts[p];
 	size_t row = (size_t)width_of(b, k) * sizeof(float);
 	const char *what = k ? "state" : "rows";
-	int fd;
+	int fd, rc;
 	uint64_t off;
 
 	switch (q->home) {
@@ -75,8 +108,9 @@ kg_buf_read_home(struct buf *b, uint32_t p, int k, uint64_t first,
 		off = q->src[k].data_off;
 		break;
 	}
-	if (kg_pread_full(fd, dst, n * row, (int64_t)(off + first * row)) <
-	    0) {
+	rc = kg_store_pread_rows(fd, off, k == 0 && b->half && q->home ==
+	    BH_FILE, first, n, width_of(b, k), dst);
+	if (rc < 0) {
 		snprintf(msg, msglen, "cannot read the %s of partition %u "
 		    "from %s: %s", what, p, q->home == BH_FILE ? b->dir :
 		    q->src[k].path, strerror(errno));
@@ -124,16 +158,56 @@ write_file(struct buf *b, uint32_t p, int k, const float *x,
 	return fd;
 }
 
-/* Write frame as partition p's new home files; on success fd and off get
- * them.  0 or -1 (msg), nothing made then. */
+/* One new raw binary16 file of partition p's rows x, which are rounded
+ * to the values written; fd or -1 (msg). */
 static int
-do_write(struct buf *b, uint32_t p, const float *frame, int fd[2],
+write_half_file(struct buf *b, uint32_t p, float *x, char *msg, size_t len)
+{
+	uint64_t vals = b->parts[p].pub.rows * b->st.dim, at, k, bad;
+	int fd = kg_buf_tmpfile(b);
+
+	if (fd < 0) {
+		snprintf(msg, len, "cannot write partition %u to '%s': %s", p,
+		    b->dir, strerror(errno));
+		return -1;
+	}
+	for (at = 0; at < vals; at += k) {
+		k = vals - at < b->hcap ? vals - at : b->hcap;
+		bad = kg_f16_encode(b->hbuf, x + at, k);
+		if (bad < k) {
+			snprintf(msg, len, "partition %u: row %llu holds %g, "
+			    "outside float16's range (|x| <= 65504): "
+			    "--disk_dtype float16 cannot keep it", p,
+			    (unsigned long long)((at + bad) / b->st.dim),
+			    (double)x[at + bad]);
+			close(fd);
+			return -1;
+		}
+		kg_f16_decode(x + at, b->hbuf, k);
+		if (kg_write_full(fd, b->hbuf, k * sizeof(uint16_t), (int64_t)
+		    (at * sizeof(uint16_t))) < 0) {
+			snprintf(msg, len, "cannot write partition %u to '%s': "
+			    "%s", p, b->dir, strerror(errno));
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+/* Write frame as partition p's new home files; on success fd and off get
+ * them.  0 or -1 (msg), nothing made then.  A binary16 store rounds the
+ * frame's rows to what it writes. */
+static int
+do_write(struct buf *b, uint32_t p, float *frame, int fd[2],
     uint64_t off[2], char *msg, size_t len)
 {
 	uint64_t rows = b->parts[p].pub.rows;
 
 	fd[1] = -1;
-	fd[0] = write_file(b, p, 0, frame, &off[0], msg, len);
+	off[0] = 0;
+	fd[0] = b->half ? write_half_file(b, p, frame, msg, len) :
+	    write_file(b, p, 0, frame, &off[0], msg, len);
 	if (fd[0] < 0)
 		return -1;
 	if (b->st.state_width > 0) {
@@ -166,7 +240,6 @@ finish(struct buf *b, const struct buf_job *j, int rc, int fd[2],
     uint64_t off[2], const char *msg)
 {
 	struct buf_part *q = &b->parts[j->p];
-	size_t bytes = kg_store_part_floats(&b->st, j->p) * sizeof(float);
 
 	if (rc < 0 && !b->failed) {
 		b->failed = 1;
@@ -179,7 +252,8 @@ finish(struct buf *b, const struct buf_job *j, int rc, int fd[2],
 			return;
 		}
 		if (q->home != BH_FRESH)
-			b->st.stats.bytes_read += bytes;
+			b->st.stats.bytes_read += q->pub.rows *
+			    kg_buf_home_row_bytes(b, j->p);
 		q->frame = j->frame;
 		q->st = BS_RESIDENT;
 		q->pub.w = j->frame;
@@ -195,7 +269,8 @@ finish(struct buf *b, const struct buf_job *j, int rc, int fd[2],
 	q->data_off[0] = off[0];
 	q->data_off[1] = off[1];
 	q->home = BH_FILE;
-	b->st.stats.bytes_written += bytes;
+	b->st.stats.bytes_written += q->pub.rows *
+	    kg_buf_home_row_bytes(b, j->p);
 }
 
 static void *

@@ -19,6 +19,8 @@ struct kg_store_snap_part {
 	float *rows;		/* SNAP_RAM: rows x dim floats */
 	int fd;			/* SNAP_FILE: an .npy of [rows, dim] */
 	uint64_t off;		/* where its data starts */
+	uint8_t half;		/* SNAP_FILE: binary16 rows, no header
+				 * (kg_store_open_buffer_as) */
 };
 
 struct kg_store_snap {
@@ -102,5 +104,14 @@ int kg_store_src_open(struct kg_store_src *s, const char *path,
 int kg_store_src_read(struct kg_store_src *s, uint64_t first, uint64_t n,
     uint32_t width, float *dst);
 void kg_store_src_close(struct kg_store_src *s);
+
+/*
+ * Rows [first, first + n) of dim values from the file fd whose data
+ * starts at off, float32 or (half) binary16, into dst as float32 (a
+ * binary16 run is read into the upper half of dst and widened in
+ * place).  Thread-safe.  0, or -1 with errno set.
+ */
+int kg_store_pread_rows(int fd, uint64_t off, int half, uint64_t first,
+    uint64_t n, uint32_t dim, float *dst);
 
 #endif

@@ -57,6 +57,7 @@ part_drop(struct kg_store *st, uint32_t p, int keep_ram)
 	if (sp->fd >= 0)
 		close(sp->fd);
 	sp->fd = -1;
+	sp->half = 0;
 	sp->kind = SNAP_NONE;
 }
 
@@ -149,8 +150,8 @@ snap_rows(struct kg_store *st, uint32_t p, uint64_t first, uint64_t n,
 		kg_store_init_rows(st, p, first, n, dst);
 		return 0;
 	case SNAP_FILE:
-		if (kg_pread_full(sp->fd, dst, n * row, (int64_t)(sp->off +
-		    first * row)) == 0)
+		if (kg_store_pread_rows(sp->fd, sp->off, sp->half, first, n,
+		    st->dim, dst) == 0)
 			return 0;
 		kg_error_errno("cannot read the snapshot of partition %u", p);
 		return -1;
@@ -264,7 +265,7 @@ kg_store_snapshot_save(struct kg_store *st, uint32_t p, const char *path)
 	if (sp->kind == SNAP_RAM)
 		return kg_npy_write(path, KG_DT_F4, 2, shape, sp->rows);
 	/* A kept file is never written again: a link is a copy. */
-	if (sp->kind == SNAP_FILE && link_fd(sp->fd, path) == 0)
+	if (sp->kind == SNAP_FILE && !sp->half && link_fd(sp->fd, path) == 0)
 		return 0;
 	return save_copy(st, p, path);
 }
