@@ -288,13 +288,23 @@ if [ "$nrun" -eq "$nshards" ]; then
 fi
 [ -f same.json ] || echo null >same.json
 
+# The command as it ran: the settings given, and nice when niced.
+cmdline=
+for v in KG_BENCH_NODES KG_BENCH_SHARDS KG_BENCH_RUN_SHARDS KG_BENCH_MODES \
+    KG_TEXT_MODEL KG_BENCH_WORK KG_BENCH_OUT; do
+	eval "x=\${$v-}"
+	[ -n "$x" ] && cmdline="$cmdline$v=$x "
+done
+[ "$(nice)" -gt 0 ] && cmdline="${cmdline}nice -n $(nice) "
+cmdline="${cmdline}bench/text_scale.sh"
 python3 - "$out" counts.json gemm.jsonl peaks.jsonl "$stages" "$shards" \
     "$modes_f" same.json "$nodes" "$nshards" "$nrun" "$batch_m" \
     "$uptime_start" "$(uptime)" "$(tail -1 gen.txt)" "$merge" \
-    "$(git -C "$top" rev-parse --short HEAD)" "$model" <<'PY'
+    "$(git -C "$top" rev-parse --short HEAD)" "$model" "$cmdline" <<'PY'
 import json, sys, time
 (out, counts, gemm, peaks, stages, shards, modes, same, nodes, nshards,
- nrun, batch_m, up0, up1, graph, merge, commit, model) = sys.argv[1:19]
+ nrun, batch_m, up0, up1, graph, merge, commit, model,
+ cmdline) = sys.argv[1:20]
 rd = lambda p: [json.loads(l) for l in open(p) if l.strip()]
 c = json.load(open(counts))
 gemm, peaks, stages, shards, modes = (rd(gemm), rd(peaks), rd(stages),
@@ -345,7 +355,7 @@ res = {
     "benchmark": "text_scale",
     "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     "commit": commit,
-    "command": "KG_BENCH_RUN_SHARDS=%d nice bench/text_scale.sh" % nrun,
+    "command": cmdline,
     "model": model, "graph": graph, "nodes": int(nodes),
     "target_seconds": target,
     "machine": {"nproc": 2,
