@@ -22,7 +22,8 @@
 # (kg-eval --entities --relations --entity-map) against a dataset whose
 # test split is the subset and whose valid split holds valid plus the
 # rest of test, so the filter is the same.  Also the encoding's time,
-# tokens and distinct texts, the load average, and every command.  Needs
+# tokens and distinct texts, the load average, every command, and
+# KG_BENCH_NOTE (what else ran, say) when it is set.  Needs
 # the model (make text-model).  Writes bench/results/text_effect.json,
 # replacing the entries of the sets it ran and keeping the others.
 set -eu
@@ -202,7 +203,7 @@ for name in names:
         "nproc": int(nproc),
         "load_average_start": load["load_start"],
         "load_average_end": load["load_end"],
-        "note": "the machine was shared with other sessions (six helpers on 2 cores) while it ran",
+        "note": "compare within one set only: the load average at the start and end says how busy the machine was (KG_BENCH_NOTE adds a note)" + ((": " + os.environ["KG_BENCH_NOTE"]) if os.environ.get("KG_BENCH_NOTE") else ""),
         "command": "KG_BENCH_SETS=%s KG_BENCH_EPOCHS=%s KG_BENCH_SEEDS='%s' KG_BENCH_MODELS='%s' KG_BENCH_TRAIN_FLAGS='%s' bench/text_effect.sh" % (name, epochs, seeds, models, tflags),
         "epochs": int(epochs), "seeds": [int(s) for s in seeds.split()],
         "models": models.split(), "train_flags": tflags,
