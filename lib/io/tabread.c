@@ -21,6 +21,7 @@
 #endif
 
 #include "io/tabread.h"
+#include "io/dropbehind.h"
 #include "core/util.h"
 
 #define BUF_INIT ((size_t)4 << 20)
@@ -38,18 +39,6 @@
  */
 #define MAP_MIN ((size_t)4 << 20)
 #define MAP_STEP ((size_t)1 << 20)
-
-/*
- * Drop-behind for a large regular file that is not gzip: it is read in
- * windows of DROP_WINDOW bytes, and each window that was not in the page
- * cache when the file was opened (fewer than half of DROP_SAMPLES pages
- * of it resident) is dropped from the cache once read past.  Reading a
- * file larger than memory then leaves the cache as it was instead of
- * evicting everything else in it (and the kernel spends no reclaim on
- * it), while a file that was cached stays cached.
- */
-#define DROP_WINDOW ((uint64_t)32 << 20)
-#define DROP_SAMPLES 8
 
 /* libcsv's parser state before the first byte of a record (libcsv.c's
  * ROW_NOT_BEGUN; the state field is part of the public struct). */
@@ -78,11 +67,10 @@ struct kg_tabread {
 	int eof;
 	int bom_checked;	/* a UTF-8 byte-order mark was looked for */
 	int no_refill;		/* batch: pointers out, the buffer must stay */
-	/* Drop-behind (see DROP_WINDOW): per window of the file, 1 to drop
-	 * it once read; or NULL.  The windows before drop_next are done;
-	 * the fd's offset was file_off0 before the first byte read. */
-	unsigned char *drop;
-	uint64_t n_windows, drop_next, file_off0;
+	/* A regular file: dropped behind the reader (dropbehind.h); the
+	 * fd's offset was file_off0 before the first byte read. */
+	struct kg_dropbehind drop;
+	uint64_t file_off0;
 	/* A mapped file (see MAP_MIN): buf is its mapping of map_len bytes,
 	 * of which [0, unmapped) are consumed and unmapped again; 0 when the
 	 * file is read. */
@@ -214,60 +202,6 @@ read_some(int fd, void *buf, size_t n)
 	return got;
 }
 
-/*
- * Plan the drop-behind of a regular file of st->st_size bytes (fd at
- * offset off0) from which pages of each window were in the page cache
- * (mincore(2) on a shared read-only mapping, which reads nothing).  A
- * file under two windows, or one that cannot be mapped, is left alone,
- * and so is one of another user: Linux shows the page cache of a file
- * to mincore(2) only for its owner (or a writer, or root).
- */
-static void
-plan_drops(struct kg_tabread *r, int fd, const struct stat *st, off_t off0)
-{
-	uint64_t size = (uint64_t)st->st_size, w, len, off;
-	long page = sysconf(_SC_PAGESIZE);
-	unsigned char v;
-	char *map;
-	int i, in;
-
-	if (off0 < 0 || size < 2 * DROP_WINDOW || page <= 0 ||
-	    size > SIZE_MAX || (st->st_uid != geteuid() && geteuid() != 0))
-		return;
-	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return;
-	r->n_windows = (size + DROP_WINDOW - 1) / DROP_WINDOW;
-	r->drop = kg_xcalloc((size_t)r->n_windows, 1);
-	for (w = 0; w < r->n_windows; w++) {
-		len = size - w * DROP_WINDOW;
-		if (len > DROP_WINDOW)
-			len = DROP_WINDOW;
-		for (i = in = 0; i < DROP_SAMPLES; i++) {
-			off = (w * DROP_WINDOW + len * (uint64_t)i /
-			    DROP_SAMPLES) & ~((uint64_t)page - 1);
-			in += mincore(map + off, 1, &v) == 0 && (v & 1);
-		}
-		r->drop[w] = in < DROP_SAMPLES / 2;
-	}
-	munmap(map, (size_t)size);
-	r->file_off0 = (uint64_t)off0;
-	r->drop_next = r->file_off0 / DROP_WINDOW;
-}
-
-/* Drop the planned windows wholly before file offset pos (all of them
- * at the end). */
-static void
-drop_behind(struct kg_tabread *r, uint64_t pos)
-{
-	for (; r->drop_next < r->n_windows && (r->eof ||
-	    (r->drop_next + 1) * DROP_WINDOW <= pos); r->drop_next++)
-		if (r->drop[r->drop_next])
-			(void)posix_fadvise(r->fd, (off_t)(r->drop_next *
-			    DROP_WINDOW), (off_t)DROP_WINDOW,
-			    POSIX_FADV_DONTNEED);
-}
-
 /* Map the regular file fd (its first two bytes read) when it is large
  * enough; left to read(2) when not. */
 static void
@@ -356,8 +290,10 @@ open_direct(struct kg_tabread *r, int fd, int interactive)
 		r->direct = DIRECT_PLAIN;
 		if (have < 2)
 			r->eof = got == 0;
-		if (regular)
-			plan_drops(r, fd, &st, off0);
+		if (regular) {
+			kg_dropbehind_plan(&r->drop, fd, &st, off0);
+			r->file_off0 = (uint64_t)off0;
+		}
 	}
 	if (r->opts.format == KG_TAB_CSV) {
 		if (csv_init(&r->csv, CSV_STRICT | CSV_STRICT_FINI) != 0) {
@@ -438,6 +374,13 @@ kg_tabread_close(struct kg_tabread *r)
 {
 	if (r == NULL)
 		return;
+	if (r->map_len > 0) {
+		munmap(r->buf, r->map_len);
+		/* The pages were mapped until now: drop what is planned. */
+		kg_dropbehind_advance(&r->drop, r->fd, 0, 1);
+	} else
+		free(r->buf);
+	kg_dropbehind_release(&r->drop);
 	if (r->gz != NULL)
 		gzclose(r->gz);
 	if (r->direct == DIRECT_GZIP)
@@ -445,18 +388,9 @@ kg_tabread_close(struct kg_tabread *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->zin);
-	free(r->drop);
 	if (r->csv_ready)
 		csv_free(&r->csv);
 	free(r->name);
-	if (r->map_len > 0) {
-		munmap(r->buf, r->map_len);
-		/* The pages were mapped until now: drop what is planned. */
-		r->eof = 1;
-		if (r->drop != NULL)
-			drop_behind(r, r->file_off0 + r->map_len);
-	} else
-		free(r->buf);
 	free(r->store);
 	free(r->foff);
 	free(r->flen);
@@ -558,8 +492,8 @@ refill_direct(struct kg_tabread *r, size_t want)
 		r->eof = 1;
 	r->len += (size_t)got;
 	r->bytes += (uint64_t)got;
-	if (r->drop != NULL)
-		drop_behind(r, r->file_off0 + r->bytes);
+	kg_dropbehind_advance(&r->drop, r->fd, r->file_off0 + r->bytes,
+	    r->eof);
 	if (got == 0)
 		return 0;
 	skip_bom(r);
@@ -595,8 +529,7 @@ refill_map(struct kg_tabread *r)
 		(void)madvise(r->buf + r->unmapped, done - r->unmapped,
 		    MADV_DONTNEED);
 		r->unmapped = done;
-		if (r->drop != NULL)
-			drop_behind(r, r->file_off0 + done);
+		kg_dropbehind_advance(&r->drop, r->fd, r->file_off0 + done, 0);
 	}
 	r->len = r->map_len - old > MAP_STEP ? old + MAP_STEP : r->map_len;
 	r->bytes += r->len - old;
