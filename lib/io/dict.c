@@ -295,8 +295,18 @@ namespace_of(struct kg_dict *d, const char *s, size_t len, size_t *n)
 	for (i = len; i > 0; i--)
 		if (s[i - 1] == '/' || s[i - 1] == '#' || s[i - 1] == ':')
 			break;
-	if (i < KG_DICT_NS_MIN || (kg_dict_size(d->ns) == KG_DICT_MAX_NS &&
-	    kg_dict_find(d->ns, s, i) < 0)) {
+	if (i < KG_DICT_NS_MIN) {
+		d->ns_short = 0;
+		return 0;
+	}
+	/* Names come in runs of one namespace: try the last one first. */
+	k = (int64_t)d->ns_last - 1;
+	if (k >= 0 && d->ns_len[k] == i && memcmp(s, d->ns_name[k], i) == 0) {
+		*n = i;
+		return (int)k + 1;
+	}
+	if (kg_dict_size(d->ns) == KG_DICT_MAX_NS && kg_dict_find(d->ns, s,
+	    i) < 0) {
 		d->ns_short = 0;
 		return 0;
 	}
@@ -317,6 +327,7 @@ namespace_of(struct kg_dict *d, const char *s, size_t len, size_t *n)
 		if (i < d->ns_short)
 			d->ns_short = (uint32_t)i;
 	}
+	d->ns_last = (uint32_t)k + 1;
 	*n = i;
 	return (int)k + 1;
 }

@@ -73,6 +73,8 @@ struct kg_dict {
 	uint32_t *ns_len;
 	uint32_t ns_short;	/* the shortest namespace length, 0 once a
 				 * name is stored whole */
+	uint32_t ns_last;	/* the namespace of the name added last + 1,
+				 * or 0 */
 };
 
 #define KG_DICT_INIT { 0 }

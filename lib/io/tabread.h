@@ -4,11 +4,18 @@
  *
  * TSV (the fast path): one record per line, fields split on a delimiter
  * byte (tab by default) with no quoting; a final "\r" is dropped (CRLF
- * files).  Lines are found with memchr in a large buffer that is read
- * with read(2) from a regular file that is not gzip, and from zlib
- * otherwise.  CSV goes through libcsv (RFC 4180 quoting: quoted
- * fields may hold the delimiter, doubled quotes and newlines; strict mode,
- * so a stray quote is an error).  Spaces are kept as part of fields.
+ * files).  Lines are found with memchr in a large buffer: a regular file
+ * that is not gzip is mapped (mmap) piece by piece when it is large and
+ * read with read(2) when not, other input comes through zlib.  A large
+ * regular file that was not in the page cache when it was opened is
+ * dropped from the cache behind the reader (POSIX_FADV_DONTNEED), so
+ * that reading it leaves the cache as it found it; one that was cached
+ * stays cached.  A mapped file is read up to the size it had when
+ * opened, and must not shrink while it is read (the process would get
+ * SIGBUS).  CSV goes through libcsv (RFC 4180
+ * quoting: quoted fields may hold the delimiter, doubled quotes and
+ * newlines; strict mode, so a stray quote is an error).  Spaces are kept
+ * as part of fields.
  *
  * A UTF-8 byte-order mark at the start of the input is skipped.  In both
  * formats empty lines are skipped, and so are comment lines: lines whose

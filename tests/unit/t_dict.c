@@ -325,6 +325,8 @@ t_namespaces_small(int collide)
 		"_:b0", "plain", "", "a:b", "urn:x:Q42",
 		"http://www.wikidata.org/prop/direct/Q42",
 		"http://www.wikidata.org/entitx/Q42",
+		/* A namespace of the last one's length, after it. */
+		"http://www.wikidata.org/entity/Q7",
 	};
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	struct kg_dict p = KG_DICT_INIT, d = KG_DICT_INIT;

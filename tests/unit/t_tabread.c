@@ -2,13 +2,17 @@
  * Unit tests for lib/tabread: TSV splitting, CRLF, empty and comment
  * lines, headers, a final line without newline, lines longer than the
  * buffer, gzip input, CSV quoting (delimiters, quotes and newlines inside
- * fields) with the right line numbers, every error case, and raw access
- * (kg_tabread_raw) in pieces of every size.
+ * fields) with the right line numbers, every error case, raw access
+ * (kg_tabread_raw) in pieces of every size, and the page cache that a
+ * large file leaves behind.
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -650,6 +654,95 @@ t_raw(void)
 	free(text);
 }
 
+/* The fraction of path's pages (len bytes) in the page cache. */
+static double
+resident(const char *path, size_t len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t n = (len + (size_t)page - 1) / (size_t)page, i, in = 0;
+	unsigned char *v = kg_xmalloc(n);
+	int fd = open(path, O_RDONLY);
+	void *map = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ,
+	    MAP_SHARED, fd, 0);
+
+	if (map == MAP_FAILED || mincore(map, len, v) != 0) {
+		perror(path);
+		exit(1);
+	}
+	for (i = 0; i < n; i++)
+		in += v[i] & 1;
+	munmap(map, len);
+	close(fd);
+	free(v);
+	return (double)in / (double)n;
+}
+
+/* Records of path read through tabread, or -1 on an error. */
+static long
+count_records(const char *path)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f[3];
+	size_t n;
+	long recs = 0;
+	int rc;
+
+	if (kg_tabread_open(&r, path, &o) < 0)
+		return -1;
+	while ((rc = kg_tabread_next(r, f, 3, &n)) == 1)
+		recs += n == 3;
+	kg_tabread_close(r);
+	return rc < 0 ? -1 : recs;
+}
+
+/*
+ * A file of 72 MiB that is not in the page cache is not left in it
+ * after a read; one that is cached stays cached.
+ */
+static void
+t_page_cache(void)
+{
+	const char rec[16] = "e0000001\tr1\te02\n";
+	size_t len = (size_t)72 << 20, i;
+	long want = (long)(len / sizeof(rec));
+	char *text = kg_xmalloc(len), *path;
+	double before, after = 0;
+	int fd, dropped;
+
+	for (i = 0; i < len; i += sizeof(rec))
+		memcpy(text + i, rec, sizeof(rec));
+	path = write_file("big.tsv", text, len);
+	fd = open(path, O_RDONLY);
+	T_CHECK(fd >= 0 && fdatasync(fd) == 0 &&
+	    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0);
+	close(fd);
+	before = resident(path, len);
+	dropped = before < 0.1;
+	if (dropped) {
+		T_CHECK(count_records(path) == want);
+		after = resident(path, len);
+		T_CHECKF(after < 0.05, "%.0f%% resident after a read",
+		    100 * after);
+		/* Cached before: cached after. */
+		fd = open(path, O_RDONLY);
+		while (fd >= 0 && read(fd, text, len) > 0)
+			;
+		close(fd);
+		before = resident(path, len);
+		T_CHECK(count_records(path) == want);
+		after = resident(path, len);
+		T_CHECKF(before < 0.9 || after > 0.9, "%.0f%% resident after "
+		    "a read", 100 * after);
+	}
+	free(text);
+	unlink(path);
+	free(path);
+	if (!dropped)
+		T_SKIP("the page cache keeps the file (%.0f%% resident after "
+		    "POSIX_FADV_DONTNEED)", 100 * before);
+}
+
 int
 main(void)
 {
@@ -665,5 +758,6 @@ main(void)
 	T_RUN(t_random_against_reference);
 	T_RUN(t_errors);
 	T_RUN(t_raw);
+	T_RUN(t_page_cache);
 	return T_DONE();
 }
