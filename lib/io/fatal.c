@@ -7,6 +7,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -48,6 +50,19 @@ static atomic_int note_len;
 static pthread_t owner;		/* the thread that cleans up */
 
 static const int fatal_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+
+/* The mapped inputs a SIGBUS may come from (kg_fatal_watch_map), each
+ * with the line the handler prints for it; a slot's state is FREE, BUSY
+ * or LIVE as a path slot's is, so the handler reads only whole entries. */
+struct map_slot {
+	atomic_int state;
+	uintptr_t lo, hi;
+	char line[1200];
+	size_t line_len;
+};
+
+static struct map_slot maps[KG_FATAL_MAX_MAPS];
+static atomic_int bus_installed;
 
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2, "the handler needs lock-free "
     "atomics");
@@ -365,4 +380,86 @@ kg_fatal_set_note(const char *text)
 		atomic_store(&note_len, (int)len);
 	}
 	kg_fatal_unblock(&old);
+}
+
+/*
+ * SIGBUS: a fault inside a watched mapping ends the process with its
+ * line, the clean-up and status 1; any other goes back to the default
+ * action, so the faulting access repeats and kills as it would have.
+ */
+static void
+on_bus(int sig, siginfo_t *si, void *ctx)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < KG_FATAL_MAX_MAPS; i++) {
+		struct map_slot *m = &maps[i];
+
+		if (atomic_load(&m->state) != SLOT_LIVE || a < m->lo ||
+		    a >= m->hi)
+			continue;
+		atomic_store(&dying, 1);
+		(void)!write(STDERR_FILENO, m->line, m->line_len);
+		clean_up();
+		_exit(1);
+	}
+	signal(sig, SIG_DFL);
+}
+
+void
+kg_fatal_watch_map(const void *addr, size_t len, const char *name)
+{
+	size_t i;
+	int n;
+
+	if (!atomic_load(&bus_installed)) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = on_bus;
+		sigfillset(&sa.sa_mask);
+		sa.sa_flags = SA_SIGINFO;
+		sigaction(SIGBUS, &sa, NULL);
+		atomic_store(&bus_installed, 1);
+	}
+	for (i = 0; i < KG_FATAL_MAX_MAPS; i++) {
+		struct map_slot *m = &maps[i];
+		int want = SLOT_FREE;
+
+		if (!atomic_compare_exchange_strong(&m->state, &want,
+		    SLOT_BUSY))
+			continue;
+		m->lo = (uintptr_t)addr;
+		m->hi = (uintptr_t)addr + len;
+		n = strlen(name) < 1000 ? snprintf(m->line, sizeof(m->line),
+		    "%s: %s: the file shrank or a read of it failed while it "
+		    "was mapped\n", kg_progname(), name) : -1;
+		if (n < 0 || (size_t)n >= sizeof(m->line))
+			n = snprintf(m->line, sizeof(m->line), "%s: an input "
+			    "file shrank or a read of it failed while it was "
+			    "mapped\n", kg_progname());
+		m->line_len = n > 0 && (size_t)n < sizeof(m->line) ?
+		    (size_t)n : 0;
+		atomic_store(&m->state, SLOT_LIVE);
+		return;
+	}
+}
+
+void
+kg_fatal_unwatch_map(const void *addr)
+{
+	size_t i;
+
+	for (i = 0; i < KG_FATAL_MAX_MAPS; i++) {
+		struct map_slot *m = &maps[i];
+
+		if (atomic_load(&m->state) == SLOT_LIVE &&
+		    m->lo == (uintptr_t)addr) {
+			atomic_store(&m->state, SLOT_BUSY);
+			atomic_store(&m->state, SLOT_FREE);
+			return;
+		}
+	}
 }

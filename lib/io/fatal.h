@@ -90,6 +90,21 @@ void kg_fatal_block(sigset_t *old);
 void kg_fatal_unblock(const sigset_t *old);
 
 /*
+ * A mapped input (lib/io/tabread.c) faults with SIGBUS when its file
+ * shrinks under the reader or the disk fails.  kg_fatal_watch_map
+ * registers [addr, addr + len) as the mapping of the input "name": a
+ * SIGBUS whose address falls in a registered range prints one line
+ * naming it, runs the clean-up above and exits with status 1; any other
+ * SIGBUS keeps its default action.  Up to KG_FATAL_MAX_MAPS ranges at
+ * once (past that a range is not watched); a name of 1,000 bytes or more
+ * is printed as "an input file".  kg_fatal_unwatch_map drops the range
+ * at addr (a no-op if none).  From one thread at a time, like the tables.
+ */
+#define KG_FATAL_MAX_MAPS 8
+void kg_fatal_watch_map(const void *addr, size_t len, const char *name);
+void kg_fatal_unwatch_map(const void *addr);
+
+/*
  * Remove a file or a directory tree without following symlinks, with
  * only system calls and stack buffers (what the handler uses).  0, or -1
  * when something was left.

@@ -22,6 +22,7 @@
 
 #include "io/tabread.h"
 #include "io/dropbehind.h"
+#include "io/fatal.h"
 #include "core/util.h"
 
 #define BUF_INIT ((size_t)4 << 20)
@@ -218,6 +219,7 @@ map_file(struct kg_tabread *r, int fd, const struct stat *st)
 	(void)madvise(map, (size_t)st->st_size, MADV_SEQUENTIAL);
 	r->buf = map;
 	r->cap = r->map_len = (size_t)st->st_size;
+	kg_fatal_watch_map(map, r->map_len, r->name);
 }
 
 /*
@@ -375,6 +377,7 @@ kg_tabread_close(struct kg_tabread *r)
 	if (r == NULL)
 		return;
 	if (r->map_len > 0) {
+		kg_fatal_unwatch_map(r->buf);
 		munmap(r->buf, r->map_len);
 		/* The pages were mapped until now: drop what is planned. */
 		kg_dropbehind_advance(&r->drop, r->fd, 0, 1);
@@ -522,6 +525,14 @@ refill_map(struct kg_tabread *r)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	size_t done = r->pos / page * page, old = r->len;
+	struct stat st;
+
+	/* Pages past a shrunk file's end fault (fatal.h: SIGBUS): say so
+	 * here instead when the shrinking is seen first. */
+	if (fstat(r->fd, &st) == 0 && (uint64_t)st.st_size < r->map_len) {
+		kg_error("%s: the file shrank while it was read", r->name);
+		return -1;
+	}
 
 	if (done > r->unmapped) {
 		/* The pages stay in the file's cache; dropped from the

@@ -11,8 +11,11 @@
  * dropped from the cache behind the reader (POSIX_FADV_DONTNEED), so
  * that reading it leaves the cache as it found it; one that was cached
  * stays cached.  A mapped file is read up to the size it had when
- * opened, and must not shrink while it is read (the process would get
- * SIGBUS).  CSV goes through libcsv (RFC 4180
+ * opened; one that shrinks while it is read is an error (kg_error, -1)
+ * when a refill sees it, and when a read faults first (SIGBUS, also the
+ * signal of a failed disk read) the process ends with one line naming
+ * it, its outputs cleaned up and status 1 (io/fatal.h,
+ * kg_fatal_watch_map).  CSV goes through libcsv (RFC 4180
  * quoting: quoted fields may hold the delimiter, doubled quotes and
  * newlines; strict mode, so a stray quote is an error).  Spaces are kept
  * as part of fields.

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <zlib.h>
@@ -743,6 +744,98 @@ t_page_cache(void)
 		    "POSIX_FADV_DONTNEED)", 100 * before);
 }
 
+/* An 8 MiB mapped TSV file: its reader, with one record read. */
+static struct kg_tabread *
+open_mapped(const char *path)
+{
+	struct kg_tab_opts o = KG_TAB_OPTS_INIT;
+	struct kg_tabread *r;
+	struct kg_field f[3];
+	size_t n;
+
+	if (kg_tabread_open(&r, path, &o) < 0)
+		return NULL;
+	if (kg_tabread_next(r, f, 3, &n) != 1) {
+		kg_tabread_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Records until the end or an error: 0 at the end, -1 on an error. */
+static int
+drain(struct kg_tabread *r)
+{
+	struct kg_field f[3];
+	size_t n;
+	int rc;
+
+	while ((rc = kg_tabread_next(r, f, 3, &n)) == 1)
+		;
+	return rc;
+}
+
+/*
+ * A mapped file that shrinks under its reader: seen at a refill, an error
+ * naming it; met inside the mapped window first (SIGBUS), the process
+ * ends with one line naming it and status 1, not with the signal.
+ */
+static void
+t_shrink(void)
+{
+	const char rec[16] = "e0000001\tr1\te02\n";
+	size_t len = (size_t)8 << 20, i;
+	char *text = kg_xmalloc(len), *path, msg[512];
+	struct kg_tabread *r;
+	int pipefd[2], status = 0;
+	ssize_t got;
+	pid_t pid;
+
+	for (i = 0; i < len; i += sizeof(rec))
+		memcpy(text + i, rec, sizeof(rec));
+	path = write_file("shrink.tsv", text, len);
+	r = open_mapped(path);
+	T_CHECK(r != NULL);
+	if (r != NULL) {
+		/* Past the first window: the next refill sees it. */
+		T_CHECK(truncate(path, (off_t)(len / 2)) == 0);
+		kg_error_mute(1);
+		T_CHECK(drain(r) < 0);
+		T_CHECKF(strstr(kg_error_last(), "shrink.tsv: the file shrank "
+		    "while it was read") != NULL, "%s", kg_error_last());
+		kg_error_mute(0);
+		kg_tabread_close(r);
+	}
+	free(path);
+	path = write_file("shrink.tsv", text, len);
+	T_CHECK(pipe(pipefd) == 0);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(pipefd[0]);
+		dup2(pipefd[1], 2);
+		r = open_mapped(path);
+		/* Inside the window already mapped: the reads fault. */
+		if (r == NULL || truncate(path, 0) != 0)
+			_exit(3);
+		drain(r);
+		_exit(4);
+	}
+	close(pipefd[1]);
+	got = read(pipefd[0], msg, sizeof(msg) - 1);
+	msg[got > 0 ? got : 0] = '\0';
+	close(pipefd[0]);
+	T_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	T_CHECKF(WIFEXITED(status) && WEXITSTATUS(status) == 1,
+	    "status %#x", status);
+	T_CHECKF(strncmp(msg, "t_tabread: ", 11) == 0 && strstr(msg, "shrink.tsv: "
+	    "the file shrank or a read of it failed while it was mapped\n") !=
+	    NULL, "'%s'", msg);
+	unlink(path);
+	free(path);
+	free(text);
+}
+
 int
 main(void)
 {
@@ -759,5 +852,6 @@ main(void)
 	T_RUN(t_errors);
 	T_RUN(t_raw);
 	T_RUN(t_page_cache);
+	T_RUN(t_shrink);
 	return T_DONE();
 }
