@@ -29,24 +29,60 @@ kg_init_fill(enum kg_init_kind kind, double scale, struct kg_rng *rng,
 		    scale * (2.0 * kg_rng_uniform(rng) - 1.0));
 }
 
+/* Advance rng past k values of kind: the raw draws kg_init_fill would
+ * make for them (one for U(-1, 1), two for N(0, 1)), without computing
+ * them. */
+static void
+skip_values(struct kg_rng *rng, enum kg_init_kind kind, uint64_t k)
+{
+	uint64_t n = kind == KG_INIT_NORMAL ? 2 * k : k;
+
+	while (n-- > 0)
+		(void)kg_rng_next(rng);
+}
+
+/* This thread's last stream of fresh rows and how many values it has
+ * drawn: a read that starts at or after that point continues it, so
+ * that reading a partition in order costs its values once. */
+static _Thread_local struct {
+	int live;
+	enum kg_init_kind kind;
+	uint64_t seed;
+	enum kg_stream purpose;
+	uint32_t p;
+	uint64_t drawn;
+	struct kg_rng rng;
+} cursor;
+
 void
 kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
     uint64_t n, float *dst)
 {
 	struct kg_rng rng;
-	uint64_t i, k = skip * st->dim;
-	float tmp[64];
+	uint64_t k = skip * st->dim;
 
 	if (st->init.kind == KG_INIT_ZERO) {
 		memset(dst, 0, n * st->dim * sizeof(float));
 		return;
 	}
-	kg_rng_stream(&rng, st->init.seed, st->init.purpose, p, 0, 0, 0);
-	/* Values are drawn one after another: skipping means drawing. */
-	for (i = 0; i < k; i += KG_ARRAY_LEN(tmp))
-		kg_init_fill(st->init.kind, st->init.scale, &rng, tmp,
-		    k - i < KG_ARRAY_LEN(tmp) ? k - i : KG_ARRAY_LEN(tmp));
+	if (cursor.live && cursor.kind == st->init.kind &&
+	    cursor.seed == st->init.seed && cursor.purpose ==
+	    st->init.purpose && cursor.p == p && cursor.drawn <= k) {
+		rng = cursor.rng;
+		skip_values(&rng, st->init.kind, k - cursor.drawn);
+	} else {
+		kg_rng_stream(&rng, st->init.seed, st->init.purpose, p, 0, 0,
+		    0);
+		skip_values(&rng, st->init.kind, k);
+	}
 	kg_init_fill(st->init.kind, st->init.scale, &rng, dst, n * st->dim);
+	cursor.live = 1;
+	cursor.kind = st->init.kind;
+	cursor.seed = st->init.seed;
+	cursor.purpose = st->init.purpose;
+	cursor.p = p;
+	cursor.drawn = k + n * st->dim;
+	cursor.rng = rng;
 }
 
 int
