@@ -41,10 +41,13 @@ skip_values(struct kg_rng *rng, enum kg_init_kind kind, uint64_t k)
 		(void)kg_rng_next(rng);
 }
 
-/* This thread's last stream of fresh rows and how many values it has
- * drawn: a read that starts at or after that point continues it, so
- * that reading a partition in order costs its values once. */
-static _Thread_local struct {
+/* Per thread, the place of the last read of each partition's fresh rows
+ * (partition p in slot p % CURSORS): a read that starts at or after it
+ * continues that stream, so that reading partitions in order, even
+ * interleaved, draws each value once. */
+#define CURSORS 64
+
+struct cursor {
 	int live;
 	enum kg_init_kind kind;
 	uint64_t seed;
@@ -52,12 +55,15 @@ static _Thread_local struct {
 	uint32_t p;
 	uint64_t drawn;
 	struct kg_rng rng;
-} cursor;
+};
+
+static _Thread_local struct cursor cursors[CURSORS];
 
 void
 kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
     uint64_t n, float *dst)
 {
+	struct cursor *c = &cursors[p % CURSORS];
 	struct kg_rng rng;
 	uint64_t k = skip * st->dim;
 
@@ -65,24 +71,23 @@ kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
 		memset(dst, 0, n * st->dim * sizeof(float));
 		return;
 	}
-	if (cursor.live && cursor.kind == st->init.kind &&
-	    cursor.seed == st->init.seed && cursor.purpose ==
-	    st->init.purpose && cursor.p == p && cursor.drawn <= k) {
-		rng = cursor.rng;
-		skip_values(&rng, st->init.kind, k - cursor.drawn);
+	if (c->live && c->kind == st->init.kind && c->seed == st->init.seed &&
+	    c->purpose == st->init.purpose && c->p == p && c->drawn <= k) {
+		rng = c->rng;
+		skip_values(&rng, st->init.kind, k - c->drawn);
 	} else {
 		kg_rng_stream(&rng, st->init.seed, st->init.purpose, p, 0, 0,
 		    0);
 		skip_values(&rng, st->init.kind, k);
 	}
 	kg_init_fill(st->init.kind, st->init.scale, &rng, dst, n * st->dim);
-	cursor.live = 1;
-	cursor.kind = st->init.kind;
-	cursor.seed = st->init.seed;
-	cursor.purpose = st->init.purpose;
-	cursor.p = p;
-	cursor.drawn = k + n * st->dim;
-	cursor.rng = rng;
+	c->live = 1;
+	c->kind = st->init.kind;
+	c->seed = st->init.seed;
+	c->purpose = st->init.purpose;
+	c->p = p;
+	c->drawn = k + n * st->dim;
+	c->rng = rng;
 }
 
 int

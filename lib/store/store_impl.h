@@ -71,10 +71,11 @@ int kg_store_base_init(struct kg_store *st, const struct kg_store_ops *ops,
 void kg_store_base_release(struct kg_store *st);
 
 /* Draw rows [skip, skip + n) of partition p's fresh rows (rows of dim
- * floats) into dst, as the first use would.  Each thread keeps its last
- * stream's place, so that reading a partition's rows in order draws each
- * value once; a read before that place starts the stream again and
- * steps over the values before skip without computing them. */
+ * floats) into dst, as the first use would.  Each thread keeps the place
+ * of its last read of each partition, so that reading partitions' rows
+ * in order, interleaved or not, draws each value once; a read before
+ * that place starts the stream again and steps over the values before
+ * skip without computing them. */
 void kg_store_init_rows(const struct kg_store *st, uint32_t p, uint64_t skip,
     uint64_t n, float *dst);
 
