@@ -70,25 +70,12 @@ kg_train_job_ckpt(const struct kg_train_job *j)
 	    kg_xasprintf("%s.ckpt", j->output);
 }
 
-/* The directory that holds path (a new string). */
-static char *
-parent_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		return kg_xstrdup(".");
-	if (slash == path)
-		return kg_xstrdup("/");
-	return kg_xasprintf("%.*s", (int)(slash - path), path);
-}
-
 /* The directory that will hold path is one this process can add an
  * entry to; 0, or -1 after kg_error() naming it. */
 static int
 check_parent(const char *path, const char *what)
 {
-	char *dir = parent_of(path);
+	char *dir = kg_path_parent(path);
 	struct stat st;
 	int rc = -1;
 

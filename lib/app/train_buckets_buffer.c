@@ -13,19 +13,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* The directory holding path (a new string). */
-static char *
-parent_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (slash == NULL)
-		return kg_xstrdup(".");
-	if (slash == path)
-		return kg_xstrdup("/");
-	return kg_xasprintf("%.*s", (int)(slash - path), path);
-}
-
 /* The rows of the largest of P partitions at off. */
 static uint64_t
 most_rows(const int64_t *off, uint32_t P)
@@ -123,7 +110,7 @@ kg_buckets_buffer_open(struct kg_buckets *v, const struct kg_store_layout *l,
 	else {
 		/* Beside the checkpoint, so that it links the files. */
 		ckpt = kg_train_job_ckpt(j);
-		dir = parent_of(ckpt);
+		dir = kg_path_parent(ckpt);
 		free(ckpt);
 	}
 	/* A test hook: the same order over a memory store, to show that

@@ -527,3 +527,15 @@ kg_pread_full(int fd, void *buf, size_t n, int64_t at)
 	}
 	return 0;
 }
+
+char *
+kg_path_parent(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (slash == NULL)
+		return kg_xstrdup(".");
+	if (slash == path)
+		return kg_xstrdup("/");
+	return kg_xasprintf("%.*s", (int)(slash - path), path);
+}

@@ -138,6 +138,9 @@ FILE *kg_wfile_open(const char *dir, const char *name, char **path);
 int kg_wfile_close(FILE *f, char *path, int sync);
 /* 1 if path exists (any type), 0 if not. */
 int kg_path_exists(const char *path);
+/* The directory that holds path, as a new string: "." for a bare name,
+ * "/" for a name at the root. */
+char *kg_path_parent(const char *path);
 
 
 /*
