@@ -445,9 +445,10 @@ figures(struct kg_buckets *v)
 	return fig;
 }
 
-/* Options this driver cannot honour, and an output in the way. */
+/* Options this driver cannot honour, and an output in the way: 0 or -1,
+ * with rank 0's message, on this rank alone. */
 static int
-check_run(struct kg_buckets *v)
+check_local(struct kg_buckets *v)
 {
 	const char *in[2] = { v->j->dataset, v->x->partitions };
 	enum kg_engine_place place;
@@ -497,7 +498,15 @@ check_run(struct kg_buckets *v)
 	if (v->d->rank == 0 && kg_job_check_output(v->j, v->x->swap_dir, in,
 	    2) < 0)
 		rc = -1;
-	return kg_buckets_agree(v, rc);
+	return rc;
+}
+
+/* check_local, agreed: no rank leaves (and aborts the job) before rank 0
+ * has said why. */
+static int
+check_run(struct kg_buckets *v)
+{
+	return kg_buckets_agree(v, check_local(v));
 }
 
 /* The warm start, then resume when asked; 0 or -1 on every rank. */
