@@ -63,6 +63,10 @@ cap=${BENCH_FB_DISK_CAP:-40000000000}
 parts=16
 work=${BENCH_FB_WORK:-$top/bench/work/fb.$$}
 out=${BENCH_FB_OUT:-$top/bench/results/freebase86m.json}
+# Both are used after the cd into the work directory: relative ones are
+# taken from where the script was started.
+case $work in /*) ;; *) work=$top/$work ;; esac
+case $out in /*) ;; *) out=$top/$out ;; esac
 dtype=${FREEBASE_DISK_DTYPE:-float32}
 case $dtype in
 float32) vbytes=4 ;;
