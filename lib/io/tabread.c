@@ -3,6 +3,7 @@
  * buffer; CSV lines from the same buffer are fed, one line at a time, to
  * libcsv, whose callbacks copy fields into a record store.  Feeding whole
  * lines is what lets us give each CSV record the line it starts on.
+ * A mapped input's buffer is tabread_map.c's (tabread_impl.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,19 +11,15 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <csv.h>
-#include <zlib.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
-#include "io/tabread.h"
+#include "io/tabread_impl.h"
 #include "io/dropbehind.h"
-#include "io/fatal.h"
 #include "core/util.h"
 
 #define BUF_INIT ((size_t)4 << 20)
@@ -30,70 +27,9 @@
  * zlib's) copy and our scan of them; 4 MiB reads came back from L3. */
 #define READ_MAX ((size_t)256 << 10)
 
-/*
- * A regular file of at least MAP_MIN bytes that is not gzip (and whose
- * offset is 0) is mapped (mmap) instead of read: the buffer is the
- * mapping, of which MAP_STEP bytes more are made available at a time and
- * the pages consumed are unmapped again (so that its resident size stays
- * about MAP_STEP).  That spares the read(2) calls and the kernel's copy
- * of every byte, most of the system time of reading a cached file.
- */
-#define MAP_MIN ((size_t)4 << 20)
-#define MAP_STEP ((size_t)1 << 20)
-
 /* libcsv's parser state before the first byte of a record (libcsv.c's
  * ROW_NOT_BEGUN; the state field is part of the public struct). */
 #define CSV_ROW_NOT_BEGUN 0
-
-struct csv_rec {
-	size_t first;		/* index of its first field in fields[] */
-	size_t n;
-	uint64_t line;
-};
-
-/* Interactive input: the fd read directly, plain or inflated. */
-enum { DIRECT_NONE, DIRECT_PLAIN, DIRECT_GZIP };
-
-struct kg_tabread {
-	char *name;
-	gzFile gz;
-	int direct;		/* DIRECT_*: gz is NULL unless NONE */
-	int fd;			/* direct input */
-	z_stream zs;		/* DIRECT_GZIP: inflating zin */
-	unsigned char *zin;
-	int zs_end;		/* the last gzip member ended */
-	struct kg_tab_opts opts;
-	char *buf;		/* unconsumed input is buf[pos..len) */
-	size_t cap, pos, len;
-	int eof;
-	int bom_checked;	/* a UTF-8 byte-order mark was looked for */
-	int no_refill;		/* batch: pointers out, the buffer must stay */
-	/* A regular file: dropped behind the reader (dropbehind.h); the
-	 * fd's offset was file_off0 before the first byte read. */
-	struct kg_dropbehind drop;
-	uint64_t file_off0;
-	/* A mapped file (see MAP_MIN): buf is its mapping of map_len bytes,
-	 * of which [0, unmapped) are consumed and unmapped again; 0 when the
-	 * file is read. */
-	size_t map_len, unmapped;
-	uint64_t lineno;	/* physical lines consumed */
-	uint64_t rec_line;	/* start line of the record last returned */
-	uint64_t comments, blanks, bytes;
-	uint64_t first_comment;	/* line of the first comment, or 0 */
-	int header_done;
-
-	/* CSV only. */
-	struct csv_parser csv;
-	int csv_ready;
-	char *store;		/* field bytes of open and finished records */
-	size_t store_len, store_cap;
-	size_t *foff, *flen;	/* per field: offset in store, length */
-	size_t nfields, fields_cap;
-	size_t open_first;	/* first field of the record being parsed */
-	struct csv_rec *recs;	/* finished records, recs[rec_head..nrecs) */
-	size_t nrecs, recs_cap, rec_head;
-	uint64_t open_line;	/* line where the open record started */
-};
 
 const char *
 kg_tabread_name(const struct kg_tabread *r)
@@ -203,25 +139,6 @@ read_some(int fd, void *buf, size_t n)
 	return got;
 }
 
-/* Map the regular file fd (its first two bytes read) when it is large
- * enough; left to read(2) when not. */
-static void
-map_file(struct kg_tabread *r, int fd, const struct stat *st)
-{
-	void *map;
-
-	if ((uint64_t)st->st_size < MAP_MIN || (uint64_t)st->st_size >
-	    SIZE_MAX)
-		return;
-	map = mmap(NULL, (size_t)st->st_size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED)
-		return;
-	(void)madvise(map, (size_t)st->st_size, MADV_SEQUENTIAL);
-	r->buf = map;
-	r->cap = r->map_len = (size_t)st->st_size;
-	kg_fatal_watch_map(map, r->map_len, r->name);
-}
-
 /*
  * Read fd directly, after a look at its first two bytes for gzip's
  * magic (they stay buffered): a regular file that is not gzip (read(2)
@@ -261,10 +178,10 @@ open_direct(struct kg_tabread *r, int fd, int interactive)
 		}
 		return 0;
 	}
-	/* Mapped (see MAP_MIN), or read into a buffer that starts with the
-	 * bytes read. */
+	/* Mapped (kg_tabread_map_open), or read into a buffer that starts
+	 * with the bytes read. */
 	if (!gzip && regular && off0 == 0 && have == 2)
-		map_file(r, fd, &st);
+		kg_tabread_map_open(r, fd, &st);
 	if (r->map_len == 0) {
 		r->cap = BUF_INIT;
 		r->buf = kg_xmalloc(r->cap);
@@ -376,12 +293,9 @@ kg_tabread_close(struct kg_tabread *r)
 {
 	if (r == NULL)
 		return;
-	if (r->map_len > 0) {
-		kg_fatal_unwatch_map(r->buf);
-		munmap(r->buf, r->map_len);
-		/* The pages were mapped until now: drop what is planned. */
-		kg_dropbehind_advance(&r->drop, r->fd, 0, 1);
-	} else
+	if (r->map_len > 0)
+		kg_tabread_map_close(r);
+	else
 		free(r->buf);
 	kg_dropbehind_release(&r->drop);
 	if (r->gz != NULL)
@@ -518,37 +432,6 @@ kg_tabread_ready(struct kg_tabread *r)
 	return poll(&p, 1, 0) > 0;
 }
 
-/* A mapped file: MAP_STEP more bytes (the rest at the end), after
- * unmapping the pages consumed.  Always 0. */
-static int
-refill_map(struct kg_tabread *r)
-{
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t done = r->pos / page * page, old = r->len;
-	struct stat st;
-
-	/* Pages past a shrunk file's end fault (fatal.h: SIGBUS): say so
-	 * here instead when the shrinking is seen first. */
-	if (fstat(r->fd, &st) == 0 && (uint64_t)st.st_size < r->map_len) {
-		kg_error("%s: the file shrank while it was read", r->name);
-		return -1;
-	}
-
-	if (done > r->unmapped) {
-		/* The pages stay in the file's cache; dropped from the
-		 * mapping they no longer count as resident. */
-		(void)madvise(r->buf + r->unmapped, done - r->unmapped,
-		    MADV_DONTNEED);
-		r->unmapped = done;
-		kg_dropbehind_advance(&r->drop, r->fd, r->file_off0 + done, 0);
-	}
-	r->len = r->map_len - old > MAP_STEP ? old + MAP_STEP : r->map_len;
-	r->bytes += r->len - old;
-	r->eof = r->len == r->map_len;
-	skip_bom(r);
-	return 0;
-}
-
 /* Read more input after the unconsumed bytes; 0, or -1 after kg_error().
  * Sets eof when nothing more comes. */
 static int
@@ -558,8 +441,12 @@ refill(struct kg_tabread *r)
 	int got, errnum;
 	const char *msg;
 
-	if (r->map_len > 0)
-		return refill_map(r);
+	if (r->map_len > 0) {
+		if (kg_tabread_map_refill(r) < 0)
+			return -1;
+		skip_bom(r);
+		return 0;
+	}
 	if (r->pos > 0) {
 		memmove(r->buf, r->buf + r->pos, rest);
 		r->pos = 0;
