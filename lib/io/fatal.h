@@ -90,7 +90,7 @@ void kg_fatal_block(sigset_t *old);
 void kg_fatal_unblock(const sigset_t *old);
 
 /*
- * A mapped input (lib/io/tabread.c) faults with SIGBUS when its file
+ * A mapped input (lib/io/tabread_map.c) faults with SIGBUS when its file
  * shrinks under the reader or the disk fails.  kg_fatal_watch_map
  * registers [addr, addr + len) as the mapping of the input "name": a
  * SIGBUS whose address falls in a registered range prints one line
