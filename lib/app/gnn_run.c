@@ -195,6 +195,7 @@ settings(struct kg_gnn_ckpt *ck, const struct kg_gnn_run *r,
 	    what);
 	free(what);
 	if (rc == 0) {
+		kg_ckpt_carry_start(old, ck->config);
 		kg_ckpt_changes(old, ck->config, &ck->changes, &line);
 		if (line != NULL && !o->quiet && d->rank == 0)
 			kg_warn("resuming from '%s' with changed settings: %s",

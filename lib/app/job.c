@@ -186,6 +186,7 @@ kg_job_resume_changes(struct kg_job *b)
 
 	free(what);
 	if (rc == 0) {
+		kg_ckpt_carry_start(old, b->config);
 		kg_ckpt_changes(old, b->config, &changes, &line);
 		if (line != NULL && !b->j->quiet)
 			kg_warn("resuming from '%s' with changed settings: %s",

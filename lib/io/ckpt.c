@@ -250,40 +250,63 @@ kg_ckpt_config(const char *dir)
 	return c;
 }
 
+/* One key of kg_ckpt_changes: o the checkpoint's value, v this run's
+ * (either NULL when absent), added to text and changes when they
+ * differ. */
+static void
+note_change(struct kg_strbuf *text, json_t *changes, const char *key,
+    json_t *o, json_t *v, json_t *old)
+{
+	json_t *prev;
+	char *a, *b, *item;
+
+	if (old == NULL || strcmp(key, "dictionaries") == 0 ||
+	    strcmp(key, "resumed_with_changes") == 0 ||
+	    (o != NULL && v != NULL && json_equal(o, v)))
+		return;
+	a = o ? json_dumps(o, JSON_ENCODE_ANY) : kg_xstrdup("none");
+	b = v ? json_dumps(v, JSON_ENCODE_ANY) : kg_xstrdup("none");
+	item = kg_xasprintf("%s%s %s -> %s", text->s ? ", " : "", key, a, b);
+	kg_strbuf_add(text, item);
+	free(item);
+	free(a);
+	free(b);
+	prev = json_object_get(changes, key);
+	if (prev == NULL) {
+		prev = json_object();
+		json_object_set_new(prev, "old", o ? json_incref(o) :
+		    json_null());
+		json_object_set_new(changes, key, prev);
+	}
+	json_object_set_new(prev, "new", v ? json_incref(v) : json_null());
+}
+
+void
+kg_ckpt_carry_start(json_t *old, json_t *now)
+{
+	json_t *v = json_object_get(old, "init_from");
+
+	if (v != NULL && json_is_object(now) &&
+	    json_object_get(now, "init_from") == NULL)
+		json_object_set(now, "init_from", v);
+}
+
 void
 kg_ckpt_changes(json_t *old, json_t *now, json_t **changes, char **line)
 {
 	struct kg_strbuf text = { 0 };
 	json_t *prev = json_object_get(old, "resumed_with_changes"), *v, *o;
 	const char *key;
-	char *a, *b, *item;
 
 	*changes = json_is_object(prev) ? json_deep_copy(prev) : json_object();
 	*line = NULL;
-	json_object_foreach(now, key, v) {
-		if (strcmp(key, "dictionaries") == 0 ||
-		    strcmp(key, "resumed_with_changes") == 0)
-			continue;
-		o = json_object_get(old, key);
-		if (old == NULL || (o != NULL && json_equal(o, v)))
-			continue;
-		a = o ? json_dumps(o, JSON_ENCODE_ANY) : kg_xstrdup("none");
-		b = json_dumps(v, JSON_ENCODE_ANY);
-		item = kg_xasprintf("%s%s %s -> %s", text.s ? ", " : "", key,
-		    a, b);
-		kg_strbuf_add(&text, item);
-		free(item);
-		free(a);
-		free(b);
-		prev = json_object_get(*changes, key);
-		if (prev == NULL) {
-			prev = json_object();
-			json_object_set_new(prev, "old", o ? json_incref(o) :
-			    json_null());
-			json_object_set_new(*changes, key, prev);
-		}
-		json_object_set(prev, "new", v);
-	}
+	json_object_foreach(now, key, v)
+		note_change(&text, *changes, key, json_object_get(old, key), v,
+		    old);
+	/* Settings the checkpoint has and this run has not. */
+	json_object_foreach(old, key, o)
+		if (json_object_get(now, key) == NULL)
+			note_change(&text, *changes, key, o, NULL, old);
 	*line = text.s;
 	if (json_object_size(*changes) == 0) {
 		json_decref(*changes);

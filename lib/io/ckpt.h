@@ -78,7 +78,9 @@ json_t *kg_ckpt_config(const char *dir);
 /*
  * What a resume changes: every key of now (the run's settings, borrowed)
  * whose value differs from old's (the checkpoint's, may be NULL: no
- * changes), but "dictionaries" and "resumed_with_changes".  *changes
+ * changes) or that old lacks, and every key of old that now lacks (its
+ * "new" null, "none" in the line), but "dictionaries" and
+ * "resumed_with_changes".  *changes
  * gets a new object { key: { "old": v, "new": w } }: old's own
  * "resumed_with_changes" (earlier resumes; "old" stays the first value)
  * updated with these, or NULL when both are empty; *line a new string
@@ -86,6 +88,11 @@ json_t *kg_ckpt_config(const char *dir);
  */
 void kg_ckpt_changes(json_t *old, json_t *now, json_t **changes,
     char **line);
+
+/* A resumed run continues the checkpoint's: what it started from (old's
+ * "init_from") is copied into now when now has none, so that neither
+ * the manifest loses it nor kg_ckpt_changes reports it gone. */
+void kg_ckpt_carry_start(json_t *old, json_t *now);
 
 /*
  * Refuse a run that would start over on top of an existing checkpoint:

@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "io/ckpt.h"
 #include "io/dataset.h"
 #include "io/manifest.h"
 #include "io/npy.h"
@@ -533,6 +534,43 @@ t_figures_u64(void)
 	kg_manifest_release(&m);
 }
 
+/* A resume's changes: a value that differs, a key only this run has, a
+ * key only the checkpoint has, earlier resumes kept with their first
+ * "old", and nothing for the same settings. */
+static void
+t_ckpt_changes(void)
+{
+	json_t *old = json_loads("{\"lr\": 0.5, \"dim\": 8, \"gone\": 1, "
+	    "\"dictionaries\": 1, \"resumed_with_changes\": {\"dim\": "
+	    "{\"old\": 4, \"new\": 8}}}", 0, NULL);
+	json_t *now = json_loads("{\"lr\": 0.25, \"dim\": 8, \"added\": "
+	    "true, \"dictionaries\": 2}", 0, NULL);
+	json_t *same = json_loads("{\"lr\": 0.5, \"dim\": 8, \"gone\": 1}",
+	    0, NULL);
+	json_t *ch, *want;
+	char *line;
+
+	kg_ckpt_changes(old, now, &ch, &line);
+	want = json_loads("{\"dim\": {\"old\": 4, \"new\": 8}, \"lr\": "
+	    "{\"old\": 0.5, \"new\": 0.25}, \"added\": {\"old\": null, "
+	    "\"new\": true}, \"gone\": {\"old\": 1, \"new\": null}}", 0,
+	    NULL);
+	T_CHECK(ch != NULL && json_equal(ch, want));
+	T_CHECKF(line != NULL && strcmp(line, "lr 0.5 -> 0.25, added none -> "
+	    "true, gone 1 -> none") == 0, "%s", line ? line : "(null)");
+	json_decref(ch);
+	json_decref(want);
+	free(line);
+	json_object_del(old, "resumed_with_changes");
+	kg_ckpt_changes(old, same, &ch, &line);
+	T_CHECK(ch == NULL && line == NULL);
+	kg_ckpt_changes(NULL, now, &ch, &line);
+	T_CHECK(ch == NULL && line == NULL);
+	json_decref(old);
+	json_decref(now);
+	json_decref(same);
+}
+
 int
 main(void)
 {
@@ -548,5 +586,6 @@ main(void)
 	T_RUN(t_put_npy);
 	T_RUN(t_add_dir);
 	T_RUN(t_figures_u64);
+	T_RUN(t_ckpt_changes);
 	return T_DONE();
 }

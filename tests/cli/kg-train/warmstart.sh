@@ -4,7 +4,7 @@
 # zero; a warm-started run resumed mid-way ends where an uninterrupted one
 # does; refusals give one line, exit 1 (2 for usage) and write nothing.
 . "$KG_TOP/tests/cli/lib.sh"
-plan 31
+plan 34
 # Yesterday: the triples of all entities but every tenth; today: all.
 warm_fixture 3 || exit 0
 
@@ -131,6 +131,17 @@ check "the killed warm-started run resumes" $t --init_from m --epochs 4 \
 check "resumed = uninterrupted (entities)" cmp -s full/entities.npy part/entities.npy
 check "resumed = uninterrupted (relations)" cmp -s full/relations.npy part/relations.npy
 check "training moved the old rows" test "$(rows_equal m/entities.npy full/entities.npy "$ne" "$ne"; echo $?)" = 1
+# Resumed without --init_from, the run still started from m: its
+# manifest says so, and nothing warns of a changed setting.
+KG_TEST_KILL_AFTER_CKPT=2:TERM $t --init_from m --epochs 4 dst part2 2>/dev/null
+err=$($t --epochs 4 --resume dst part2 2>&1 >/dev/null)
+check "resumed without --init_from: the same bits" \
+    cmp -s full/entities.npy part2/entities.npy
+check "resumed without --init_from: the manifest keeps the warm start" \
+    jq -e '.config.init_from.path == "m" and
+    (.config.resumed_with_changes | not)' part2/manifest.json
+check "resumed without --init_from: no warning" \
+    test "$(printf '%s\n' "$err" | grep -c 'changed settings')" = 0
 
 # The device trainer (on the CPU backend through the test seam) starts
 # from the warm rows: at a learning rate of 1e-7 one epoch leaves them
