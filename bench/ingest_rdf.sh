@@ -32,6 +32,12 @@
 # the repository root with bin/ and build/aux built; writes the entry of
 # its size (BENCH_RDF_TRIPLES) under "sizes" in
 # bench/results/ingest_rdf.json, keeping the other sizes' entries.
+# With BENCH_RDF_COLD=1 each input is written out and dropped from the
+# page cache before each run (POSIX_FADV_DONTNEED), so that every run
+# reads its file from the disk, as a first ingest of a dump does; the
+# entry is then "N_cold".  Without it a run finds the cache as the runs
+# before left it: on a machine with less free memory than the files,
+# the smaller ones (TSV, Turtle) stay cached and N-Triples does not.
 # Generated files go to bench/work/ and
 # are deleted at the end.  With BENCH_RDF_BASE the first repetition's
 # outputs of the two builds (all but manifest.json) are compared:
@@ -85,6 +91,10 @@ for i in $(seq "$reps"); do
 		b=$bin
 		[ "$build" = new ] || b=$base
 		rm -rf out
+		[ "${BENCH_RDF_COLD:-0}" = 0 ] || python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.fsync(fd)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)' "$f"
 		/usr/bin/time -f "%e %U %S %M" -o time.txt nice -n 10 \
 		    "$b/kg-ingest" -q -o out "$f" 2>err.txt ||
 		    { cat err.txt >&2; exit 1; }
@@ -97,7 +107,8 @@ m = json.load(open("out/manifest.json"))["figures"]
 cpu = float(user) + float(sys_)
 mb = os.path.getsize(path) / 1e6
 r = {"format": fmt, "build": build, "rep": rep, "input_mb": mb, "wall_seconds": float(wall),
-     "cpu_seconds": cpu, "peak_rss_kib": int(rss),
+     "cpu_seconds": cpu, "user_seconds": float(user), "system_seconds": float(sys_),
+     "peak_rss_kib": int(rss),
      "triples": m["triples"]["train"], "entities": m["entities"],
      "relations": m["relations"], "read_seconds": m["read_seconds"],
      "read_cpu_seconds": m["read_cpu_seconds"]}
@@ -131,11 +142,13 @@ for fmt in $formats; do
 	cmp -s train.tsv.npy "train.$fmt.npy" || same=false
 done
 
-python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" "$formats" "$(cat loadavg_start)" <<'PY'
+python3 - "$runs" "$out" "$ntrip" "$nent" "$reps" "$same" "$base" "$same_base" "$formats" "$(cat loadavg_start)" "${BENCH_RDF_COLD:-0}" <<'PY'
 import json, os, platform, statistics, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
 FORMATS = sys.argv[9].split()
-KEYS = ("wall_seconds", "cpu_seconds", "peak_rss_kib", "triples_per_second",
+COLD = sys.argv[11] != "0"
+KEYS = ("wall_seconds", "cpu_seconds", "user_seconds", "system_seconds",
+        "peak_rss_kib", "triples_per_second",
         "triples_per_cpu_second", "mb_per_second", "mb_per_cpu_second")
 def summarize(build):
     summary = {}
@@ -171,6 +184,8 @@ entry = {
                   "relations": 1000,
                   "command": "build/aux/gen_triples -n N -e E -r 1000 -s 1, then awk (bench/ingest_rdf.sh)"},
     "repetitions": int(sys.argv[5]),
+    "page_cache": ("each input dropped from it before each run" if COLD else
+                   "as the runs before left it"),
     "same_train_npy_in_every_format": sys.argv[6] == "true",
     "notes": "Medians of the runs, the formats alternating.  Wall rates suffer "
              "when other jobs share the machine (it was shared: see the load "
@@ -184,7 +199,7 @@ except (OSError, ValueError):
     doc = {}
 if "sizes" not in doc:
     doc = {"benchmark": "kg-ingest RDF input", "sizes": {}}
-doc["sizes"][str(int(sys.argv[3]))] = entry
+doc["sizes"][str(int(sys.argv[3])) + ("_cold" if COLD else "")] = entry
 json.dump(doc, open(sys.argv[2], "w"), indent=2)
 print(json.dumps(summary, indent=2))
 PY

@@ -433,8 +433,9 @@ static const struct kg_opt opts[] = {
     "DGL-KE; 0 with --init_from or --init_entities: the start written "
     "untrained" },
   { .kinds = G, U32(gnn.o.epochs, 0, M24), .def = "10",
-    .help = "epochs; 0 with --init_from: the model's encoder run over "
-    "this dataset, untrained" } } },
+    .help = "epochs; 0 with --init_from or --init_entities: the start "
+    "written untrained (from --init_from, the model's encoder run over "
+    "this dataset)" } } },
 { "max_step", 0, NULL, {
   { .kinds = S, U64(sh.o.max_step, 1, UINT64_MAX), .arg = "N",
     .help = "stop after N steps (default: no limit); with --epochs too, "
