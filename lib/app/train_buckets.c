@@ -479,8 +479,9 @@ check_local(struct kg_buckets *v)
 	kg_error_hold(0);
 	if (rc < 0)
 		return -1;
-	if (v->x->disk_f16 && ((v->x->buffer_capacity == 0 &&
-	    v->x->mem_budget == 0) || v->on_device)) {
+	/* On a device the engine's table (kge/engine.c) refuses it. */
+	if (v->x->disk_f16 && v->x->buffer_capacity == 0 &&
+	    v->x->mem_budget == 0) {
 		if (v->d->rank == 0)
 			kg_error("--disk_dtype float16 needs --buffer_capacity "
 			    "or --mem_budget, on the CPU");
@@ -595,6 +596,7 @@ kg_train_buckets_run(struct kg_dist *d, const struct kg_train_opts *o,
 	v.run.on_device = v.on_device;
 	v.run.device = j->device;
 	v.run.gpu_buffer = x->gpu_capacity > 0 || x->gpu_mem_budget > 0;
+	v.run.disk_f16 = x->disk_f16;
 	if (check_run(&v) < 0) {
 		kg_job_release(&v.job);
 		return -1;

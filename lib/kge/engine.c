@@ -86,6 +86,12 @@ ask_pool(const struct kg_engine_run *r)
 	return r->o->neg_pool > 0;
 }
 
+static int
+ask_disk_f16(const struct kg_engine_run *r)
+{
+	return r->disk_f16;
+}
+
 #define NOT_ON_DEVICE " is not supported on a device yet (use --device cpu)"
 
 /* The supports table: a run asking for a feature goes only to the
@@ -124,6 +130,9 @@ static const struct kg_engine_feature features[] = {
 	    ON_ALL & ~ON(KG_PLACE_DEVICE_RANKS), KG_ASK_RUN,
 	    "under mpirun a device trains buckets without the negative pool; "
 	    "add --neg_pool 0" },
+	{ "float16 partition files", ask_disk_f16, ON_HOST, KG_ASK_RUN,
+	    "--disk_dtype float16 needs --buffer_capacity or --mem_budget, "
+	    "on the CPU" },
 };
 
 const struct kg_engine_feature *

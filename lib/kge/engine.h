@@ -74,6 +74,8 @@ struct kg_engine_run {
 	int gpu_buffer;		/* --gpu_buffer or --gpu_mem_budget given */
 	uint32_t capacity;	/* device buffer: partitions on the device */
 	int flags;		/* device buffer: KG_DEV_BUFFER_SYNC */
+	int disk_f16;		/* partition files of binary16 rows
+				 * (--disk_dtype float16) */
 };
 
 #define KG_ENGINE_RUN_INIT { .ranks = 1, .device = KG_DEVICE_INIT }

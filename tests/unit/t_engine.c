@@ -44,6 +44,8 @@ ask(const char *name, struct kg_engine_run *r, struct kg_train_opts *o)
 		o->max_step = 10;
 	else if (strcmp(name, "the negative pool of buckets") == 0)
 		o->neg_pool = 16;
+	else if (strcmp(name, "float16 partition files") == 0)
+		r->disk_f16 = 1;
 	else
 		return -1;
 	return 0;
