@@ -154,7 +154,7 @@ static int
 disk_dtype(void *c, const char *arg)
 {
 	if (strcmp(arg, "float32") == 0 || strcmp(arg, "float16") == 0) {
-		SH(c)->x.disk_f16 = arg[5] == '1';
+		SH(c)->x.disk_f16 = strcmp(arg, "float16") == 0;
 		return 0;
 	}
 	kg_error("--disk_dtype must be float32 or float16, not '%s'", arg);

@@ -457,7 +457,6 @@ kg_fatal_unwatch_map(const void *addr)
 
 		if (atomic_load(&m->state) == SLOT_LIVE &&
 		    m->lo == (uintptr_t)addr) {
-			atomic_store(&m->state, SLOT_BUSY);
 			atomic_store(&m->state, SLOT_FREE);
 			return;
 		}
